@@ -1,0 +1,26 @@
+"""The one strict warning list applied to every rdcp target."""
+
+RDCP_COPTS = [
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    "-Wshadow",
+    "-Wmissing-prototypes",
+    "-Wstrict-prototypes",
+    "-Wpointer-arith",
+    "-Wformat=2",
+    "-Wvla",
+    "-Wundef",
+    "-Wcast-qual",
+    "-Wwrite-strings",
+    "-Wno-unused-parameter",
+    # Messages are deliberately truncated to fixed buffers.
+    "-Wno-format-truncation",
+    "-fno-strict-aliasing",
+]
+
+# Test code may use cmocka macros that trip a few of the above.
+RDCP_TEST_COPTS = RDCP_COPTS + [
+    "-Wno-missing-prototypes",
+    "-Wno-cast-qual",
+]

@@ -1,0 +1,271 @@
+// SPDX-License-Identifier: MIT
+/* rdcp SOURCE... DEST: classify operands, run a client session, report. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmd/rdcp/rdcp.h"
+#include "lib/base/rd_escape.h"
+#include "lib/operand/rd_operand.h"
+#include "lib/proto/rd_proto.h"
+#include "lib/session/rd_session.h"
+
+int rdcp_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': v <<= 10; end++; break;
+	case 'm': case 'M': v <<= 20; end++; break;
+	case 'g': case 'G': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+int rdcp_exit_from_status(int status)
+{
+	switch (status < 0 ? -status : status) {
+	case RD_OK:
+		return RDCP_EXIT_OK;
+	case RD_EUSAGE:
+		return RDCP_EXIT_USAGE;
+	case RD_EPROTO:
+	case RD_EVERSION:
+		return RDCP_EXIT_PROTOCOL;
+	case RD_ENODEV:
+		return RDCP_EXIT_NODEV;
+	case RD_ECONN:
+		return RDCP_EXIT_CONN;
+	case RD_EPARTIAL:
+		return RDCP_EXIT_PARTIAL;
+	case RD_EAUTH:
+		return RDCP_EXIT_AUTH;
+	case RD_EREMOTE:
+	case RD_ENOENT:
+	case RD_EPERM:
+		return RDCP_EXIT_REMOTE;
+	case RD_ETIMEOUT:
+		return RDCP_EXIT_TIMEOUT;
+	case RD_EMEMLOCK:
+	case RD_ENOMEM:
+		return RDCP_EXIT_MEMLOCK;
+	case RD_ECORRUPT:
+		return RDCP_EXIT_CORRUPT;
+	default:
+		return RDCP_EXIT_FILEIO;
+	}
+}
+
+struct report_ctx {
+	const struct rdcp_opts *o;
+};
+
+static void print_escaped(FILE *out, const char *s, size_t len)
+{
+	char buf[RD_PATH_MAX * 4 + 1];
+
+	rd_escape(buf, sizeof(buf), s, len);
+	fputs(buf, out);
+}
+
+static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
+{
+	struct report_ctx *rc = ctx;
+
+	if (status == 0) {
+		if (rc->o->verbose >= 2) {
+			print_escaped(stdout, path, len);
+			fputc('\n', stdout);
+		}
+		return;
+	}
+	fputs("rdcp: ", stderr);
+	print_escaped(stderr, path, len);
+	fputs(": ", stderr);
+	print_escaped(stderr, msg ? msg : rd_status_name(status), strlen(msg ? msg : rd_status_name(status)));
+	fputc('\n', stderr);
+}
+
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void human(char *buf, size_t len, double v)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static int error_out(const char *msg, int status)
+{
+	char buf[RD_ERR_MSG_MAX * 4];
+
+	rd_escape(buf, sizeof(buf), msg, strlen(msg));
+	/* keep the line breaks of multi-line hints readable */
+	fprintf(stderr, "rdcp: ");
+	for (const char *p = buf; *p; p++) {
+		if (p[0] == '\\' && p[1] == 'n') {
+			fputc('\n', stderr);
+			p++;
+		} else {
+			fputc(*p, stderr);
+		}
+	}
+	fputc('\n', stderr);
+	return rdcp_exit_from_status(status);
+}
+
+int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
+{
+	struct rd_operand dest, src0, op;
+	struct rd_client_opts co;
+	struct rd_client *cl;
+	struct report_ctx rc = {.o = o};
+	const char **local = NULL, **remote = NULL;
+	int nlocal = 0, nremote = 0, i, ret, code;
+	char port[8], b1[32], b2[32];
+	struct rd_err err;
+	double t0, dt;
+
+	if (rd_operand_parse(&dest, args[nargs - 1], &err))
+		return error_out(err.msg, RD_EUSAGE);
+	if (rd_operand_parse(&src0, args[0], &err))
+		return error_out(err.msg, RD_EUSAGE);
+	local = calloc((size_t)nargs, sizeof(*local));
+	remote = calloc((size_t)nargs, sizeof(*remote));
+	cl = calloc(1, sizeof(*cl));
+	if (!local || !remote || !cl) {
+		free(local);
+		free(remote);
+		free(cl);
+		return error_out("out of memory", RD_ENOMEM);
+	}
+	memset(&co, 0, sizeof(co));
+	if (dest.kind != RD_OP_LOCAL) {
+		/* push: every source local */
+		for (i = 0; i < nargs - 1; i++) {
+			if (rd_operand_parse(&op, args[i], &err)) {
+				code = error_out(err.msg, RD_EUSAGE);
+				goto out;
+			}
+			if (op.kind != RD_OP_LOCAL) {
+				code = error_out("copying between two remote operands is not "
+						 "supported; run rdcp on one of the hosts",
+						 RD_EUSAGE);
+				goto out;
+			}
+			local[nlocal++] = args[i];
+		}
+		co.push = 1;
+		remote[nremote++] = dest.path;
+		op = dest;
+	} else {
+		for (i = 0; i < nargs - 1; i++) {
+			if (rd_operand_parse(&op, args[i], &err)) {
+				code = error_out(err.msg, RD_EUSAGE);
+				goto out;
+			}
+			if (op.kind == RD_OP_LOCAL) {
+				code = error_out("no remote operand: for a local copy use cp; "
+						 "name HOST::MODULE/PATH on one side",
+						 RD_EUSAGE);
+				goto out;
+			}
+			if (!rd_operand_same_remote(&op, &src0)) {
+				code = error_out("all remote sources must be on the same host",
+						 RD_EUSAGE);
+				goto out;
+			}
+			remote[nremote++] = op.path;
+		}
+		local[nlocal++] = dest.path;
+		op = src0;
+	}
+	if (op.kind == RD_OP_SSH) {
+		code = error_out("HOST:PATH (remote side started over ssh) is not available in "
+				 "this version; use HOST::MODULE/PATH with rdcpd",
+				 RD_EUSAGE);
+		goto out;
+	}
+	snprintf(port, sizeof(port), "%s",
+		 op.port[0] ? op.port : (o->port ? o->port : ""));
+	if (!port[0])
+		snprintf(port, sizeof(port), "%d", RD_DEFAULT_PORT);
+
+	co.host = op.host;
+	co.port = port;
+	co.remote = remote;
+	co.nremote = nremote;
+	co.local = local;
+	co.nlocal = nlocal;
+	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
+		   (o->fsync ? RD_OF_FSYNC : 0);
+	co.sink_flags = RD_SINK_PRESERVE_TIMES |
+			(o->preserve ? RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_OWNER : 0) |
+			(o->fsync ? RD_SINK_FSYNC : 0);
+	co.eo.chunk_size = (uint32_t)o->chunk_size;
+	co.eo.pool_bytes = o->pool_size;
+	co.eo.depth = (unsigned)o->depth;
+	co.eo.digest = o->checksum;
+	co.co.timeout_ms = o->timeout_s * 1000;
+	co.co.verbose = o->verbose;
+
+	cl->e.report = on_report;
+	cl->e.report_ctx = &rc;
+	t0 = now_s();
+	ret = rd_client_run(cl, &co);
+	dt = now_s() - t0;
+	if (o->verbose && cl->connected)
+		fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
+			cl->info.peer, cl->info.device, cl->info.port, cl->info.link, cl->info.gid,
+			cl->info.version);
+	if (ret && ret != -RD_EPARTIAL) {
+		code = error_out(cl->err.msg, ret);
+		goto out;
+	}
+	if (!o->quiet) {
+		human(b1, sizeof(b1), (double)cl->e.st.bytes_files);
+		human(b2, sizeof(b2), dt > 0 ? (double)cl->e.st.bytes_data / dt : 0);
+		printf("%" PRIu64 " entries, %s in %.2f s, %s/s, checksum %s%s",
+		       cl->e.st.files_ok, b1, dt, b2, co.eo.digest,
+		       !strcmp(co.eo.digest, "none") ? " (data NOT verified)" : "");
+		if (cl->e.st.files_same)
+			printf(", %" PRIu64 " already identical", cl->e.st.files_same);
+		if (cl->e.st.chunks_retried)
+			printf(", %" PRIu64 " chunks resent", cl->e.st.chunks_retried);
+		printf("\n");
+	}
+	if (ret == -RD_EPARTIAL) {
+		fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed (listed above)\n",
+			cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok);
+		code = RDCP_EXIT_PARTIAL;
+		goto out;
+	}
+	code = RDCP_EXIT_OK;
+out:
+	free(local);
+	free(remote);
+	free(cl);
+	return code;
+}

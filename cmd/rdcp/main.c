@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdcp: copy files over RDMA, the scp way. This file only parses the
+ * command line; the work is in lib/ (see copy.c for how it is called).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/rdcp/rdcp.h"
+#include "lib/proto/rd_proto.h"
+
+#ifndef RDCP_VERSION
+#define RDCP_VERSION "0.1.0"
+#endif
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: rdcp [options] SOURCE... DEST\n"
+		"       rdcp --list-devices | --version | --help\n"
+		"\n"
+		"Operands:\n"
+		"  PATH                       a local file or directory\n"
+		"  HOST::MODULE/PATH          a path in a module of rdcpd on HOST\n"
+		"  rdcp://HOST[:PORT]/MODULE/PATH  the same, with an explicit port\n"
+		"\n"
+		"Options:\n"
+		"  -r, --recursive            copy directories and their contents\n"
+		"  -p, --preserve             keep exact modes (and owners when root)\n"
+		"  -q, --quiet                print only errors\n"
+		"  -v, --verbose              say more (repeatable): connection, device, GID\n"
+		"      --checksum ALG         chunk digest: sha256 (default), any OpenSSL\n"
+		"                             digest name (sha512, blake2b512, ...), or none\n"
+		"      --chunk-size SIZE      bytes per chunk (default 4M; 4K..64M)\n"
+		"      --depth N              chunks in flight (default %d)\n"
+		"      --pool-size SIZE       receive pool to register (default 64M)\n"
+		"      --port PORT            daemon port (default %d)\n"
+		"      --fsync                fsync each file before it gets its name\n"
+		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
+		"      --list-devices         show RDMA devices, ports, GIDs, ulimit -l\n"
+		"      --version              print the version\n"
+		"  -h, --help                 this text\n"
+		"\n"
+		"Exit status: 0 ok, 1 usage, 2 protocol, 5 auth, 10 connection/RDMA,\n"
+		"11 local file I/O, 12 no RDMA device, 14 remote refused, 22 locked memory,\n"
+		"23 some files failed, 24 data failed verification, 30 timeout.\n",
+		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_DEFAULT_PORT);
+}
+
+enum {
+	OPT_CHECKSUM = 256,
+	OPT_CHUNK,
+	OPT_DEPTH,
+	OPT_POOL,
+	OPT_PORT,
+	OPT_FSYNC,
+	OPT_TIMEOUT,
+	OPT_LIST,
+	OPT_VERSION,
+};
+
+static const struct option longopts[] = {
+	{"recursive", no_argument, NULL, 'r'},
+	{"preserve", no_argument, NULL, 'p'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"checksum", required_argument, NULL, OPT_CHECKSUM},
+	{"chunk-size", required_argument, NULL, OPT_CHUNK},
+	{"depth", required_argument, NULL, OPT_DEPTH},
+	{"pool-size", required_argument, NULL, OPT_POOL},
+	{"port", required_argument, NULL, OPT_PORT},
+	{"fsync", no_argument, NULL, OPT_FSYNC},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"list-devices", no_argument, NULL, OPT_LIST},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{NULL, 0, NULL, 0},
+};
+
+int main(int argc, char **argv)
+{
+	struct rdcp_opts o;
+	int c, r;
+
+	memset(&o, 0, sizeof(o));
+	o.checksum = "sha256";
+	o.timeout_s = 30;
+	while ((c = getopt_long(argc, argv, "rpqvh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			o.recursive = 1;
+			break;
+		case 'p':
+			o.preserve = 1;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'v':
+			o.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return RDCP_EXIT_OK;
+		case OPT_CHECKSUM:
+			o.checksum = optarg;
+			break;
+		case OPT_CHUNK:
+			if (rdcp_parse_size(optarg, &o.chunk_size) || o.chunk_size < RD_CHUNK_MIN ||
+			    o.chunk_size > RD_CHUNK_MAX) {
+				fprintf(stderr,
+					"rdcp: --chunk-size '%s': give a size from 4K to 64M\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			break;
+		case OPT_DEPTH:
+			o.depth = atoi(optarg);
+			if (o.depth < 1 || o.depth > 256) {
+				fprintf(stderr, "rdcp: --depth '%s': give 1 to 256\n", optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			break;
+		case OPT_POOL:
+			if (rdcp_parse_size(optarg, &o.pool_size) || o.pool_size < (1u << 20)) {
+				fprintf(stderr, "rdcp: --pool-size '%s': give a size of 1M or more\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			break;
+		case OPT_PORT:
+			o.port = optarg;
+			if (atoi(optarg) < 1 || atoi(optarg) > 65535) {
+				fprintf(stderr, "rdcp: --port '%s': give 1 to 65535\n", optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			break;
+		case OPT_FSYNC:
+			o.fsync = 1;
+			break;
+		case OPT_TIMEOUT:
+			o.timeout_s = atoi(optarg);
+			if (o.timeout_s < 1) {
+				fprintf(stderr, "rdcp: --timeout '%s': give seconds, 1 or more\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			break;
+		case OPT_LIST:
+			o.list_devices = 1;
+			break;
+		case OPT_VERSION:
+			printf("rdcp %s (protocol %d..%d)\n", RDCP_VERSION, RD_PROTO_MIN,
+			       RD_PROTO_MAX);
+			return RDCP_EXIT_OK;
+		default:
+			fprintf(stderr, "rdcp: try 'rdcp --help'\n");
+			return RDCP_EXIT_USAGE;
+		}
+	}
+	if (o.list_devices)
+		return rdcp_list_devices();
+	if (argc - optind < 2) {
+		fprintf(stderr, "rdcp: need at least one SOURCE and a DEST (try 'rdcp --help')\n");
+		return RDCP_EXIT_USAGE;
+	}
+	r = rdcp_copy(&o, argc - optind, argv + optind);
+	return r;
+}

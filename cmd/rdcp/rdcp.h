@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to cmd/rdcp: exit statuses and the sub-commands of main.c. */
+#ifndef RDCP_CMD_RDCP_H
+#define RDCP_CMD_RDCP_H
+
+/*
+ * Exit statuses: stable, documented in rdcp(1). Mirrors rsync's table
+ * where the meaning is the same.
+ */
+enum rdcp_exit {
+	RDCP_EXIT_OK = 0,
+	RDCP_EXIT_USAGE = 1,	 /* syntax or usage error */
+	RDCP_EXIT_PROTOCOL = 2,	 /* protocol incompatibility / violation */
+	RDCP_EXIT_FILEIO = 11,	 /* error in local file I/O */
+	RDCP_EXIT_PARTIAL = 23,	 /* some files failed; the rest were copied */
+	RDCP_EXIT_CONN = 10,	 /* connection or RDMA failure */
+	RDCP_EXIT_NODEV = 12,	 /* no usable RDMA device */
+	RDCP_EXIT_REMOTE = 14,	 /* remote side refused or failed to start */
+	RDCP_EXIT_AUTH = 5,	 /* authentication refused */
+	RDCP_EXIT_TIMEOUT = 30,	 /* peer went silent */
+	RDCP_EXIT_MEMLOCK = 22,	 /* could not register memory (ulimit -l) */
+	RDCP_EXIT_CORRUPT = 24,	 /* data failed verification */
+};
+
+#include <stdint.h>
+
+#define RD_ENGINE_DEPTH_DEFAULT_CMD 16
+
+struct rdcp_opts {
+	int recursive, preserve, quiet, verbose, fsync, list_devices;
+	const char *checksum;
+	uint64_t chunk_size, pool_size;
+	int depth;
+	const char *port;
+	int timeout_s;
+};
+
+int rdcp_list_devices(void);
+int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
+int rdcp_exit_from_status(int status);
+int rdcp_parse_size(const char *s, uint64_t *out);
+
+#endif

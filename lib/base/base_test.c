@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/base/rd_escape.h"
+
+static void test_err_set_returns_negative_and_formats(void **state)
+{
+	struct rd_err e;
+	int ret;
+
+	rd_err_clear(&e);
+	ret = rd_err_set(&e, RD_ENOENT, ENOENT, "open %s", "/x/y");
+	assert_int_equal(ret, -RD_ENOENT);
+	assert_int_equal(e.status, RD_ENOENT);
+	assert_int_equal(e.sys_errno, ENOENT);
+	assert_string_equal(e.msg, "open /x/y: No such file or directory");
+}
+
+static void test_err_prefix(void **state)
+{
+	struct rd_err e;
+
+	rd_err_set(&e, RD_ECONN, 0, "connection refused");
+	rd_err_prefix(&e, "peer %s", "10.0.0.1");
+	assert_string_equal(e.msg, "peer 10.0.0.1: connection refused");
+	assert_string_equal(rd_status_name(RD_ECONN), "connection");
+	assert_string_equal(rd_status_name(999), "unknown");
+}
+
+static void test_err_null_ok(void **state)
+{
+	assert_int_equal(rd_err_set(NULL, RD_ESYS, 0, "x"), -RD_ESYS);
+	rd_err_clear(NULL);
+	rd_err_prefix(NULL, "y");
+}
+
+static void test_escape_controls(void **state)
+{
+	char out[128];
+	const char name[] = "a\x1b[2Jb\nc\\d\x7f";
+
+	rd_escape(out, sizeof(out), name, sizeof(name) - 1);
+	assert_string_equal(out, "a\\x1b[2Jb\\nc\\\\d\\x7f");
+}
+
+static void test_escape_utf8_and_invalid(void **state)
+{
+	char out[128];
+	const char ok[] = "caf\xc3\xa9";
+	const char bad[] = "x\xff\xc3y\xc2\x9b";
+
+	rd_escape(out, sizeof(out), ok, sizeof(ok) - 1);
+	assert_string_equal(out, "caf\xc3\xa9");
+	/* 0xc2 0x9b is CSI as a C1 control: must be escaped, not passed. */
+	rd_escape(out, sizeof(out), bad, sizeof(bad) - 1);
+	assert_string_equal(out, "x\\xff\\xc3y\\xc2\\x9b");
+}
+
+static void test_escape_truncates_safely(void **state)
+{
+	char out[4];
+	size_t need;
+
+	need = rd_escape(out, sizeof(out), "\x01\x02", 2);
+	assert_int_equal(need, 8);
+	assert_int_equal(strlen(out), 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_err_set_returns_negative_and_formats),
+		cmocka_unit_test(test_err_prefix),
+		cmocka_unit_test(test_err_null_ok),
+		cmocka_unit_test(test_escape_controls),
+		cmocka_unit_test(test_escape_utf8_and_invalid),
+		cmocka_unit_test(test_escape_truncates_safely),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+#include "lib/daemon/rd_daemon.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/proto/rd_proto.h"
+#include "lib/xport/rd_xport.h"
+
+struct worker {
+	const struct rd_daemon_cfg *cfg;
+	struct rd_conn_req *req;
+	struct rd_cm_req creq;
+	int *active;
+	pthread_mutex_t *lock;
+};
+
+static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, ...)
+{
+	char line[2048];
+	va_list ap;
+
+	if (!cfg->log)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	cfg->log(cfg->log_ctx, level, line);
+}
+
+static void *serve_one(void *arg)
+{
+	struct worker *w = arg;
+	const struct rd_daemon_cfg *cfg = w->cfg;
+	struct rd_cm_rep rep = {.version = 0};
+	struct rd_conn *c = NULL;
+	struct rd_err err;
+	char peer[96], summary[1536];
+	int ret;
+
+	rd_err_clear(&err);
+	snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(w->req));
+	rep.version = w->creq.ver_max < RD_PROTO_MAX ? w->creq.ver_max : RD_PROTO_MAX;
+	ret = rd_conn_accept(w->req, &cfg->co, &rep, &c, &err);
+	if (ret) {
+		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);
+		goto out;
+	}
+	logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
+	      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
+	      rep.version);
+	ret = rd_server_serve(&cfg->server, c, summary, sizeof(summary), &err);
+	if (ret && ret != -RD_EPARTIAL)
+		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
+	logf_(cfg, RD_LOG_INFO, "%s: %s", peer, summary);
+out:
+	rd_conn_close(c);
+	pthread_mutex_lock(w->lock);
+	(*w->active)--;
+	pthread_mutex_unlock(w->lock);
+	free(w);
+	return NULL;
+}
+
+int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	struct rd_listener *l = NULL;
+	struct rd_conn_req *req;
+	struct rd_cm_req creq;
+	struct rd_cm_rej rej;
+	pthread_attr_t attr;
+	pthread_t th;
+	int active = 0, ret, n, waited;
+
+	rd_err_clear(&d->err);
+	ret = rd_listener_open(&l, cfg->listen_addr, cfg->port, 64, &d->err);
+	if (ret)
+		return ret;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (cfg->on_ready)
+		cfg->on_ready(cfg->log_ctx, rd_listener_port(l));
+	while (!cfg->stop || !*cfg->stop) {
+		ret = rd_listener_next(l, 500, &req, &creq);
+		if (ret == 1)
+			continue;
+		if (ret < 0) {
+			rd_err_copy(&d->err, rd_listener_err(l));
+			goto out;
+		}
+		memset(&rej, 0, sizeof(rej));
+		rej.ver_min = RD_PROTO_MIN;
+		rej.ver_max = RD_PROTO_MAX;
+		if (creq.ver_max < RD_PROTO_MIN || creq.ver_min > RD_PROTO_MAX) {
+			logf_(cfg, RD_LOG_WARN,
+			      "%s: refused: speaks protocol %u..%u, this server %u..%u",
+			      rd_conn_req_peer(req), creq.ver_min, creq.ver_max, RD_PROTO_MIN,
+			      RD_PROTO_MAX);
+			rej.reason = RD_REJ_VERSION;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
+		pthread_mutex_lock(&lock);
+		n = active;
+		pthread_mutex_unlock(&lock);
+		if (cfg->max_conns > 0 && n >= cfg->max_conns) {
+			logf_(cfg, RD_LOG_WARN, "%s: refused: %d connections already",
+			      rd_conn_req_peer(req), n);
+			rej.reason = RD_REJ_BUSY;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
+		{
+			struct worker *w = calloc(1, sizeof(*w));
+
+			if (!w) {
+				rej.reason = RD_REJ_BUSY;
+				rd_conn_reject(req, &rej);
+				continue;
+			}
+			w->cfg = cfg;
+			w->req = req;
+			w->creq = creq;
+			w->active = &active;
+			w->lock = &lock;
+			pthread_mutex_lock(&lock);
+			active++;
+			pthread_mutex_unlock(&lock);
+			if (pthread_create(&th, &attr, serve_one, w)) {
+				pthread_mutex_lock(&lock);
+				active--;
+				pthread_mutex_unlock(&lock);
+				free(w);
+				rej.reason = RD_REJ_BUSY;
+				rd_conn_reject(req, &rej);
+			}
+		}
+	}
+	ret = 0;
+out:
+	/* Let running sessions end (bounded) before the listener goes. */
+	for (waited = 0; waited < 100; waited++) {
+		pthread_mutex_lock(&lock);
+		n = active;
+		pthread_mutex_unlock(&lock);
+		if (!n)
+			break;
+		{
+			struct timespec ts = {0, 100 * 1000 * 1000};
+
+			nanosleep(&ts, NULL);
+		}
+	}
+	pthread_attr_destroy(&attr);
+	rd_listener_close(l);
+	return ret;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rdcpd's service loop: one RDMA listener, one thread per accepted
+ * connection (up to max_conns; more are rejected as busy), each serving a
+ * session with lib/session. A failing or hostile client ends only its own
+ * thread. lib/ never prints: log lines go to the caller's log function.
+ */
+#ifndef RDCP_DAEMON_RD_DAEMON_H
+#define RDCP_DAEMON_RD_DAEMON_H
+
+#include "lib/base/rd_err.h"
+#include "lib/session/rd_session.h"
+
+typedef void (*rd_daemon_log_fn)(void *ctx, int level, const char *line);
+
+enum { RD_LOG_ERR = 3, RD_LOG_WARN = 4, RD_LOG_INFO = 6, RD_LOG_DEBUG = 7 };
+
+struct rd_daemon_cfg {
+	const char *listen_addr; /* NULL: all addresses */
+	const char *port;
+	int max_conns;
+	struct rd_server_cfg server;
+	struct rd_conn_opts co;
+	rd_daemon_log_fn log;
+	void *log_ctx;
+	volatile int *stop;	/* set non-zero (e.g. from a signal) to stop */
+	/* Called once listening (e.g. to print the port or write a ready file). */
+	void (*on_ready)(void *ctx, unsigned port);
+};
+
+struct rd_daemon {
+	struct rd_err err;
+};
+
+/* Serve until *cfg->stop. Returns 0 after a clean stop, else negative. */
+int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg);
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transfer engine: moves a manifest of entries and their chunks over
+ * one connection, verified chunk by chunk. The same engine serves push and
+ * pull; only which side runs rd_engine_send() and which rd_engine_recv()
+ * changes. The protocol is in lib/proto/rd_proto.h.
+ *
+ * Memory is fixed at start: the receiver's registered pool (pool_bytes),
+ * the sender's registered read buffers (depth chunks), a window of
+ * RD_WINDOW_FILES entries and a bounded GET queue. Nothing grows with file
+ * size or file count.
+ */
+#ifndef RDCP_ENGINE_RD_ENGINE_H
+#define RDCP_ENGINE_RD_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/digest/rd_digest.h"
+#include "lib/sink/rd_sink.h"
+#include "lib/tree/rd_tree.h"
+#include "lib/xport/rd_xport.h"
+
+#define RD_ENGINE_POOL_DEFAULT (64ull << 20)
+#define RD_ENGINE_DEPTH_DEFAULT 16
+#define RD_ENGINE_RETRIES_DEFAULT 3
+#define RD_ENGINE_MAX_SLOTS 1024
+
+struct rd_engine_opts {
+	uint32_t chunk_size;   /* negotiated, RD_CHUNK_MIN..RD_CHUNK_MAX */
+	uint64_t pool_bytes;   /* receiver: registered pool */
+	unsigned depth;	       /* sender: read buffers; receiver: requests in flight */
+	unsigned max_retries;  /* per chunk, after a digest mismatch */
+	const char *digest;    /* EVP name or "none" */
+};
+
+/*
+ * Counters, written only by the engine's thread; a progress display may
+ * read them from another thread (values may be a moment old).
+ */
+struct rd_engine_stats {
+	uint64_t entries;      /* manifest entries handled */
+	uint64_t files_ok;     /* entries finished fine */
+	uint64_t files_failed; /* entries that failed (incl. sender-side skips) */
+	uint64_t files_same;   /* regular files already identical: no data sent */
+	uint64_t bytes_data;   /* payload bytes moved by RDMA WRITE */
+	uint64_t bytes_files;  /* sizes of regular files finished */
+	uint64_t chunks_retried;
+	uint64_t cur_size, cur_done; /* the oldest file in progress */
+	char cur_name[256];	     /* its wire path (raw bytes, NUL-terminated) */
+	int finished;
+};
+
+/*
+ * Called once per failed entry (status < 0) with its wire path and the
+ * reason; and, when verbose, once per finished entry (status 0). path is
+ * raw bytes from the wire or the disk: escape before printing.
+ */
+typedef void (*rd_engine_report_fn)(void *ctx, const char *path, size_t len, int status,
+				    const char *msg);
+
+struct rd_engine {
+	struct rd_engine_opts o;
+	struct rd_digest *dg;
+	struct rd_engine_stats st;
+	rd_engine_report_fn report;
+	void *report_ctx;
+	struct rd_err err;
+};
+
+int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o);
+void rd_engine_fini(struct rd_engine *e);
+
+/*
+ * Run one side to the end. Both return 0 when every entry arrived
+ * verified, -RD_EPARTIAL when the session finished but some entries failed
+ * (each was reported), or another negative status when the session itself
+ * failed (e->err says why).
+ */
+int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t);
+int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *s);
+
+/* Encode and send one message; 0, RD_XPORT_BUSY, or a negative status. */
+int rd_engine_send_msg(struct rd_conn *c, struct rd_msg *m, struct rd_err *err);
+
+/* Turn a peer's ERROR message into a local error; returns -status. */
+int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, const char *peer);
+/* Send ERROR to the peer, best effort. */
+void rd_engine_send_error(struct rd_conn *c, int status, const char *text);
+
+#endif

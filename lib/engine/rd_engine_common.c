@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+#include "lib/engine/rd_engine.h"
+#include "lib/engine/rd_engine_priv.h"
+
+#include <errno.h>
+#include <string.h>
+
+int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
+{
+	int ret;
+
+	memset(e, 0, sizeof(*e));
+	e->o = *o;
+	if (!e->o.chunk_size)
+		e->o.chunk_size = RD_CHUNK_DEFAULT;
+	if (!e->o.pool_bytes)
+		e->o.pool_bytes = RD_ENGINE_POOL_DEFAULT;
+	if (!e->o.depth)
+		e->o.depth = RD_ENGINE_DEPTH_DEFAULT;
+	if (!e->o.max_retries)
+		e->o.max_retries = RD_ENGINE_RETRIES_DEFAULT;
+	if (!e->o.digest)
+		e->o.digest = RD_DIGEST_DEFAULT;
+	if (e->o.chunk_size < RD_CHUNK_MIN || e->o.chunk_size > RD_CHUNK_MAX)
+		return rd_err_set(&e->err, RD_EUSAGE, 0, "chunk size %u is outside %u..%u",
+				  e->o.chunk_size, RD_CHUNK_MIN, RD_CHUNK_MAX);
+	ret = rd_digest_open(&e->dg, e->o.digest, &e->err);
+	return ret;
+}
+
+void rd_engine_fini(struct rd_engine *e)
+{
+	if (!e)
+		return;
+	rd_digest_close(e->dg);
+	e->dg = NULL;
+}
+
+int rd_engine_send_msg(struct rd_conn *c, struct rd_msg *m, struct rd_err *err)
+{
+	uint8_t buf[RD_CTRL_MAX];
+	int len, r;
+
+	len = rd_msg_encode(buf, sizeof(buf), m);
+	if (len < 0)
+		return rd_err_set(err, RD_EUSAGE, 0, "cannot encode a %s message",
+				  rd_msg_type_name(m->hdr.type));
+	r = rd_conn_send(c, buf, (size_t)len);
+	if (r < 0)
+		rd_err_copy(err, rd_conn_err(c));
+	return r;
+}
+
+/* Send ERROR to the peer, best effort (the session is ending anyway). */
+void rd_engine_send_error(struct rd_conn *c, int status, const char *text)
+{
+	struct rd_msg m;
+	struct rd_err ignore;
+	size_t n = strlen(text);
+	int i;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_ERROR;
+	m.u.error.code = (uint16_t)(status < 0 ? -status : status);
+	m.u.error.text.ptr = text;
+	m.u.error.text.len = (uint16_t)(n > RD_MSG_TEXT_MAX ? RD_MSG_TEXT_MAX : n);
+	for (i = 0; i < 50; i++) {
+		if (rd_engine_send_msg(c, &m, &ignore) != RD_XPORT_BUSY)
+			break;
+		if (rd_conn_poll(c, 20) < 0)
+			break;
+	}
+}
+
+int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, const char *peer)
+{
+	int code = m->code > 0 && m->code < RD_STATUS_MAX ? m->code : RD_EREMOTE;
+
+	return rd_err_set(err, code, 0, "%s: %.*s", peer, (int)m->text.len, m->text.ptr);
+}
+
+uint64_t rd_nchunks(uint64_t size, uint32_t chunk)
+{
+	return size / chunk + (size % chunk ? 1 : 0);
+}
+
+uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx)
+{
+	uint64_t off = idx * chunk;
+
+	if (off >= size)
+		return 0;
+	return size - off < chunk ? (uint32_t)(size - off) : chunk;
+}
+
+void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size)
+{
+	size_t n = len < sizeof(e->st.cur_name) - 1 ? len : sizeof(e->st.cur_name) - 1;
+
+	memcpy(e->st.cur_name, path, n);
+	e->st.cur_name[n] = '\0';
+	e->st.cur_size = size;
+	e->st.cur_done = 0;
+}

@@ -1,0 +1,624 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receiver side of a session. Entries arrive in order (FILE); regular
+ * files get a temporary file from the sink and their chunks are requested
+ * (GET) into slots of one registered pool, oldest file first, as many in
+ * flight as there are slots. Each DATA is verified against its digest
+ * before it is written; a mismatch requests the chunk again (bounded), then
+ * fails the file. A file is renamed into place only when every chunk is
+ * verified and written.
+ *
+ * When a regular file of the same size already exists under the final
+ * name, chunk digests are compared first (GET kind SUM, the slot reserved
+ * for the data in case it differs): identical files move no data.
+ */
+#include "lib/engine/rd_engine.h"
+#include "lib/engine/rd_engine_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum rstate { RF_FREE = 0, RF_ACTIVE, RF_DONE };
+enum sstate { SL_FREE = 0, SL_BUSY, SL_RETRY };
+
+struct rfile {
+	enum rstate state;
+	uint32_t id;
+	uint8_t type, flags;
+	struct rd_sink_meta meta;
+	char path[RD_PATH_MAX + 1];
+	size_t plen;
+	struct rd_sink_file *f;
+	uint64_t nchunks;
+	uint64_t next;	     /* next chunk to request (SUM or DATA) */
+	uint64_t sum_next;   /* next SUM answer expected */
+	uint64_t done;	     /* chunks verified and placed */
+	unsigned inflight;   /* slots referring to this file */
+	int check;	     /* comparing against an existing file */
+	int all_same;	     /* every chunk so far identical */
+	int failed;
+	int status;
+	char msg[RD_MSG_TEXT_MAX];
+	uint64_t bytes;
+};
+
+struct rslot {
+	enum sstate state;
+	uint8_t kind;
+	uint32_t id;
+	uint64_t chunk;
+	unsigned tries;
+};
+
+struct receiver {
+	struct rd_engine *e;
+	struct rd_conn *c;
+	struct rd_sink *sink;
+	struct rfile win[RD_WINDOW_FILES];
+	uint32_t next_id;   /* next FILE id expected */
+	uint32_t oldest;    /* oldest id not yet finished */
+	unsigned active;
+
+	uint8_t *pool;
+	struct rd_mr mr;
+	struct rslot *slots;
+	unsigned nslots, nfree;
+	uint8_t *scratch;   /* one chunk, for reading the existing file */
+
+	int end_seen, fin_sent, fin_seen;
+	uint32_t end_nfiles;
+};
+
+static struct rfile *win_of(struct receiver *r, uint32_t id)
+{
+	struct rfile *f = &r->win[id % RD_WINDOW_FILES];
+
+	return f->state != RF_FREE && f->id == id ? f : NULL;
+}
+
+static int proto_err(struct receiver *r, const char *what)
+{
+	rd_err_set(&r->e->err, RD_EPROTO, 0, "%s broke the protocol: %s",
+		   rd_conn_info(r->c)->peer, what);
+	rd_engine_send_error(r->c, RD_EPROTO, r->e->err.msg);
+	return -RD_EPROTO;
+}
+
+/* Mark a file failed; the temporary goes away now, DONE goes out later. */
+static void fail_file(struct receiver *r, struct rfile *f, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void fail_file(struct receiver *r, struct rfile *f, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->failed)
+		return;
+	f->failed = 1;
+	f->status = status < 0 ? -status : status;
+	va_start(ap, fmt);
+	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
+	va_end(ap);
+	rd_sink_file_abort(f->f);
+	f->f = NULL;
+}
+
+static void sink_fail(struct receiver *r, struct rfile *f, int ret)
+{
+	fail_file(r, f, ret, "%s", rd_sink_err(r->sink)->msg);
+}
+
+static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
+{
+	sm->mode = m->mode;
+	sm->uid = m->uid;
+	sm->gid = m->gid;
+	sm->size = m->size;
+	sm->mtime_sec = m->mtime_sec;
+	sm->mtime_nsec = m->mtime_nsec;
+}
+
+static int on_file(struct receiver *r, const struct rd_msg_file *m)
+{
+	struct rfile *f;
+	int root = !!(m->flags & RD_FF_ROOT), ret;
+
+	if (r->end_seen)
+		return proto_err(r, "FILE after END");
+	if (m->id != r->next_id)
+		return proto_err(r, "FILE ids out of order");
+	f = &r->win[m->id % RD_WINDOW_FILES];
+	if (f->state != RF_FREE)
+		return proto_err(r, "more entries outstanding than the window allows");
+	if ((m->flags & RD_FF_POST) && m->type != RD_FT_DIR)
+		return proto_err(r, "POST flag on a non-directory");
+	if (m->type != RD_FT_REG && m->size)
+		return proto_err(r, "size on a non-regular entry");
+	memset(f, 0, sizeof(*f));
+	f->state = RF_ACTIVE;
+	f->id = m->id;
+	f->type = m->type;
+	f->flags = m->flags;
+	meta_of(&f->meta, m);
+	memcpy(f->path, m->path.ptr, m->path.len);
+	f->path[m->path.len] = '\0';
+	f->plen = m->path.len;
+	r->next_id++;
+	r->active++;
+	r->e->st.entries++;
+
+	switch (m->type) {
+	case RD_FT_DIR:
+		if (m->flags & RD_FF_POST)
+			return 0; /* applied once it is the oldest entry */
+		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
+		if (ret)
+			sink_fail(r, f, ret);
+		f->state = RF_DONE;
+		return 0;
+	case RD_FT_SYMLINK:
+		ret = rd_sink_symlink(r->sink, f->path, f->plen, root, m->target.ptr, m->target.len,
+				      &f->meta);
+		if (ret)
+			sink_fail(r, f, ret);
+		f->state = RF_DONE;
+		return 0;
+	case RD_FT_REG:
+		ret = rd_sink_file_begin(r->sink, f->path, f->plen, root, &f->meta, &f->f);
+		if (ret) {
+			f->f = NULL;
+			sink_fail(r, f, ret);
+			f->state = RF_DONE;
+			return 0;
+		}
+		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
+		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
+		f->all_same = f->check;
+		return 0;
+	default:
+		return proto_err(r, "unknown entry type");
+	}
+}
+
+static struct rslot *slot_for(struct receiver *r, uint32_t slot, uint32_t id, uint64_t chunk)
+{
+	struct rslot *s;
+
+	if (slot >= r->nslots)
+		return NULL;
+	s = &r->slots[slot];
+	if (s->state != SL_BUSY || s->id != id || s->chunk != chunk)
+		return NULL;
+	return s;
+}
+
+static void slot_release(struct receiver *r, struct rslot *s, struct rfile *f)
+{
+	s->state = SL_FREE;
+	r->nfree++;
+	if (f)
+		f->inflight--;
+}
+
+static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
+		  const struct rd_msg_data *d)
+{
+	uint8_t mine[RD_DIGEST_MAX];
+	uint32_t want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
+	uint64_t off = d->chunk * r->e->o.chunk_size;
+	int ret;
+
+	if (d->chunk != f->sum_next || d->len != want || d->dlen != r->e->dg->size)
+		return proto_err(r, "SUM answer out of order or of the wrong size");
+	f->sum_next++;
+	ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
+	if (!ret)
+		ret = rd_digest_compute(r->e->dg, r->scratch, want, mine);
+	if (ret) {
+		sink_fail(r, f, ret);
+		slot_release(r, s, f);
+		return 0;
+	}
+	if (!memcmp(mine, d->digest, d->dlen)) {
+		/* Same chunk: nothing to move; copy it only once the file differs. */
+		if (!f->all_same)
+			ret = rd_sink_file_copy_existing(f->f, off, want);
+		if (ret)
+			sink_fail(r, f, ret);
+		else
+			f->done++;
+		slot_release(r, s, f);
+		return 0;
+	}
+	if (f->all_same) {
+		f->all_same = 0;
+		ret = rd_sink_file_copy_existing(f->f, 0, off);
+		if (ret) {
+			sink_fail(r, f, ret);
+			slot_release(r, s, f);
+			return 0;
+		}
+	}
+	/* Differs: the reserved slot now asks for the data. */
+	s->kind = RD_GET_DATA;
+	s->state = SL_RETRY;
+	return 0;
+}
+
+static int on_data(struct receiver *r, const struct rd_msg_data *d)
+{
+	struct rslot *s = slot_for(r, d->slot, d->id, d->chunk);
+	struct rfile *f;
+	uint8_t mine[RD_DIGEST_MAX];
+	uint32_t want;
+	uint8_t *buf;
+	int ret;
+
+	if (!s || s->kind != d->kind)
+		return proto_err(r, "DATA for a slot that was not requested");
+	f = win_of(r, d->id);
+	if (!f || f->type != RD_FT_REG)
+		return proto_err(r, "DATA for an unknown file");
+	if (f->failed) {
+		slot_release(r, s, f);
+		return 0;
+	}
+	if (d->kind == RD_GET_SUM)
+		return on_sum(r, f, s, d);
+	want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
+	if (d->len != want) {
+		fail_file(r, f, RD_ESYS, "size changed on the sender while copying");
+		slot_release(r, s, f);
+		return 0;
+	}
+	if (d->dlen != r->e->dg->size)
+		return proto_err(r, "DATA digest of the wrong length");
+	buf = r->pool + (size_t)d->slot * r->e->o.chunk_size;
+	if (r->e->dg->size) {
+		ret = rd_digest_compute(r->e->dg, buf, want, mine);
+		if (ret)
+			return rd_err_copy(&r->e->err, &r->e->dg->err);
+		if (memcmp(mine, d->digest, d->dlen)) {
+			r->e->st.chunks_retried++;
+			if (++s->tries > r->e->o.max_retries) {
+				fail_file(r, f, RD_ECORRUPT,
+					  "chunk %llu failed %s verification %u times; giving up",
+					  (unsigned long long)d->chunk, r->e->dg->name, s->tries);
+				slot_release(r, s, f);
+				return 0;
+			}
+			s->state = SL_RETRY; /* asked again by schedule() */
+			return 0;
+		}
+	}
+	ret = rd_sink_file_write(f->f, buf, want, d->chunk * r->e->o.chunk_size);
+	if (ret)
+		sink_fail(r, f, ret);
+	else {
+		f->done++;
+		f->bytes += want;
+		r->e->st.bytes_data += want;
+		if (f->id == r->oldest)
+			r->e->st.cur_done += want;
+	}
+	slot_release(r, s, f);
+	return 0;
+}
+
+static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
+{
+	struct rfile *f = win_of(r, m->id);
+	unsigned i;
+
+	if (!f || f->type != RD_FT_REG)
+		return proto_err(r, "CHUNK_ERR for an unknown file");
+	for (i = 0; i < r->nslots; i++) {
+		struct rslot *s = &r->slots[i];
+
+		if (s->state == SL_BUSY && s->id == m->id && s->chunk == m->chunk) {
+			slot_release(r, s, f);
+			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
+				  (int)m->text.len, m->text.ptr);
+			return 0;
+		}
+	}
+	return proto_err(r, "CHUNK_ERR for a chunk that was not requested");
+}
+
+static int on_msg(struct receiver *r, const struct rd_msg *m)
+{
+	char path[RD_PATH_MAX + 1], text[RD_MSG_TEXT_MAX + 1];
+
+	switch (m->hdr.type) {
+	case RD_MSG_FILE:
+		return on_file(r, &m->u.file);
+	case RD_MSG_DATA:
+		return on_data(r, &m->u.data);
+	case RD_MSG_CHUNK_ERR:
+		return on_chunk_err(r, &m->u.chunk_err);
+	case RD_MSG_NOTE:
+		r->e->st.files_failed++;
+		if (r->e->report) {
+			memcpy(path, m->u.note.path.ptr, m->u.note.path.len);
+			path[m->u.note.path.len] = '\0';
+			snprintf(text, sizeof(text), "sender: %.*s", (int)m->u.note.text.len,
+				 m->u.note.text.ptr);
+			r->e->report(r->e->report_ctx, path, m->u.note.path.len, -RD_ESYS, text);
+		}
+		return 0;
+	case RD_MSG_END:
+		if (r->end_seen || m->u.end.nfiles != r->next_id - 1)
+			return proto_err(r, "END does not match the entries sent");
+		r->end_seen = 1;
+		return 0;
+	case RD_MSG_FIN:
+		if (!r->fin_sent)
+			return proto_err(r, "FIN before ours");
+		r->fin_seen = 1;
+		return 0;
+	case RD_MSG_ERROR:
+		return rd_engine_fail_remote(&r->e->err, &m->u.error, rd_conn_info(r->c)->peer);
+	default:
+		return proto_err(r, "unexpected message from the sender");
+	}
+}
+
+static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
+{
+	struct rd_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_GET;
+	m.u.get.id = s->id;
+	m.u.get.kind = s->kind;
+	m.u.get.slot = slot;
+	m.u.get.chunk = s->chunk;
+	m.u.get.addr = (uint64_t)(uintptr_t)(r->pool + (size_t)slot * r->e->o.chunk_size);
+	m.u.get.rkey = r->mr.rkey;
+	m.u.get.len = r->e->o.chunk_size;
+	return rd_engine_send_msg(r->c, &m, &r->e->err);
+}
+
+/* Issue requests: retries first, then the oldest files' next chunks. */
+static int schedule(struct receiver *r)
+{
+	unsigned i, k, n = 0;
+	int ret;
+
+	for (i = 0; i < r->nslots; i++) {
+		struct rslot *s = &r->slots[i];
+
+		if (s->state != SL_RETRY)
+			continue;
+		ret = send_get(r, i, s);
+		if (ret)
+			return ret < 0 ? ret : (int)n;
+		s->state = SL_BUSY;
+		n++;
+	}
+	for (k = 0; k < RD_WINDOW_FILES && r->nfree; k++) {
+		struct rfile *f = win_of(r, r->oldest + k);
+
+		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed)
+			continue;
+		while (f->next < f->nchunks && r->nfree) {
+			struct rslot *s = NULL;
+
+			for (i = 0; i < r->nslots; i++)
+				if (r->slots[i].state == SL_FREE) {
+					s = &r->slots[i];
+					break;
+				}
+			if (!s)
+				break;
+			s->id = f->id;
+			s->chunk = f->next;
+			s->kind = f->check ? RD_GET_SUM : RD_GET_DATA;
+			s->tries = 0;
+			ret = send_get(r, i, s);
+			if (ret)
+				return ret < 0 ? ret : (int)n;
+			s->state = SL_BUSY;
+			r->nfree--;
+			f->inflight++;
+			f->next++;
+			n++;
+		}
+	}
+	return (int)n;
+}
+
+/* Finish what can be finished, send DONEs, free window entries in order. */
+static int settle(struct receiver *r)
+{
+	struct rd_msg m;
+	struct rfile *f;
+	unsigned k;
+	int ret, n = 0;
+
+	for (k = 0; k < RD_WINDOW_FILES; k++) {
+		f = win_of(r, r->oldest + k);
+		if (!f)
+			break;
+		if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed &&
+		    f->done == f->nchunks && !f->inflight) {
+			int keep = f->check && f->all_same;
+
+			ret = rd_sink_file_commit(f->f, keep);
+			f->f = NULL;
+			if (ret) {
+				f->failed = 1;
+				f->status = -ret;
+				snprintf(f->msg, sizeof(f->msg), "%s", rd_sink_err(r->sink)->msg);
+			} else if (keep) {
+				r->e->st.files_same++;
+			}
+			f->state = RF_DONE;
+		}
+		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
+			f->state = RF_DONE;
+		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && k == 0) {
+			ret = rd_sink_dir_post(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+					       &f->meta);
+			if (ret)
+				sink_fail(r, f, ret);
+			f->state = RF_DONE;
+		}
+		if (f->state != RF_DONE || k != 0)
+			continue;
+		/* The oldest is done: report it and free its place. */
+		if (!rd_conn_can_send(r->c))
+			break;
+		memset(&m, 0, sizeof(m));
+		m.hdr.type = RD_MSG_DONE;
+		m.u.done.id = f->id;
+		m.u.done.status = (uint16_t)(f->failed ? (f->status ? f->status : RD_ESYS) : 0);
+		m.u.done.bytes = f->bytes;
+		m.u.done.text.ptr = f->msg;
+		m.u.done.text.len = (uint16_t)(f->failed ? strlen(f->msg) : 0);
+		ret = rd_engine_send_msg(r->c, &m, &r->e->err);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			break;
+		if (f->failed) {
+			r->e->st.files_failed++;
+		} else {
+			r->e->st.files_ok++;
+			if (f->type == RD_FT_REG)
+				r->e->st.bytes_files += f->meta.size;
+		}
+		if (r->e->report)
+			r->e->report(r->e->report_ctx, f->path, f->plen,
+				     f->failed ? -m.u.done.status : 0, f->failed ? f->msg : NULL);
+		f->state = RF_FREE;
+		r->active--;
+		r->oldest++;
+		n++;
+		k = (unsigned)-1; /* the next one is now the oldest: look again */
+		f = win_of(r, r->oldest);
+		if (f && f->type == RD_FT_REG)
+			rd_engine_set_cur(r->e, f->path, f->plen, f->meta.size);
+	}
+	return n;
+}
+
+static int drain_msgs(struct receiver *r)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+	int ret, n = 0;
+
+	while (rd_conn_recv(r->c, &buf, &len) == 1) {
+		ret = rd_msg_decode(buf, len, &m, &why);
+		if (ret) {
+			rd_conn_recv_done(r->c);
+			return proto_err(r, why);
+		}
+		ret = on_msg(r, &m);
+		if (rd_conn_recv_done(r->c) < 0 && !ret)
+			ret = rd_err_copy(&r->e->err, rd_conn_err(r->c));
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	return n;
+}
+
+static int recv_loop(struct receiver *r)
+{
+	struct rd_msg m;
+	int ret, progress;
+
+	for (;;) {
+		progress = drain_msgs(r);
+		if (progress < 0)
+			return progress;
+		ret = settle(r);
+		if (ret < 0)
+			return ret;
+		progress += ret;
+		ret = schedule(r);
+		if (ret < 0)
+			return ret;
+		progress += ret;
+		if (r->end_seen && !r->active && !r->fin_sent && rd_conn_can_send(r->c)) {
+			memset(&m, 0, sizeof(m));
+			m.hdr.type = RD_MSG_FIN;
+			m.u.fin.files_ok = (uint32_t)r->e->st.files_ok;
+			m.u.fin.files_failed = (uint32_t)r->e->st.files_failed;
+			m.u.fin.bytes = r->e->st.bytes_data;
+			ret = rd_engine_send_msg(r->c, &m, &r->e->err);
+			if (ret < 0)
+				return ret;
+			if (ret == 0)
+				r->fin_sent = 1;
+		}
+		if (r->fin_seen)
+			return 0;
+		ret = rd_conn_poll(r->c, progress ? 0 : RD_ENGINE_IDLE_MS);
+		if (ret < 0)
+			return rd_err_copy(&r->e->err, rd_conn_err(r->c));
+	}
+}
+
+int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
+{
+	struct receiver *r;
+	unsigned i;
+	uint64_t n;
+	int ret;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receiver state");
+	r->e = e;
+	r->c = c;
+	r->sink = sink;
+	r->next_id = 1;
+	r->oldest = 1;
+	n = e->o.pool_bytes / e->o.chunk_size;
+	if (n < 2)
+		n = 2;
+	if (n > RD_ENGINE_MAX_SLOTS)
+		n = RD_ENGINE_MAX_SLOTS;
+	if (e->o.depth && n > e->o.depth * 4)
+		n = e->o.depth * 4;
+	r->nslots = (unsigned)n;
+	r->slots = calloc(r->nslots, sizeof(*r->slots));
+	r->scratch = malloc(e->o.chunk_size);
+	if (!r->slots || !r->scratch ||
+	    posix_memalign((void **)&r->pool, 4096, (size_t)r->nslots * e->o.chunk_size)) {
+		r->pool = NULL;
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receive pool of %u x %u bytes",
+				 r->nslots, e->o.chunk_size);
+		goto out;
+	}
+	ret = rd_conn_reg(c, r->pool, (size_t)r->nslots * e->o.chunk_size, 1, &r->mr);
+	if (ret) {
+		rd_err_copy(&e->err, rd_conn_err(c));
+		goto out;
+	}
+	r->nfree = r->nslots;
+	ret = recv_loop(r);
+	if (ret == 0 && e->st.files_failed)
+		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
+				 (unsigned long long)e->st.files_failed,
+				 (unsigned long long)(e->st.files_failed + e->st.files_ok));
+	e->st.finished = 1;
+out:
+	for (i = 0; i < RD_WINDOW_FILES; i++)
+		if (r->win[i].state != RF_FREE && r->win[i].f)
+			rd_sink_file_abort(r->win[i].f);
+	if (r->mr.priv)
+		rd_conn_dereg(c, &r->mr);
+	free(r->pool);
+	free(r->slots);
+	free(r->scratch);
+	free(r);
+	return ret;
+}

@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sender side of a session: walk the tree, announce entries (FILE) while
+ * the receiver's window has room, answer its chunk requests (GET) in
+ * order by reading into registered buffers, hashing, and RDMA-writing into
+ * the slot it named, then collect per-entry results (DONE) until FIN.
+ *
+ * Buffers are built once; a GET waits in a bounded queue until a buffer
+ * and a send credit are free, so nothing is allocated per chunk.
+ */
+#include "lib/engine/rd_engine.h"
+#include "lib/engine/rd_engine_priv.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GETQ_MAX 1024 /* more outstanding requests than this: protocol error */
+
+struct swin {
+	uint32_t id;
+	int used;
+	int fd;
+	uint8_t type;
+	uint64_t size;
+	char path[RD_PATH_MAX + 1];
+	size_t plen;
+};
+
+struct sender {
+	struct rd_engine *e;
+	struct rd_conn *c;
+	struct rd_tree *t;
+	struct swin win[RD_WINDOW_FILES];
+	unsigned outstanding;
+	uint32_t next_id;
+
+	struct rd_msg_get getq[GETQ_MAX];
+	unsigned gq_head, gq_count;
+
+	uint8_t *bufs;
+	struct rd_mr mr;
+	unsigned nbufs;
+	unsigned *bfree;
+	unsigned nbfree;
+
+	struct rd_tree_entry ent;
+	int have_ent;	 /* ent fetched, not yet sent */
+	int ent_skip;	 /* ent is a skip notice */
+	char skip_msg[RD_MSG_TEXT_MAX];
+	int tree_done, end_sent, fin_seen, fin_sent;
+	unsigned corrupt_at; /* test hook: DATA number to corrupt, 0 = never */
+	unsigned data_sent;
+};
+
+static void on_sent(void *ctx, uint64_t cookie)
+{
+	struct sender *s = ctx;
+
+	if (cookie < s->nbufs)
+		s->bfree[s->nbfree++] = (unsigned)cookie;
+}
+
+static struct swin *win_of(struct sender *s, uint32_t id)
+{
+	struct swin *w = &s->win[id % RD_WINDOW_FILES];
+
+	return w->used && w->id == id ? w : NULL;
+}
+
+static int proto_err(struct sender *s, const char *what)
+{
+	rd_err_set(&s->e->err, RD_EPROTO, 0, "%s broke the protocol: %s",
+		   rd_conn_info(s->c)->peer, what);
+	rd_engine_send_error(s->c, RD_EPROTO, s->e->err.msg);
+	return -RD_EPROTO;
+}
+
+static int on_msg(struct sender *s, const struct rd_msg *m)
+{
+	struct swin *w;
+
+	switch (m->hdr.type) {
+	case RD_MSG_GET:
+		w = win_of(s, m->u.get.id);
+		if (!w || w->type != RD_FT_REG)
+			return proto_err(s, "GET for an entry that is not an open file");
+		if (m->u.get.chunk >= rd_nchunks(w->size, s->e->o.chunk_size))
+			return proto_err(s, "GET beyond the end of the file");
+		if (m->u.get.kind == RD_GET_DATA &&
+		    m->u.get.len < rd_chunk_len(w->size, s->e->o.chunk_size, m->u.get.chunk))
+			return proto_err(s, "GET slot smaller than the chunk");
+		if (s->gq_count >= GETQ_MAX)
+			return proto_err(s, "too many outstanding GETs");
+		s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = m->u.get;
+		return 0;
+	case RD_MSG_DONE:
+		w = win_of(s, m->u.done.id);
+		if (!w)
+			return proto_err(s, "DONE for an unknown entry");
+		if (m->u.done.status) {
+			s->e->st.files_failed++;
+			if (s->e->report) {
+				char msg[RD_MSG_TEXT_MAX + 1];
+
+				snprintf(msg, sizeof(msg), "%.*s", (int)m->u.done.text.len,
+					 m->u.done.text.ptr);
+				s->e->report(s->e->report_ctx, w->path, w->plen,
+					     -(int)m->u.done.status, msg);
+			}
+		} else {
+			s->e->st.files_ok++;
+			if (w->type == RD_FT_REG)
+				s->e->st.bytes_files += w->size;
+			if (s->e->report)
+				s->e->report(s->e->report_ctx, w->path, w->plen, 0, NULL);
+		}
+		if (w->fd >= 0)
+			close(w->fd);
+		w->fd = -1;
+		w->used = 0;
+		s->outstanding--;
+		return 0;
+	case RD_MSG_FIN:
+		if (!s->end_sent || s->outstanding)
+			return proto_err(s, "FIN before every entry was answered");
+		s->fin_seen = 1;
+		return 0;
+	case RD_MSG_ERROR:
+		return rd_engine_fail_remote(&s->e->err, &m->u.error, rd_conn_info(s->c)->peer);
+	default:
+		return proto_err(s, "unexpected message from the receiver");
+	}
+}
+
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
+{
+	ssize_t n;
+
+	*got = 0;
+	while (*got < len) {
+		n = pread(fd, buf + *got, len - *got, (off_t)(off + *got));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		*got += (size_t)n;
+	}
+	return 0;
+}
+
+/* Answer the oldest GET if a buffer and a credit are free. 1 = did one. */
+static int serve_get(struct sender *s)
+{
+	struct rd_msg_get *g;
+	struct swin *w;
+	struct rd_msg m;
+	uint8_t enc[RD_CTRL_MAX];
+	uint8_t *buf;
+	unsigned b;
+	uint32_t want;
+	size_t got;
+	int len, r;
+	char text[RD_MSG_TEXT_MAX];
+
+	if (!s->gq_count || !s->nbfree || !rd_conn_can_send(s->c))
+		return 0;
+	g = &s->getq[s->gq_head];
+	w = win_of(s, g->id);
+	if (!w)
+		return proto_err(s, "GET for an entry already answered");
+	b = s->bfree[s->nbfree - 1];
+	buf = s->bufs + (size_t)b * s->e->o.chunk_size;
+	want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
+	r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
+	memset(&m, 0, sizeof(m));
+	if (r || got != want) {
+		if (r)
+			snprintf(text, sizeof(text), "reading: %s", strerror(-r));
+		else
+			snprintf(text, sizeof(text), "file shrank while being sent (%zu of %u bytes "
+				 "at chunk %llu)", got, want, (unsigned long long)g->chunk);
+		m.hdr.type = RD_MSG_CHUNK_ERR;
+		m.u.chunk_err.id = g->id;
+		m.u.chunk_err.chunk = g->chunk;
+		m.u.chunk_err.code = RD_ESYS;
+		m.u.chunk_err.text.ptr = text;
+		m.u.chunk_err.text.len = (uint16_t)strlen(text);
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		goto done;
+	}
+	m.hdr.type = RD_MSG_DATA;
+	m.u.data.id = g->id;
+	m.u.data.kind = g->kind;
+	m.u.data.slot = g->slot;
+	m.u.data.chunk = g->chunk;
+	m.u.data.len = want;
+	m.u.data.dlen = (uint8_t)s->e->dg->size;
+	r = rd_digest_compute(s->e->dg, buf, want, m.u.data.digest);
+	if (r)
+		return rd_err_copy(&s->e->err, &s->e->dg->err);
+	len = rd_msg_encode(enc, sizeof(enc), &m);
+	if (len < 0)
+		return rd_err_set(&s->e->err, RD_EUSAGE, 0, "cannot encode DATA");
+	if (g->kind == RD_GET_SUM) {
+		r = rd_conn_send(s->c, enc, (size_t)len);
+		if (r)
+			return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
+		goto done;
+	}
+#ifdef RDCP_TEST_HOOKS
+	/* Test builds only: flip one byte after hashing, as a bad link would. */
+	if (s->corrupt_at && ++s->data_sent == s->corrupt_at && want)
+		buf[want / 2] ^= 0x5a;
+#endif
+	r = rd_conn_write_send(s->c, &s->mr, (size_t)b * s->e->o.chunk_size, want, g->addr,
+			       g->rkey, enc, (size_t)len, b);
+	if (r)
+		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
+	s->nbfree--; /* back through on_sent() */
+	s->e->st.bytes_data += want;
+	s->e->st.cur_done += want;
+	goto dequeue;
+done:
+	/* buffer b was not handed to the NIC: still free */
+dequeue:
+	s->gq_head = (s->gq_head + 1) % GETQ_MAX;
+	s->gq_count--;
+	return 1;
+}
+
+/* Announce the next entry if the window and a credit allow. 1 = did one. */
+static int emit_entry(struct sender *s)
+{
+	struct rd_msg m;
+	struct swin *w;
+	int r;
+
+	if (s->end_sent || !rd_conn_can_send(s->c))
+		return 0;
+	if (!s->have_ent && !s->tree_done) {
+		r = rd_tree_next(s->t, &s->ent);
+		if (r < 0)
+			return rd_err_copy(&s->e->err, rd_tree_err(s->t));
+		if (r == RD_TREE_END) {
+			s->tree_done = 1;
+		} else {
+			s->have_ent = 1;
+			s->ent_skip = r == RD_TREE_SKIP;
+			if (s->ent_skip)
+				snprintf(s->skip_msg, sizeof(s->skip_msg), "%s",
+					 rd_tree_err(s->t)->msg);
+		}
+	}
+	memset(&m, 0, sizeof(m));
+	if (s->tree_done && !s->have_ent) {
+		if (s->outstanding)
+			return 0; /* END after the last DONE keeps FIN simple */
+		m.hdr.type = RD_MSG_END;
+		m.u.end.nfiles = s->next_id - 1;
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		s->end_sent = 1;
+		return 1;
+	}
+	if (s->ent_skip) {
+		m.hdr.type = RD_MSG_NOTE;
+		m.u.note.code = RD_ESYS;
+		m.u.note.path.ptr = s->ent.path;
+		m.u.note.path.len = (uint16_t)(s->ent.path_len > RD_PATH_MAX ? RD_PATH_MAX
+									: s->ent.path_len);
+		m.u.note.text.ptr = s->skip_msg;
+		m.u.note.text.len = (uint16_t)strlen(s->skip_msg);
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		s->e->st.files_failed++;
+		if (s->e->report)
+			s->e->report(s->e->report_ctx, s->ent.path, s->ent.path_len, -RD_ESYS,
+				     s->skip_msg);
+		s->have_ent = 0;
+		return 1;
+	}
+	if (s->outstanding >= RD_WINDOW_FILES)
+		return 0;
+	w = &s->win[s->next_id % RD_WINDOW_FILES];
+	if (w->used)
+		return 0;
+	m.hdr.type = RD_MSG_FILE;
+	m.u.file.id = s->next_id;
+	m.u.file.type = s->ent.type;
+	m.u.file.flags = s->ent.flags;
+	m.u.file.mode = s->ent.mode;
+	m.u.file.uid = s->ent.uid;
+	m.u.file.gid = s->ent.gid;
+	m.u.file.size = s->ent.type == RD_FT_REG ? s->ent.size : 0;
+	m.u.file.mtime_sec = s->ent.mtime_sec;
+	m.u.file.mtime_nsec = s->ent.mtime_nsec;
+	m.u.file.path.ptr = s->ent.path;
+	m.u.file.path.len = (uint16_t)s->ent.path_len;
+	m.u.file.target.ptr = s->ent.target;
+	m.u.file.target.len = (uint16_t)s->ent.target_len;
+	r = rd_engine_send_msg(s->c, &m, &s->e->err);
+	if (r)
+		return r < 0 ? r : 0;
+	w->used = 1;
+	w->id = s->next_id++;
+	w->fd = s->ent.fd;
+	w->type = s->ent.type;
+	w->size = m.u.file.size;
+	memcpy(w->path, s->ent.path, s->ent.path_len);
+	w->path[s->ent.path_len] = '\0';
+	w->plen = s->ent.path_len;
+	s->ent.fd = -1;
+	s->have_ent = 0;
+	s->outstanding++;
+	s->e->st.entries++;
+	if (w->type == RD_FT_REG)
+		rd_engine_set_cur(s->e, w->path, w->plen, w->size);
+	return 1;
+}
+
+static int drain_msgs(struct sender *s)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+	int r, n = 0;
+
+	while (rd_conn_recv(s->c, &buf, &len) == 1) {
+		r = rd_msg_decode(buf, len, &m, &why);
+		if (r) {
+			rd_conn_recv_done(s->c);
+			return proto_err(s, why);
+		}
+		r = on_msg(s, &m);
+		if (rd_conn_recv_done(s->c) < 0 && !r)
+			r = rd_err_copy(&s->e->err, rd_conn_err(s->c));
+		if (r < 0)
+			return r;
+		n++;
+	}
+	return n;
+}
+
+static int send_loop(struct sender *s)
+{
+	struct rd_msg m;
+	int r, progress;
+
+	for (;;) {
+		progress = drain_msgs(s);
+		if (progress < 0)
+			return progress;
+		while ((r = serve_get(s)) > 0)
+			progress++;
+		if (r < 0)
+			return r;
+		while ((r = emit_entry(s)) > 0)
+			progress++;
+		if (r < 0)
+			return r;
+		if (s->fin_seen && !s->fin_sent && rd_conn_can_send(s->c)) {
+			memset(&m, 0, sizeof(m));
+			m.hdr.type = RD_MSG_FIN;
+			m.u.fin.files_ok = (uint32_t)s->e->st.files_ok;
+			m.u.fin.files_failed = (uint32_t)s->e->st.files_failed;
+			m.u.fin.bytes = s->e->st.bytes_data;
+			r = rd_engine_send_msg(s->c, &m, &s->e->err);
+			if (r < 0)
+				return r;
+			if (r == 0) {
+				s->fin_sent = 1;
+				return rd_conn_flush(s->c, 2000);
+			}
+		}
+		r = rd_conn_poll(s->c, progress ? 0 : RD_ENGINE_IDLE_MS);
+		if (r < 0)
+			return rd_err_copy(&s->e->err, rd_conn_err(s->c));
+	}
+}
+
+int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
+{
+	struct sender *s;
+	unsigned i;
+	int ret;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "sender state");
+	s->e = e;
+	s->c = c;
+	s->t = t;
+	s->next_id = 1;
+	s->ent.fd = -1;
+	for (i = 0; i < RD_WINDOW_FILES; i++)
+		s->win[i].fd = -1;
+	s->nbufs = e->o.depth;
+	if ((uint64_t)s->nbufs * e->o.chunk_size > e->o.pool_bytes && e->o.pool_bytes)
+		s->nbufs = (unsigned)(e->o.pool_bytes / e->o.chunk_size);
+	if (s->nbufs < 1)
+		s->nbufs = 1;
+#ifdef RDCP_TEST_HOOKS
+	if (getenv("RDCP_TEST_CORRUPT_DATA"))
+		s->corrupt_at = (unsigned)atoi(getenv("RDCP_TEST_CORRUPT_DATA"));
+#endif
+	s->bfree = calloc(s->nbufs, sizeof(*s->bfree));
+	if (!s->bfree || posix_memalign((void **)&s->bufs, 4096,
+					(size_t)s->nbufs * e->o.chunk_size)) {
+		s->bufs = NULL;
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers of %u bytes",
+				 s->nbufs, e->o.chunk_size);
+		goto out;
+	}
+	ret = rd_conn_reg(c, s->bufs, (size_t)s->nbufs * e->o.chunk_size, 0, &s->mr);
+	if (ret) {
+		rd_err_copy(&e->err, rd_conn_err(c));
+		goto out;
+	}
+	for (i = 0; i < s->nbufs; i++)
+		s->bfree[s->nbfree++] = s->nbufs - 1 - i;
+	rd_conn_set_sent_cb(c, on_sent, s);
+
+	ret = send_loop(s);
+	if (ret == 0 && e->st.files_failed)
+		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
+				 (unsigned long long)e->st.files_failed,
+				 (unsigned long long)(e->st.files_failed + e->st.files_ok));
+	e->st.finished = 1;
+out:
+	rd_conn_set_sent_cb(c, NULL, NULL);
+	if (s->mr.priv)
+		rd_conn_dereg(c, &s->mr);
+	for (i = 0; i < RD_WINDOW_FILES; i++)
+		if (s->win[i].fd >= 0)
+			close(s->win[i].fd);
+	if (s->ent.fd >= 0)
+		close(s->ent.fd);
+	free(s->bufs);
+	free(s->bfree);
+	free(s);
+	return ret;
+}

@@ -1,0 +1,843 @@
+// SPDX-License-Identifier: MIT
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/proto/rd_proto.h"
+#include "lib/proto/rd_proto_testutil.h"
+
+/* A tiny big-endian builder for hand-made (often malformed) messages. */
+struct bld {
+	uint8_t b[RD_CTRL_MAX + 64];
+	size_t n;
+};
+
+static void b_hdr(struct bld *b, uint8_t type)
+{
+	memset(b, 0, sizeof(*b));
+	b->b[0] = type;
+	b->n = RD_HDR_LEN;
+}
+
+static void b_u8(struct bld *b, uint8_t v)
+{
+	b->b[b->n++] = v;
+}
+
+static void b_u16(struct bld *b, uint16_t v)
+{
+	b_u8(b, (uint8_t)(v >> 8));
+	b_u8(b, (uint8_t)v);
+}
+
+static void b_u32(struct bld *b, uint32_t v)
+{
+	b_u16(b, (uint16_t)(v >> 16));
+	b_u16(b, (uint16_t)v);
+}
+
+static void b_u64(struct bld *b, uint64_t v)
+{
+	b_u32(b, (uint32_t)(v >> 32));
+	b_u32(b, (uint32_t)v);
+}
+
+static void b_raw(struct bld *b, const void *p, size_t n)
+{
+	memcpy(b->b + b->n, p, n);
+	b->n += n;
+}
+
+static void b_str(struct bld *b, const char *s, size_t n)
+{
+	b_u16(b, (uint16_t)n);
+	b_raw(b, s, n);
+}
+
+static void b_strz(struct bld *b, const char *s)
+{
+	b_str(b, s, strlen(s));
+}
+
+/* Patch the header length to match what was built. */
+static void b_fix(struct bld *b)
+{
+	uint32_t l = (uint32_t)(b->n - RD_HDR_LEN);
+
+	b->b[4] = (uint8_t)(l >> 24);
+	b->b[5] = (uint8_t)(l >> 16);
+	b->b[6] = (uint8_t)(l >> 8);
+	b->b[7] = (uint8_t)l;
+}
+
+/* Decode b and require -RD_EPROTO with exactly the reason want. */
+static void expect_refused(struct bld *b, const char *want)
+{
+	struct rd_msg m;
+	const char *why = NULL;
+
+	assert_int_equal(rd_msg_decode(b->b, b->n, &m, &why), -RD_EPROTO);
+	assert_non_null(why);
+	assert_string_equal(why, want);
+}
+
+static void expect_ok(struct bld *b, struct rd_msg *m)
+{
+	const char *why = "unset";
+
+	assert_int_equal(rd_msg_decode(b->b, b->n, m, &why), 0);
+	assert_null(why);
+}
+
+/* OPEN up to (not including) npaths, with the given fields. */
+static void b_open_head(struct bld *b, uint8_t mode, uint32_t chunk, const char *digest)
+{
+	b_hdr(b, RD_MSG_OPEN);
+	b_u8(b, mode);
+	b_u32(b, RD_OF_RECURSIVE);
+	b_u32(b, chunk);
+	b_strz(b, digest);
+}
+
+/* FILE up to (not including) the path, with the given fields. */
+static void b_file_head(struct bld *b, uint8_t type, uint32_t nsec)
+{
+	b_hdr(b, RD_MSG_FILE);
+	b_u32(b, 1);
+	b_u8(b, type);
+	b_u8(b, 0);
+	b_u32(b, 0100644);
+	b_u32(b, 0);
+	b_u32(b, 0);
+	b_u64(b, 10);
+	b_u64(b, 1);
+	b_u32(b, nsec);
+}
+
+static void test_roundtrip_every_type(void **state)
+{
+	static uint8_t buf[RD_CTRL_MAX];
+	struct rd_msg in, out;
+	const char *why;
+	uint8_t t;
+	int v, n;
+
+	for (t = 1; t < RD_MSG_TYPE_MAX; t++) {
+		for (v = 0; v < 2; v++) {
+			assert_true(rd_msg_sample(&in, t, v));
+			in.hdr.length = 0xdeadbeef; /* ignored by the encoder */
+			n = rd_msg_encode(buf, sizeof(buf), &in);
+			assert_true(n >= RD_HDR_LEN);
+			assert_int_equal(buf[0], t);
+			assert_int_equal(buf[1], 0);
+			why = "unset";
+			assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), 0);
+			assert_null(why);
+			assert_int_equal(out.hdr.length, (uint32_t)n - RD_HDR_LEN);
+			assert_true(rd_msg_equal(&in, &out));
+			/* Encoding into exactly n bytes works, n - 1 does not. */
+			assert_int_equal(rd_msg_encode(buf, (size_t)n, &in), n);
+			assert_int_equal(rd_msg_encode(buf, (size_t)n - 1, &in), -RD_EUSAGE);
+		}
+	}
+}
+
+static void test_fixed_layouts(void **state)
+{
+	/* FIN and GET: spot-check the documented byte layout. */
+	static const uint8_t fin[] = {12, 0, 0, 3, 0, 0, 0, 16, 0,    0,    0,	  10,
+				      0,  0, 0, 1, 0, 0, 0, 0,	0x07, 0x5b, 0xcd, 0x15};
+	uint8_t buf[64];
+	struct rd_msg m;
+
+	assert_true(rd_msg_sample(&m, RD_MSG_FIN, 0));
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), sizeof(fin));
+	assert_memory_equal(buf, fin, sizeof(fin));
+
+	assert_true(rd_msg_sample(&m, RD_MSG_CREDIT, 0));
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN);
+
+	assert_true(rd_msg_sample(&m, RD_MSG_GET, 0));
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 33);
+	assert_int_equal(buf[RD_HDR_LEN + 4], RD_GET_DATA);
+
+	assert_true(rd_msg_sample(&m, RD_MSG_DATA, 0));
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 22 + 32);
+	assert_int_equal(buf[RD_HDR_LEN + 21], 32);
+}
+
+static void test_set_credits(void **state)
+{
+	uint8_t buf[64];
+	struct rd_msg m;
+	int n;
+
+	assert_true(rd_msg_sample(&m, RD_MSG_END, 0));
+	n = rd_msg_encode(buf, sizeof(buf), &m);
+	rd_msg_set_credits(buf, 0x1234);
+	assert_int_equal(buf[2], 0x12);
+	assert_int_equal(buf[3], 0x34);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &m, NULL), 0);
+	assert_int_equal(m.hdr.credits, 0x1234);
+	assert_int_equal(m.u.end.nfiles, 17);
+}
+
+static void test_encode_refuses_bad_fields(void **state)
+{
+	static uint8_t buf[RD_CTRL_MAX];
+	struct rd_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_TYPE_MAX;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+	assert_true(rd_msg_sample(&m, RD_MSG_FILE, 0));
+	m.u.file.path.ptr = "../x";
+	m.u.file.path.len = 4;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+	assert_true(rd_msg_sample(&m, RD_MSG_DATA, 0));
+	m.u.data.dlen = RD_DIGEST_MAX + 1;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+	assert_true(rd_msg_sample(&m, RD_MSG_CREDIT, 0));
+	assert_int_equal(rd_msg_encode(buf, RD_HDR_LEN - 1, &m), -RD_EUSAGE);
+	assert_int_equal(rd_msg_encode(NULL, sizeof(buf), &m), -RD_EUSAGE);
+}
+
+/* Paths so long that an OPEN with them is over RD_CTRL_MAX. */
+static void test_encode_refuses_oversize(void **state)
+{
+	static uint8_t buf[RD_CTRL_MAX * 2];
+	static char p[RD_PATH_MAX];
+	struct rd_msg m;
+	int i;
+
+	memset(p, 'a', sizeof(p));
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN, 0));
+	m.u.open.npaths = 5;
+	for (i = 0; i < 5; i++) {
+		m.u.open.paths[i].ptr = p;
+		m.u.open.paths[i].len = RD_PATH_MAX;
+	}
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+	m.u.open.npaths = 3;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &m) > 0);
+}
+
+static void test_refuse_short(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_CREDIT);
+	b.n = RD_HDR_LEN - 1;
+	expect_refused(&b, "message shorter than its header");
+	b.n = 0;
+	expect_refused(&b, "message shorter than its header");
+}
+
+static void test_refuse_unknown_type(void **state)
+{
+	static const uint8_t types[] = {0, RD_MSG_TYPE_MAX, 0x80, 0xff};
+	struct bld b;
+	size_t i;
+
+	for (i = 0; i < sizeof(types); i++) {
+		b_hdr(&b, types[i]);
+		expect_refused(&b, "unknown message type");
+	}
+}
+
+static void test_refuse_reserved(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_CREDIT);
+	b.b[1] = 1;
+	expect_refused(&b, "reserved header byte not zero");
+}
+
+static void test_refuse_length_mismatch(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_END);
+	b_u32(&b, 5);
+	b_fix(&b);
+	b.b[7] = 3; /* says 3, has 4 */
+	expect_refused(&b, "payload length does not match message size");
+	b.b[7] = 5; /* says 5, has 4 */
+	expect_refused(&b, "payload length does not match message size");
+}
+
+static void test_refuse_length_over_limit(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_CREDIT);
+	b.b[4] = 0;
+	b.b[5] = 0;
+	b.b[6] = (uint8_t)((RD_CTRL_MAX - RD_HDR_LEN + 1) >> 8);
+	b.b[7] = (uint8_t)(RD_CTRL_MAX - RD_HDR_LEN + 1);
+	expect_refused(&b, "payload length over limit");
+	/* A whole message longer than RD_CTRL_MAX, even if consistent. */
+	b_hdr(&b, RD_MSG_ERROR);
+	b_u16(&b, 1);
+	b.n = RD_CTRL_MAX + 1;
+	b_fix(&b);
+	expect_refused(&b, "message longer than RD_CTRL_MAX");
+}
+
+static void test_refuse_trailing(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_CREDIT);
+	b_u8(&b, 0);
+	b_fix(&b);
+	expect_refused(&b, "trailing bytes after payload");
+	b_hdr(&b, RD_MSG_END);
+	b_u32(&b, 1);
+	b_u8(&b, 0);
+	b_fix(&b);
+	expect_refused(&b, "trailing bytes after payload");
+}
+
+static void test_refuse_digest_name_too_long(void **state)
+{
+	char name[RD_DIGEST_NAME_MAX + 2];
+	struct rd_msg m;
+	struct bld b;
+
+	memset(name, 'a', sizeof(name));
+	name[RD_DIGEST_NAME_MAX + 1] = '\0';
+	b_open_head(&b, RD_MODE_PUSH, RD_CHUNK_DEFAULT, name);
+	b_u16(&b, 1);
+	b_strz(&b, "m");
+	b_fix(&b);
+	expect_refused(&b, "digest name too long");
+
+	b_hdr(&b, RD_MSG_OPEN_OK);
+	b_u32(&b, 0);
+	b_u32(&b, RD_CHUNK_DEFAULT);
+	b_strz(&b, name);
+	b_fix(&b);
+	expect_refused(&b, "digest name too long");
+	/* Exactly the limit is fine. */
+	name[RD_DIGEST_NAME_MAX] = '\0';
+	b_hdr(&b, RD_MSG_OPEN_OK);
+	b_u32(&b, 0);
+	b_u32(&b, RD_CHUNK_DEFAULT);
+	b_strz(&b, name);
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open_ok.digest.len, RD_DIGEST_NAME_MAX);
+}
+
+static void test_refuse_bad_digest_name(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_OPEN_OK);
+	b_u32(&b, 0);
+	b_u32(&b, RD_CHUNK_DEFAULT);
+	b_str(&b,
+	      "sha\0"
+	      "256",
+	      7);
+	b_fix(&b);
+	expect_refused(&b, "bad byte in digest name");
+	b_hdr(&b, RD_MSG_OPEN_OK);
+	b_u32(&b, 0);
+	b_u32(&b, RD_CHUNK_DEFAULT);
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_refused(&b, "empty digest name");
+}
+
+static void test_refuse_text_too_long(void **state)
+{
+	static char text[RD_MSG_TEXT_MAX + 1];
+	struct rd_msg m;
+	struct bld b;
+
+	memset(text, 't', sizeof(text));
+	b_hdr(&b, RD_MSG_ERROR);
+	b_u16(&b, RD_EPROTO);
+	b_str(&b, text, RD_MSG_TEXT_MAX + 1);
+	b_fix(&b);
+	expect_refused(&b, "message text too long");
+	b_hdr(&b, RD_MSG_ERROR);
+	b_u16(&b, RD_EPROTO);
+	b_str(&b, text, RD_MSG_TEXT_MAX);
+	b_fix(&b);
+	expect_ok(&b, &m);
+}
+
+static void test_refuse_path_too_long(void **state)
+{
+	static char path[RD_PATH_MAX + 1];
+	struct rd_msg m;
+	struct bld b;
+
+	memset(path, 'p', sizeof(path));
+	b_file_head(&b, RD_FT_REG, 0);
+	b_str(&b, path, RD_PATH_MAX + 1);
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_refused(&b, "path too long");
+	b_file_head(&b, RD_FT_REG, 0);
+	b_str(&b, path, RD_PATH_MAX);
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.file.path.len, RD_PATH_MAX);
+}
+
+static void test_refuse_target_too_long(void **state)
+{
+	static char target[RD_PATH_MAX + 1];
+	struct bld b;
+
+	memset(target, 't', sizeof(target));
+	b_file_head(&b, RD_FT_SYMLINK, 0);
+	b_strz(&b, "link");
+	b_str(&b, target, RD_PATH_MAX + 1);
+	b_fix(&b);
+	expect_refused(&b, "symlink target too long");
+}
+
+static void test_refuse_target_nul(void **state)
+{
+	struct rd_msg m;
+	struct bld b;
+
+	b_file_head(&b, RD_FT_SYMLINK, 0);
+	b_strz(&b, "link");
+	b_str(&b, "a\0b", 3);
+	b_fix(&b);
+	expect_refused(&b, "NUL byte in symlink target");
+	/* Any other bytes are a valid target, even "/" and "..". */
+	b_file_head(&b, RD_FT_SYMLINK, 0);
+	b_strz(&b, "link");
+	b_strz(&b, "/etc/../\n\xff");
+	b_fix(&b);
+	expect_ok(&b, &m);
+}
+
+static void test_refuse_target_mismatch(void **state)
+{
+	struct bld b;
+
+	b_file_head(&b, RD_FT_REG, 0);
+	b_strz(&b, "file");
+	b_strz(&b, "x");
+	b_fix(&b);
+	expect_refused(&b, "link target on a non-symlink");
+	b_file_head(&b, RD_FT_SYMLINK, 0);
+	b_strz(&b, "link");
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_refused(&b, "empty symlink target");
+}
+
+static void test_refuse_npaths_zero(void **state)
+{
+	struct bld b;
+
+	b_open_head(&b, RD_MODE_PUSH, RD_CHUNK_DEFAULT, "sha256");
+	b_u16(&b, 0);
+	b_fix(&b);
+	expect_refused(&b, "bad OPEN path count");
+}
+
+static void test_refuse_npaths_over(void **state)
+{
+	struct bld b;
+	int i;
+
+	b_open_head(&b, RD_MODE_PUSH, RD_CHUNK_DEFAULT, "sha256");
+	b_u16(&b, RD_OPEN_PATHS_MAX + 1);
+	for (i = 0; i < RD_OPEN_PATHS_MAX + 1; i++)
+		b_strz(&b, "m");
+	b_fix(&b);
+	expect_refused(&b, "bad OPEN path count");
+}
+
+static void test_refuse_open_mode(void **state)
+{
+	static const uint8_t modes[] = {0, 3, 0xff};
+	struct bld b;
+	size_t i;
+
+	for (i = 0; i < sizeof(modes); i++) {
+		b_open_head(&b, modes[i], RD_CHUNK_DEFAULT, "sha256");
+		b_u16(&b, 1);
+		b_strz(&b, "m");
+		b_fix(&b);
+		expect_refused(&b, "bad OPEN mode");
+	}
+}
+
+static void test_refuse_open_path(void **state)
+{
+	static const char *const bad[] = {"/etc", "m/../x", "m/", "", "m//x"};
+	struct rd_msg m;
+	struct bld b;
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b_open_head(&b, RD_MODE_PULL, RD_CHUNK_DEFAULT, "sha256");
+		b_u16(&b, 2);
+		b_strz(&b, "mod");
+		b_strz(&b, bad[i]);
+		b_fix(&b);
+		why = NULL;
+		assert_int_equal(rd_msg_decode(b.b, b.n, &m, &why), -RD_EPROTO);
+		assert_non_null(why);
+	}
+	/* A bare module and module/path are fine. */
+	b_open_head(&b, RD_MODE_PULL, RD_CHUNK_DEFAULT, "none");
+	b_u16(&b, 2);
+	b_strz(&b, "mod");
+	b_strz(&b, "mod/sub/file");
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.npaths, 2);
+	assert_int_equal(m.u.open.mode, RD_MODE_PULL);
+	assert_memory_equal(m.u.open.paths[1].ptr, "mod/sub/file", 12);
+}
+
+static void test_refuse_chunk_size(void **state)
+{
+	static const uint32_t bad[] = {0, RD_CHUNK_MIN - 1, RD_CHUNK_MAX + 1, 0xffffffffu};
+	struct bld b;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b_open_head(&b, RD_MODE_PUSH, bad[i], "sha256");
+		b_u16(&b, 1);
+		b_strz(&b, "m");
+		b_fix(&b);
+		expect_refused(&b, "chunk size out of range");
+		b_hdr(&b, RD_MSG_OPEN_OK);
+		b_u32(&b, 0);
+		b_u32(&b, bad[i]);
+		b_strz(&b, "sha256");
+		b_fix(&b);
+		expect_refused(&b, "chunk size out of range");
+	}
+}
+
+static void test_refuse_ftype(void **state)
+{
+	static const uint8_t bad[] = {0, 4, 0xff};
+	struct bld b;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad); i++) {
+		b_file_head(&b, bad[i], 0);
+		b_strz(&b, "f");
+		b_strz(&b, "");
+		b_fix(&b);
+		expect_refused(&b, "bad file type");
+	}
+}
+
+static void test_refuse_mtime_nsec(void **state)
+{
+	struct rd_msg m;
+	struct bld b;
+
+	b_file_head(&b, RD_FT_DIR, 1000000000u);
+	b_strz(&b, "d");
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_refused(&b, "mtime nanoseconds out of range");
+	b_file_head(&b, RD_FT_DIR, 999999999u);
+	b_strz(&b, "d");
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_ok(&b, &m);
+}
+
+static void test_refuse_file_path(void **state)
+{
+	static const char *const bad[] = {"", "/abs", "a/", "a//b", ".", "..", "a/../b", "./a"};
+	struct rd_msg m;
+	struct bld b;
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b_file_head(&b, RD_FT_REG, 0);
+		b_strz(&b, bad[i]);
+		b_strz(&b, "");
+		b_fix(&b);
+		why = NULL;
+		assert_int_equal(rd_msg_decode(b.b, b.n, &m, &why), -RD_EPROTO);
+		assert_non_null(why);
+	}
+	b_file_head(&b, RD_FT_REG, 0);
+	b_str(&b, "a\0b", 3);
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_refused(&b, "NUL byte in path");
+}
+
+static void b_get(struct bld *b, uint8_t type, uint8_t kind)
+{
+	b_hdr(b, type);
+	b_u32(b, 1);
+	b_u8(b, kind);
+	b_u32(b, 0);
+	b_u64(b, 0);
+	if (type == RD_MSG_GET) {
+		b_u64(b, 0x1000);
+		b_u32(b, 7);
+		b_u32(b, 4096);
+	} else {
+		b_u32(b, 4096);
+		b_u8(b, 0);
+	}
+	b_fix(b);
+}
+
+static void test_refuse_get_kind(void **state)
+{
+	struct rd_msg m;
+	struct bld b;
+
+	b_get(&b, RD_MSG_GET, 0);
+	expect_refused(&b, "bad chunk request kind");
+	b_get(&b, RD_MSG_GET, 3);
+	expect_refused(&b, "bad chunk request kind");
+	b_get(&b, RD_MSG_GET, RD_GET_SUM);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.get.rkey, 7);
+}
+
+static void test_refuse_data_kind(void **state)
+{
+	struct rd_msg m;
+	struct bld b;
+
+	b_get(&b, RD_MSG_DATA, 0);
+	expect_refused(&b, "bad chunk request kind");
+	b_get(&b, RD_MSG_DATA, 0xff);
+	expect_refused(&b, "bad chunk request kind");
+	b_get(&b, RD_MSG_DATA, RD_GET_DATA);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.data.dlen, 0);
+}
+
+static void test_refuse_dlen(void **state)
+{
+	uint8_t dig[RD_DIGEST_MAX + 1];
+	struct bld b;
+
+	memset(dig, 0xab, sizeof(dig));
+	b_hdr(&b, RD_MSG_DATA);
+	b_u32(&b, 1);
+	b_u8(&b, RD_GET_DATA);
+	b_u32(&b, 0);
+	b_u64(&b, 0);
+	b_u32(&b, 4096);
+	b_u8(&b, RD_DIGEST_MAX + 1);
+	b_raw(&b, dig, sizeof(dig));
+	b_fix(&b);
+	expect_refused(&b, "digest too long");
+}
+
+static void test_refuse_note_path_too_long(void **state)
+{
+	static char path[RD_PATH_MAX + 1];
+	struct bld b;
+
+	memset(path, 'n', sizeof(path));
+	b_hdr(&b, RD_MSG_NOTE);
+	b_u16(&b, 1);
+	b_str(&b, path, sizeof(path));
+	b_strz(&b, "skipped");
+	b_fix(&b);
+	expect_refused(&b, "note path too long");
+}
+
+/* Every prefix of a valid message is refused, with or without a
+ * consistent header length; nothing reads past the prefix (ASan). */
+static void test_truncated_everywhere(void **state)
+{
+	static const uint8_t types[] = {RD_MSG_OPEN,	  RD_MSG_FILE, RD_MSG_DATA, RD_MSG_NOTE,
+					RD_MSG_CHUNK_ERR, RD_MSG_GET,  RD_MSG_FIN,  RD_MSG_DONE};
+	static uint8_t full[RD_CTRL_MAX];
+	struct rd_msg in, out;
+	const char *why;
+	size_t i, n;
+	uint8_t *cut;
+	int len, v;
+
+	for (i = 0; i < sizeof(types); i++) {
+		for (v = 0; v < 2; v++) {
+			assert_true(rd_msg_sample(&in, types[i], v));
+			len = rd_msg_encode(full, sizeof(full), &in);
+			assert_true(len > RD_HDR_LEN);
+			for (n = 0; n < (size_t)len; n++) {
+				/* Exact-size heap copy so ASan sees any overread. */
+				cut = malloc(n ? n : 1);
+				assert_non_null(cut);
+				memcpy(cut, full, n);
+				why = NULL;
+				assert_int_equal(rd_msg_decode(cut, n, &out, &why), -RD_EPROTO);
+				assert_non_null(why);
+				if (n >= RD_HDR_LEN) {
+					rd_msg_set_credits(cut, 1);
+					cut[4] = (uint8_t)((n - RD_HDR_LEN) >> 24);
+					cut[5] = (uint8_t)((n - RD_HDR_LEN) >> 16);
+					cut[6] = (uint8_t)((n - RD_HDR_LEN) >> 8);
+					cut[7] = (uint8_t)(n - RD_HDR_LEN);
+					why = NULL;
+					assert_int_equal(rd_msg_decode(cut, n, &out, &why),
+							 -RD_EPROTO);
+					assert_non_null(why);
+				}
+				free(cut);
+			}
+		}
+	}
+}
+
+static void test_path_check_table(void **state)
+{
+	static char longp[RD_PATH_MAX + 1];
+	static const struct {
+		const char *p;
+		size_t len;
+	} ok[] =
+	    {
+		{"a", 1}, {"a/b", 3}, {"a b/c\nd", 7}, {"\xff\xfe", 2}, {"...", 3}, {".a/b.", 5},
+	    },
+	  bad[] = {
+	      {"", 0},	     {"/a", 2},	 {"a/", 2},  {"a//b", 4}, {".", 1}, {"..", 2},
+	      {"a/../b", 6}, {"./a", 3}, {"a/.", 3}, {"a\0b", 3}, {"/", 1}, {"a/..", 4},
+	  };
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		why = "unset";
+		assert_int_equal(rd_path_check(ok[i].p, ok[i].len, &why), 0);
+		assert_null(why);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		assert_int_equal(rd_path_check(bad[i].p, bad[i].len, &why), -RD_EPROTO);
+		assert_non_null(why);
+	}
+	memset(longp, 'a', sizeof(longp));
+	assert_int_equal(rd_path_check(longp, RD_PATH_MAX, &why), 0);
+	assert_int_equal(rd_path_check(longp, RD_PATH_MAX + 1, &why), -RD_EPROTO);
+	assert_string_equal(why, "path too long");
+	assert_int_equal(rd_path_check(NULL, 0, NULL), -RD_EPROTO);
+}
+
+static void test_cm_roundtrip(void **state)
+{
+	struct rd_cm_req req = {1, 3, RD_CMF_SECRET, 64, {0}}, req2;
+	struct rd_cm_rep rep = {1, 32, 0x5}, rep2;
+	struct rd_cm_rej rej = {RD_REJ_VERSION, 1, 1}, rej2;
+	uint8_t buf[56];
+	int i;
+
+	for (i = 0; i < RD_SECRET_LEN; i++)
+		req.secret[i] = (uint8_t)(0xa0 + i);
+	memset(buf, 0xee, sizeof(buf));
+	rd_cm_req_encode(buf, &req);
+	assert_int_equal(buf[RD_CM_REQ_LEN], 0xee); /* wrote exactly 32 */
+	assert_memory_equal(buf, "RDCP", 4);
+	/* IB CM pads private data to 56 bytes: extra bytes are ignored. */
+	assert_int_equal(rd_cm_req_decode(buf, sizeof(buf), &req2), 0);
+	assert_int_equal(req2.ver_min, 1);
+	assert_int_equal(req2.ver_max, 3);
+	assert_int_equal(req2.flags, RD_CMF_SECRET);
+	assert_int_equal(req2.ctrl_depth, 64);
+	assert_memory_equal(req2.secret, req.secret, RD_SECRET_LEN);
+	assert_int_equal(rd_cm_req_decode(buf, RD_CM_REQ_LEN - 1, &req2), -RD_EPROTO);
+	buf[0] = 'X';
+	assert_int_equal(rd_cm_req_decode(buf, RD_CM_REQ_LEN, &req2), -RD_EPROTO);
+
+	memset(buf, 0xee, sizeof(buf));
+	rd_cm_rep_encode(buf, &rep);
+	assert_int_equal(buf[RD_CM_REP_LEN], 0xee);
+	assert_int_equal(rd_cm_rep_decode(buf, RD_CM_REP_LEN, &rep2), 0);
+	assert_memory_equal(&rep, &rep2, sizeof(rep));
+	assert_int_equal(rd_cm_rep_decode(buf, RD_CM_REP_LEN - 1, &rep2), -RD_EPROTO);
+	buf[3] ^= 1;
+	assert_int_equal(rd_cm_rep_decode(buf, RD_CM_REP_LEN, &rep2), -RD_EPROTO);
+
+	memset(buf, 0xee, sizeof(buf));
+	rd_cm_rej_encode(buf, &rej);
+	assert_int_equal(buf[RD_CM_REJ_LEN], 0xee);
+	assert_int_equal(rd_cm_rej_decode(buf, sizeof(buf), &rej2), 0);
+	assert_memory_equal(&rej, &rej2, sizeof(rej));
+	assert_int_equal(rd_cm_rej_decode(buf, RD_CM_REJ_LEN - 1, &rej2), -RD_EPROTO);
+	assert_int_equal(rd_cm_rej_decode(NULL, 0, &rej2), -RD_EPROTO);
+}
+
+static void test_names(void **state)
+{
+	assert_string_equal(rd_msg_type_name(RD_MSG_CREDIT), "CREDIT");
+	assert_string_equal(rd_msg_type_name(RD_MSG_CHUNK_ERR), "CHUNK_ERR");
+	assert_string_equal(rd_msg_type_name(RD_MSG_FIN), "FIN");
+	assert_string_equal(rd_msg_type_name(0), "unknown");
+	assert_string_equal(rd_msg_type_name(RD_MSG_TYPE_MAX), "unknown");
+	assert_string_equal(rd_msg_type_name(255), "unknown");
+	assert_string_equal(rd_rej_reason_str(RD_REJ_VERSION), "no common protocol version");
+	assert_string_equal(rd_rej_reason_str(RD_REJ_SHUTDOWN), "server shutting down");
+	assert_string_equal(rd_rej_reason_str(0), "unknown");
+	assert_string_equal(rd_rej_reason_str(999), "unknown");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_roundtrip_every_type),
+	    cmocka_unit_test(test_fixed_layouts),
+	    cmocka_unit_test(test_set_credits),
+	    cmocka_unit_test(test_encode_refuses_bad_fields),
+	    cmocka_unit_test(test_encode_refuses_oversize),
+	    cmocka_unit_test(test_refuse_short),
+	    cmocka_unit_test(test_refuse_unknown_type),
+	    cmocka_unit_test(test_refuse_reserved),
+	    cmocka_unit_test(test_refuse_length_mismatch),
+	    cmocka_unit_test(test_refuse_length_over_limit),
+	    cmocka_unit_test(test_refuse_trailing),
+	    cmocka_unit_test(test_refuse_digest_name_too_long),
+	    cmocka_unit_test(test_refuse_bad_digest_name),
+	    cmocka_unit_test(test_refuse_text_too_long),
+	    cmocka_unit_test(test_refuse_path_too_long),
+	    cmocka_unit_test(test_refuse_target_too_long),
+	    cmocka_unit_test(test_refuse_target_nul),
+	    cmocka_unit_test(test_refuse_target_mismatch),
+	    cmocka_unit_test(test_refuse_npaths_zero),
+	    cmocka_unit_test(test_refuse_npaths_over),
+	    cmocka_unit_test(test_refuse_open_mode),
+	    cmocka_unit_test(test_refuse_open_path),
+	    cmocka_unit_test(test_refuse_chunk_size),
+	    cmocka_unit_test(test_refuse_ftype),
+	    cmocka_unit_test(test_refuse_mtime_nsec),
+	    cmocka_unit_test(test_refuse_file_path),
+	    cmocka_unit_test(test_refuse_get_kind),
+	    cmocka_unit_test(test_refuse_data_kind),
+	    cmocka_unit_test(test_refuse_dlen),
+	    cmocka_unit_test(test_refuse_note_path_too_long),
+	    cmocka_unit_test(test_truncated_everywhere),
+	    cmocka_unit_test(test_path_check_table),
+	    cmocka_unit_test(test_cm_roundtrip),
+	    cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

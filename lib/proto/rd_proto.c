@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Control message codec (sections 2 and 3 of rd_proto.h).
+ *
+ * Decoding is two passes over one message: the structural pass reads the
+ * payload with a bounds-checked cursor (every string length is checked
+ * against its limit and against the bytes left before it is used, every
+ * count before its loop), then msg_check() validates the values. The
+ * encoder runs the same msg_check() first, so it can never produce a
+ * message the decoder refuses.
+ */
+#include "lib/proto/rd_proto.h"
+
+#include <string.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/proto/rd_proto_buf.h"
+
+#define NSEC_PER_SEC 1000000000u
+
+static const char *str_check(const struct rd_str *s, size_t max, const char *too_long)
+{
+	if (s->len > max)
+		return too_long;
+	if (s->len && !s->ptr)
+		return "string without bytes";
+	return NULL;
+}
+
+/* Digest names are EVP names or "none": short, printable, no spaces. */
+static const char *digest_name_check(const struct rd_str *s)
+{
+	const char *why = str_check(s, RD_DIGEST_NAME_MAX, "digest name too long");
+	uint16_t i;
+
+	if (why)
+		return why;
+	if (s->len == 0)
+		return "empty digest name";
+	for (i = 0; i < s->len; i++) {
+		if ((unsigned char)s->ptr[i] < 0x21 || (unsigned char)s->ptr[i] > 0x7e)
+			return "bad byte in digest name";
+	}
+	return NULL;
+}
+
+static const char *chunk_size_check(uint32_t chunk_size)
+{
+	if (chunk_size < RD_CHUNK_MIN || chunk_size > RD_CHUNK_MAX)
+		return "chunk size out of range";
+	return NULL;
+}
+
+static const char *wire_path_check(const struct rd_str *s)
+{
+	const char *why;
+
+	if (s->len && !s->ptr)
+		return "string without bytes";
+	if (rd_path_check(s->ptr, s->len, &why))
+		return why;
+	return NULL;
+}
+
+static const char *open_check(const struct rd_msg_open *o)
+{
+	const char *why;
+	uint16_t i;
+
+	if (o->mode != RD_MODE_PUSH && o->mode != RD_MODE_PULL)
+		return "bad OPEN mode";
+	why = chunk_size_check(o->chunk_size);
+	if (!why)
+		why = digest_name_check(&o->digest);
+	if (why)
+		return why;
+	if (o->npaths == 0 || o->npaths > RD_OPEN_PATHS_MAX)
+		return "bad OPEN path count";
+	for (i = 0; i < o->npaths; i++) {
+		why = wire_path_check(&o->paths[i]);
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
+static const char *file_check(const struct rd_msg_file *f)
+{
+	const char *why;
+
+	if (f->type != RD_FT_REG && f->type != RD_FT_DIR && f->type != RD_FT_SYMLINK)
+		return "bad file type";
+	if (f->mtime_nsec >= NSEC_PER_SEC)
+		return "mtime nanoseconds out of range";
+	why = wire_path_check(&f->path);
+	if (why)
+		return why;
+	why = str_check(&f->target, RD_PATH_MAX, "symlink target too long");
+	if (why)
+		return why;
+	if (f->type != RD_FT_SYMLINK)
+		return f->target.len ? "link target on a non-symlink" : NULL;
+	if (f->target.len == 0)
+		return "empty symlink target";
+	if (memchr(f->target.ptr, '\0', f->target.len))
+		return "NUL byte in symlink target";
+	return NULL;
+}
+
+static const char *kind_check(uint8_t kind)
+{
+	if (kind != RD_GET_DATA && kind != RD_GET_SUM)
+		return "bad chunk request kind";
+	return NULL;
+}
+
+static const char *text_check(const struct rd_str *s)
+{
+	return str_check(s, RD_MSG_TEXT_MAX, "message text too long");
+}
+
+/* Value checks shared by encode and decode; NULL if msg is valid. */
+static const char *msg_check(const struct rd_msg *m)
+{
+	const char *why;
+
+	switch (m->hdr.type) {
+	case RD_MSG_CREDIT:
+	case RD_MSG_END:
+	case RD_MSG_FIN:
+		return NULL;
+	case RD_MSG_OPEN:
+		return open_check(&m->u.open);
+	case RD_MSG_OPEN_OK:
+		why = chunk_size_check(m->u.open_ok.chunk_size);
+		return why ? why : digest_name_check(&m->u.open_ok.digest);
+	case RD_MSG_ERROR:
+		return text_check(&m->u.error.text);
+	case RD_MSG_FILE:
+		return file_check(&m->u.file);
+	case RD_MSG_GET:
+		return kind_check(m->u.get.kind);
+	case RD_MSG_DATA:
+		if (m->u.data.dlen > RD_DIGEST_MAX)
+			return "digest too long";
+		return kind_check(m->u.data.kind);
+	case RD_MSG_CHUNK_ERR:
+		return text_check(&m->u.chunk_err.text);
+	case RD_MSG_DONE:
+		return text_check(&m->u.done.text);
+	case RD_MSG_NOTE:
+		why = str_check(&m->u.note.path, RD_PATH_MAX, "note path too long");
+		return why ? why : text_check(&m->u.note.text);
+	default:
+		return "unknown message type";
+	}
+}
+
+static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
+{
+	uint16_t i;
+
+	rd_put_u8(w, o->mode);
+	rd_put_u32(w, o->flags);
+	rd_put_u32(w, o->chunk_size);
+	rd_put_str(w, &o->digest);
+	rd_put_u16(w, o->npaths);
+	for (i = 0; i < o->npaths; i++)
+		rd_put_str(w, &o->paths[i]);
+}
+
+static void put_file(struct rd_wcur *w, const struct rd_msg_file *f)
+{
+	rd_put_u32(w, f->id);
+	rd_put_u8(w, f->type);
+	rd_put_u8(w, f->flags);
+	rd_put_u32(w, f->mode);
+	rd_put_u32(w, f->uid);
+	rd_put_u32(w, f->gid);
+	rd_put_u64(w, f->size);
+	rd_put_u64(w, (uint64_t)f->mtime_sec);
+	rd_put_u32(w, f->mtime_nsec);
+	rd_put_str(w, &f->path);
+	rd_put_str(w, &f->target);
+}
+
+static void put_get(struct rd_wcur *w, const struct rd_msg_get *g)
+{
+	rd_put_u32(w, g->id);
+	rd_put_u8(w, g->kind);
+	rd_put_u32(w, g->slot);
+	rd_put_u64(w, g->chunk);
+	rd_put_u64(w, g->addr);
+	rd_put_u32(w, g->rkey);
+	rd_put_u32(w, g->len);
+}
+
+static void put_data(struct rd_wcur *w, const struct rd_msg_data *d)
+{
+	rd_put_u32(w, d->id);
+	rd_put_u8(w, d->kind);
+	rd_put_u32(w, d->slot);
+	rd_put_u64(w, d->chunk);
+	rd_put_u32(w, d->len);
+	rd_put_u8(w, d->dlen);
+	rd_put_bytes(w, d->digest, d->dlen);
+}
+
+static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
+{
+	switch (m->hdr.type) {
+	case RD_MSG_OPEN:
+		put_open(w, &m->u.open);
+		break;
+	case RD_MSG_OPEN_OK:
+		rd_put_u32(w, m->u.open_ok.flags);
+		rd_put_u32(w, m->u.open_ok.chunk_size);
+		rd_put_str(w, &m->u.open_ok.digest);
+		break;
+	case RD_MSG_ERROR:
+		rd_put_u16(w, m->u.error.code);
+		rd_put_str(w, &m->u.error.text);
+		break;
+	case RD_MSG_FILE:
+		put_file(w, &m->u.file);
+		break;
+	case RD_MSG_END:
+		rd_put_u32(w, m->u.end.nfiles);
+		break;
+	case RD_MSG_GET:
+		put_get(w, &m->u.get);
+		break;
+	case RD_MSG_DATA:
+		put_data(w, &m->u.data);
+		break;
+	case RD_MSG_CHUNK_ERR:
+		rd_put_u32(w, m->u.chunk_err.id);
+		rd_put_u64(w, m->u.chunk_err.chunk);
+		rd_put_u16(w, m->u.chunk_err.code);
+		rd_put_str(w, &m->u.chunk_err.text);
+		break;
+	case RD_MSG_DONE:
+		rd_put_u32(w, m->u.done.id);
+		rd_put_u16(w, m->u.done.status);
+		rd_put_u64(w, m->u.done.bytes);
+		rd_put_str(w, &m->u.done.text);
+		break;
+	case RD_MSG_NOTE:
+		rd_put_u16(w, m->u.note.code);
+		rd_put_str(w, &m->u.note.path);
+		rd_put_str(w, &m->u.note.text);
+		break;
+	case RD_MSG_FIN:
+		rd_put_u32(w, m->u.fin.files_ok);
+		rd_put_u32(w, m->u.fin.files_failed);
+		rd_put_u64(w, m->u.fin.bytes);
+		break;
+	default: /* CREDIT: empty */
+		break;
+	}
+}
+
+int rd_msg_encode(uint8_t *buf, size_t cap, const struct rd_msg *msg)
+{
+	struct rd_wcur w;
+	size_t plen;
+	int ret = -RD_EUSAGE;
+
+	if (!buf || !msg || msg_check(msg))
+		goto out;
+	rd_wcur_init(&w, buf, cap < RD_CTRL_MAX ? cap : RD_CTRL_MAX);
+	rd_put_u8(&w, msg->hdr.type);
+	rd_put_u8(&w, 0);
+	rd_put_u16(&w, msg->hdr.credits);
+	rd_put_u32(&w, 0); /* length, patched below */
+	put_payload(&w, msg);
+	if (w.full)
+		goto out;
+	plen = w.off - RD_HDR_LEN;
+	buf[4] = (uint8_t)(plen >> 24);
+	buf[5] = (uint8_t)(plen >> 16);
+	buf[6] = (uint8_t)(plen >> 8);
+	buf[7] = (uint8_t)plen;
+	ret = (int)w.off;
+out:
+	return ret;
+}
+
+static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
+{
+	uint16_t i;
+
+	o->mode = rd_get_u8(r);
+	o->flags = rd_get_u32(r);
+	o->chunk_size = rd_get_u32(r);
+	rd_get_str(r, &o->digest, RD_DIGEST_NAME_MAX, "digest name too long");
+	o->npaths = rd_get_u16(r);
+	if (r->why)
+		return;
+	if (o->npaths == 0 || o->npaths > RD_OPEN_PATHS_MAX) {
+		rd_rcur_fail(r, "bad OPEN path count");
+		return;
+	}
+	for (i = 0; i < o->npaths; i++)
+		rd_get_str(r, &o->paths[i], RD_PATH_MAX, "path too long");
+}
+
+static void get_file(struct rd_rcur *r, struct rd_msg_file *f)
+{
+	f->id = rd_get_u32(r);
+	f->type = rd_get_u8(r);
+	f->flags = rd_get_u8(r);
+	f->mode = rd_get_u32(r);
+	f->uid = rd_get_u32(r);
+	f->gid = rd_get_u32(r);
+	f->size = rd_get_u64(r);
+	f->mtime_sec = (int64_t)rd_get_u64(r);
+	f->mtime_nsec = rd_get_u32(r);
+	rd_get_str(r, &f->path, RD_PATH_MAX, "path too long");
+	rd_get_str(r, &f->target, RD_PATH_MAX, "symlink target too long");
+}
+
+static void get_get(struct rd_rcur *r, struct rd_msg_get *g)
+{
+	g->id = rd_get_u32(r);
+	g->kind = rd_get_u8(r);
+	g->slot = rd_get_u32(r);
+	g->chunk = rd_get_u64(r);
+	g->addr = rd_get_u64(r);
+	g->rkey = rd_get_u32(r);
+	g->len = rd_get_u32(r);
+}
+
+static void get_data(struct rd_rcur *r, struct rd_msg_data *d)
+{
+	const uint8_t *p;
+
+	d->id = rd_get_u32(r);
+	d->kind = rd_get_u8(r);
+	d->slot = rd_get_u32(r);
+	d->chunk = rd_get_u64(r);
+	d->len = rd_get_u32(r);
+	d->dlen = rd_get_u8(r);
+	if (r->why)
+		return;
+	if (d->dlen > RD_DIGEST_MAX) {
+		rd_rcur_fail(r, "digest too long");
+		return;
+	}
+	p = rd_rcur_take(r, d->dlen);
+	if (p && d->dlen)
+		memcpy(d->digest, p, d->dlen);
+}
+
+static void get_payload(struct rd_rcur *r, struct rd_msg *m)
+{
+	switch (m->hdr.type) {
+	case RD_MSG_OPEN:
+		get_open(r, &m->u.open);
+		break;
+	case RD_MSG_OPEN_OK:
+		m->u.open_ok.flags = rd_get_u32(r);
+		m->u.open_ok.chunk_size = rd_get_u32(r);
+		rd_get_str(r, &m->u.open_ok.digest, RD_DIGEST_NAME_MAX, "digest name too long");
+		break;
+	case RD_MSG_ERROR:
+		m->u.error.code = rd_get_u16(r);
+		rd_get_str(r, &m->u.error.text, RD_MSG_TEXT_MAX, "message text too long");
+		break;
+	case RD_MSG_FILE:
+		get_file(r, &m->u.file);
+		break;
+	case RD_MSG_END:
+		m->u.end.nfiles = rd_get_u32(r);
+		break;
+	case RD_MSG_GET:
+		get_get(r, &m->u.get);
+		break;
+	case RD_MSG_DATA:
+		get_data(r, &m->u.data);
+		break;
+	case RD_MSG_CHUNK_ERR:
+		m->u.chunk_err.id = rd_get_u32(r);
+		m->u.chunk_err.chunk = rd_get_u64(r);
+		m->u.chunk_err.code = rd_get_u16(r);
+		rd_get_str(r, &m->u.chunk_err.text, RD_MSG_TEXT_MAX, "message text too long");
+		break;
+	case RD_MSG_DONE:
+		m->u.done.id = rd_get_u32(r);
+		m->u.done.status = rd_get_u16(r);
+		m->u.done.bytes = rd_get_u64(r);
+		rd_get_str(r, &m->u.done.text, RD_MSG_TEXT_MAX, "message text too long");
+		break;
+	case RD_MSG_NOTE:
+		m->u.note.code = rd_get_u16(r);
+		rd_get_str(r, &m->u.note.path, RD_PATH_MAX, "note path too long");
+		rd_get_str(r, &m->u.note.text, RD_MSG_TEXT_MAX, "message text too long");
+		break;
+	case RD_MSG_FIN:
+		m->u.fin.files_ok = rd_get_u32(r);
+		m->u.fin.files_failed = rd_get_u32(r);
+		m->u.fin.bytes = rd_get_u64(r);
+		break;
+	default: /* CREDIT: empty */
+		break;
+	}
+}
+
+int rd_msg_decode(const uint8_t *buf, size_t len, struct rd_msg *msg, const char **why)
+{
+	const char *reason = NULL;
+	struct rd_rcur r;
+	uint8_t reserved;
+
+	memset(msg, 0, sizeof(*msg));
+	if (!buf || len < RD_HDR_LEN) {
+		reason = "message shorter than its header";
+		goto out;
+	}
+	if (len > RD_CTRL_MAX) {
+		reason = "message longer than RD_CTRL_MAX";
+		goto out;
+	}
+	rd_rcur_init(&r, buf, len);
+	msg->hdr.type = rd_get_u8(&r);
+	reserved = rd_get_u8(&r);
+	msg->hdr.credits = rd_get_u16(&r);
+	msg->hdr.length = rd_get_u32(&r);
+	if (msg->hdr.type == 0 || msg->hdr.type >= RD_MSG_TYPE_MAX) {
+		reason = "unknown message type";
+		goto out;
+	}
+	if (reserved) {
+		reason = "reserved header byte not zero";
+		goto out;
+	}
+	if (msg->hdr.length > RD_CTRL_MAX - RD_HDR_LEN) {
+		reason = "payload length over limit";
+		goto out;
+	}
+	if (msg->hdr.length != len - RD_HDR_LEN) {
+		reason = "payload length does not match message size";
+		goto out;
+	}
+	get_payload(&r, msg);
+	reason = r.why;
+	if (!reason && rd_rcur_left(&r))
+		reason = "trailing bytes after payload";
+	if (!reason)
+		reason = msg_check(msg);
+out:
+	if (why)
+		*why = reason;
+	return reason ? -RD_EPROTO : 0;
+}
+
+void rd_msg_set_credits(uint8_t *buf, uint16_t credits)
+{
+	buf[2] = (uint8_t)(credits >> 8);
+	buf[3] = (uint8_t)credits;
+}

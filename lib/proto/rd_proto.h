@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The rdcp wire protocol, version 1. This comment is the specification;
+ * docs/PROTOCOL.md only points here.
+ *
+ * All integers are fixed width and big-endian. Every length read off the
+ * wire is checked against the hard limits below before it is used, every
+ * count against what is left in the message, and unknown message types are
+ * refused. Decoders never trust a peer.
+ *
+ * 1. Connection (librdmacm, RC QP, port RD_DEFAULT_PORT unless told).
+ *
+ *    Connect private data, client -> server (RD_CM_REQ_LEN bytes):
+ *	 0 u32 magic	 RD_MAGIC ("RDCP")
+ *	 4 u16 ver_min	 lowest protocol version the client speaks
+ *	 6 u16 ver_max	 highest
+ *	 8 u32 flags	 RD_CMF_SECRET: secret[] is meaningful
+ *	12 u16 ctrl_depth receive buffers the client posted (server's credits)
+ *	14 u16 reserved	 0
+ *	16 u8  secret[16] one-time secret (ssh-started side), else zero
+ *    The transport may deliver more bytes than this (IB CM pads to 56);
+ *    extra bytes are ignored, fewer are refused. A wrong magic is refused;
+ *    reserved is written 0 and ignored; versions are the caller's to check.
+ *
+ *    Accept private data, server -> client (RD_CM_REP_LEN bytes):
+ *	 0 u32 magic, 4 u16 version chosen, 6 u16 ctrl_depth, 8 u32 flags
+ *
+ *    Reject private data, server -> client (RD_CM_REJ_LEN bytes):
+ *	 0 u32 magic, 4 u16 reason (enum rd_rej_reason), 6 u16 ver_min,
+ *	 8 u16 ver_max (what the server speaks, for the version message)
+ *
+ * 2. Control messages: SEND/RECV, each at most RD_CTRL_MAX bytes:
+ *	 0 u8  type	 enum rd_msg_type; unknown types are a protocol error
+ *	 1 u8  reserved	 0
+ *	 2 u16 credits	 receive buffers the sender re-posted since its
+ *			 previous message (credit return)
+ *	 4 u32 length	 payload length, <= RD_CTRL_MAX - RD_HDR_LEN
+ *	 8 ...  payload
+ *    Credits: each side starts with the peer's ctrl_depth credits, spends
+ *    one per message, and gets them back in the credits field. A side keeps
+ *    its last credit for a CREDIT message, so credit returns never
+ *    deadlock.
+ *
+ *    The reserved byte must be 0 (refused otherwise), a message is
+ *    exactly RD_HDR_LEN + length bytes (trailing bytes are refused), and
+ *    each payload below is consumed exactly.
+ *
+ *    Strings on the wire ("str") are u16 length + bytes, no NUL; paths are
+ *    relative, '/'-separated, no empty, "." or ".." component, no NUL,
+ *    at most RD_PATH_MAX bytes (checked by rd_path_check()).
+ *
+ *    Payloads. Offsets count from the start of the payload (message byte
+ *    8); "+" marks a field that follows a variable-length one. Fields are
+ *    in the order of the struct rd_msg_* members below.
+ *
+ *    CREDIT (1): empty payload (length 0); only the header's credits.
+ *
+ *    OPEN (2), client -> server:
+ *	 0 u8  mode	  enum rd_open_mode (PUSH 1, PULL 2), else refused
+ *	 1 u32 flags	  RD_OF_*
+ *	 5 u32 chunk_size RD_CHUNK_MIN..RD_CHUNK_MAX
+ *	 9 str digest	  1..RD_DIGEST_NAME_MAX bytes, 0x21..0x7e only
+ *	 + u16 npaths	  1..RD_OPEN_PATHS_MAX
+ *	 + str path[npaths] "module" or "module/path", rd_path_check()
+ *
+ *    OPEN_OK (3), server -> client:
+ *	 0 u32 flags	  RD_OF_* the server will honour
+ *	 4 u32 chunk_size RD_CHUNK_MIN..RD_CHUNK_MAX
+ *	 8 str digest	  as in OPEN
+ *
+ *    ERROR (4):
+ *	 0 u16 code	  RD_E* (lib/base/rd_err.h)
+ *	 2 str text	  0..RD_MSG_TEXT_MAX bytes
+ *
+ *    FILE (5), sender -> receiver:
+ *	 0 u32 id	  entry id
+ *	 4 u8  type	  enum rd_ftype (REG 1, DIR 2, SYMLINK 3), else refused
+ *	 5 u8  flags	  RD_FF_*
+ *	 6 u32 mode	  st_mode bits
+ *	10 u32 uid
+ *	14 u32 gid
+ *	18 u64 size
+ *	26 s64 mtime_sec  two's complement
+ *	34 u32 mtime_nsec < 1000000000
+ *	38 str path	  rd_path_check()
+ *	 + str target	  SYMLINK: 1..RD_PATH_MAX bytes, no NUL; others: empty
+ *
+ *    END (6), sender -> receiver:
+ *	 0 u32 nfiles	  number of FILE messages sent
+ *
+ *    GET (7), receiver -> sender (payload 33 bytes):
+ *	 0 u32 id
+ *	 4 u8  kind	  enum rd_get_kind (DATA 1, SUM 2), else refused
+ *	 5 u32 slot	  receiver's pool slot index
+ *	 9 u64 chunk	  chunk index in the file
+ *	17 u64 addr	  slot address for the RDMA WRITE
+ *	25 u32 rkey
+ *	29 u32 len	  slot length
+ *
+ *    DATA (8), sender -> receiver:
+ *	 0 u32 id
+ *	 4 u8  kind	  as in GET
+ *	 5 u32 slot
+ *	 9 u64 chunk
+ *	17 u32 len	  bytes written (or hashed, for SUM)
+ *	21 u8  dlen	  0..RD_DIGEST_MAX
+ *	22 u8  digest[dlen]
+ *
+ *    CHUNK_ERR (9), sender -> receiver:
+ *	 0 u32 id
+ *	 4 u64 chunk
+ *	12 u16 code	  RD_E*
+ *	14 str text	  0..RD_MSG_TEXT_MAX bytes
+ *
+ *    DONE (10), receiver -> sender:
+ *	 0 u32 id
+ *	 4 u16 status	  0 ok, else RD_E*
+ *	 6 u64 bytes	  data bytes actually moved
+ *	14 str text	  0..RD_MSG_TEXT_MAX bytes
+ *
+ *    NOTE (11), sender -> receiver:
+ *	 0 u16 code	  RD_E*
+ *	 2 str path	  0..RD_PATH_MAX bytes, any bytes (only displayed)
+ *	 + str text	  0..RD_MSG_TEXT_MAX bytes
+ *
+ *    FIN (12), both ways (payload 16 bytes):
+ *	 0 u32 files_ok
+ *	 4 u32 files_failed
+ *	 8 u64 bytes
+ *
+ * 3. Session.
+ *    client: OPEN (mode PUSH = client sends files, PULL = client receives)
+ *    server: OPEN_OK, or ERROR and disconnect.
+ *    Then the side that has the files is the "sender", the other the
+ *    "receiver", whatever the mode:
+ *	sender:   FILE ... (one per entry, ids 1, 2, 3 ... in order) ... END
+ *	receiver: for each regular file, GET chunks into its own registered
+ *		  pool slots (addr+rkey in the GET); the sender RDMA-WRITEs the
+ *		  chunk there, then SENDs DATA (RC ordering: the WRITE is placed
+ *		  before DATA arrives) with the chunk's digest. The receiver
+ *		  verifies, writes, and GETs again (bounded retries) on mismatch.
+ *		  GET kind SUM asks only for the digest (no WRITE): used to skip
+ *		  chunks the receiver already holds.
+ *		  DONE per entry (any type) with a status; the sender keeps at
+ *		  most RD_WINDOW_FILES entries not yet DONE.
+ *	receiver: FIN after END and all DONEs; sender: FIN back; disconnect.
+ *    Sender-side problems with one file: NOTE (the file was skipped) or
+ *    CHUNK_ERR (reading failed; the receiver fails that entry).
+ *    ERROR from either side ends the session.
+ */
+#ifndef RDCP_PROTO_RD_PROTO_H
+#define RDCP_PROTO_RD_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define RD_MAGIC	0x52444350u /* "RDCP" */
+#define RD_PROTO_MIN	1
+#define RD_PROTO_MAX	1
+#define RD_DEFAULT_PORT 18515
+
+#define RD_CM_REQ_LEN 32
+#define RD_CM_REP_LEN 12
+#define RD_CM_REJ_LEN 10
+#define RD_SECRET_LEN 16
+#define RD_CMF_SECRET 0x1u
+
+#define RD_HDR_LEN	   8
+#define RD_CTRL_MAX	   16384
+#define RD_PATH_MAX	   4096
+#define RD_MSG_TEXT_MAX	   1024 /* error / note text */
+#define RD_DIGEST_MAX	   64	/* EVP_MAX_MD_SIZE */
+#define RD_DIGEST_NAME_MAX 32
+#define RD_OPEN_PATHS_MAX  64
+#define RD_WINDOW_FILES	   64
+#define RD_CHUNK_MIN	   4096u
+#define RD_CHUNK_MAX	   (64u << 20)
+#define RD_CHUNK_DEFAULT   (4u << 20)
+
+enum rd_rej_reason {
+	RD_REJ_VERSION = 1, /* no common protocol version */
+	RD_REJ_BUSY = 2,    /* server at its connection limit */
+	RD_REJ_AUTH = 3,    /* secret missing or wrong */
+	RD_REJ_BADREQ = 4,  /* private data malformed */
+	RD_REJ_SHUTDOWN = 5 /* server is stopping */
+};
+
+enum rd_msg_type {
+	RD_MSG_CREDIT = 1,
+	RD_MSG_OPEN = 2,
+	RD_MSG_OPEN_OK = 3,
+	RD_MSG_ERROR = 4,
+	RD_MSG_FILE = 5,
+	RD_MSG_END = 6,
+	RD_MSG_GET = 7,
+	RD_MSG_DATA = 8,
+	RD_MSG_CHUNK_ERR = 9,
+	RD_MSG_DONE = 10,
+	RD_MSG_NOTE = 11,
+	RD_MSG_FIN = 12,
+	RD_MSG_TYPE_MAX
+};
+
+enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
+
+/* OPEN flags */
+#define RD_OF_RECURSIVE 0x1u
+#define RD_OF_PRESERVE	0x2u /* mode, times (and owner when root) */
+#define RD_OF_FSYNC	0x4u /* fsync each file before rename */
+
+enum rd_ftype { RD_FT_REG = 1, RD_FT_DIR = 2, RD_FT_SYMLINK = 3 };
+
+/* FILE flags */
+#define RD_FF_ROOT 0x1u /* first component is a top-level source */
+#define RD_FF_POST 0x2u /* directory, after its contents: apply metadata */
+
+enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2 };
+
+struct rd_cm_req {
+	uint16_t ver_min, ver_max;
+	uint32_t flags;
+	uint16_t ctrl_depth;
+	uint8_t secret[RD_SECRET_LEN];
+};
+
+struct rd_cm_rep {
+	uint16_t version;
+	uint16_t ctrl_depth;
+	uint32_t flags;
+};
+
+struct rd_cm_rej {
+	uint16_t reason;
+	uint16_t ver_min, ver_max;
+};
+
+struct rd_hdr {
+	uint8_t type;
+	uint16_t credits;
+	uint32_t length;
+};
+
+/*
+ * Decoded messages point into the receive buffer (no copies, no
+ * allocation): strings are (ptr, len) and are NOT NUL-terminated.
+ */
+struct rd_str {
+	const char *ptr;
+	uint16_t len;
+};
+
+struct rd_msg_open {
+	uint8_t mode;	/* enum rd_open_mode */
+	uint32_t flags; /* RD_OF_* */
+	uint32_t chunk_size;
+	struct rd_str digest;			/* EVP name or "none", <= RD_DIGEST_NAME_MAX */
+	uint16_t npaths;			/* 1..RD_OPEN_PATHS_MAX */
+	struct rd_str paths[RD_OPEN_PATHS_MAX]; /* "module/path" */
+};
+
+struct rd_msg_open_ok {
+	uint32_t flags;
+	uint32_t chunk_size;
+	struct rd_str digest;
+};
+
+struct rd_msg_error {
+	uint16_t code; /* RD_E* from lib/base/rd_err.h */
+	struct rd_str text;
+};
+
+struct rd_msg_file {
+	uint32_t id;
+	uint8_t type;  /* enum rd_ftype */
+	uint8_t flags; /* RD_FF_* */
+	uint32_t mode; /* permission bits and type bits as in st_mode */
+	uint32_t uid, gid;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;  /* < 1e9 */
+	struct rd_str path;   /* checked with rd_path_check */
+	struct rd_str target; /* symlink target (any bytes but NUL), else empty */
+};
+
+struct rd_msg_end {
+	uint32_t nfiles;
+};
+
+struct rd_msg_get {
+	uint32_t id;
+	uint8_t kind; /* enum rd_get_kind */
+	uint32_t slot;
+	uint64_t chunk;
+	uint64_t addr; /* receiver's registered slot address */
+	uint32_t rkey;
+	uint32_t len; /* slot length; the sender writes at most this */
+};
+
+struct rd_msg_data {
+	uint32_t id;
+	uint8_t kind;
+	uint32_t slot;
+	uint64_t chunk;
+	uint32_t len; /* bytes written into the slot (or hashed, for SUM) */
+	uint8_t dlen; /* 0..RD_DIGEST_MAX */
+	uint8_t digest[RD_DIGEST_MAX];
+};
+
+struct rd_msg_chunk_err {
+	uint32_t id;
+	uint64_t chunk;
+	uint16_t code;
+	struct rd_str text;
+};
+
+struct rd_msg_done {
+	uint32_t id;
+	uint16_t status; /* 0 ok, else RD_E* */
+	uint64_t bytes;	 /* bytes of data actually moved */
+	struct rd_str text;
+};
+
+struct rd_msg_note {
+	uint16_t code;
+	struct rd_str path; /* may be any bytes: not used as a path */
+	struct rd_str text;
+};
+
+struct rd_msg_fin {
+	uint32_t files_ok, files_failed;
+	uint64_t bytes;
+};
+
+/* One decoded control message. */
+struct rd_msg {
+	struct rd_hdr hdr;
+	union {
+		struct rd_msg_open open;
+		struct rd_msg_open_ok open_ok;
+		struct rd_msg_error error;
+		struct rd_msg_file file;
+		struct rd_msg_end end;
+		struct rd_msg_get get;
+		struct rd_msg_data data;
+		struct rd_msg_chunk_err chunk_err;
+		struct rd_msg_done done;
+		struct rd_msg_note note;
+		struct rd_msg_fin fin;
+	} u;
+};
+
+/* CM private data. Encoders write exactly RD_CM_*_LEN bytes. */
+void rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r);
+int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r);
+void rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r);
+int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r);
+void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r);
+int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r);
+const char *rd_rej_reason_str(uint16_t reason);
+
+/*
+ * Encode msg (its hdr.type selects the union member; hdr.length is
+ * ignored and computed) into buf of cap bytes. Returns the total length
+ * (header + payload) or a negative RD_EUSAGE if it does not fit or a field
+ * is out of its limits.
+ */
+int rd_msg_encode(uint8_t *buf, size_t cap, const struct rd_msg *msg);
+
+/*
+ * Decode one message of len bytes. Returns 0, or -RD_EPROTO with a short
+ * reason in *why (a static string) for anything malformed: short buffer,
+ * length mismatch, unknown type, a string or count over its limit,
+ * trailing bytes, a bad path, an invalid enum value.
+ */
+int rd_msg_decode(const uint8_t *buf, size_t len, struct rd_msg *msg, const char **why);
+
+/* Patch the credits field of an encoded message in place. */
+void rd_msg_set_credits(uint8_t *buf, uint16_t credits);
+
+/*
+ * Check a relative wire path: non-empty, <= RD_PATH_MAX, no NUL, no
+ * leading '/', no empty, "." or ".." component, no trailing '/'.
+ * Returns 0 or -RD_EPROTO with *why set.
+ */
+int rd_path_check(const char *p, size_t len, const char **why);
+
+const char *rd_msg_type_name(uint8_t type);
+
+#endif

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connection private data (section 1 of rd_proto.h), wire path checks and
+ * the name tables.
+ */
+#include "lib/proto/rd_proto.h"
+
+#include <string.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/proto/rd_proto_buf.h"
+
+void rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r)
+{
+	struct rd_wcur w;
+
+	rd_wcur_init(&w, buf, RD_CM_REQ_LEN);
+	rd_put_u32(&w, RD_MAGIC);
+	rd_put_u16(&w, r->ver_min);
+	rd_put_u16(&w, r->ver_max);
+	rd_put_u32(&w, r->flags);
+	rd_put_u16(&w, r->ctrl_depth);
+	rd_put_u16(&w, 0);
+	rd_put_bytes(&w, r->secret, RD_SECRET_LEN);
+}
+
+int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
+{
+	struct rd_rcur c;
+
+	memset(r, 0, sizeof(*r));
+	if (!buf || len < RD_CM_REQ_LEN)
+		return -RD_EPROTO;
+	rd_rcur_init(&c, buf, RD_CM_REQ_LEN);
+	if (rd_get_u32(&c) != RD_MAGIC)
+		return -RD_EPROTO;
+	r->ver_min = rd_get_u16(&c);
+	r->ver_max = rd_get_u16(&c);
+	r->flags = rd_get_u32(&c);
+	r->ctrl_depth = rd_get_u16(&c);
+	rd_get_u16(&c); /* reserved */
+	memcpy(r->secret, buf + c.off, RD_SECRET_LEN);
+	return 0;
+}
+
+void rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r)
+{
+	struct rd_wcur w;
+
+	rd_wcur_init(&w, buf, RD_CM_REP_LEN);
+	rd_put_u32(&w, RD_MAGIC);
+	rd_put_u16(&w, r->version);
+	rd_put_u16(&w, r->ctrl_depth);
+	rd_put_u32(&w, r->flags);
+}
+
+int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r)
+{
+	struct rd_rcur c;
+
+	memset(r, 0, sizeof(*r));
+	if (!buf || len < RD_CM_REP_LEN)
+		return -RD_EPROTO;
+	rd_rcur_init(&c, buf, RD_CM_REP_LEN);
+	if (rd_get_u32(&c) != RD_MAGIC)
+		return -RD_EPROTO;
+	r->version = rd_get_u16(&c);
+	r->ctrl_depth = rd_get_u16(&c);
+	r->flags = rd_get_u32(&c);
+	return 0;
+}
+
+void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r)
+{
+	struct rd_wcur w;
+
+	rd_wcur_init(&w, buf, RD_CM_REJ_LEN);
+	rd_put_u32(&w, RD_MAGIC);
+	rd_put_u16(&w, r->reason);
+	rd_put_u16(&w, r->ver_min);
+	rd_put_u16(&w, r->ver_max);
+}
+
+int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r)
+{
+	struct rd_rcur c;
+
+	memset(r, 0, sizeof(*r));
+	if (!buf || len < RD_CM_REJ_LEN)
+		return -RD_EPROTO;
+	rd_rcur_init(&c, buf, RD_CM_REJ_LEN);
+	if (rd_get_u32(&c) != RD_MAGIC)
+		return -RD_EPROTO;
+	r->reason = rd_get_u16(&c);
+	r->ver_min = rd_get_u16(&c);
+	r->ver_max = rd_get_u16(&c);
+	return 0;
+}
+
+const char *rd_rej_reason_str(uint16_t reason)
+{
+	switch (reason) {
+	case RD_REJ_VERSION:
+		return "no common protocol version";
+	case RD_REJ_BUSY:
+		return "server busy";
+	case RD_REJ_AUTH:
+		return "authentication refused";
+	case RD_REJ_BADREQ:
+		return "malformed connection request";
+	case RD_REJ_SHUTDOWN:
+		return "server shutting down";
+	default:
+		return "unknown";
+	}
+}
+
+static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
+    [RD_MSG_CREDIT] = "CREDIT", [RD_MSG_OPEN] = "OPEN", [RD_MSG_OPEN_OK] = "OPEN_OK",
+    [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE", [RD_MSG_END] = "END",
+    [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA", [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
+    [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE", [RD_MSG_FIN] = "FIN",
+};
+
+const char *rd_msg_type_name(uint8_t type)
+{
+	if (type >= RD_MSG_TYPE_MAX || !msg_type_names[type])
+		return "unknown";
+	return msg_type_names[type];
+}
+
+/* One component [p, p + n): refuse "", "." and "..". */
+static const char *path_component_check(const char *p, size_t n)
+{
+	if (n == 0)
+		return "empty path component";
+	if (n == 1 && p[0] == '.')
+		return "'.' path component";
+	if (n == 2 && p[0] == '.' && p[1] == '.')
+		return "'..' path component";
+	return NULL;
+}
+
+int rd_path_check(const char *p, size_t len, const char **why)
+{
+	const char *reason = NULL;
+	size_t start = 0, i;
+
+	if (!p || len == 0) {
+		reason = "empty path";
+		goto out;
+	}
+	if (len > RD_PATH_MAX) {
+		reason = "path too long";
+		goto out;
+	}
+	if (memchr(p, '\0', len)) {
+		reason = "NUL byte in path";
+		goto out;
+	}
+	if (p[0] == '/') {
+		reason = "absolute path";
+		goto out;
+	}
+	if (p[len - 1] == '/') {
+		reason = "trailing '/' in path";
+		goto out;
+	}
+	for (i = 0; i <= len; i++) {
+		if (i < len && p[i] != '/')
+			continue;
+		reason = path_component_check(p + start, i - start);
+		if (reason)
+			goto out;
+		start = i + 1;
+	}
+out:
+	if (why)
+		*why = reason;
+	return reason ? -RD_EPROTO : 0;
+}

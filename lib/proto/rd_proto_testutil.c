@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: MIT
+#include "lib/proto/rd_proto_testutil.h"
+
+#include <string.h>
+
+static char long_text[RD_MSG_TEXT_MAX];
+static char long_path[RD_PATH_MAX];
+static char long_digest[RD_DIGEST_NAME_MAX];
+
+static struct rd_str str_of(const char *s)
+{
+	struct rd_str r = {s, (uint16_t)strlen(s)};
+
+	return r;
+}
+
+static struct rd_str str_n(const char *s, size_t n)
+{
+	struct rd_str r = {s, (uint16_t)n};
+
+	return r;
+}
+
+static void fill_statics(void)
+{
+	size_t i;
+
+	memset(long_text, 'x', sizeof(long_text));
+	memset(long_digest, 'd', sizeof(long_digest));
+	/* "aaa.../aaa...": components of 100 bytes. */
+	for (i = 0; i < sizeof(long_path); i++)
+		long_path[i] = (i % 101 == 100) ? '/' : 'a';
+}
+
+static void sample_open(struct rd_msg_open *o, int variant)
+{
+	static const char *const paths[] = {"home", "home/a b/c", "data/\xff\xfe/x", "m"};
+	uint16_t i;
+
+	o->mode = variant ? RD_MODE_PULL : RD_MODE_PUSH;
+	o->flags = variant ? 0xffffffffu : RD_OF_RECURSIVE | RD_OF_PRESERVE;
+	o->chunk_size = variant ? RD_CHUNK_MAX : RD_CHUNK_DEFAULT;
+	o->digest = variant ? str_n(long_digest, sizeof(long_digest)) : str_of("sha256");
+	/* Extreme variant: every slot used, short paths so it fits. */
+	o->npaths = variant ? RD_OPEN_PATHS_MAX : 4;
+	for (i = 0; i < o->npaths; i++)
+		o->paths[i] = str_of(paths[i % 4]);
+}
+
+static void sample_file(struct rd_msg_file *f, int variant)
+{
+	f->id = variant ? 0xffffffffu : 1;
+	f->type = variant ? RD_FT_SYMLINK : RD_FT_REG;
+	f->flags = variant ? 0xff : RD_FF_ROOT;
+	f->mode = variant ? 0xffffffffu : 0100644;
+	f->uid = variant ? 0xffffffffu : 1000;
+	f->gid = variant ? 0xfffffffeu : 1000;
+	f->size = variant ? UINT64_MAX : 12345;
+	f->mtime_sec = variant ? INT64_MIN : 1700000000;
+	f->mtime_nsec = variant ? 999999999u : 5;
+	if (variant) {
+		f->path = str_n(long_path, 3000);
+		f->target = str_n("../\xff\x01 x", 7);
+	} else {
+		f->path = str_of("dir/file.txt");
+	}
+}
+
+static void sample_data(struct rd_msg_data *d, int variant)
+{
+	uint8_t i;
+
+	d->id = variant ? 0xffffffffu : 3;
+	d->kind = variant ? RD_GET_SUM : RD_GET_DATA;
+	d->slot = variant ? 0xffffffffu : 7;
+	d->chunk = variant ? UINT64_MAX : 42;
+	d->len = variant ? 0xffffffffu : 4096;
+	d->dlen = variant ? RD_DIGEST_MAX : 32;
+	for (i = 0; i < d->dlen; i++)
+		d->digest[i] = (uint8_t)(i * 37 + 1);
+}
+
+static void sample_payload(struct rd_msg *m, int v)
+{
+	switch (m->hdr.type) {
+	case RD_MSG_OPEN:
+		sample_open(&m->u.open, v);
+		break;
+	case RD_MSG_OPEN_OK:
+		m->u.open_ok.flags = v ? 0xffffffffu : RD_OF_RECURSIVE;
+		m->u.open_ok.chunk_size = v ? RD_CHUNK_MIN : RD_CHUNK_DEFAULT;
+		m->u.open_ok.digest = v ? str_of("none") : str_of("blake2b512");
+		break;
+	case RD_MSG_ERROR:
+		m->u.error.code = v ? 0xffff : 11;
+		m->u.error.text =
+		    v ? str_n(long_text, sizeof(long_text)) : str_of("no such module");
+		break;
+	case RD_MSG_FILE:
+		sample_file(&m->u.file, v);
+		break;
+	case RD_MSG_END:
+		m->u.end.nfiles = v ? 0xffffffffu : 17;
+		break;
+	case RD_MSG_GET:
+		m->u.get.id = v ? 0xffffffffu : 2;
+		m->u.get.kind = v ? RD_GET_SUM : RD_GET_DATA;
+		m->u.get.slot = v ? 0xffffffffu : 1;
+		m->u.get.chunk = v ? UINT64_MAX : 9;
+		m->u.get.addr = v ? UINT64_MAX : 0x7f0000001000ull;
+		m->u.get.rkey = v ? 0xffffffffu : 0x1234;
+		m->u.get.len = v ? 0xffffffffu : RD_CHUNK_DEFAULT;
+		break;
+	case RD_MSG_DATA:
+		sample_data(&m->u.data, v);
+		break;
+	case RD_MSG_CHUNK_ERR:
+		m->u.chunk_err.id = v ? 0xffffffffu : 4;
+		m->u.chunk_err.chunk = v ? UINT64_MAX : 1;
+		m->u.chunk_err.code = v ? 0xffff : 2;
+		m->u.chunk_err.text = v ? str_n(long_text, sizeof(long_text)) : str_of("read: EIO");
+		break;
+	case RD_MSG_DONE:
+		m->u.done.id = v ? 0xffffffffu : 5;
+		m->u.done.status = v ? 0xffff : 0;
+		m->u.done.bytes = v ? UINT64_MAX : 1 << 20;
+		m->u.done.text = v ? str_n(long_text, sizeof(long_text)) : str_of("");
+		break;
+	case RD_MSG_NOTE:
+		m->u.note.code = v ? 0xffff : 12;
+		m->u.note.path = v ? str_n("/\0..//\n", 7) : str_of("skipped/fifo");
+		m->u.note.text =
+		    v ? str_n(long_text, sizeof(long_text)) : str_of("not a regular file");
+		break;
+	case RD_MSG_FIN:
+		m->u.fin.files_ok = v ? 0xffffffffu : 10;
+		m->u.fin.files_failed = v ? 0xffffffffu : 1;
+		m->u.fin.bytes = v ? UINT64_MAX : 123456789;
+		break;
+	default: /* CREDIT */
+		break;
+	}
+}
+
+bool rd_msg_sample(struct rd_msg *msg, uint8_t type, int variant)
+{
+	memset(msg, 0, sizeof(*msg));
+	if (type == 0 || type >= RD_MSG_TYPE_MAX)
+		return false;
+	if (!long_text[0])
+		fill_statics();
+	msg->hdr.type = type;
+	msg->hdr.credits = variant ? 0xffff : 3;
+	sample_payload(msg, variant);
+	return true;
+}
+
+static bool str_eq(const struct rd_str *a, const struct rd_str *b)
+{
+	return a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
+}
+
+static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
+{
+	uint16_t i;
+
+	if (a->mode != b->mode || a->flags != b->flags || a->chunk_size != b->chunk_size ||
+	    !str_eq(&a->digest, &b->digest) || a->npaths != b->npaths ||
+	    a->npaths > RD_OPEN_PATHS_MAX)
+		return false;
+	for (i = 0; i < a->npaths; i++) {
+		if (!str_eq(&a->paths[i], &b->paths[i]))
+			return false;
+	}
+	return true;
+}
+
+static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)
+{
+	return a->id == b->id && a->type == b->type && a->flags == b->flags && a->mode == b->mode &&
+	       a->uid == b->uid && a->gid == b->gid && a->size == b->size &&
+	       a->mtime_sec == b->mtime_sec && a->mtime_nsec == b->mtime_nsec &&
+	       str_eq(&a->path, &b->path) && str_eq(&a->target, &b->target);
+}
+
+static bool get_eq(const struct rd_msg_get *a, const struct rd_msg_get *b)
+{
+	return a->id == b->id && a->kind == b->kind && a->slot == b->slot && a->chunk == b->chunk &&
+	       a->addr == b->addr && a->rkey == b->rkey && a->len == b->len;
+}
+
+static bool data_eq(const struct rd_msg_data *a, const struct rd_msg_data *b)
+{
+	return a->id == b->id && a->kind == b->kind && a->slot == b->slot && a->chunk == b->chunk &&
+	       a->len == b->len && a->dlen == b->dlen && a->dlen <= RD_DIGEST_MAX &&
+	       memcmp(a->digest, b->digest, a->dlen) == 0;
+}
+
+bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
+{
+	if (a->hdr.type != b->hdr.type || a->hdr.credits != b->hdr.credits)
+		return false;
+	switch (a->hdr.type) {
+	case RD_MSG_CREDIT:
+		return true;
+	case RD_MSG_OPEN:
+		return open_eq(&a->u.open, &b->u.open);
+	case RD_MSG_OPEN_OK:
+		return a->u.open_ok.flags == b->u.open_ok.flags &&
+		       a->u.open_ok.chunk_size == b->u.open_ok.chunk_size &&
+		       str_eq(&a->u.open_ok.digest, &b->u.open_ok.digest);
+	case RD_MSG_ERROR:
+		return a->u.error.code == b->u.error.code &&
+		       str_eq(&a->u.error.text, &b->u.error.text);
+	case RD_MSG_FILE:
+		return file_eq(&a->u.file, &b->u.file);
+	case RD_MSG_END:
+		return a->u.end.nfiles == b->u.end.nfiles;
+	case RD_MSG_GET:
+		return get_eq(&a->u.get, &b->u.get);
+	case RD_MSG_DATA:
+		return data_eq(&a->u.data, &b->u.data);
+	case RD_MSG_CHUNK_ERR:
+		return a->u.chunk_err.id == b->u.chunk_err.id &&
+		       a->u.chunk_err.chunk == b->u.chunk_err.chunk &&
+		       a->u.chunk_err.code == b->u.chunk_err.code &&
+		       str_eq(&a->u.chunk_err.text, &b->u.chunk_err.text);
+	case RD_MSG_DONE:
+		return a->u.done.id == b->u.done.id && a->u.done.status == b->u.done.status &&
+		       a->u.done.bytes == b->u.done.bytes &&
+		       str_eq(&a->u.done.text, &b->u.done.text);
+	case RD_MSG_NOTE:
+		return a->u.note.code == b->u.note.code &&
+		       str_eq(&a->u.note.path, &b->u.note.path) &&
+		       str_eq(&a->u.note.text, &b->u.note.text);
+	case RD_MSG_FIN:
+		return a->u.fin.files_ok == b->u.fin.files_ok &&
+		       a->u.fin.files_failed == b->u.fin.files_failed &&
+		       a->u.fin.bytes == b->u.fin.bytes;
+	default:
+		return false;
+	}
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+#include "lib/session/rd_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/proto/rd_proto.h"
+#include "lib/sink/rd_sink.h"
+#include "lib/tree/rd_tree.h"
+
+/* Wait for the server's answer to OPEN. */
+static int await_open_ok(struct rd_client *cl, struct rd_conn *c, struct rd_msg_open_ok *ok)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+	int r;
+
+	for (;;) {
+		if (rd_conn_recv(c, &buf, &len) == 1) {
+			r = rd_msg_decode(buf, len, &m, &why);
+			if (r) {
+				rd_conn_recv_done(c);
+				return rd_err_set(&cl->err, RD_EPROTO, 0, "%s sent a bad reply: %s",
+						  cl->info.peer, why);
+			}
+			if (m.hdr.type == RD_MSG_ERROR) {
+				r = rd_engine_fail_remote(&cl->err, &m.u.error, cl->info.peer);
+				rd_conn_recv_done(c);
+				return r;
+			}
+			if (m.hdr.type != RD_MSG_OPEN_OK) {
+				rd_conn_recv_done(c);
+				return rd_err_set(&cl->err, RD_EPROTO, 0,
+						  "%s answered OPEN with %s", cl->info.peer,
+						  rd_msg_type_name(m.hdr.type));
+			}
+			*ok = m.u.open_ok;
+			r = 0;
+			if (ok->digest.len >= RD_DIGEST_NAME_MAX ||
+			    (size_t)ok->digest.len != strlen(cl->e.o.digest) ||
+			    memcmp(ok->digest.ptr, cl->e.o.digest, ok->digest.len) ||
+			    ok->chunk_size != cl->e.o.chunk_size)
+				r = rd_err_set(&cl->err, RD_EPROTO, 0,
+					       "%s changed the checksum or chunk size", cl->info.peer);
+			rd_conn_recv_done(c);
+			return r;
+		}
+		r = rd_conn_poll(c, 1000);
+		if (r < 0)
+			return rd_err_copy(&cl->err, rd_conn_err(c));
+	}
+}
+
+static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o)
+{
+	struct rd_msg m;
+	int i, r;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_OPEN;
+	m.u.open.mode = o->push ? RD_MODE_PUSH : RD_MODE_PULL;
+	m.u.open.flags = o->flags;
+	m.u.open.chunk_size = cl->e.o.chunk_size;
+	m.u.open.digest.ptr = cl->e.o.digest;
+	m.u.open.digest.len = (uint16_t)strlen(cl->e.o.digest);
+	if (o->nremote < 1 || o->nremote > RD_OPEN_PATHS_MAX)
+		return rd_err_set(&cl->err, RD_EUSAGE, 0, "between 1 and %d remote paths",
+				  RD_OPEN_PATHS_MAX);
+	m.u.open.npaths = (uint16_t)o->nremote;
+	for (i = 0; i < o->nremote; i++) {
+		size_t n = strlen(o->remote[i]);
+		const char *why;
+
+		if (n > RD_PATH_MAX || rd_path_check(o->remote[i], n, &why))
+			return rd_err_set(&cl->err, RD_EUSAGE, 0,
+					  "remote path '%s' is not a module path (%s)",
+					  o->remote[i], n > RD_PATH_MAX ? "too long" : why);
+		m.u.open.paths[i].ptr = o->remote[i];
+		m.u.open.paths[i].len = (uint16_t)n;
+	}
+	for (;;) {
+		r = rd_engine_send_msg(c, &m, &cl->err);
+		if (r != RD_XPORT_BUSY)
+			return r;
+		r = rd_conn_poll(c, 100);
+		if (r < 0)
+			return rd_err_copy(&cl->err, rd_conn_err(c));
+	}
+}
+
+/* Local destination of a pull: confine to its parent, place by its name. */
+static int open_local_sink(struct rd_client *cl, const char *dest, unsigned flags,
+			   struct rd_sink **sink)
+{
+	char *d1 = strdup(dest), *d2 = strdup(dest);
+	const char *parent, *base;
+	int fd = -1, ret;
+
+	if (!d1 || !d2) {
+		ret = rd_err_set(&cl->err, RD_ENOMEM, ENOMEM, "destination");
+		goto out;
+	}
+	parent = dirname(d1);
+	base = basename(d2);
+	if (!strcmp(base, "/") || !strcmp(base, ".") || !strcmp(base, "..")) {
+		parent = dest;
+		base = "";
+	}
+	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = rd_err_set(&cl->err, errno == ENOENT ? RD_ENOENT : RD_ESYS, errno,
+				 "destination directory %s", parent);
+		goto out;
+	}
+	ret = rd_sink_open(sink, fd, base, flags, &cl->err);
+out:
+	if (fd >= 0)
+		close(fd);
+	free(d1);
+	free(d2);
+	return ret;
+}
+
+int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
+{
+	struct rd_cm_req req;
+	struct rd_cm_rep rep;
+	struct rd_msg_open_ok ok;
+	struct rd_conn *c = NULL;
+	struct rd_tree *t = NULL;
+	struct rd_sink *sink = NULL;
+	rd_engine_report_fn report = cl->e.report;
+	void *rctx = cl->e.report_ctx;
+	int ret;
+
+	rd_err_clear(&cl->err);
+	ret = rd_engine_init(&cl->e, &o->eo);
+	cl->e.report = report;
+	cl->e.report_ctx = rctx;
+	if (ret) {
+		rd_err_copy(&cl->err, &cl->e.err);
+		goto out;
+	}
+	if (o->push) {
+		ret = rd_tree_open(&t, o->local, o->nlocal,
+				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, &cl->err);
+		if (ret)
+			goto out;
+	} else {
+		if (o->nlocal != 1) {
+			ret = rd_err_set(&cl->err, RD_EUSAGE, 0, "one local destination expected");
+			goto out;
+		}
+		ret = open_local_sink(cl, o->local[0], o->sink_flags, &sink);
+		if (ret)
+			goto out;
+	}
+
+	memset(&req, 0, sizeof(req));
+	req.ver_min = RD_PROTO_MIN;
+	req.ver_max = RD_PROTO_MAX;
+	if (o->secret) {
+		req.flags |= RD_CMF_SECRET;
+		memcpy(req.secret, o->secret, RD_SECRET_LEN);
+	}
+	ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
+	if (ret)
+		goto out;
+	cl->connected = 1;
+	cl->info = *rd_conn_info(c);
+	ret = send_open(cl, c, o);
+	if (ret)
+		goto out;
+	ret = await_open_ok(cl, c, &ok);
+	if (ret)
+		goto out;
+	if (o->push)
+		ret = rd_engine_send(&cl->e, c, t);
+	else
+		ret = rd_engine_recv(&cl->e, c, sink);
+	if (ret)
+		rd_err_copy(&cl->err, &cl->e.err);
+out:
+	rd_conn_close(c);
+	rd_tree_close(t);
+	rd_sink_close(sink);
+	rd_engine_fini(&cl->e);
+	return ret;
+}

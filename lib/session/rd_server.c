@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Server half of a session. The client names "module/path"; the module
+ * must exist, pushes into a read-only module are refused, and every path
+ * is resolved beneath the module's directory (openat2 RESOLVE_BENEATH),
+ * so neither ".." nor a symlink can lead a client out of its module.
+ */
+#include "lib/session/rd_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/proto/rd_proto.h"
+#include "lib/sink/rd_sink.h"
+#include "lib/tree/rd_tree.h"
+
+int rd_module_parse(struct rd_module *m, const char *spec, struct rd_err *err)
+{
+	const char *eq = strchr(spec, '=');
+	const char *dir, *comma;
+	size_t nlen, dlen;
+
+	memset(m, 0, sizeof(*m));
+	if (!eq || eq == spec)
+		return rd_err_set(err, RD_EUSAGE, 0, "module '%s': expected NAME=DIR[,ro]", spec);
+	nlen = (size_t)(eq - spec);
+	if (nlen >= sizeof(m->name) || memchr(spec, '/', nlen))
+		return rd_err_set(err, RD_EUSAGE, 0, "module name in '%s' is too long or has a '/'",
+				  spec);
+	memcpy(m->name, spec, nlen);
+	if (!strcmp(m->name, ".") || !strcmp(m->name, ".."))
+		return rd_err_set(err, RD_EUSAGE, 0, "module name '%s' is not allowed", m->name);
+	dir = eq + 1;
+	comma = strrchr(dir, ',');
+	if (comma && (!strcmp(comma, ",ro") || !strcmp(comma, ",rw"))) {
+		m->readonly = !strcmp(comma, ",ro");
+		dlen = (size_t)(comma - dir);
+	} else {
+		dlen = strlen(dir);
+	}
+	if (!dlen || dlen >= sizeof(m->path) || dir[0] != '/')
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "module '%s': directory must be an absolute path", m->name);
+	memcpy(m->path, dir, dlen);
+	return 0;
+}
+
+static const struct rd_module *find_module(const struct rd_server_cfg *cfg, const char *p,
+					   size_t len, size_t *restoff)
+{
+	const char *slash = memchr(p, '/', len);
+	size_t nlen = slash ? (size_t)(slash - p) : len;
+	int i;
+
+	for (i = 0; i < cfg->nmods; i++) {
+		if (strlen(cfg->mods[i].name) == nlen && !memcmp(cfg->mods[i].name, p, nlen)) {
+			*restoff = slash ? nlen + 1 : len;
+			return &cfg->mods[i];
+		}
+	}
+	return NULL;
+}
+
+static int refuse(struct rd_conn *c, struct rd_err *err, int status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static int refuse(struct rd_conn *c, struct rd_err *err, int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	rd_err_vset(err, status, 0, fmt, ap);
+	va_end(ap);
+	rd_engine_send_error(c, status, err->msg);
+	rd_conn_flush(c, 1000);
+	return -status;
+}
+
+static int await_open(struct rd_conn *c, uint8_t *copy, size_t *clen, struct rd_msg *m,
+		      struct rd_err *err)
+{
+	const uint8_t *buf;
+	size_t len;
+	const char *why;
+	int r;
+
+	for (;;) {
+		if (rd_conn_recv(c, &buf, &len) == 1) {
+			/* Keep our own copy: the decoded strings point into it. */
+			memcpy(copy, buf, len);
+			*clen = len;
+			rd_conn_recv_done(c);
+			r = rd_msg_decode(copy, len, m, &why);
+			if (r)
+				return refuse(c, err, RD_EPROTO, "bad first message from %s: %s",
+					      rd_conn_info(c)->peer, why);
+			if (m->hdr.type != RD_MSG_OPEN)
+				return refuse(c, err, RD_EPROTO, "expected OPEN from %s, got %s",
+					      rd_conn_info(c)->peer, rd_msg_type_name(m->hdr.type));
+			return 0;
+		}
+		r = rd_conn_poll(c, 1000);
+		if (r < 0)
+			return rd_err_copy(err, rd_conn_err(c));
+	}
+}
+
+/* Resolve rel beneath dirfd; returns an O_PATH fd or -errno. */
+static int open_beneath(int dirfd, const char *rel, int flags)
+{
+	struct open_how how;
+	long r;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (uint64_t)(flags | O_CLOEXEC);
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	r = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	return r < 0 ? -errno : (int)r;
+}
+
+static int send_open_ok(struct rd_conn *c, const struct rd_msg_open *o, struct rd_err *err)
+{
+	struct rd_msg m;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_OPEN_OK;
+	m.u.open_ok.flags = o->flags;
+	m.u.open_ok.chunk_size = o->chunk_size;
+	m.u.open_ok.digest = o->digest;
+	for (;;) {
+		r = rd_engine_send_msg(c, &m, err);
+		if (r != RD_XPORT_BUSY)
+			return r;
+		r = rd_conn_poll(c, 100);
+		if (r < 0)
+			return rd_err_copy(err, rd_conn_err(c));
+	}
+}
+
+static void summarize(char *summary, size_t sumlen, const char *what, const struct rd_engine *e,
+		      int ret)
+{
+	snprintf(summary, sumlen, "%s: %llu ok, %llu failed, %llu identical, %llu bytes moved%s%s",
+		 what, (unsigned long long)e->st.files_ok, (unsigned long long)e->st.files_failed,
+		 (unsigned long long)e->st.files_same, (unsigned long long)e->st.bytes_data,
+		 ret && ret != -RD_EPARTIAL ? "; failed: " : "",
+		 ret && ret != -RD_EPARTIAL ? e->err.msg : "");
+}
+
+int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *summary,
+		    size_t sumlen, struct rd_err *err)
+{
+	uint8_t copy[RD_CTRL_MAX];
+	size_t clen, off;
+	struct rd_msg m;
+	struct rd_msg_open *o = &m.u.open;
+	const struct rd_module *mod;
+	struct rd_engine_opts eo = cfg->eo;
+	struct rd_engine e;
+	struct rd_sink *sink = NULL;
+	struct rd_tree *t = NULL;
+	char digest[RD_DIGEST_NAME_MAX + 1], rel[RD_PATH_MAX + 1];
+	char *srcs[RD_OPEN_PATHS_MAX];
+	int nsrcs = 0, modfd = -1, ret, i;
+
+	memset(&e, 0, sizeof(e));
+	snprintf(summary, sumlen, "no request");
+	ret = await_open(c, copy, &clen, &m, err);
+	if (ret)
+		goto out;
+	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
+	eo.chunk_size = o->chunk_size;
+	eo.digest = digest;
+	ret = rd_engine_init(&e, &eo);
+	if (ret) {
+		ret = refuse(c, err, -ret, "%s", e.err.msg);
+		goto out;
+	}
+	if (o->mode == RD_MODE_PUSH && o->npaths != 1) {
+		ret = refuse(c, err, RD_EUSAGE, "a push names exactly one destination");
+		goto out;
+	}
+	for (i = 0; i < o->npaths; i++) {
+		mod = find_module(cfg, o->paths[i].ptr, o->paths[i].len, &off);
+		if (!mod) {
+			ret = refuse(c, err, RD_ENOENT, "unknown module '%.*s'",
+				     (int)(memchr(o->paths[i].ptr, '/', o->paths[i].len)
+						   ? (const char *)memchr(o->paths[i].ptr, '/',
+									  o->paths[i].len) -
+							     o->paths[i].ptr
+						   : o->paths[i].len),
+				     o->paths[i].ptr);
+			goto out;
+		}
+		if (o->mode == RD_MODE_PUSH && mod->readonly) {
+			ret = refuse(c, err, RD_EPERM, "module '%s' is read-only", mod->name);
+			goto out;
+		}
+		if (modfd >= 0)
+			close(modfd);
+		modfd = open(mod->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (modfd < 0) {
+			ret = refuse(c, err, RD_ESYS, "module '%s' is unavailable on the server",
+				     mod->name);
+			goto out;
+		}
+		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),
+			 o->paths[i].ptr + off);
+		if (o->mode == RD_MODE_PUSH) {
+			ret = rd_sink_open(&sink, modfd, rel,
+					   cfg->sink_flags | RD_SINK_PRESERVE_TIMES |
+						   ((o->flags & RD_OF_PRESERVE)
+							    ? RD_SINK_PRESERVE_MODE |
+								      RD_SINK_PRESERVE_OWNER
+							    : 0) |
+						   ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0),
+					   err);
+			if (ret) {
+				ret = refuse(c, err, -ret, "%s:%s", mod->name, err->msg);
+				goto out;
+			}
+		} else {
+			int fd = open_beneath(modfd, rel[0] ? rel : ".", O_PATH);
+			char proc[64], real[PATH_MAX];
+			ssize_t n;
+
+			if (fd < 0) {
+				ret = refuse(c, err, fd == -ENOENT ? RD_ENOENT : RD_EPERM,
+					     "%s/%s: %s", mod->name, rel,
+					     fd == -EXDEV ? "leaves the module" : strerror(-fd));
+				goto out;
+			}
+			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+			n = readlink(proc, real, sizeof(real) - 1);
+			close(fd);
+			if (n <= 0) {
+				ret = refuse(c, err, RD_ESYS, "%s/%s: cannot resolve", mod->name,
+					     rel);
+				goto out;
+			}
+			real[n] = '\0';
+			srcs[nsrcs] = strdup(real);
+			if (!srcs[nsrcs]) {
+				ret = refuse(c, err, RD_ENOMEM, "out of memory");
+				goto out;
+			}
+			nsrcs++;
+		}
+	}
+	if (o->mode == RD_MODE_PULL) {
+		ret = rd_tree_open(&t, (const char *const *)srcs, nsrcs,
+				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+		if (ret) {
+			ret = refuse(c, err, -ret, "%s", err->msg);
+			goto out;
+		}
+	}
+	ret = send_open_ok(c, o, err);
+	if (ret)
+		goto out;
+	if (o->mode == RD_MODE_PUSH)
+		ret = rd_engine_recv(&e, c, sink);
+	else
+		ret = rd_engine_send(&e, c, t);
+	summarize(summary, sumlen, o->mode == RD_MODE_PUSH ? "push" : "pull", &e, ret);
+	if (ret)
+		rd_err_copy(err, &e.err);
+out:
+	for (i = 0; i < nsrcs; i++)
+		free(srcs[i]);
+	rd_tree_close(t);
+	rd_sink_close(sink);
+	if (modfd >= 0)
+		close(modfd);
+	rd_engine_fini(&e);
+	return ret;
+}

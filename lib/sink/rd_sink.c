@@ -1,0 +1,860 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Receiver side placement, confined beneath the destination.
+ *
+ * Every wire path is re-checked here (defense in depth: a decoder bug must
+ * not become a write outside the tree). A path's parent directory is
+ * opened with openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS) relative to
+ * the destination, or, where the kernel has no openat2, by a walk of
+ * openat(O_NOFOLLOW | O_DIRECTORY) one checked component at a time. The
+ * last parent opened is cached, so a directory of many files is resolved
+ * once. Final names are only ever touched with *at() calls on that parent
+ * fd and never followed.
+ *
+ * Mode of directories we create: 0700 while they fill, the real mode at
+ * dir_post. Which directories we created is remembered per depth (entries
+ * arrive depth-first), so an existing directory keeps its mode unless the
+ * mode is preserved; memory is bounded by depth.
+ */
+#include "lib/sink/rd_sink.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/base/rd_escape.h"
+
+#define SINK_PATH_MAX 4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
+#define EFF_MAX	      (SINK_PATH_MAX + NAME_MAX + 2)
+#define MAX_DEPTH     (SINK_PATH_MAX / 2 + 2)
+#define TMP_NAME_KEEP 200 /* bytes of the final name kept in temp names */
+
+struct rd_sink {
+	struct rd_err err;
+	unsigned flags;
+	mode_t umask;
+	int dest_fd; /* into: the destination dir; rename: its parent */
+	int into;
+	int have_root;
+	int no_openat2;
+	char dest_base[NAME_MAX + 1]; /* rename mode: the root's new name */
+	char root_name[NAME_MAX + 1]; /* rename mode: the root's wire name */
+	char dest_esc[256];
+	/* single-entry parent cache, keyed by the effective parent path */
+	int cache_fd;
+	size_t cache_len;
+	char cache_path[EFF_MAX];
+	/* directories we created, by depth (see top comment) */
+	char dirs[EFF_MAX];
+	size_t dir_end[MAX_DEPTH];
+	unsigned char dir_new[MAX_DEPTH];
+	int dir_depth; /* entries 1..dir_depth of dir_end are valid */
+	/* scratch for one resolution */
+	char eff[EFF_MAX];
+	char esc[RD_ERR_MSG_MAX / 2];
+};
+
+struct rd_sink_file {
+	struct rd_sink *s;
+	int pfd, tmpfd, exfd;
+	int named; /* tmpfd has the name tmpname in pfd (no O_TMPFILE) */
+	struct rd_sink_meta m;
+	char name[NAME_MAX + 1];
+	char tmpname[NAME_MAX + 1];
+	char path[SINK_PATH_MAX + 1]; /* wire path, for messages */
+	size_t path_len;
+};
+
+/* Where a wire path lands: parent dir fd (borrowed) + final name. */
+struct place {
+	int pfd;
+	const char *name;
+	size_t depth; /* components */
+};
+
+static const char *esc(struct rd_sink *s, const char *p, size_t len)
+{
+	if (rd_escape(s->esc, sizeof(s->esc), p, len) >= sizeof(s->esc))
+		memcpy(s->esc + sizeof(s->esc) - 4, "...", 4);
+	return s->esc;
+}
+
+static int sys_status(int e)
+{
+	switch (e) {
+	case ENOSPC:
+	case EDQUOT:
+		return RD_ENOSPC;
+	case EACCES:
+	case EPERM:
+	case EROFS:
+		return RD_EPERM;
+	case ENOENT:
+		return RD_ENOENT;
+	case ENOMEM:
+		return RD_ENOMEM;
+	default:
+		return RD_ESYS;
+	}
+}
+
+static int fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
+{
+	return rd_err_set(&s->err, sys_status(errnum), errnum, "%s%s%s", what ? what : "",
+			  what ? " " : "", esc(s, p, len));
+}
+
+/* Relative, no empty / "." / ".." component, no NUL, no leading '/'. */
+static int check_path(struct rd_sink *s, const char *p, size_t len)
+{
+	size_t i = 0, c;
+
+	if (!p || len == 0 || len > SINK_PATH_MAX || memchr(p, '\0', len))
+		return rd_err_set(&s->err, RD_EPROTO, 0, "refused path: empty, too long or NUL");
+	while (i <= len) {
+		c = i;
+		while (c < len && p[c] != '/')
+			c++;
+		if (c == i || c - i > NAME_MAX || (c - i == 1 && p[i] == '.') ||
+		    (c - i == 2 && p[i] == '.' && p[i + 1] == '.'))
+			return rd_err_set(&s->err, RD_EPROTO, 0, "refused path %s: %s",
+					  esc(s, p, len),
+					  c == i ? "empty component or absolute"
+						 : "\".\", \"..\" or over-long component");
+		i = c + 1;
+	}
+	return 0;
+}
+
+static int open_how(int dirfd, const char *path, int flags, unsigned long long resolve)
+{
+	struct open_how how;
+	long r;
+
+	memset(&how, 0, sizeof(how));
+	how.flags = (unsigned long long)flags;
+	how.resolve = resolve;
+	do {
+		r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	} while (r < 0 && (errno == EAGAIN || errno == EINTR));
+	return (int)r;
+}
+
+/*
+ * Open directory path beneath dirfd. Symlinks are refused unless
+ * allow_links (the destination itself may go through links that stay
+ * beneath root_fd); the fallback walk refuses them always. path's ".."
+ * components were refused before; "." and empty ones are skipped.
+ */
+static int open_dir_beneath(struct rd_sink *s, int dirfd, const char *path, int allow_links)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = path, *slash;
+	int fd, nfd, flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+
+	if (!s->no_openat2) {
+		fd = open_how(dirfd, path, flags,
+			      RESOLVE_BENEATH |
+				  (allow_links ? 0 : RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
+		if (fd >= 0 || errno != ENOSYS)
+			return fd;
+		s->no_openat2 = 1;
+	}
+	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	while (fd >= 0 && *p) {
+		size_t n;
+
+		slash = strchr(p, '/');
+		n = slash ? (size_t)(slash - p) : strlen(p);
+		if (n > NAME_MAX) {
+			close(fd);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p += n + (slash ? 1 : 0);
+		if (n == 0 || !strcmp(comp, "."))
+			continue;
+		nfd = openat(fd, comp, flags | O_NOFOLLOW);
+		close(fd);
+		fd = nfd;
+	}
+	return fd;
+}
+
+static void cache_drop(struct rd_sink *s)
+{
+	if (s->cache_fd >= 0)
+		close(s->cache_fd);
+	s->cache_fd = -1;
+	s->cache_len = 0;
+}
+
+/*
+ * Check the wire path, map it to the effective path below dest_fd (rename
+ * mode: the root component becomes dest_base) and open its parent.
+ */
+static int resolve(struct rd_sink *s, const char *path, size_t len, int root, struct place *pl)
+{
+	const char *first_end, *rest, *slash;
+	size_t flen, elen, plen, i;
+	int ret, fd;
+
+	ret = check_path(s, path, len);
+	if (ret < 0)
+		return ret;
+	first_end = memchr(path, '/', len);
+	flen = first_end ? (size_t)(first_end - path) : len;
+	rest = path + flen;
+	if (root && first_end)
+		return rd_err_set(&s->err, RD_EPROTO, 0,
+				  "refused path %s: top-level entry with '/'", esc(s, path, len));
+	if (!s->into) {
+		if (root && !s->have_root) {
+			memcpy(s->root_name, path, flen);
+			s->root_name[flen] = '\0';
+			s->have_root = 1;
+		} else if (!s->have_root || strlen(s->root_name) != flen ||
+			   memcmp(s->root_name, path, flen)) {
+			return rd_err_set(&s->err, root ? RD_EUSAGE : RD_EPROTO, 0,
+					  root ? "destination %s: is not a directory"
+					       : "refused path %s: outside the transfer's root",
+					  root ? s->dest_esc : esc(s, path, len));
+		}
+		elen = strlen(s->dest_base);
+		memcpy(s->eff, s->dest_base, elen);
+		memcpy(s->eff + elen, rest, len - flen);
+		elen += len - flen;
+	} else {
+		memcpy(s->eff, path, len);
+		elen = len;
+	}
+	s->eff[elen] = '\0';
+	pl->depth = 1;
+	for (i = 0; i < elen; i++)
+		pl->depth += s->eff[i] == '/';
+	slash = strrchr(s->eff, '/');
+	if (!slash) {
+		pl->pfd = s->dest_fd;
+		pl->name = s->eff;
+		return 0;
+	}
+	plen = (size_t)(slash - s->eff);
+	pl->name = slash + 1;
+	if (s->cache_fd >= 0 && s->cache_len == plen && !memcmp(s->cache_path, s->eff, plen)) {
+		pl->pfd = s->cache_fd;
+		return 0;
+	}
+	cache_drop(s);
+	s->eff[plen] = '\0';
+	fd = open_dir_beneath(s, s->dest_fd, s->eff, 0);
+	s->eff[plen] = '/';
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == ELOOP || e == EXDEV)
+			return rd_err_set(&s->err, RD_EPERM, 0,
+					  "%s: a parent is a symlink; refusing to follow",
+					  esc(s, path, len));
+		return rd_err_set(&s->err, sys_status(e), e, "%s: parent directory",
+				  esc(s, path, len));
+	}
+	memcpy(s->cache_path, s->eff, plen);
+	s->cache_len = plen;
+	s->cache_fd = fd;
+	pl->pfd = fd;
+	return 0;
+}
+
+static int readonly(struct rd_sink *s, const char *path, size_t len)
+{
+	return rd_err_set(&s->err, RD_EPERM, 0, "%s: read-only", esc(s, path, len));
+}
+
+static mode_t final_mode(const struct rd_sink *s, const struct rd_sink_meta *m)
+{
+	if (s->flags & RD_SINK_PRESERVE_MODE)
+		return (mode_t)(m->mode & (geteuid() == 0 ? 07777u : 0777u));
+	return (mode_t)(m->mode & 0777u) & ~s->umask;
+}
+
+static int want_owner(const struct rd_sink *s)
+{
+	return (s->flags & RD_SINK_PRESERVE_OWNER) && geteuid() == 0;
+}
+
+static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
+{
+	ts[0].tv_sec = (time_t)m->mtime_sec;
+	ts[0].tv_nsec = m->mtime_nsec < 1000000000u ? (long)m->mtime_nsec : 0;
+	ts[1] = ts[0];
+}
+
+/* Unique temp name ".rdcp.<name>.<random>" (the name cut to fit NAME_MAX). */
+static void tmp_name(char *out, const char *name)
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = ((uint64_t)getpid() << 32) ^ (uint64_t)time(NULL) ^ (uint64_t)(uintptr_t)out;
+	snprintf(out, NAME_MAX + 1, ".rdcp.%.*s.%016llx", TMP_NAME_KEEP, name,
+		 (unsigned long long)r);
+}
+
+static int has_dotdot(const char *p)
+{
+	const char *c = p;
+
+	for (;;) {
+		const char *e = strchrnul(c, '/');
+
+		if (e - c == 2 && c[0] == '.' && c[1] == '.')
+			return 1;
+		if (!*e)
+			return 0;
+		c = e + 1;
+	}
+}
+
+int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
+		 struct rd_err *err)
+{
+	struct rd_sink *s;
+	const char *base;
+	char *parent = NULL;
+	size_t n;
+	int ret = 0, fd;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "destination");
+	s->flags = flags;
+	s->no_openat2 = !!(flags & RD_SINK_TEST_NO_OPENAT2);
+	s->dest_fd = -1;
+	s->cache_fd = -1;
+	s->umask = umask(022);
+	umask(s->umask);
+	if (!dest || !*dest)
+		dest = ".";
+	rd_escape(s->dest_esc, sizeof(s->dest_esc), dest, strlen(dest));
+	n = strlen(dest);
+	if (dest[0] == '/' || has_dotdot(dest)) {
+		ret = rd_err_set(err, RD_EUSAGE, 0, "destination %s: must be relative, without ..",
+				 s->dest_esc);
+		goto out;
+	}
+	fd = open_dir_beneath(s, root_fd, dest, 1);
+	if (fd >= 0) {
+		s->dest_fd = fd;
+		s->into = 1;
+		goto out;
+	}
+	if (errno != ENOENT && errno != ENOTDIR) {
+		ret = rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
+		goto out;
+	}
+	/* Rename mode: the parent must exist, the base name is the root's. */
+	if (dest[n - 1] == '/') {
+		ret = rd_err_set(err, RD_ENOENT, ENOENT, "destination %s", s->dest_esc);
+		goto out;
+	}
+	base = strrchr(dest, '/');
+	parent = strndup(dest, base ? (size_t)(base - dest) : 0);
+	if (!parent) {
+		ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "destination %s", s->dest_esc);
+		goto out;
+	}
+	base = base ? base + 1 : dest;
+	if (strlen(base) > NAME_MAX || !strcmp(base, ".")) {
+		ret = rd_err_set(err, RD_EUSAGE, 0, "destination %s: bad name", s->dest_esc);
+		goto out;
+	}
+	strcpy(s->dest_base, base);
+	fd = open_dir_beneath(s, root_fd, *parent ? parent : ".", 1);
+	if (fd < 0) {
+		ret = rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
+		goto out;
+	}
+	s->dest_fd = fd;
+out:
+	free(parent);
+	if (ret < 0)
+		rd_sink_close(s);
+	else
+		*out = s;
+	return ret;
+}
+
+void rd_sink_close(struct rd_sink *s)
+{
+	if (!s)
+		return;
+	cache_drop(s);
+	if (s->dest_fd >= 0)
+		close(s->dest_fd);
+	free(s);
+}
+
+const struct rd_err *rd_sink_err(const struct rd_sink *s)
+{
+	return &s->err;
+}
+
+/* Remember that the directory at depth d (path s->eff) was created or not. */
+static void dir_note(struct rd_sink *s, size_t d, int created)
+{
+	size_t n = strlen(s->eff);
+
+	if (d >= MAX_DEPTH)
+		return;
+	memcpy(s->dirs, s->eff, n + 1);
+	s->dir_end[d] = n;
+	s->dir_new[d] = (unsigned char)created;
+	s->dir_depth = (int)d;
+}
+
+static int dir_created(const struct rd_sink *s, size_t d)
+{
+	size_t n = strlen(s->eff);
+
+	return d < MAX_DEPTH && (int)d <= s->dir_depth && s->dir_end[d] == n &&
+	       !memcmp(s->dirs, s->eff, n) && s->dir_new[d];
+}
+
+int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
+		  const struct rd_sink_meta *m)
+{
+	struct place pl;
+	struct stat st;
+	int ret;
+
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	ret = resolve(s, path, len, root, &pl);
+	if (ret < 0)
+		return ret;
+	if (mkdirat(pl.pfd, pl.name, 0700) == 0) {
+		dir_note(s, pl.depth, 1);
+		return 0;
+	}
+	if (errno != EEXIST)
+		return fail(s, errno, path, len, "mkdir");
+	if (fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return fail(s, errno, path, len, "mkdir");
+	if (S_ISLNK(st.st_mode))
+		return rd_err_set(&s->err, RD_EPERM, 0, "%s: is a symlink; refusing to follow",
+				  esc(s, path, len));
+	if (!S_ISDIR(st.st_mode))
+		return rd_err_set(&s->err, RD_ESYS, 0, "%s: exists and is not a directory",
+				  esc(s, path, len));
+	dir_note(s, pl.depth, 0);
+	return 0;
+}
+
+int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
+		     const struct rd_sink_meta *m)
+{
+	struct timespec ts[2];
+	struct place pl;
+	int ret = 0, fd;
+
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	/* The root's POST comes without RD_FF_ROOT: only the name is checked. */
+	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	if (ret < 0)
+		return ret;
+	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open directory");
+	if (want_owner(s) && fchown(fd, m->uid, m->gid) < 0) {
+		ret = fail(s, errno, path, len, "chown");
+		goto out;
+	}
+	if (((s->flags & RD_SINK_PRESERVE_MODE) || dir_created(s, pl.depth)) &&
+	    fchmod(fd, final_mode(s, m)) < 0) {
+		ret = fail(s, errno, path, len, "chmod");
+		goto out;
+	}
+	if (s->flags & RD_SINK_PRESERVE_TIMES) {
+		meta_times(m, ts);
+		if (futimens(fd, ts) < 0) {
+			ret = fail(s, errno, path, len, "set times of");
+			goto out;
+		}
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+/* Refuse to put a non-directory where a directory is. */
+static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
+{
+	struct stat st;
+
+	if (fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
+	return 0;
+}
+
+int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
+		    size_t tlen, const struct rd_sink_meta *m)
+{
+	char tmp[NAME_MAX + 1];
+	struct timespec ts[2];
+	struct place pl;
+	char *tgt = NULL;
+	int ret, tries = 0;
+
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	ret = resolve(s, path, len, root, &pl);
+	if (ret < 0)
+		return ret;
+	if (!target || tlen == 0 || tlen > SINK_PATH_MAX || memchr(target, '\0', tlen))
+		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad symlink target",
+				  esc(s, path, len));
+	ret = not_a_dir(s, &pl, path, len);
+	if (ret < 0)
+		return ret;
+	tgt = strndup(target, tlen);
+	if (!tgt)
+		return fail(s, ENOMEM, path, len, "symlink");
+	do {
+		tmp_name(tmp, pl.name);
+		ret = symlinkat(tgt, pl.pfd, tmp);
+	} while (ret < 0 && errno == EEXIST && ++tries < 8);
+	if (ret < 0) {
+		ret = fail(s, errno, path, len, "symlink");
+		goto out;
+	}
+	if (want_owner(s) && fchownat(pl.pfd, tmp, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		ret = fail(s, errno, path, len, "chown");
+		goto unlink;
+	}
+	if (s->flags & RD_SINK_PRESERVE_TIMES) {
+		meta_times(m, ts);
+		if (utimensat(pl.pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+			ret = fail(s, errno, path, len, "set times of");
+			goto unlink;
+		}
+	}
+	if (renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
+		ret = fail(s, errno, path, len, "rename into place");
+		goto unlink;
+	}
+	ret = 0;
+	goto out;
+unlink:
+	unlinkat(pl.pfd, tmp, 0);
+out:
+	free(tgt);
+	return ret;
+}
+
+static void file_free(struct rd_sink_file *f)
+{
+	if (!f)
+		return;
+	if (f->tmpfd >= 0)
+		close(f->tmpfd);
+	if (f->exfd >= 0)
+		close(f->exfd);
+	if (f->pfd >= 0)
+		close(f->pfd);
+	free(f);
+}
+
+static int ffail(struct rd_sink_file *f, int errnum, const char *what)
+{
+	return fail(f->s, errnum, f->path, f->path_len, what);
+}
+
+/* Temporary: O_TMPFILE in the parent, else a named O_EXCL file. */
+static int tmp_open(struct rd_sink_file *f)
+{
+	int tries = 0;
+
+	if (!(f->s->flags & RD_SINK_TEST_NO_TMPFILE)) {
+		f->tmpfd = openat(f->pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		if (f->tmpfd >= 0)
+			return 0;
+		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
+			return ffail(f, errno, "create temporary for");
+	}
+	do {
+		tmp_name(f->tmpname, f->name);
+		f->tmpfd = openat(f->pfd, f->tmpname,
+				  O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+	} while (f->tmpfd < 0 && errno == EEXIST && ++tries < 8);
+	if (f->tmpfd < 0)
+		return ffail(f, errno, "create temporary for");
+	f->named = 1;
+	return 0;
+}
+
+int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
+		       const struct rd_sink_meta *m, struct rd_sink_file **out)
+{
+	struct rd_sink_file *f = NULL;
+	struct place pl;
+	struct stat st;
+	int ret;
+
+	*out = NULL;
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	ret = resolve(s, path, len, root, &pl);
+	if (ret < 0)
+		return ret;
+	ret = not_a_dir(s, &pl, path, len);
+	if (ret < 0)
+		return ret;
+	if (m->size > (uint64_t)INT64_MAX)
+		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", esc(s, path, len));
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return fail(s, ENOMEM, path, len, "open");
+	f->s = s;
+	f->tmpfd = f->exfd = -1;
+	f->m = *m;
+	memcpy(f->path, path, len);
+	f->path[len] = '\0';
+	f->path_len = len;
+	strcpy(f->name, pl.name);
+	f->pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
+	if (f->pfd < 0) {
+		ret = ffail(f, errno, "open");
+		goto out;
+	}
+	/* Only a regular file of the same size is worth comparing against. */
+	if (fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == m->size) {
+		f->exfd = openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode) ||
+				     (uint64_t)st.st_size != m->size)) {
+			close(f->exfd);
+			f->exfd = -1;
+		}
+	}
+	ret = tmp_open(f);
+	if (ret < 0)
+		goto out;
+	if (ftruncate(f->tmpfd, (off_t)m->size) < 0) {
+		ret = ffail(f, errno, "size");
+		goto out;
+	}
+out:
+	if (ret < 0)
+		rd_sink_file_abort(f);
+	else
+		*out = f;
+	return ret;
+}
+
+int rd_sink_file_has_existing(const struct rd_sink_file *f)
+{
+	return f && f->exfd >= 0;
+}
+
+static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
+{
+	if (off > f->m.size || len > f->m.size - off)
+		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
+				  esc(f->s, f->path, f->path_len));
+	return 0;
+}
+
+int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	ssize_t r;
+
+	if (f->exfd < 0)
+		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
+				  esc(f->s, f->path, f->path_len));
+	if (range_ok(f, len, off) < 0)
+		return -RD_EPROTO;
+	while (len) {
+		r = pread(f->exfd, p, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ffail(f, errno, "read existing");
+		if (r == 0)
+			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
+					  esc(f->s, f->path, f->path_len));
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	ssize_t r;
+
+	if (range_ok(f, len, off) < 0)
+		return -RD_EPROTO;
+	while (len) {
+		r = pwrite(f->tmpfd, p, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ffail(f, errno, "write");
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
+{
+	char buf[16384];
+	loff_t in = (loff_t)off, o = (loff_t)off;
+	ssize_t r;
+	int ret;
+
+	if (f->exfd < 0)
+		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
+				  esc(f->s, f->path, f->path_len));
+	if (range_ok(f, len, off) < 0)
+		return -RD_EPROTO;
+	while (len) {
+		r = copy_file_range(f->exfd, &in, f->tmpfd, &o, len, 0);
+		if (r > 0) {
+			len -= (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
+					  esc(f->s, f->path, f->path_len));
+		if (errno == EINTR)
+			continue;
+		if (errno == ENOSPC || errno == EDQUOT || errno == EIO)
+			return ffail(f, errno, "copy existing");
+		/* EXDEV, EINVAL, ENOSYS, EOPNOTSUPP...: copy through a buffer */
+		r = (ssize_t)(len < sizeof(buf) ? len : sizeof(buf));
+		ret = rd_sink_file_read_existing(f, buf, (size_t)r, (uint64_t)in);
+		if (ret < 0)
+			return ret;
+		ret = rd_sink_file_write(f, buf, (size_t)r, (uint64_t)o);
+		if (ret < 0)
+			return ret;
+		in += r;
+		o += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+/* Owner, mode, times on fd: chown first, it would clear setuid bits. */
+static int apply_meta(struct rd_sink_file *f, int fd)
+{
+	struct timespec ts[2];
+
+	if (want_owner(f->s) && fchown(fd, f->m.uid, f->m.gid) < 0)
+		return ffail(f, errno, "chown");
+	if (fchmod(fd, final_mode(f->s, &f->m)) < 0)
+		return ffail(f, errno, "chmod");
+	if (f->s->flags & RD_SINK_PRESERVE_TIMES) {
+		meta_times(&f->m, ts);
+		if (futimens(fd, ts) < 0)
+			return ffail(f, errno, "set times of");
+	}
+	return 0;
+}
+
+/* Give the O_TMPFILE inode a temporary name (linkat cannot replace). */
+static int tmp_link(struct rd_sink_file *f)
+{
+	char proc[64];
+	int tries = 0, r;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->tmpfd);
+	do {
+		tmp_name(f->tmpname, f->name);
+		r = linkat(AT_FDCWD, proc, f->pfd, f->tmpname, AT_SYMLINK_FOLLOW);
+		if (r < 0 && errno == ENOENT)
+			r = linkat(f->tmpfd, "", f->pfd, f->tmpname, AT_EMPTY_PATH);
+	} while (r < 0 && errno == EEXIST && ++tries < 8);
+	if (r < 0)
+		return ffail(f, errno, "link temporary of");
+	f->named = 1;
+	return 0;
+}
+
+int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
+{
+	struct rd_sink *s = f->s;
+	int ret;
+
+	if (keep_existing) {
+		if (f->exfd < 0) {
+			ret = rd_err_set(&s->err, RD_EUSAGE, 0, "%s: no existing file to keep",
+					 esc(s, f->path, f->path_len));
+			goto out;
+		}
+		ret = apply_meta(f, f->exfd);
+		goto out;
+	}
+	if (ftruncate(f->tmpfd, (off_t)f->m.size) < 0) {
+		ret = ffail(f, errno, "size");
+		goto out;
+	}
+	if ((s->flags & RD_SINK_FSYNC) && fsync(f->tmpfd) < 0) {
+		ret = ffail(f, errno, "fsync");
+		goto out;
+	}
+	ret = apply_meta(f, f->tmpfd);
+	if (ret < 0)
+		goto out;
+	if (!f->named) {
+		ret = tmp_link(f);
+		if (ret < 0)
+			goto out;
+	}
+	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
+	if (ret < 0)
+		goto out;
+	if (renameat(f->pfd, f->tmpname, f->pfd, f->name) < 0) {
+		ret = ffail(f, errno, "rename into place");
+		goto out;
+	}
+	f->named = 0; /* the temporary name is gone */
+	if ((s->flags & RD_SINK_FSYNC) && fsync(f->pfd) < 0)
+		ret = ffail(f, errno, "fsync directory of");
+out:
+	rd_sink_file_abort(f);
+	return ret;
+}
+
+void rd_sink_file_abort(struct rd_sink_file *f)
+{
+	if (!f)
+		return;
+	if (f->named && f->pfd >= 0)
+		unlinkat(f->pfd, f->tmpname, 0);
+	file_free(f);
+}
+
+/* Errors of a handle live on its sink: commit and abort free the handle. */
+const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f)
+{
+	return f ? &f->s->err : NULL;
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Receiver side: place entries that arrive off the wire under a
+ * destination, confined to it. Every wire path is relative (checked with
+ * rd_path_check before it gets here, and again here); every directory
+ * below the destination is opened with openat2(RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS) (or an O_NOFOLLOW walk where openat2 is missing),
+ * so no entry can be created through "..", an absolute path, or a symlink
+ * that points out of the tree.
+ *
+ * Regular files are written into a temporary file in the destination
+ * directory (O_TMPFILE where the filesystem has it, else a named
+ * ".rdcp.*" file created O_EXCL) and get their final name only at commit,
+ * after the caller verified every chunk. Abort removes the temporary; an
+ * existing file under the final name is never touched until the rename.
+ *
+ * Placement (scp/rsync habit): if the destination is an existing
+ * directory, entries go inside it ("dir/x" -> DEST/dir/x). Otherwise the
+ * single top-level entry is renamed to the destination's name
+ * ("dir/x" -> DEST/x); a second top-level entry is then an error.
+ */
+#ifndef RDCP_SINK_RD_SINK_H
+#define RDCP_SINK_RD_SINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/base/rd_err.h"
+
+#define RD_SINK_PRESERVE_MODE  0x1u  /* exact permission bits */
+#define RD_SINK_PRESERVE_TIMES 0x2u  /* mtime (atime = mtime) */
+#define RD_SINK_PRESERVE_OWNER 0x4u  /* uid/gid, only effective as root */
+#define RD_SINK_FSYNC	       0x8u  /* fsync file before rename */
+#define RD_SINK_READONLY       0x10u /* refuse every write (read-only module) */
+/* Testing only: take the fallback paths even where the kernel has more. */
+#define RD_SINK_TEST_NO_OPENAT2 0x10000u /* openat(O_NOFOLLOW) walk */
+#define RD_SINK_TEST_NO_TMPFILE 0x20000u /* named ".rdcp.*" temporaries */
+
+struct rd_sink_meta {
+	uint32_t mode; /* st_mode from the sender */
+	uint32_t uid, gid;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+};
+
+struct rd_sink;
+struct rd_sink_file;
+
+/*
+ * root_fd: directory everything must stay beneath (a module's directory,
+ * or the parent of a local destination). dest: path of the destination
+ * relative to root_fd ("" or "." = root_fd itself); it may not contain
+ * ".." and is resolved with RESOLVE_BENEATH. Errors name dest.
+ */
+int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
+		 struct rd_err *err);
+void rd_sink_close(struct rd_sink *s); /* accepts NULL */
+const struct rd_err *rd_sink_err(const struct rd_sink *s);
+
+/* Entries with RD_FF_ROOT pass root = 1. All return 0 or -RD_E*. */
+int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
+		  const struct rd_sink_meta *m);
+int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
+		     const struct rd_sink_meta *m);
+int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
+		    size_t tlen, const struct rd_sink_meta *m);
+
+/*
+ * Start a regular file. On success *out is a handle with a temporary file
+ * of m->size bytes. If a regular file of the same size already exists
+ * under the final name, rd_sink_file_has_existing() is 1 and its chunks
+ * can be read for comparison.
+ */
+int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
+		       const struct rd_sink_meta *m, struct rd_sink_file **out);
+int rd_sink_file_has_existing(const struct rd_sink_file *f);
+int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);
+/* Copy [off, off+len) of the existing file into the temporary. */
+int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len);
+/* Write all of buf at off (ENOSPC -> -RD_ENOSPC, naming the file). */
+int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off);
+/*
+ * keep_existing = 1: the existing file is identical; drop the temporary,
+ * apply metadata to the existing file. Else: size, optional fsync,
+ * metadata, rename into place. Frees f either way.
+ */
+int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing);
+void rd_sink_file_abort(struct rd_sink_file *f); /* accepts NULL; frees f */
+const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f);
+
+#endif

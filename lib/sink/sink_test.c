@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/sink/rd_sink.h"
+
+/* Per test: a fresh directory "top" holding "dest" and "outside". */
+struct fx {
+	unsigned extra; /* RD_SINK_TEST_* for the fallback runs */
+	char top[PATH_MAX];
+	int top_fd;
+	int fds;
+};
+
+static char pbuf[4][PATH_MAX];
+static int pidx;
+
+static const char *tp(const struct fx *x, const char *rel)
+{
+	pidx = (pidx + 1) % 4;
+	snprintf(pbuf[pidx], sizeof(pbuf[pidx]), "%s/%s", x->top, rel);
+	return pbuf[pidx];
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Sorted, '|'-joined listing of a directory ("" if empty). */
+static void listing(const char *dir, char *out, size_t cap)
+{
+	struct dirent **names;
+	int n, i;
+
+	out[0] = '\0';
+	n = scandir(dir, &names, NULL, alphasort);
+	assert_true(n >= 0);
+	for (i = 0; i < n; i++) {
+		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
+			if (out[0])
+				strncat(out, "|", cap - strlen(out) - 1);
+			strncat(out, names[i]->d_name, cap - strlen(out) - 1);
+		}
+		free(names[i]);
+	}
+	free(names);
+}
+
+static void expect_listing(const char *dir, const char *want)
+{
+	char got[4096];
+
+	listing(dir, got, sizeof(got));
+	assert_string_equal(got, want);
+}
+
+static void put(const char *p, const char *content)
+{
+	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+}
+
+static void expect_content(const char *p, const char *want)
+{
+	char buf[4096];
+	int fd = open(p, O_RDONLY | O_NOFOLLOW);
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	assert_int_equal(n, (ssize_t)strlen(want));
+	assert_memory_equal(buf, want, (size_t)n);
+}
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TEST_TMPDIR");
+	struct fx *x = calloc(1, sizeof(*x));
+
+	assert_non_null(x);
+	if (*state)
+		x->extra = *(const unsigned *)*state;
+	x->fds = count_fds();
+	snprintf(x->top, sizeof(x->top), "%s/sink_test.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(x->top));
+	assert_int_equal(mkdir(tp(x, "dest"), 0755), 0);
+	assert_int_equal(mkdir(tp(x, "outside"), 0755), 0);
+	x->top_fd = open(x->top, O_RDONLY | O_DIRECTORY);
+	assert_true(x->top_fd >= 0);
+	*state = x;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fx *x = *state;
+	char cmd[PATH_MAX + 32];
+
+	umount2(tp(x, "small"), MNT_DETACH); /* if the ENOSPC test failed midway */
+	close(x->top_fd);
+	assert_int_equal(count_fds(), x->fds); /* nothing leaked */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->top);
+	assert_int_equal(system(cmd), 0);
+	free(x);
+	return 0;
+}
+
+static struct rd_sink *sopen(struct fx *x, const char *dest, unsigned flags)
+{
+	struct rd_sink *s;
+	struct rd_err err;
+
+	rd_err_clear(&err);
+	assert_int_equal(rd_sink_open(&s, x->top_fd, dest, flags | x->extra, &err), 0);
+	return s;
+}
+
+static struct rd_sink_meta meta(uint32_t mode, uint64_t size)
+{
+	struct rd_sink_meta m = {.mode = mode, .size = size};
+
+	m.mtime_sec = 1234567890;
+	m.mtime_nsec = 123456789;
+	return m;
+}
+
+static int put_file(struct rd_sink *s, const char *path, int root, const char *content,
+		    uint32_t mode)
+{
+	struct rd_sink_meta m = meta(S_IFREG | mode, strlen(content));
+	struct rd_sink_file *f;
+	int ret;
+
+	ret = rd_sink_file_begin(s, path, strlen(path), root, &m, &f);
+	if (ret < 0)
+		return ret;
+	ret = rd_sink_file_write(f, content, strlen(content), 0);
+	if (ret < 0) {
+		rd_sink_file_abort(f);
+		return ret;
+	}
+	return rd_sink_file_commit(f, 0);
+}
+
+static int mk(struct rd_sink *s, const char *path, int root)
+{
+	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
+
+	return rd_sink_mkdir(s, path, strlen(path), root, &m);
+}
+
+static int post(struct rd_sink *s, const char *path, int root)
+{
+	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
+
+	return rd_sink_dir_post(s, path, strlen(path), root, &m);
+}
+
+static void test_sink_into_mode(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_MODE);
+	struct stat st;
+
+	assert_int_equal(mk(s, "d", 1), 0);
+	assert_int_equal(mk(s, "d/sub", 0), 0);
+	assert_int_equal(put_file(s, "d/sub/x", 0, "abc", 0644), 0);
+	assert_int_equal(put_file(s, "d/y z\n\xff", 0, "", 0600), 0);
+	assert_int_equal(post(s, "d/sub", 0), 0);
+	assert_int_equal(post(s, "d", 0), 0);
+	assert_int_equal(put_file(s, "top.txt", 1, "T", 0644), 0);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "d|top.txt");
+	expect_listing(tp(x, "dest/d"), "sub|y z\n\xff");
+	expect_content(tp(x, "dest/d/sub/x"), "abc");
+	expect_content(tp(x, "dest/top.txt"), "T");
+	assert_int_equal(stat(tp(x, "dest/d"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0750);
+}
+
+static void test_sink_rename_mode(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest/newname", 0);
+	struct rd_err err;
+
+	assert_int_equal(mk(s, "d", 1), 0);
+	assert_int_equal(put_file(s, "d/x", 0, "abc", 0644), 0);
+	/* not under the root that was renamed */
+	assert_int_equal(put_file(s, "other/x", 0, "abc", 0644), -RD_EPROTO);
+	assert_int_equal(post(s, "d", 0), 0);
+	assert_int_equal(mk(s, "e", 1), -RD_EUSAGE);
+	assert_non_null(
+	    strstr(rd_sink_err(s)->msg, "destination dest/newname: is not a directory"));
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "newname");
+	expect_content(tp(x, "dest/newname/x"), "abc");
+
+	/* a single file gets the destination's name */
+	s = sopen(x, "dest/f.txt", 0);
+	assert_int_equal(put_file(s, "src.txt", 1, "F", 0644), 0);
+	assert_int_equal(put_file(s, "second.txt", 1, "F", 0644), -RD_EUSAGE);
+	rd_sink_close(s);
+	expect_content(tp(x, "dest/f.txt"), "F");
+	expect_listing(tp(x, "dest"), "f.txt|newname");
+
+	/* a directory root onto an existing file */
+	s = sopen(x, "dest/f.txt", 0);
+	assert_true(mk(s, "d", 1) < 0);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "not a directory"));
+	rd_sink_close(s);
+	expect_content(tp(x, "dest/f.txt"), "F");
+
+	/* the parent must exist; ".." and absolute destinations are refused */
+	assert_true(rd_sink_open(&s, x->top_fd, "nope/x", 0, &err) < 0);
+	assert_null(s);
+	assert_non_null(strstr(err.msg, "nope/x"));
+	assert_int_equal(rd_sink_open(&s, x->top_fd, "dest/../x", 0, &err), -RD_EUSAGE);
+	assert_int_equal(rd_sink_open(&s, x->top_fd, "/etc", 0, &err), -RD_EUSAGE);
+	rd_sink_close(NULL);
+}
+
+static void test_sink_file_meta(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_TIMES);
+	mode_t um = umask(022);
+	struct stat st;
+
+	umask(um);
+	assert_int_equal(put_file(s, "p", 1, "12345", 0640), 0);
+	rd_sink_close(s);
+	assert_int_equal(stat(tp(x, "dest/p"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0640);
+	assert_int_equal(st.st_size, 5);
+	assert_int_equal(st.st_mtim.tv_sec, 1234567890);
+	assert_int_equal(st.st_mtim.tv_nsec, 123456789);
+	assert_int_equal(st.st_atim.tv_sec, 1234567890);
+
+	s = sopen(x, "dest", RD_SINK_FSYNC);
+	assert_int_equal(put_file(s, "q", 1, "1", 0666), 0);
+	rd_sink_close(s);
+	assert_int_equal(stat(tp(x, "dest/q"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0666 & ~um);
+	assert_true(st.st_mtim.tv_sec != 1234567890);
+}
+
+static void test_sink_abort_cleans_up(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 10);
+	struct rd_sink_file *f;
+
+	assert_int_equal(rd_sink_file_begin(s, "new", 3, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_has_existing(f), 0);
+	assert_int_equal(rd_sink_file_write(f, "01234", 5, 0), 0);
+	/* past the announced size */
+	assert_int_equal(rd_sink_file_write(f, "01234", 5, 8), -RD_EPROTO);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), "");
+
+	put(tp(x, "dest/good"), "old content");
+	assert_int_equal(rd_sink_file_begin(s, "good", 4, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "xxxxxxxxxx", 10, 0), 0);
+	rd_sink_file_abort(f);
+	rd_sink_file_abort(NULL);
+	expect_listing(tp(x, "dest"), "good");
+	expect_content(tp(x, "dest/good"), "old content");
+	rd_sink_close(s);
+}
+
+static void test_sink_commit_replaces(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 3);
+	struct rd_sink_file *f;
+	struct stat before, after;
+	int fd;
+
+	put(tp(x, "dest/x"), "old content");
+	assert_int_equal(stat(tp(x, "dest/x"), &before), 0);
+	fd = open(tp(x, "dest/x"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(rd_sink_file_begin(s, "x", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "new", 3, 0), 0);
+	/* until commit the old file is in place */
+	expect_content(tp(x, "dest/x"), "old content");
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_content(tp(x, "dest/x"), "new");
+	assert_int_equal(stat(tp(x, "dest/x"), &after), 0);
+	assert_true(before.st_ino != after.st_ino); /* renamed over, not rewritten */
+	close(fd);
+	expect_listing(tp(x, "dest"), "x");
+
+	/* an existing symlink under the final name is replaced, not followed */
+	put(tp(x, "outside/victim"), "keep");
+	assert_int_equal(symlink(tp(x, "outside/victim"), tp(x, "dest/l")), 0);
+	assert_int_equal(put_file(s, "l", 1, "mine", 0644), 0);
+	expect_content(tp(x, "dest/l"), "mine");
+	expect_content(tp(x, "outside/victim"), "keep");
+
+	/* an existing directory under the final name: error, nothing changed */
+	assert_int_equal(mkdir(tp(x, "dest/adir"), 0755), 0);
+	assert_true(put_file(s, "adir", 1, "zz", 0644) < 0);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "adir"));
+	assert_true(rd_sink_symlink(s, "adir", 4, 1, "t", 1, &m) < 0);
+	expect_listing(tp(x, "dest"), "adir|l|x");
+	expect_listing(tp(x, "dest/adir"), "");
+	rd_sink_close(s);
+}
+
+static void test_sink_existing(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_TIMES);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 8);
+	struct rd_sink_file *f;
+	struct stat st, st2;
+	char buf[8];
+
+	put(tp(x, "dest/same"), "abcdefgh");
+	assert_int_equal(stat(tp(x, "dest/same"), &st), 0);
+	assert_int_equal(rd_sink_file_begin(s, "same", 4, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_has_existing(f), 1);
+	assert_int_equal(rd_sink_file_read_existing(f, buf, 4, 4), 0);
+	assert_memory_equal(buf, "efgh", 4);
+	assert_true(rd_sink_file_read_existing(f, buf, 8, 4) < 0);
+	assert_int_equal(rd_sink_file_commit(f, 1), 0);
+	assert_int_equal(stat(tp(x, "dest/same"), &st2), 0);
+	assert_int_equal(st.st_ino, st2.st_ino);
+	assert_int_equal(st2.st_mtim.tv_sec, 1234567890);
+	assert_int_equal(st2.st_mtim.tv_nsec, 123456789);
+	expect_listing(tp(x, "dest"), "same");
+
+	/* copy part from the existing file, write the rest */
+	assert_int_equal(rd_sink_file_begin(s, "same", 4, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_copy_existing(f, 0, 4), 0);
+	assert_int_equal(rd_sink_file_write(f, "WXYZ", 4, 4), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_content(tp(x, "dest/same"), "abcdWXYZ");
+
+	/* a different size is not "existing" */
+	m.size = 3;
+	assert_int_equal(rd_sink_file_begin(s, "same", 4, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_has_existing(f), 0);
+	assert_true(rd_sink_file_copy_existing(f, 0, 1) < 0);
+	assert_true(rd_sink_file_commit(f, 1) < 0);
+	expect_listing(tp(x, "dest"), "same");
+	expect_content(tp(x, "dest/same"), "abcdWXYZ");
+	rd_sink_close(s);
+}
+
+static void test_sink_hostile_paths(void **state)
+{
+	static const char *const bad[] = {"../x", "/etc/x", "a/../../x", "a//b",  ".",
+					  "a/.",  "a/",	    "",		 "x/./y", ".."};
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 1);
+	struct rd_sink_file *f;
+	size_t i;
+
+	assert_int_equal(mk(s, "a", 1), 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *p = bad[i];
+
+		assert_int_equal(rd_sink_file_begin(s, p, strlen(p), 0, &m, &f), -RD_EPROTO);
+		assert_null(f);
+		assert_int_equal(rd_sink_mkdir(s, p, strlen(p), 0, &m), -RD_EPROTO);
+		assert_int_equal(rd_sink_symlink(s, p, strlen(p), 0, "t", 1, &m), -RD_EPROTO);
+	}
+	/* embedded NUL */
+	assert_int_equal(rd_sink_mkdir(s, "a/b\0c", 5, 0, &m), -RD_EPROTO);
+	/* a symlinked directory inside dest pointing outside */
+	assert_int_equal(symlink(tp(x, "outside"), tp(x, "dest/link")), 0);
+	assert_true(put_file(s, "link/x", 0, "evil", 0644) < 0);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "link/x"));
+	assert_true(mk(s, "link/d", 0) < 0);
+	assert_true(mk(s, "link", 1) < 0);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "is a symlink; refusing to follow"));
+	/* a symlink placed by an earlier entry, then used as a parent */
+	assert_int_equal(
+	    rd_sink_symlink(s, "a/l", 3, 0, tp(x, "outside"), strlen(tp(x, "outside")), &m), 0);
+	assert_true(put_file(s, "a/l/x", 0, "evil", 0644) < 0);
+	assert_true(mk(s, "a/l/d", 0) < 0);
+	assert_true(rd_sink_symlink(s, "a/l/s", 5, 0, "t", 1, &m) < 0);
+	/* and one pointing up with a relative target */
+	assert_int_equal(rd_sink_symlink(s, "up", 2, 1, "..", 2, &m), 0);
+	assert_true(put_file(s, "up/x", 0, "evil", 0644) < 0);
+	rd_sink_close(s);
+	expect_listing(tp(x, "outside"), "");
+	expect_listing(x->top, "dest|outside");
+	expect_listing(tp(x, "dest"), "a|link|up");
+	expect_listing(tp(x, "dest/a"), "l");
+	assert_int_equal(access("/etc/x", F_OK), -1);
+}
+
+static void test_sink_symlink(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_TIMES);
+	struct rd_sink_meta m = meta(S_IFLNK | 0777, 0);
+	char buf[64];
+	ssize_t n;
+	struct stat st;
+
+	assert_int_equal(rd_sink_symlink(s, "l", 1, 1, "target one", 10, &m), 0);
+	assert_int_equal(rd_sink_symlink(s, "l", 1, 1, "t2", 2, &m), 0); /* replaced */
+	n = readlink(tp(x, "dest/l"), buf, sizeof(buf));
+	assert_int_equal(n, 2);
+	assert_memory_equal(buf, "t2", 2);
+	assert_int_equal(lstat(tp(x, "dest/l"), &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1234567890);
+	assert_int_equal(rd_sink_symlink(s, "bad", 3, 1, "a\0b", 3, &m), -RD_EPROTO);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "l");
+}
+
+static void test_sink_readonly(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_READONLY);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 1);
+	struct rd_sink_file *f;
+
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), -RD_EPERM);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "read-only"));
+	assert_int_equal(rd_sink_mkdir(s, "d", 1, 1, &m), -RD_EPERM);
+	assert_int_equal(rd_sink_dir_post(s, "d", 1, 1, &m), -RD_EPERM);
+	assert_int_equal(rd_sink_symlink(s, "l", 1, 1, "t", 1, &m), -RD_EPERM);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "");
+}
+
+static void test_sink_mkdir_existing(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct stat st;
+	mode_t um;
+
+	assert_int_equal(mkdir(tp(x, "dest/old"), 0711), 0);
+	assert_int_equal(chmod(tp(x, "dest/old"), 0711), 0);
+	assert_int_equal(mk(s, "old", 1), 0);
+	assert_int_equal(post(s, "old", 0), 0);
+	assert_int_equal(stat(tp(x, "dest/old"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711); /* existing: mode kept */
+	assert_int_equal(mk(s, "new", 1), 0);
+	assert_int_equal(stat(tp(x, "dest/new"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700); /* while filling */
+	assert_int_equal(post(s, "new", 0), 0);
+	assert_int_equal(stat(tp(x, "dest/new"), &st), 0);
+	um = umask(022);
+	umask(um);
+	assert_int_equal(st.st_mode & 07777, 0750 & ~um);
+	rd_sink_close(s);
+}
+
+static void test_sink_enospc(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s;
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 1 << 20);
+	struct rd_sink_file *f;
+	char *buf;
+	int ret = 0;
+	uint64_t off;
+
+	assert_int_equal(mkdir(tp(x, "small"), 0755), 0);
+	if (mount("rdcp-test", tp(x, "small"), "tmpfs", 0, "size=64k") < 0) {
+		/* not root, or inside a sandbox without CAP_SYS_ADMIN */
+		print_message("mount tmpfs: %s; skipping the ENOSPC test\n", strerror(errno));
+		skip();
+	}
+	buf = calloc(1, 65536);
+	assert_non_null(buf);
+	s = sopen(x, "small", 0);
+	expect_listing(tp(x, "small"), "");
+	assert_int_equal(rd_sink_file_begin(s, "big", 3, 1, &m, &f), 0);
+	for (off = 0; off < m.size && ret == 0; off += 65536)
+		ret = rd_sink_file_write(f, buf, 65536, off);
+	assert_int_equal(ret, -RD_ENOSPC);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "big"));
+	assert_non_null(strstr(rd_sink_err(s)->msg, "No space left on device"));
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "small"), "");
+	rd_sink_close(s);
+	free(buf);
+	assert_int_equal(umount(tp(x, "small")), 0);
+}
+
+int main(void)
+{
+	static const unsigned fallback = RD_SINK_TEST_NO_OPENAT2 | RD_SINK_TEST_NO_TMPFILE;
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_sink_into_mode, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_rename_mode, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_file_meta, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_abort_cleans_up, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_commit_replaces, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_existing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_hostile_paths, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_symlink, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_readonly, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_mkdir_existing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_enospc, setup, teardown),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_rename_mode, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_file_meta, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_abort_cleans_up, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_commit_replaces, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_existing, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_hostile_paths, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_symlink, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_mkdir_existing, setup, teardown,
+						     (void *)&fallback),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_enospc, setup, teardown,
+						     (void *)&fallback),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,435 @@
+// SPDX-License-Identifier: MIT
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/tree/rd_tree.h"
+
+struct walk {
+	struct rd_tree_entry *e; /* entries, skips have type 0 */
+	int *kind;		 /* RD_TREE_ENTRY or RD_TREE_SKIP */
+	char **msg;		 /* skip messages */
+	int n;
+};
+
+static char base[PATH_MAX];
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static void put(const char *rel, const char *content)
+{
+	char p[PATH_MAX];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
+	close(fd);
+}
+
+static void mk(const char *rel)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	assert_int_equal(mkdir(p, 0755), 0);
+}
+
+static void ln(const char *target, const char *rel)
+{
+	char p[PATH_MAX];
+
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	assert_int_equal(symlink(target, p), 0);
+}
+
+static const char *bp(const char *rel)
+{
+	static char p[4][PATH_MAX];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(p[i], sizeof(p[i]), "%s/%s", base, rel);
+	return p[i];
+}
+
+static void rm_rf(const char *p)
+{
+	char cmd[PATH_MAX + 32];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	const char *tmp = getenv("TEST_TMPDIR");
+
+	snprintf(base, sizeof(base), "%s/tree_test.XXXXXX", tmp ? tmp : "/tmp");
+	assert_non_null(mkdtemp(base));
+	mk("src");
+	put("src/a.txt", "hello");
+	put("src/empty", "");
+	put("src/sp ace", "1 2");
+	put("src/new\nline", "nl");
+	put("src/bad\xff", "\xff");
+	mk("src/sub");
+	mk("src/sub/deep");
+	put("src/sub/deep/f", "abc");
+	put("src/sub/g", "gg");
+	mk("src/emptydir");
+	ln("a.txt", "src/lnk");
+	ln("sub", "src/dlink");
+	ln("t\xff\nx y", "src/weird\x01");
+	assert_int_equal(mkfifo(bp("src/fifo"), 0644), 0);
+	put("file1", "0123456789");
+	ln("src", "rootlink");
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rm_rf(base);
+	return 0;
+}
+
+static void walk_free(struct walk *w)
+{
+	int i;
+
+	for (i = 0; i < w->n; i++) {
+		if (w->e[i].fd >= 0)
+			close(w->e[i].fd);
+		free(w->msg[i]);
+	}
+	free(w->e);
+	free(w->kind);
+	free(w->msg);
+	memset(w, 0, sizeof(*w));
+}
+
+static void walk(struct walk *w, const char *const *src, int n, unsigned flags)
+{
+	struct rd_tree *t;
+	struct rd_err err;
+	int r;
+
+	memset(w, 0, sizeof(*w));
+	rd_err_clear(&err);
+	assert_int_equal(rd_tree_open(&t, src, n, flags, &err), 0);
+	for (;;) {
+		w->e = realloc(w->e, (w->n + 1) * sizeof(*w->e));
+		w->kind = realloc(w->kind, (w->n + 1) * sizeof(*w->kind));
+		w->msg = realloc(w->msg, (w->n + 1) * sizeof(*w->msg));
+		assert_true(w->e && w->kind && w->msg);
+		r = rd_tree_next(t, &w->e[w->n]);
+		assert_true(r >= 0);
+		if (r == RD_TREE_END)
+			break;
+		w->kind[w->n] = r;
+		w->msg[w->n] = r == RD_TREE_SKIP ? strdup(rd_tree_err(t)->msg) : NULL;
+		if (r == RD_TREE_SKIP)
+			assert_int_equal(w->e[w->n].fd, -1);
+		w->n++;
+	}
+	rd_tree_close(t);
+}
+
+static int find(const struct walk *w, const char *path, int post)
+{
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->kind[i] == RD_TREE_ENTRY && strcmp(w->e[i].path, path) == 0 &&
+		    !!(w->e[i].flags & RD_FF_POST) == post)
+			return i;
+	return -1;
+}
+
+static int find_skip(const struct walk *w, const char *needle)
+{
+	int i;
+
+	for (i = 0; i < w->n; i++)
+		if (w->kind[i] == RD_TREE_SKIP && strstr(w->msg[i], needle))
+			return i;
+	return -1;
+}
+
+static void check_file(const struct walk *w, const char *path, const char *content)
+{
+	int i = find(w, path, 0);
+	char buf[64];
+	size_t n = strlen(content);
+
+	assert_true(i >= 0);
+	assert_int_equal(w->e[i].type, RD_FT_REG);
+	assert_int_equal(w->e[i].size, n);
+	assert_true(w->e[i].fd >= 0);
+	assert_int_equal(pread(w->e[i].fd, buf, sizeof(buf), 0), (ssize_t)n);
+	assert_memory_equal(buf, content, n);
+}
+
+/* Every directory: PRE before, POST after all of its descendants. */
+static void check_nesting(const struct walk *w)
+{
+	int i, j, pre, post;
+
+	for (i = 0; i < w->n; i++) {
+		const struct rd_tree_entry *d = &w->e[i];
+
+		if (w->kind[i] != RD_TREE_ENTRY || d->type != RD_FT_DIR || (d->flags & RD_FF_POST))
+			continue;
+		pre = i;
+		post = find(w, d->path, 1);
+		assert_true(post > pre);
+		for (j = 0; j < w->n; j++) {
+			const struct rd_tree_entry *c = &w->e[j];
+
+			if (w->kind[j] != RD_TREE_ENTRY || c->path_len <= d->path_len ||
+			    memcmp(c->path, d->path, d->path_len) || c->path[d->path_len] != '/')
+				continue;
+			assert_true(j > pre && j < post);
+		}
+	}
+}
+
+static void test_tree_full_walk(void **state)
+{
+	const char *src[] = {bp("src"), bp("missing"), bp("file1")};
+	struct walk w;
+	int i, nroot = 0, fds = count_fds();
+
+	walk(&w, src, 3, RD_TREE_RECURSIVE);
+	assert_int_equal(w.kind[0], RD_TREE_ENTRY);
+	assert_string_equal(w.e[0].path, "src");
+	assert_int_equal(w.e[0].flags, RD_FF_ROOT);
+	assert_int_equal(w.e[0].type, RD_FT_DIR);
+	assert_true(S_ISDIR(w.e[0].mode));
+	for (i = 0; i < w.n; i++) {
+		if (w.kind[i] == RD_TREE_ENTRY && (w.e[i].flags & RD_FF_ROOT)) {
+			nroot++;
+			assert_false(w.e[i].flags & RD_FF_POST);
+			/* first entry of a source: previous is a POST of a root or a skip */
+			assert_true(i == 0 || w.kind[i - 1] == RD_TREE_SKIP ||
+				    (w.e[i - 1].flags & RD_FF_POST));
+		}
+		if (w.kind[i] == RD_TREE_ENTRY)
+			assert_int_equal(w.e[i].path_len, strlen(w.e[i].path));
+	}
+	assert_int_equal(nroot, 2);
+	check_nesting(&w);
+	check_file(&w, "src/a.txt", "hello");
+	check_file(&w, "src/empty", "");
+	check_file(&w, "src/sp ace", "1 2");
+	check_file(&w, "src/new\nline", "nl");
+	check_file(&w, "src/bad\xff", "\xff");
+	check_file(&w, "src/sub/deep/f", "abc");
+	check_file(&w, "src/sub/g", "gg");
+	check_file(&w, "file1", "0123456789");
+	assert_true(w.e[find(&w, "file1", 0)].flags & RD_FF_ROOT);
+	assert_true(find(&w, "src/emptydir", 0) >= 0);
+	assert_true(find(&w, "src/emptydir", 1) > find(&w, "src/emptydir", 0));
+	i = find(&w, "src/lnk", 0);
+	assert_true(i >= 0);
+	assert_int_equal(w.e[i].type, RD_FT_SYMLINK);
+	assert_string_equal(w.e[i].target, "a.txt");
+	assert_int_equal(w.e[i].target_len, 5);
+	assert_int_equal(w.e[i].fd, -1);
+	i = find(&w, "src/dlink", 0);
+	assert_true(i >= 0);
+	assert_int_equal(w.e[i].type, RD_FT_SYMLINK);
+	assert_string_equal(w.e[i].target, "sub");
+	assert_true(find(&w, "src/dlink/g", 0) < 0);
+	i = find(&w, "src/weird\x01", 0);
+	assert_true(i >= 0);
+	assert_int_equal(w.e[i].target_len, 6);
+	assert_memory_equal(w.e[i].target, "t\xff\nx y", 6);
+	assert_true(find(&w, "src/fifo", 0) < 0);
+	i = find_skip(&w, "fifo: not a regular file, directory or symlink; skipped");
+	assert_true(i >= 0);
+	assert_string_equal(w.e[i].path, bp("src/fifo"));
+	/* missing source between two good ones */
+	i = find_skip(&w, "missing: No such file or directory");
+	assert_true(i > find(&w, "src", 1));
+	assert_true(i < find(&w, "file1", 0));
+	assert_string_equal(w.e[i].path, bp("missing"));
+	/* last entry of src is its own POST, without ROOT */
+	assert_int_equal(w.e[find(&w, "src", 1)].flags, RD_FF_POST);
+	/* 1 root + 8 files/links in src + 3 dirs (pre+post) + 3 files inside */
+	walk_free(&w);
+	assert_int_equal(count_fds(), fds);
+}
+
+static void test_tree_dir_needs_recursive(void **state)
+{
+	const char *src[] = {bp("src"), bp("file1")};
+	struct walk w;
+
+	walk(&w, src, 2, 0);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(w.kind[0], RD_TREE_SKIP);
+	assert_non_null(strstr(w.msg[0], "src: is a directory (use -r)"));
+	assert_int_equal(w.kind[1], RD_TREE_ENTRY);
+	assert_string_equal(w.e[1].path, "file1");
+	walk_free(&w);
+}
+
+static void test_tree_symlink_source_followed(void **state)
+{
+	const char *src[] = {bp("rootlink"), bp("src/lnk")};
+	struct walk w;
+
+	walk(&w, src, 2, RD_TREE_RECURSIVE);
+	assert_string_equal(w.e[0].path, "rootlink");
+	assert_int_equal(w.e[0].type, RD_FT_DIR);
+	assert_int_equal(w.e[0].flags, RD_FF_ROOT);
+	check_file(&w, "rootlink/a.txt", "hello");
+	check_file(&w, "rootlink/sub/deep/f", "abc");
+	check_nesting(&w);
+	/* a symlink to a file named on the command line: the file */
+	check_file(&w, "lnk", "hello");
+	assert_int_equal(w.e[find(&w, "lnk", 0)].flags, RD_FF_ROOT);
+	walk_free(&w);
+}
+
+static void test_tree_root_names(void **state)
+{
+	char cwd[PATH_MAX];
+	char slash[PATH_MAX];
+	const char *src[] = {slash, ".", "/"};
+	const char *src2[] = {"sub/.."};
+	struct walk w;
+
+	snprintf(slash, sizeof(slash), "%s/src/sub/", base);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(bp("src")), 0);
+	walk(&w, src2, 1, RD_TREE_RECURSIVE);
+	assert_string_equal(w.e[0].path, "src");
+	walk_free(&w);
+	walk(&w, src, 3, RD_TREE_RECURSIVE);
+	assert_int_equal(chdir(cwd), 0);
+	assert_true(find(&w, "sub", 0) == 0);
+	assert_true(find(&w, "sub/g", 0) > 0);
+	assert_true(find(&w, "src/a.txt", 0) > 0);
+	assert_int_equal(w.kind[w.n - 1], RD_TREE_SKIP);
+	assert_non_null(strstr(w.msg[w.n - 1], "refusing"));
+	check_nesting(&w);
+	walk_free(&w);
+}
+
+static void test_tree_unreadable(void **state)
+{
+	const char *src[] = {bp("src")};
+	struct walk w;
+
+	if (geteuid() == 0)
+		skip(); /* root reads everything; the fifo case covers skips */
+	put("src/secret", "x");
+	assert_int_equal(chmod(bp("src/secret"), 0), 0);
+	walk(&w, src, 1, RD_TREE_RECURSIVE);
+	assert_true(find_skip(&w, "secret: Permission denied") >= 0);
+	assert_true(find(&w, "src", 1) > 0);
+	walk_free(&w);
+	unlink(bp("src/secret"));
+}
+
+static void test_tree_name_too_long(void **state)
+{
+	char name[201], rel[PATH_MAX];
+	const char *src[] = {"long"};
+	char cwd[PATH_MAX];
+	struct walk w;
+	int i, dfd, fd, maxlen = 0;
+
+	memset(name, 'n', 200);
+	name[200] = '\0';
+	mk("long");
+	dfd = open(bp("long"), O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	/* 4 + 21 * 201 > RD_PATH_MAX: the deepest names do not fit */
+	for (i = 0; i < 21; i++) {
+		assert_int_equal(mkdirat(dfd, name, 0755), 0);
+		fd = openat(dfd, name, O_RDONLY | O_DIRECTORY);
+		assert_true(fd >= 0);
+		close(dfd);
+		dfd = fd;
+	}
+	close(dfd);
+	/* relative source: the local path is as long as the wire path */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(base), 0);
+	walk(&w, src, 1, RD_TREE_RECURSIVE);
+	assert_int_equal(chdir(cwd), 0);
+	for (i = 0; i < w.n; i++)
+		if (w.kind[i] == RD_TREE_ENTRY && (int)w.e[i].path_len > maxlen)
+			maxlen = (int)w.e[i].path_len;
+	assert_true(maxlen <= RD_PATH_MAX);
+	assert_true(maxlen > RD_PATH_MAX - 201);
+	for (i = 0; i < w.n; i++)
+		if (w.kind[i] == RD_TREE_SKIP && strstr(w.msg[i], "too long"))
+			break;
+	assert_true(i < w.n);
+	check_nesting(&w);
+	walk_free(&w);
+	snprintf(rel, sizeof(rel), "%s/long", base);
+	rm_rf(rel);
+}
+
+static void test_tree_close_midway_no_leak(void **state)
+{
+	const char *src[] = {bp("src")};
+	struct rd_tree_entry e;
+	struct rd_tree *t;
+	struct rd_err err;
+	int fds = count_fds(), i;
+
+	assert_int_equal(rd_tree_open(&t, src, 1, RD_TREE_RECURSIVE, &err), 0);
+	for (i = 0; i < 12; i++) {
+		assert_true(rd_tree_next(t, &e) > 0);
+		if (e.fd >= 0)
+			close(e.fd);
+	}
+	rd_tree_close(t);
+	rd_tree_close(NULL);
+	assert_int_equal(count_fds(), fds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_tree_full_walk),
+	    cmocka_unit_test(test_tree_dir_needs_recursive),
+	    cmocka_unit_test(test_tree_symlink_source_followed),
+	    cmocka_unit_test(test_tree_root_names),
+	    cmocka_unit_test(test_tree_unreadable),
+	    cmocka_unit_test(test_tree_name_too_long),
+	    cmocka_unit_test(test_tree_close_midway_no_leak),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The transport: one reliable connection with a credit-controlled control
+ * channel and one-sided bulk writes. The RDMA implementation
+ * (rd_xport_rdma.c: librdmacm + libibverbs, RC QP) is the only one today;
+ * the ops table is the seam for a TCP fallback.
+ *
+ * Control messages are SEND/RECV into posted, registered buffers of
+ * RD_CTRL_MAX bytes. The transport owns credits (see lib/proto/rd_proto.h):
+ * it patches the credits field of every outgoing message, reads it from
+ * every incoming one, swallows CREDIT messages and sends one itself when
+ * enough receive buffers have been re-posted. rd_conn_send() never blocks:
+ * it returns -RD_EAGAIN-style 1 when no credit or send buffer is free, and
+ * the caller retries after rd_conn_poll(); so a side always keeps consuming
+ * what arrives, and credits always flow.
+ *
+ * Bulk data: the receiver registers its pool with remote write (and only
+ * the pool); the sender registers its buffers with local access only;
+ * one protection domain per connection. rd_conn_write_send() posts an
+ * unsignaled RDMA WRITE and then the signaled SEND of a control message;
+ * RC ordering places the data before the message is delivered.
+ */
+#ifndef RDCP_XPORT_RD_XPORT_H
+#define RDCP_XPORT_RD_XPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/proto/rd_proto.h"
+
+#define RD_XPORT_BUSY 1 /* rd_conn_send*: no credit/buffer now, retry later */
+
+struct rd_conn;
+struct rd_listener;
+struct rd_conn_req;
+
+struct rd_mr {
+	void *addr;
+	size_t len;
+	uint32_t lkey, rkey;
+	void *priv;
+};
+
+/* Called from rd_conn_poll() when a write_send's SEND completed: the
+ * local data buffer identified by cookie may be reused. */
+typedef void (*rd_conn_sent_fn)(void *ctx, uint64_t cookie);
+
+struct rd_conn_opts {
+	unsigned ctrl_depth;	/* receive buffers to post (default 64) */
+	unsigned max_writes;	/* data writes in flight (default 64) */
+	int timeout_ms;		/* connect/accept and peer-silence timeout */
+	int verbose;		/* fill rd_conn_info() strings */
+};
+
+struct rd_conn_info {
+	char peer[80];	   /* "host:port" as the user named it, or the address */
+	char device[64];   /* local RDMA device, e.g. rxe0 */
+	unsigned port;	   /* local port number */
+	char link[32];	   /* "RoCE" or "InfiniBand" */
+	char gid[48];	   /* local source GID */
+	unsigned version;  /* negotiated protocol version */
+};
+
+struct rd_xport_ops {
+	const char *name;
+	int (*connect)(struct rd_conn **out, const char *host, const char *port,
+		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		       struct rd_cm_rep *rep, struct rd_err *err);
+	int (*listen)(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		      struct rd_err *err);
+};
+
+extern const struct rd_xport_ops rd_xport_rdma;
+
+/* --- client --- */
+int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
+		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		    struct rd_cm_rep *rep, struct rd_err *err);
+
+/* --- server --- */
+int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		     struct rd_err *err);
+/* Bound port (useful with port "0"). */
+unsigned rd_listener_port(const struct rd_listener *l);
+/*
+ * Wait up to timeout_ms (-1 forever) for a connect request. Returns 0 with
+ * *req set, 1 on timeout, or a negative status. The request's private data
+ * is decoded into *creq; a request that does not decode is rejected here
+ * (RD_REJ_BADREQ) and the call keeps waiting.
+ */
+int rd_listener_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
+		     struct rd_cm_req *creq);
+const char *rd_conn_req_peer(const struct rd_conn_req *r);
+/* Accept (creates PD/CQ/QP on its own event channel). Frees req. */
+int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
+		   const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err);
+/* Reject with a reason. Frees req. */
+void rd_conn_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej);
+/* Listener fd for poll() (readable when a request may be waiting). */
+int rd_listener_fd(const struct rd_listener *l);
+const struct rd_err *rd_listener_err(const struct rd_listener *l);
+void rd_listener_close(struct rd_listener *l);
+
+/* --- both --- */
+const struct rd_err *rd_conn_err(const struct rd_conn *c);
+const struct rd_conn_info *rd_conn_info(const struct rd_conn *c);
+void rd_conn_set_sent_cb(struct rd_conn *c, rd_conn_sent_fn fn, void *ctx);
+
+/* Register memory: remote_write only for the receive pool. */
+int rd_conn_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr);
+void rd_conn_dereg(struct rd_conn *c, struct rd_mr *mr);
+
+/*
+ * Send one encoded control message (header included; credits patched
+ * here). Returns 0, RD_XPORT_BUSY, or a negative status.
+ */
+int rd_conn_send(struct rd_conn *c, const void *msg, size_t len);
+/* Can a message be sent right now? */
+int rd_conn_can_send(const struct rd_conn *c);
+/*
+ * RDMA WRITE len bytes at mr->addr + off to (raddr, rkey), then send msg.
+ * cookie comes back through the sent callback once the local buffer is
+ * free again. Returns 0, RD_XPORT_BUSY, or a negative status.
+ */
+int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, size_t len,
+		       uint64_t raddr, uint32_t rkey, const void *msg, size_t msglen,
+		       uint64_t cookie);
+
+/*
+ * Wait up to timeout_ms for progress (a message arriving, a send
+ * completing) and process completions. Returns 0 if something happened,
+ * -RD_ETIMEOUT after timeout_ms of silence from the peer, or a negative
+ * status (connection lost, completion error) with a plain explanation.
+ * timeout_ms = 0 polls without waiting.
+ */
+int rd_conn_poll(struct rd_conn *c, int timeout_ms);
+
+/*
+ * Next received message, if any: returns 1 with msg and len pointing into a
+ * receive buffer valid until rd_conn_recv_done(), 0 if none is waiting.
+ * CREDIT messages never come out here.
+ */
+int rd_conn_recv(struct rd_conn *c, const uint8_t **msg, size_t *len);
+/* Re-post the buffer of the last rd_conn_recv() message. */
+int rd_conn_recv_done(struct rd_conn *c);
+
+/* Wait until every posted send completed (the peer's NIC has it). */
+int rd_conn_flush(struct rd_conn *c, int timeout_ms);
+
+/* Orderly disconnect (best effort) and free everything. Accepts NULL. */
+void rd_conn_close(struct rd_conn *c);
+
+#endif

@@ -1,0 +1,482 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Connection setup with the RDMA connection manager: address and route
+ * resolution, connect/accept/reject with rdcp's private data, and every
+ * failure turned into a sentence that names the peer and the device.
+ */
+#include "lib/xport/rd_xport.h"
+#include "lib/xport/rd_xport_priv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RESOLVE_MS 5000
+
+static int nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[64] = "?";
+	unsigned port = 0;
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)(const void *)sa;
+
+		inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host));
+		port = ntohs(s->sin_port);
+		snprintf(buf, len, "%s:%u", host, port);
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)(const void *)sa;
+
+		inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host));
+		port = ntohs(s->sin6_port);
+		snprintf(buf, len, "[%s]:%u", host, port);
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+/* Wait for one specific CM event; anything else is an explained failure. */
+static int expect(struct rd_conn *c, enum rdma_cm_event_type want, int timeout_ms,
+		  const char *what, struct rdma_cm_event **out)
+{
+	struct rdma_cm_event *ev;
+	int r = rd_cm_wait(c->ech, timeout_ms, &ev);
+
+	if (r == -ETIMEDOUT)
+		return rd_err_set(&c->err, RD_ECONN, 0, "%s: no answer over RDMA while %s (%d s)",
+				  c->info.peer, what, timeout_ms / 1000);
+	if (r)
+		return rd_err_set(&c->err, RD_ECONN, -r, "%s: waiting for RDMA CM while %s",
+				  c->info.peer, what);
+	if (ev->event == want) {
+		*out = ev;
+		return 0;
+	}
+	r = ev->status;
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_ERROR:
+		rd_err_set(&c->err, RD_ECONN, r < 0 ? -r : 0,
+			   "%s: no RDMA device can reach this address (address resolution "
+			   "failed; is there an RDMA-capable interface on that subnet? see "
+			   "rdcp --list-devices)",
+			   c->info.peer);
+		break;
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+		rd_err_set(&c->err, RD_ECONN, r < 0 ? -r : 0, "%s: no RDMA route (route resolution failed)",
+			   c->info.peer);
+		break;
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+		rd_err_set(&c->err, RD_ECONN, 0,
+			   "%s: unreachable over RDMA (no reply to the connection request; "
+			   "check the address, the link, and that rdcpd runs there)",
+			   c->info.peer);
+		break;
+	case RDMA_CM_EVENT_REJECTED: {
+		struct rd_cm_rej rej;
+		const void *pd = ev->param.conn.private_data;
+
+		if (pd && !rd_cm_rej_decode(pd, ev->param.conn.private_data_len, &rej)) {
+			if (rej.reason == RD_REJ_VERSION)
+				rd_err_set(&c->err, RD_EVERSION, 0,
+					   "%s: protocol version mismatch: peer speaks %u..%u, "
+					   "this rdcp %u..%u; upgrade the older side",
+					   c->info.peer, rej.ver_min, rej.ver_max, RD_PROTO_MIN,
+					   RD_PROTO_MAX);
+			else
+				rd_err_set(&c->err,
+					   rej.reason == RD_REJ_AUTH ? RD_EAUTH : RD_ECONN, 0,
+					   "%s refused the connection: %s", c->info.peer,
+					   rd_rej_reason_str(rej.reason));
+		} else {
+			rd_err_set(&c->err, RD_ECONN, 0,
+				   "%s: connection refused (nothing listening on that port: is "
+				   "rdcpd running there, and is the port right?)",
+				   c->info.peer);
+		}
+		break;
+	}
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+		rd_err_set(&c->err, RD_ECONN, 0, "RDMA device removed while %s", what);
+		break;
+	default:
+		rd_err_set(&c->err, RD_ECONN, 0, "%s: unexpected RDMA CM event %s while %s",
+			   c->info.peer, rdma_event_str(ev->event), what);
+		break;
+	}
+	rdma_ack_cm_event(ev);
+	c->dead = 1;
+	return -c->err.status;
+}
+
+int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
+		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		    struct rd_cm_rep *rep, struct rd_err *err)
+{
+	struct addrinfo hints, *ai = NULL;
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+	uint8_t pdata[RD_CM_REQ_LEN];
+	struct rd_cm_req r = *req;
+	struct rd_conn *c;
+	int ret, gai;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
+	c->rq_cur = -1;
+	snprintf(c->info.peer, sizeof(c->info.peer), "%s%s%s:%s", strchr(host, ':') ? "[" : "",
+		 host, strchr(host, ':') ? "]" : "", port);
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	gai = getaddrinfo(host, port, &hints, &ai);
+	if (gai) {
+		ret = rd_err_set(&c->err, RD_ECONN, 0, "cannot resolve host '%s': %s", host,
+				 gai_strerror(gai));
+		goto out;
+	}
+	c->ech = rdma_create_event_channel();
+	if (!c->ech) {
+		ret = rd_err_set(&c->err, errno == ENODEV ? RD_ENODEV : RD_ENODEV, errno,
+				 "cannot open the RDMA connection manager (/dev/infiniband/rdma_cm); "
+				 "is an RDMA device present? see rdcp --list-devices");
+		goto out;
+	}
+	if (nonblock(c->ech->fd) || rdma_create_id(c->ech, &c->id, c, RDMA_PS_TCP)) {
+		ret = rd_err_set(&c->err, RD_ENODEV, errno, "rdma_create_id");
+		goto out;
+	}
+	if (rdma_resolve_addr(c->id, NULL, ai->ai_addr, RESOLVE_MS)) {
+		ret = rd_err_set(&c->err, RD_ECONN, errno,
+				 "%s: no RDMA device can reach this address", c->info.peer);
+		goto out;
+	}
+	ret = expect(c, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
+		     &ev);
+	if (ret)
+		goto out;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(c->id, RESOLVE_MS)) {
+		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: route resolution", c->info.peer);
+		goto out;
+	}
+	ret = expect(c, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
+		     &ev);
+	if (ret)
+		goto out;
+	rdma_ack_cm_event(ev);
+
+	ret = rd_conn_setup_verbs(c, o);
+	if (ret)
+		goto out;
+	r.ctrl_depth = (uint16_t)c->rdepth;
+	rd_cm_req_encode(pdata, &r);
+	memset(&param, 0, sizeof(param));
+	param.private_data = pdata;
+	param.private_data_len = sizeof(pdata);
+	param.responder_resources = 1;
+	param.initiator_depth = 1;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	if (rdma_connect(c->id, &param)) {
+		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_connect", c->info.peer);
+		goto out;
+	}
+	ret = expect(c, RDMA_CM_EVENT_ESTABLISHED, c->timeout_ms, "connecting", &ev);
+	if (ret)
+		goto out;
+	if (!ev->param.conn.private_data ||
+	    rd_cm_rep_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, rep)) {
+		rdma_ack_cm_event(ev);
+		c->established = 1;
+		ret = rd_err_set(&c->err, RD_EPROTO, 0,
+				 "%s accepted but is not an rdcp server (bad accept data)",
+				 c->info.peer);
+		goto out;
+	}
+	rdma_ack_cm_event(ev);
+	c->established = 1;
+	if (rep->version < RD_PROTO_MIN || rep->version > RD_PROTO_MAX || !rep->ctrl_depth) {
+		ret = rd_err_set(&c->err, RD_EVERSION, 0, "%s chose protocol version %u, which "
+				 "this rdcp (%u..%u) does not speak", c->info.peer, rep->version,
+				 RD_PROTO_MIN, RD_PROTO_MAX);
+		goto out;
+	}
+	c->info.version = rep->version;
+	c->peer_depth = rep->ctrl_depth;
+	c->credits = (int)rep->ctrl_depth;
+	clock_gettime(CLOCK_MONOTONIC, &c->last_rx);
+	*out = c;
+	c = NULL;
+	ret = 0;
+out:
+	if (ai)
+		freeaddrinfo(ai);
+	if (c) {
+		rd_err_copy(err, &c->err);
+		rd_conn_close(c);
+	}
+	return ret;
+}
+
+int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		     struct rd_err *err)
+{
+	struct addrinfo hints, *ai = NULL;
+	struct rd_listener *l;
+	struct sockaddr *sa;
+	int ret = 0, gai;
+
+	*out = NULL;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "listener");
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	gai = getaddrinfo(addr && *addr ? addr : "0.0.0.0", port, &hints, &ai);
+	if (gai) {
+		ret = rd_err_set(err, RD_EUSAGE, 0, "cannot resolve listen address '%s' port '%s': %s",
+				 addr ? addr : "*", port, gai_strerror(gai));
+		goto out;
+	}
+	l->ech = rdma_create_event_channel();
+	if (!l->ech || nonblock(l->ech->fd)) {
+		ret = rd_err_set(err, RD_ENODEV, errno,
+				 "cannot open the RDMA connection manager (/dev/infiniband/rdma_cm); "
+				 "is an RDMA device present? see rdcp --list-devices");
+		goto out;
+	}
+	if (rdma_create_id(l->ech, &l->id, l, RDMA_PS_TCP)) {
+		ret = rd_err_set(err, RD_ENODEV, errno, "rdma_create_id");
+		goto out;
+	}
+	if (rdma_bind_addr(l->id, ai->ai_addr)) {
+		ret = rd_err_set(err, errno == EADDRINUSE ? RD_EUSAGE : RD_ENODEV, errno,
+				 "cannot listen on %s port %s over RDMA%s", addr ? addr : "*", port,
+				 errno == EADDRNOTAVAIL || errno == ENODEV
+					 ? " (no RDMA device has that address)"
+					 : "");
+		goto out;
+	}
+	if (rdma_listen(l->id, backlog > 0 ? backlog : 16)) {
+		ret = rd_err_set(err, RD_ECONN, errno, "rdma_listen on port %s", port);
+		goto out;
+	}
+	sa = rdma_get_local_addr(l->id);
+	l->port = ntohs(rdma_get_src_port(l->id));
+	(void)sa;
+	*out = l;
+	l = NULL;
+out:
+	if (ai)
+		freeaddrinfo(ai);
+	rd_listener_close(l);
+	return ret;
+}
+
+unsigned rd_listener_port(const struct rd_listener *l)
+{
+	return l->port;
+}
+
+int rd_listener_fd(const struct rd_listener *l)
+{
+	return l->ech->fd;
+}
+
+const struct rd_err *rd_listener_err(const struct rd_listener *l)
+{
+	return &l->err;
+}
+
+static void reject_id(struct rdma_cm_id *id, uint16_t reason)
+{
+	struct rd_cm_rej rej = {.reason = reason, .ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
+	uint8_t pd[RD_CM_REJ_LEN];
+
+	rd_cm_rej_encode(pd, &rej);
+	rdma_reject(id, pd, sizeof(pd));
+	rdma_destroy_id(id);
+}
+
+int rd_listener_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
+		     struct rd_cm_req *creq)
+{
+	struct rdma_cm_event *ev;
+	struct rd_conn_req *r;
+	int ret;
+
+	*req = NULL;
+	for (;;) {
+		ret = rd_cm_wait(l->ech, timeout_ms, &ev);
+		if (ret == -ETIMEDOUT)
+			return 1;
+		if (ret)
+			return rd_err_set(&l->err, RD_ECONN, -ret, "waiting for connections");
+		if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) {
+			/* Events of ids not yet migrated, or of the listener itself. */
+			if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL) {
+				rdma_ack_cm_event(ev);
+				return rd_err_set(&l->err, RD_ENODEV, 0, "RDMA device removed");
+			}
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			reject_id(ev->id, RD_REJ_BUSY);
+			rdma_ack_cm_event(ev);
+			continue;
+		}
+		r->id = ev->id;
+		addr_str(rdma_get_peer_addr(ev->id), r->peer, sizeof(r->peer));
+		if (!ev->param.conn.private_data ||
+		    rd_cm_req_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
+				     creq)) {
+			rdma_ack_cm_event(ev);
+			reject_id(r->id, RD_REJ_BADREQ);
+			free(r);
+			continue;
+		}
+		rdma_ack_cm_event(ev);
+		r->peer_depth = creq->ctrl_depth;
+		if (!r->peer_depth) {
+			reject_id(r->id, RD_REJ_BADREQ);
+			free(r);
+			continue;
+		}
+		*req = r;
+		return 0;
+	}
+}
+
+const char *rd_conn_req_peer(const struct rd_conn_req *r)
+{
+	return r->peer;
+}
+
+void rd_conn_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej)
+{
+	uint8_t pd[RD_CM_REJ_LEN];
+
+	if (!req)
+		return;
+	rd_cm_rej_encode(pd, rej);
+	rdma_reject(req->id, pd, sizeof(pd));
+	rdma_destroy_id(req->id);
+	free(req);
+}
+
+int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
+		   const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+	uint8_t pdata[RD_CM_REP_LEN];
+	struct rd_cm_rep p = *rep;
+	struct rd_conn *c;
+	int ret;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		struct rd_cm_rej rej = {.reason = RD_REJ_BUSY};
+
+		rd_conn_reject(req, &rej);
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
+	}
+	c->rq_cur = -1;
+	snprintf(c->info.peer, sizeof(c->info.peer), "%s", req->peer);
+	c->id = req->id;
+	c->id->context = c;
+	c->peer_depth = req->peer_depth;
+	free(req);
+	c->ech = rdma_create_event_channel();
+	if (!c->ech || nonblock(c->ech->fd) || rdma_migrate_id(c->id, c->ech)) {
+		ret = rd_err_set(&c->err, RD_ENOMEM, errno, "%s: own event channel", c->info.peer);
+		goto out;
+	}
+	ret = rd_conn_setup_verbs(c, o);
+	if (ret)
+		goto out;
+	c->credits = (int)c->peer_depth;
+	p.ctrl_depth = (uint16_t)c->rdepth;
+	rd_cm_rep_encode(pdata, &p);
+	memset(&param, 0, sizeof(param));
+	param.private_data = pdata;
+	param.private_data_len = sizeof(pdata);
+	param.responder_resources = 1;
+	param.initiator_depth = 1;
+	param.retry_count = 7;
+	param.rnr_retry_count = 7;
+	if (rdma_accept(c->id, &param)) {
+		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_accept", c->info.peer);
+		goto out;
+	}
+	ret = rd_cm_wait(c->ech, c->timeout_ms, &ev);
+	if (ret || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
+		if (!ret)
+			rdma_ack_cm_event(ev);
+		ret = rd_err_set(&c->err, RD_ECONN, 0, "%s: connection not established after accept",
+				 c->info.peer);
+		goto out;
+	}
+	rdma_ack_cm_event(ev);
+	c->established = 1;
+	c->info.version = rep->version;
+	clock_gettime(CLOCK_MONOTONIC, &c->last_rx);
+	*out = c;
+	c = NULL;
+	ret = 0;
+out:
+	if (c) {
+		rd_err_copy(err, &c->err);
+		rd_conn_close(c);
+	}
+	return ret;
+}
+
+void rd_listener_close(struct rd_listener *l)
+{
+	if (!l)
+		return;
+	if (l->id)
+		rdma_destroy_id(l->id);
+	if (l->ech)
+		rdma_destroy_event_channel(l->ech);
+	free(l);
+}
+
+static int ops_connect(struct rd_conn **out, const char *host, const char *port,
+		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		       struct rd_cm_rep *rep, struct rd_err *err)
+{
+	return rd_conn_connect(out, host, port, o, req, rep, err);
+}
+
+static int ops_listen(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		      struct rd_err *err)
+{
+	return rd_listener_open(out, addr, port, backlog, err);
+}
+
+const struct rd_xport_ops rd_xport_rdma = {
+	.name = "rdma",
+	.connect = ops_connect,
+	.listen = ops_listen,
+};
