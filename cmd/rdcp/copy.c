@@ -143,6 +143,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_client *cl;
 	struct report_ctx rc = {.o = o};
 	const char **local = NULL, **remote = NULL;
+	char (*norm)[RD_PATH_MAX + 1] = NULL;
 	int nlocal = 0, nremote = 0, i, ret, code;
 	char port[8], b1[32], b2[32];
 	struct rd_err err;
@@ -155,7 +156,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	local = calloc((size_t)nargs, sizeof(*local));
 	remote = calloc((size_t)nargs, sizeof(*remote));
 	cl = calloc(1, sizeof(*cl));
-	if (!local || !remote || !cl) {
+	norm = calloc((size_t)nargs, sizeof(*norm));
+	if (!local || !remote || !cl || !norm) {
+		free(norm);
 		free(local);
 		free(remote);
 		free(cl);
@@ -178,7 +181,12 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			local[nlocal++] = args[i];
 		}
 		co.push = 1;
-		remote[nremote++] = dest.path;
+		if (rd_operand_normalize(dest.path, norm[nremote], sizeof(norm[0]), &err)) {
+			code = error_out(err.msg, RD_EUSAGE);
+			goto out;
+		}
+		remote[nremote] = norm[nremote];
+		nremote++;
 		op = dest;
 	} else {
 		for (i = 0; i < nargs - 1; i++) {
@@ -197,7 +205,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 						 RD_EUSAGE);
 				goto out;
 			}
-			remote[nremote++] = op.path;
+			if (op.kind == RD_OP_DAEMON &&
+			    rd_operand_normalize(op.path, norm[nremote], sizeof(norm[0]), &err)) {
+				code = error_out(err.msg, RD_EUSAGE);
+				goto out;
+			}
+			remote[nremote] = norm[nremote];
+			nremote++;
 		}
 		local[nlocal++] = dest.path;
 		op = src0;
@@ -264,6 +278,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	code = RDCP_EXIT_OK;
 out:
+	free(norm);
 	free(local);
 	free(remote);
 	free(cl);

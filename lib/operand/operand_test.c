@@ -78,12 +78,29 @@ static void test_same_remote(void **state)
 	assert_false(rd_operand_same_remote(&a, &b));
 }
 
+static void test_normalize(void **state)
+{
+	char out[64];
+	struct rd_err e;
+
+	assert_int_equal(rd_operand_normalize("m/", out, sizeof(out), &e), 0);
+	assert_string_equal(out, "m");
+	assert_int_equal(rd_operand_normalize("/m//a/./b/", out, sizeof(out), &e), 0);
+	assert_string_equal(out, "m/a/b");
+	assert_int_equal(rd_operand_normalize("m/../x", out, sizeof(out), &e), -RD_EUSAGE);
+	assert_int_equal(rd_operand_normalize("./", out, sizeof(out), &e), -RD_EUSAGE);
+	assert_int_equal(rd_operand_normalize("m/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+					      out, sizeof(out), &e),
+			 -RD_EUSAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
 		cmocka_unit_test(test_same_remote),
+		cmocka_unit_test(test_normalize),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -150,3 +150,36 @@ int rd_operand_same_remote(const struct rd_operand *a, const struct rd_operand *
 	return a->kind == b->kind && !strcmp(a->user, b->user) && !strcmp(a->host, b->host) &&
 	       !strcmp(a->port, b->port);
 }
+
+int rd_operand_normalize(const char *in, char *out, size_t cap, struct rd_err *err)
+{
+	const char *p = in, *e;
+	size_t n, o = 0;
+
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchr(p, '/');
+		n = e ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.') {
+			p += n;
+			continue;
+		}
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return rd_err_set(err, RD_EUSAGE, 0, "'%s': '..' is not allowed in a remote path",
+					  in);
+		if (o + n + 2 > cap)
+			return rd_err_set(err, RD_EUSAGE, 0, "'%s': path too long", in);
+		if (o)
+			out[o++] = '/';
+		memcpy(out + o, p, n);
+		o += n;
+		p += n;
+	}
+	if (!o)
+		return rd_err_set(err, RD_EUSAGE, 0, "'%s': name a module", in);
+	out[o] = '\0';
+	return 0;
+}

@@ -10,6 +10,8 @@
 #ifndef RDCP_OPERAND_RD_OPERAND_H
 #define RDCP_OPERAND_RD_OPERAND_H
 
+#include <stddef.h>
+
 #include "lib/base/rd_err.h"
 
 #define RD_OP_HOST_MAX 256
@@ -27,6 +29,12 @@ struct rd_operand {
 
 /* Parse one operand. Returns 0 or -RD_EUSAGE naming the operand. */
 int rd_operand_parse(struct rd_operand *op, const char *arg, struct rd_err *err);
+
+/*
+ * Normalize a daemon path ("module/dir//x/./y/" -> "module/dir/x/y"):
+ * empty and "." components dropped, ".." refused. Returns 0 or -RD_EUSAGE.
+ */
+int rd_operand_normalize(const char *in, char *out, size_t cap, struct rd_err *err);
 
 /* Same remote endpoint (kind, user, host, port)? */
 int rd_operand_same_remote(const struct rd_operand *a, const struct rd_operand *b);

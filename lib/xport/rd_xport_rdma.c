@@ -257,6 +257,9 @@ static int handle_wc(struct rd_conn *c, const struct ibv_wc *wc)
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status == IBV_WC_WR_FLUSH_ERR && c->err.status)
 			return -c->err.status;
+		if (wc->status == IBV_WC_WR_FLUSH_ERR)
+			return conn_fail(c, RD_ECONN, 0, "%s closed the connection",
+					 c->info.peer);
 		return conn_fail(c, RD_ECONN, 0, "RDMA connection to %s via %s port %u failed: %s",
 				 c->info.peer, c->info.device, c->info.port,
 				 rd_wc_status_explain(wc->status));
@@ -335,6 +338,8 @@ static int cm_events(struct rd_conn *c)
 		if (t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_DEVICE_REMOVAL ||
 		    t == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
 			c->disconnected = 1;
+			/* Messages that arrived before the disconnect still count. */
+			drain_cq(c);
 			if (!c->dead)
 				conn_fail(c, RD_ECONN, 0,
 					  t == RDMA_CM_EVENT_DEVICE_REMOVAL
@@ -347,7 +352,7 @@ static int cm_events(struct rd_conn *c)
 						  : " (the peer process ended or was killed)");
 		}
 	}
-	return c->dead ? -c->err.status : 0;
+	return c->dead && !c->rq_count ? -c->err.status : 0;
 }
 
 /* Send a CREDIT message if enough receive buffers wait to be announced. */
@@ -390,7 +395,7 @@ int rd_conn_poll(struct rd_conn *c, int timeout_ms)
 	long waited;
 
 	if (c->dead)
-		return -c->err.status;
+		return c->rq_count ? 0 : -c->err.status;
 	n = drain_cq(c);
 	if (n < 0)
 		return n;
@@ -548,6 +553,8 @@ int rd_conn_recv_done(struct rd_conn *c)
 	c->rq_cur = -1;
 	c->rq_head = (c->rq_head + 1) % c->rdepth;
 	c->rq_count--;
+	if (c->dead || c->disconnected)
+		return 0; /* nothing more will arrive; let queued messages drain */
 	r = post_recv(c, idx);
 	if (r)
 		return r;
