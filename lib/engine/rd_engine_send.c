@@ -52,6 +52,7 @@ struct sender {
 	char skip_msg[RD_MSG_TEXT_MAX];
 	int tree_done, end_sent, fin_seen, fin_sent;
 	unsigned corrupt_at; /* test hook: DATA number to corrupt, 0 = never */
+	int corrupt_every;   /* test hook: corrupt every DATA */
 	unsigned data_sent;
 };
 
@@ -114,6 +115,9 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 			s->e->st.files_ok++;
 			if (w->type == RD_FT_REG)
 				s->e->st.bytes_files += w->size;
+			/* The receiver already had it: no byte of it moved. */
+			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes)
+				s->e->st.files_same++;
 			if (s->e->report)
 				s->e->report(s->e->report_ctx, w->path, w->plen, 0, NULL);
 		}
@@ -216,7 +220,8 @@ static int serve_get(struct sender *s)
 	}
 #ifdef RDCP_TEST_HOOKS
 	/* Test builds only: flip one byte after hashing, as a bad link would. */
-	if (s->corrupt_at && ++s->data_sent == s->corrupt_at && want)
+	++s->data_sent;
+	if (want && ((s->corrupt_at && s->data_sent == s->corrupt_at) || s->corrupt_every))
 		buf[want / 2] ^= 0x5a;
 #endif
 	r = rd_conn_write_send(s->c, &s->mr, (size_t)b * s->e->o.chunk_size, want, g->addr,
@@ -412,6 +417,7 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 #ifdef RDCP_TEST_HOOKS
 	if (getenv("RDCP_TEST_CORRUPT_DATA"))
 		s->corrupt_at = (unsigned)atoi(getenv("RDCP_TEST_CORRUPT_DATA"));
+	s->corrupt_every = getenv("RDCP_TEST_CORRUPT_EVERY") != NULL;
 #endif
 	s->bfree = calloc(s->nbufs, sizeof(*s->bfree));
 	if (!s->bfree || posix_memalign((void **)&s->bufs, 4096,

@@ -223,7 +223,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 						   ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0),
 					   err);
 			if (ret) {
-				ret = refuse(c, err, -ret, "%s:%s", mod->name, err->msg);
+				char why[RD_ERR_MSG_MAX];
+
+				snprintf(why, sizeof(why), "%s", err->msg);
+				ret = refuse(c, err, -ret, "module %s: %s", mod->name, why);
 				goto out;
 			}
 		} else {
@@ -258,7 +261,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		ret = rd_tree_open(&t, (const char *const *)srcs, nsrcs,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
 		if (ret) {
-			ret = refuse(c, err, -ret, "%s", err->msg);
+			char why[RD_ERR_MSG_MAX];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			ret = refuse(c, err, -ret, "%s", why);
 			goto out;
 		}
 	}

@@ -12,9 +12,11 @@
  * fd and never followed.
  *
  * Mode of directories we create: 0700 while they fill, the real mode at
- * dir_post. Which directories we created is remembered per depth (entries
- * arrive depth-first), so an existing directory keeps its mode unless the
- * mode is preserved; memory is bounded by depth.
+ * dir_post. The directories we created and whose dir_post has not come yet
+ * are remembered by inode (a directory's dir_post may be deferred while
+ * siblings are created), so an existing directory keeps its mode unless
+ * the mode is preserved. That set is bounded by depth plus the engine's
+ * window; past CREATED_MAX a directory simply keeps its 0700 | umask mode.
  */
 #include "lib/sink/rd_sink.h"
 
@@ -36,6 +38,7 @@
 #define SINK_PATH_MAX 4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
 #define EFF_MAX	      (SINK_PATH_MAX + NAME_MAX + 2)
 #define MAX_DEPTH     (SINK_PATH_MAX / 2 + 2)
+#define CREATED_MAX   (MAX_DEPTH + 256)
 #define TMP_NAME_KEEP 200 /* bytes of the final name kept in temp names */
 
 struct rd_sink {
@@ -53,11 +56,12 @@ struct rd_sink {
 	int cache_fd;
 	size_t cache_len;
 	char cache_path[EFF_MAX];
-	/* directories we created, by depth (see top comment) */
-	char dirs[EFF_MAX];
-	size_t dir_end[MAX_DEPTH];
-	unsigned char dir_new[MAX_DEPTH];
-	int dir_depth; /* entries 1..dir_depth of dir_end are valid */
+	/* directories we created, awaiting dir_post (see top comment) */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} created[CREATED_MAX];
+	unsigned ncreated;
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
 	char esc[RD_ERR_MSG_MAX / 2];
@@ -411,25 +415,33 @@ const struct rd_err *rd_sink_err(const struct rd_sink *s)
 	return &s->err;
 }
 
-/* Remember that the directory at depth d (path s->eff) was created or not. */
-static void dir_note(struct rd_sink *s, size_t d, int created)
+/* Remember a directory we created (by inode) until its dir_post. */
+static void dir_note(struct rd_sink *s, int pfd, const char *name)
 {
-	size_t n = strlen(s->eff);
+	struct stat st;
 
-	if (d >= MAX_DEPTH)
+	if (s->ncreated >= CREATED_MAX || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
-	memcpy(s->dirs, s->eff, n + 1);
-	s->dir_end[d] = n;
-	s->dir_new[d] = (unsigned char)created;
-	s->dir_depth = (int)d;
+	s->created[s->ncreated].dev = st.st_dev;
+	s->created[s->ncreated].ino = st.st_ino;
+	s->ncreated++;
 }
 
-static int dir_created(const struct rd_sink *s, size_t d)
+/* Was the directory open as fd created by us? Forgets it (dir_post is once). */
+static int dir_created(struct rd_sink *s, int fd)
 {
-	size_t n = strlen(s->eff);
+	struct stat st;
+	unsigned i;
 
-	return d < MAX_DEPTH && (int)d <= s->dir_depth && s->dir_end[d] == n &&
-	       !memcmp(s->dirs, s->eff, n) && s->dir_new[d];
+	if (fstat(fd, &st) < 0)
+		return 0;
+	for (i = s->ncreated; i-- > 0;) {
+		if (s->created[i].dev == st.st_dev && s->created[i].ino == st.st_ino) {
+			s->created[i] = s->created[--s->ncreated];
+			return 1;
+		}
+	}
+	return 0;
 }
 
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
@@ -445,7 +457,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	if (ret < 0)
 		return ret;
 	if (mkdirat(pl.pfd, pl.name, 0700) == 0) {
-		dir_note(s, pl.depth, 1);
+		dir_note(s, pl.pfd, pl.name);
 		return 0;
 	}
 	if (errno != EEXIST)
@@ -458,7 +470,6 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	if (!S_ISDIR(st.st_mode))
 		return rd_err_set(&s->err, RD_ESYS, 0, "%s: exists and is not a directory",
 				  esc(s, path, len));
-	dir_note(s, pl.depth, 0);
 	return 0;
 }
 
@@ -482,7 +493,7 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 		ret = fail(s, errno, path, len, "chown");
 		goto out;
 	}
-	if (((s->flags & RD_SINK_PRESERVE_MODE) || dir_created(s, pl.depth)) &&
+	if ((dir_created(s, fd) || (s->flags & RD_SINK_PRESERVE_MODE)) &&
 	    fchmod(fd, final_mode(s, m)) < 0) {
 		ret = fail(s, errno, path, len, "chmod");
 		goto out;

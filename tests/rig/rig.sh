@@ -140,6 +140,7 @@ if [ "$RIG_MODE" = two ]; then
   peer=b; [ "$RIG_ROLE" = b ] && peer=a
   for _ in $(seq 1200); do
     [ -e "/run/rig/share/sync/ready-$peer" ] && break
+    [ -e "/run/rig/share/sync/done-$peer" ] && setup_fail "VM $peer ended before it was up"
     sleep 0.1
   done
   [ -e "/run/rig/share/sync/ready-$peer" ] || setup_fail "VM $peer never came up"
@@ -169,6 +170,12 @@ else
   st=$?
 fi
 echo "$st" >"$C/status.tmp" && mv "$C/status.tmp" "$C/status"
+if [ "$RIG_MODE" = two ]; then
+  # Stay up (and reachable) until the peer's command is done too; the host
+  # also marks a VM done when its qemu exits, so this cannot hang forever.
+  : >"/run/rig/share/sync/done-$RIG_ROLE"
+  until [ -e "/run/rig/share/sync/done-$peer" ]; do sleep 0.2; done
+fi
 exit 0
 RUNNER
 }
@@ -228,6 +235,7 @@ do_prepare() {
     kdir="$RIG_CACHE_DIR/kernel/${pkg}_${ver}"
     if [ ! -e "$kdir/.done" ]; then
       if ! prepare_kernel "$pkg" "$kdir"; then
+        rm -rf "$kdir"
         kdir=""
         log "could not fetch $pkg $ver"
       fi
@@ -431,7 +439,7 @@ vm_result() {
 }
 
 parse_timeout() {
-  [[ "$1" =~ ^[0-9]+$ ]] || die "bad timeout '$1'"
+  [[ "$1" =~ ^[0-9]+$ ]] || { log "bad timeout '$1'"; exit 2; }
   TIMEOUT=$1
 }
 
@@ -533,9 +541,18 @@ do_run2() {
   local tb=$VM_TPID
   start_vm a "$TIMEOUT" 0 -netdev "socket,id=n0,connect=127.0.0.1:$PORT" \
     -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01,host_mtu=9000,romfile=
-  local ta=$VM_TPID qa=0 qb=0
-  wait "$ta" || qa=$?
-  wait "$tb" || qb=$?
+  local ta=$VM_TPID qa=0 qb=0 first="" st=0
+  # Whichever VM ends first is marked done, so the other one stops waiting for it.
+  wait -n -p first "$ta" "$tb" || st=$?
+  if [ "$first" = "$ta" ]; then
+    qa=$st
+    : >"$RUN_TMP/share/sync/done-a"
+    wait "$tb" || qb=$?
+  else
+    qb=$st
+    : >"$RUN_TMP/share/sync/done-b"
+    wait "$ta" || qa=$?
+  fi
   local r
   for r in a b; do
     [ -s "$RUN_TMP/ctl-$r/out" ] && sed "s/^/[$r] /" "$RUN_TMP/ctl-$r/out"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Run every test: unit tests, the fuzz corpus test, and the Soft-RoCE rig
+# tests (real RDMA in QEMU guests). Prints one final line "N passed, N failed".
+# Extra arguments go to bazel test (e.g. --config=asan).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+bazel test --test_summary=short "$@" //... 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS|FAILED TO BUILD|INCOMPLETE)' "$log" || true)
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	# The build itself failed, or bazel stopped before testing.
+	failed=1
+fi
+echo "$passed passed, $failed failed"
+[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -1,0 +1,657 @@
+#!/usr/bin/env bash
+# bench.sh - rdcp throughput and receiver-memory benchmark on the Soft-RoCE rig.
+#
+#   bash tests/bench/bench.sh            build //cmd/..., boot two VMs once, measure, report
+#
+# In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
+# on the same wire, for a BENCH_MB random file:
+#   ib_write_bw -s 4194304 (twice: first and last), rdcp push --checksum none,
+#   sha256 (default) and blake2b512, rdcp push of a BENCH_SMALL_MB file, scp, rsync over ssh;
+#   rdcpd's VmHWM after every rdcp push (rdcpd restarted per push).
+# Prints a table and writes it to tests/bench/results/latest.txt (step logs: latest.log).
+#
+# Environment:
+#   BENCH_MB=256          size of the main file, MiB
+#   BENCH_SMALL_MB=64     size of the second rdcp push (memory comparison), MiB
+#   BENCH_TARGET=0.8      required ratio rdcp --checksum none / ib_write_bw
+#   BENCH_VERIFY=1        md5-compare every received file with its source (untimed)
+#   BENCH_BUILD=1         run `bazel build //cmd/...` first (0: use what bazel-bin has)
+#   BENCH_RDCP, BENCH_RDCPD  use these binaries instead of bazel-bin's
+#   BENCH_TIMEOUT         rig timeout, seconds (default: max(600, 240 + 3*BENCH_MB))
+#   BENCH_STEP_TIMEOUT    per-step timeout, seconds (default: 60 + BENCH_MB)
+#
+# Exit status: 0 every measurement ran (whether or not the target is met);
+# 1 some step produced no number (see the report); 2 usage; 3 missing tool or build
+# failure; 124/125 the rig timed out / failed before producing any result.
+set -uo pipefail
+
+readonly CHUNK=4194304
+readonly IBW_PORT=18515
+readonly SSH_PORT=2222
+readonly GDIR=/tmp/rdcp-bench # in the guest (tmpfs)
+
+die() {
+  printf 'bench: error: %s\n' "$*" >&2
+  exit 3
+}
+log() { printf 'bench: %s\n' "$*" >&2; }
+
+# ---------------------------------------------------------------------------
+# Shared helpers (guest side)
+# ---------------------------------------------------------------------------
+now() { printf '%s' "$EPOCHREALTIME"; }
+
+# wait_for FILE TIMEOUT: 0 when FILE exists, 1 on timeout, 2 when the peer VM is gone.
+wait_for() {
+  local f=$1 to=$2 end
+  end=$((SECONDS + to))
+  while [ "$SECONDS" -lt "$end" ]; do
+    [ -e "$f" ] && return 0
+    if [ -e "/run/rig/share/sync/done-$PEER" ]; then
+      [ -e "$f" ] && return 0
+      return 2
+    fi
+    sleep 0.1
+  done
+  [ -e "$f" ]
+}
+
+# wait_grep FILE PATTERN TIMEOUT PID: 0 when PATTERN shows up in FILE; 1 if not
+# within TIMEOUT or PID exited first.
+wait_grep() {
+  local f=$1 pat=$2 to=$3 pid=$4 end
+  end=$((SECONDS + to))
+  while [ "$SECONDS" -lt "$end" ]; do
+    grep -q -- "$pat" "$f" 2>/dev/null && return 0
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  grep -q -- "$pat" "$f" 2>/dev/null
+}
+
+# stop_pid PID: TERM, wait up to 10 s, then KILL. Only for processes this script started.
+stop_pid() {
+  local pid=$1 i
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ "${i:-0}" -ge 100 ] && kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  return 0
+}
+
+# wait_exit PID TIMEOUT: wait for a child to exit by itself; returns its status,
+# or 124 after killing it on timeout.
+wait_exit() {
+  local pid=$1 to=$2 end
+  end=$((SECONDS + to))
+  while [ "$SECONDS" -lt "$end" ]; do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    stop_pid "$pid"
+    return 124
+  fi
+  wait "$pid"
+}
+
+# put FILE TEXT: atomic write into the shared dir.
+put() {
+  printf '%s\n' "$2" >"$1.tmp.$RIG_ROLE" && mv -f "$1.tmp.$RIG_ROLE" "$1"
+}
+
+# res STEP KEY VALUE: append a result for this VM.
+res() {
+  printf '%s=%s\n' "$2" "$3" >>"$S/res/$1.$RIG_ROLE"
+}
+
+# Step list: NAME KIND FILE-MB EXTRA
+steps() {
+  cat <<EOF
+ibw1 ibw $BENCH_MB -
+ibw_short ibw $IBW_SHORT_MB -
+rdcp_none rdcp $BENCH_MB none
+rdcp_sha256 rdcp $BENCH_MB sha256
+rdcp_blake2b512 rdcp $BENCH_MB blake2b512
+rdcp_none_small rdcp $BENCH_SMALL_MB none
+scp ssh $BENCH_MB scp
+rsync ssh $BENCH_MB rsync
+ibw2 ibw $BENCH_MB -
+EOF
+}
+
+guest_common() {
+  S=$RIG_SHARED
+  PEER=b
+  [ "$RIG_ROLE" = b ] && PEER=a
+  mkdir -p "$S/res" "$S/log" "$GDIR" || exit 1
+  IBW_SHORT_MB=$((BENCH_MB / 4))
+  [ "$IBW_SHORT_MB" -lt 4 ] && IBW_SHORT_MB=4
+  STEP_TO=${BENCH_STEP_TIMEOUT:-$((60 + BENCH_MB))}
+  export PEER S IBW_SHORT_MB STEP_TO
+}
+
+src_file() { printf '%s/src-%s' "$GDIR" "$1"; }
+
+# ---------------------------------------------------------------------------
+# Guest a: data generation and every client.
+# ---------------------------------------------------------------------------
+guest_a() {
+  guest_common
+  local mb f t0 t1 failed=0
+  # Data: random files in this guest's tmpfs (untimed).
+  for mb in "$BENCH_MB" "$BENCH_SMALL_MB"; do
+    f=$(src_file "$mb")
+    [ -e "$f" ] && continue
+    t0=$(now)
+    if ! head -c "$((mb * 1048576))" /dev/urandom >"$f" ||
+      [ "$(stat -c %s "$f")" != "$((mb * 1048576))" ]; then
+      put "$S/a-prepared" "fail: could not generate $f"
+      echo "bench[a]: could not generate $f" >&2
+      exit 1
+    fi
+    t1=$(now)
+    [ "$BENCH_VERIFY" = 1 ] && md5sum "$f" | cut -d' ' -f1 >"$S/res/md5-$mb"
+    echo "bench[a]: generated $mb MiB in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
+  done
+  mkdir -p "$GDIR/ssh"
+  if ssh-keygen -q -t ed25519 -N '' -C bench-client -f "$GDIR/ssh/id" >"$S/log/keygen-a.log" 2>&1; then
+    cp "$GDIR/ssh/id.pub" "$S/client_key.pub.tmp" && mv "$S/client_key.pub.tmp" "$S/client_key.pub"
+  fi
+  put "$S/a-prepared" ok
+
+  local name kind mb extra st
+  while read -r name kind mb extra; do
+    st=0
+    a_step "$name" "$kind" "$mb" "$extra" || st=$?
+    [ "$st" != 0 ] && failed=1
+    put "$S/done-$name" "$st"
+  done < <(steps)
+  put "$S/a-finished" ok
+  return "$failed"
+}
+
+# run_timed STEP CMD...: runs CMD with a timeout, logs, records rc and wall time.
+run_timed() {
+  local step=$1 lg="$S/log/$1-a.log" t0 t1 rc=0
+  shift
+  res "$step" cmd "$(printf '%q ' "$@")"
+  {
+    printf '$'
+    printf ' %q' "$@"
+    printf '\n'
+  } >>"$lg"
+  t0=$(now)
+  if [ -x /usr/bin/time ]; then
+    timeout -k 5 "$STEP_TO" /usr/bin/time -o "$GDIR/time.$step" -f '%M' "$@" >>"$lg" 2>&1 || rc=$?
+  else
+    timeout -k 5 "$STEP_TO" "$@" >>"$lg" 2>&1 || rc=$?
+  fi
+  t1=$(now)
+  res "$step" rc "$rc"
+  res "$step" wall "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b-a}')"
+  [ -s "$GDIR/time.$step" ] && res "$step" client_maxrss_kb "$(tail -n1 "$GDIR/time.$step")"
+  echo "bench[a]: $step: exit $rc, $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.2f", b-a}') s"
+  [ "$rc" = 124 ] && echo "timed out after ${STEP_TO}s" >>"$lg"
+  return "$rc"
+}
+
+a_step() {
+  local name=$1 kind=$2 mb=$3 extra=$4 ready st port f
+  local -a ssh_opts
+  ready="$S/ready-$name"
+  st=0
+  wait_for "$ready" "$STEP_TO" || st=$?
+  if [ "$st" != 0 ]; then
+    res "$name" error "b never became ready (wait status $st)"
+    echo "bench[a]: $name: b not ready (wait status $st)" >&2
+    return 1
+  fi
+  read -r st port <"$ready"
+  if [ "$st" != ok ]; then
+    res "$name" error "b failed to start the server: $(cat "$ready")"
+    echo "bench[a]: $name: server side failed: $(cat "$ready")" >&2
+    return 1
+  fi
+  f=$(src_file "$mb")
+  if [ "$kind" = ibw ]; then
+    res "$name" bytes "$((mb * 1048576 / CHUNK * CHUNK))"
+  else
+    res "$name" bytes "$((mb * 1048576))"
+  fi
+  case "$kind" in
+    ibw)
+      run_timed "$name" ib_write_bw -d rxe0 -s "$CHUNK" -n "$((mb * 1048576 / CHUNK))" -F \
+        -p "$IBW_PORT" "$RIG_PEER_IP" || return 1
+      ;;
+    rdcp)
+      local -a ck=(--checksum "$extra")
+      run_timed "$name" "$BENCH_RDCP" "${ck[@]}" --port "$port" "$f" "$RIG_PEER_IP::bench/" || return 1
+      ;;
+    ssh)
+      ssh_opts=(-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes
+        -o LogLevel=ERROR -i "$GDIR/ssh/id")
+      if [ "$extra" = scp ]; then
+        run_timed "$name" scp "${ssh_opts[@]}" -P "$SSH_PORT" "$f" "root@$RIG_PEER_IP:$GDIR/dst/" || return 1
+      else
+        run_timed "$name" rsync -e "ssh ${ssh_opts[*]} -p $SSH_PORT" "$f" "root@$RIG_PEER_IP:$GDIR/dst/" ||
+          return 1
+      fi
+      ;;
+  esac
+  return 0
+}
+
+# ---------------------------------------------------------------------------
+# Guest b: every server, memory sampling, received-file checks.
+# ---------------------------------------------------------------------------
+guest_b() {
+  guest_common
+  local st=0 failed=0
+  wait_for "$S/a-prepared" "$((120 + BENCH_MB))" || st=$?
+  if [ "$st" != 0 ] || [ "$(cat "$S/a-prepared")" != ok ]; then
+    echo "bench[b]: a never prepared its data (status $st): $(cat "$S/a-prepared" 2>/dev/null)" >&2
+    return 1
+  fi
+  local name kind mb extra i=0
+  while read -r name kind mb extra; do
+    i=$((i + 1))
+    b_step "$name" "$kind" "$mb" "$extra" "$i" || failed=1
+  done < <(steps)
+  [ -n "${SSHD_PID:-}" ] && stop_pid "$SSHD_PID"
+  return "$failed"
+}
+
+# b_wait_done STEP: wait for a's client to finish the step.
+b_wait_done() {
+  local st=0
+  wait_for "$S/done-$1" "$((STEP_TO + 30))" || st=$?
+  if [ "$st" != 0 ]; then
+    res "$1" server_error "a never finished the step (wait status $st)"
+    echo "bench[b]: $1: a never finished (wait status $st)" >&2
+    return 1
+  fi
+  return 0
+}
+
+# b_check_file STEP MB: size and (optionally) md5 of the received file, then delete it.
+b_check_file() {
+  local step=$1 mb=$2 f sz sum
+  f="$GDIR/dst/src-$mb"
+  if [ ! -e "$f" ]; then
+    res "$step" received missing
+    return 1
+  fi
+  sz=$(stat -c %s "$f")
+  res "$step" received_bytes "$sz"
+  if [ "$BENCH_VERIFY" = 1 ] && [ -s "$S/res/md5-$mb" ]; then
+    sum=$(md5sum "$f" | cut -d' ' -f1)
+    if [ "$sum" = "$(cat "$S/res/md5-$mb")" ]; then res "$step" verify ok; else res "$step" verify MISMATCH; fi
+  fi
+  rm -f "$f"
+  [ "$sz" = "$((mb * 1048576))" ]
+}
+
+b_step() {
+  local name=$1 kind=$2 mb=$3 extra=$4 idx=$5 lg="$S/log/$1-b.log" pid port st=0
+  rm -rf "$GDIR/dst" && mkdir -p "$GDIR/dst"
+  case "$kind" in
+    ibw)
+      ib_write_bw -d rxe0 -s "$CHUNK" -n "$((mb * 1048576 / CHUNK))" -F -p "$IBW_PORT" >"$lg" 2>&1 &
+      pid=$!
+      if ! wait_grep "$lg" "Waiting for client" 30 "$pid"; then
+        put "$S/ready-$name" "fail: ib_write_bw server did not start (see $name-b.log)"
+        stop_pid "$pid"
+        return 1
+      fi
+      put "$S/ready-$name" "ok $IBW_PORT"
+      b_wait_done "$name" || st=1
+      wait_exit "$pid" 20 || st=$?
+      res "$name" server_rc "$st"
+      ;;
+    rdcp)
+      port=$((18600 + idx))
+      rm -f "$GDIR/rdcpd.port"
+      "$BENCH_RDCPD" --foreground --no-auth --module "bench=$GDIR/dst" --port "$port" \
+        --ready-file "$GDIR/rdcpd.port" >"$lg" 2>&1 &
+      pid=$!
+      if ! wait_grep "$GDIR/rdcpd.port" "[0-9]" 30 "$pid"; then
+        put "$S/ready-$name" "fail: rdcpd did not write its ready file (see $name-b.log)"
+        stop_pid "$pid"
+        return 1
+      fi
+      put "$S/ready-$name" "ok $(head -n1 "$GDIR/rdcpd.port")"
+      b_wait_done "$name" || st=1
+      if kill -0 "$pid" 2>/dev/null; then
+        res "$name" vmhwm_kb "$(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")"
+        res "$name" vmrss_kb "$(awk '/^VmRSS:/ {print $2}' "/proc/$pid/status")"
+        stop_pid "$pid"
+      else
+        wait "$pid"
+        res "$name" server_error "rdcpd exited early (status $?)"
+        st=1
+      fi
+      b_check_file "$name" "$mb" || st=1
+      ;;
+    ssh)
+      if [ -z "${SSHD_PID:-}" ]; then
+        if ! b_start_sshd "$lg"; then
+          put "$S/ready-$name" "fail: sshd did not start (see $name-b.log)"
+          return 1
+        fi
+      fi
+      put "$S/ready-$name" "ok $SSH_PORT"
+      b_wait_done "$name" || st=1
+      b_check_file "$name" "$mb" || st=1
+      ;;
+  esac
+  return "$st"
+}
+
+b_start_sshd() {
+  local lg=$1
+  wait_for "$S/client_key.pub" 30 || {
+    echo "no client key from a" >>"$lg"
+    return 1
+  }
+  mkdir -p "$GDIR/ssh" /root/.ssh && chmod 700 /root/.ssh || return 1
+  cp "$S/client_key.pub" /root/.ssh/authorized_keys && chmod 600 /root/.ssh/authorized_keys || return 1
+  ssh-keygen -q -t ed25519 -N '' -f "$GDIR/ssh/host_ed25519" >>"$lg" 2>&1 || return 1
+  /usr/sbin/sshd -D -f /dev/null -o StrictModes=no -o PermitRootLogin=yes -p "$SSH_PORT" \
+    -h "$GDIR/ssh/host_ed25519" -o PasswordAuthentication=no -o UsePAM=no \
+    -o AuthorizedKeysFile=/root/.ssh/authorized_keys -o PidFile="$GDIR/ssh/sshd.pid" \
+    -o "Subsystem=sftp /usr/lib/openssh/sftp-server" -E "$GDIR/ssh/sshd.log" >>"$lg" 2>&1 &
+  SSHD_PID=$!
+  local i
+  for i in $(seq 100); do
+    ss -Hltn "( sport = :$SSH_PORT )" 2>/dev/null | grep -q . && return 0
+    kill -0 "$SSHD_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$GDIR/ssh/sshd.log" >>"$lg" 2>/dev/null
+  stop_pid "$SSHD_PID"
+  SSHD_PID=""
+  return 1
+}
+
+# ---------------------------------------------------------------------------
+# Host side: checks, rig run, report.
+# ---------------------------------------------------------------------------
+# get STEP ROLE KEY: a recorded value, or empty.
+get() {
+  local f="$DATA/res/$1.$2"
+  [ -f "$f" ] || return 0
+  awk -F= -v k="$3" '$1 == k {v = substr($0, length(k) + 2)} END {if (v != "") print v}' "$f"
+}
+
+# ibw_mib STEP: perftest's "BW average[MB/sec]" (perftest's MB is 2^20 bytes).
+ibw_mib() {
+  local lg="$DATA/log/$1-a.log"
+  [ -f "$lg" ] || return 0
+  awk -v c="$CHUNK" '$1 == c && NF >= 5 && $4 ~ /^[0-9.]+$/ {v = $4} END {if (v != "") print v}' "$lg"
+}
+
+# wall_mib STEP: file size / wall time, MiB/s (only when the step succeeded).
+wall_mib() {
+  local rc wall bytes
+  rc=$(get "$1" a rc)
+  wall=$(get "$1" a wall)
+  bytes=$(get "$1" a bytes)
+  [ "$rc" = 0 ] && [ -n "$wall" ] && [ -n "$bytes" ] || return 0
+  awk -v b="$bytes" -v t="$wall" 'BEGIN {if (t > 0) printf "%.2f", b / 1048576 / t}'
+}
+
+# self_mib STEP: the rate rdcp printed in its summary line, in MiB/s.
+self_mib() {
+  local lg="$DATA/log/$1-a.log"
+  [ -f "$lg" ] || return 0
+  awk '/ entries, .* in .* s, .*\/s, checksum / {
+      for (i = 1; i <= NF; i++) if ($i ~ /\/s,$/) { u = $i; v = $(i - 1) }
+    }
+    END {
+      if (v == "") exit
+      f = 1
+      if (u ~ /^B\/s/) f = 1 / 1048576
+      else if (u ~ /^KiB/) f = 1 / 1024
+      else if (u ~ /^GiB/) f = 1024
+      printf "%.2f", v * f
+    }' "$lg"
+}
+
+fmt_row() {
+  # tool mib ratio note
+  local tool=$1 mib=$2 base=$3 note=$4 mb ratio
+  if [ -z "$mib" ]; then
+    printf '%-34s %10s %10s %12s  %s\n' "$tool" "-" "-" "-" "$note"
+    return
+  fi
+  mb=$(awk -v m="$mib" 'BEGIN {printf "%.2f", m * 1.048576}')
+  ratio="-"
+  [ -n "$base" ] && ratio=$(awk -v m="$mib" -v b="$base" 'BEGIN {printf "%.3f", m / b}')
+  printf '%-34s %10s %10s %12s  %s\n' "$tool" "$mb" "$mib" "$ratio" "$note"
+}
+
+mib_of_kb() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
+
+report() {
+  local i1 i2 base s f nm tool note mib self step hwm_big hwm_small
+  local -a failed=()
+  i1=$(ibw_mib ibw1)
+  i2=$(ibw_mib ibw2)
+  if [ -n "$i1" ] && [ -n "$i2" ]; then
+    base=$(awk -v a="$i1" -v b="$i2" 'BEGIN {printf "%.2f", (a + b) / 2}')
+  else
+    base=${i1:-$i2}
+  fi
+  echo "rdcp benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- lib cmd 2>/dev/null || echo ' (lib/cmd modified)')"
+  echo "Soft-RoCE rig run2 (QEMU TCG, 1 vCPU per VM), a -> b, file ${BENCH_MB} MiB random, ${BENCH_SMALL_MB} MiB for the memory check"
+  echo "rdcp: $BENCH_RDCP"
+  echo "Units: MB/s = 1e6 B/s, MiB/s = 2^20 B/s; ratios are MiB/s over MiB/s. perftest's 'MB/sec' is MiB/s."
+  echo "Baseline ib_write_bw = mean of the runs before (${i1:-failed}) and after (${i2:-failed}) the copies."
+  echo "Copy tools: file size / wall clock around the client command (includes start-up and connect)."
+  echo
+  printf '%-34s %10s %10s %12s  %s\n' "tool" "MB/s" "MiB/s" "x ib_write_bw" "notes"
+  printf '%-34s %10s %10s %12s  %s\n' "----" "----" "-----" "-------------" "-----"
+  fmt_row "ib_write_bw -s 4194304 (mean)" "$base" "$base" "perftest BW average, 1 QP, rxe0"
+  while read -r step tool; do
+    mib=$(wall_mib "$step")
+    note=""
+    self=$(self_mib "$step")
+    case "$step" in
+      rdcp_*)
+        [ -n "$self" ] && note="rdcp's own figure $self MiB/s"
+        [ -n "$(get "$step" b vmhwm_kb)" ] && note="$note; rdcpd VmHWM $(mib_of_kb "$(get "$step" b vmhwm_kb)") MiB"
+        ;;
+    esac
+    [ -n "$(get "$step" b verify)" ] && note="$note; md5 $(get "$step" b verify)"
+    [ -n "$(get "$step" a client_maxrss_kb)" ] && note="$note; client maxrss $(mib_of_kb "$(get "$step" a client_maxrss_kb)") MiB"
+    note=${note#; }
+    if [ -z "$mib" ]; then
+      failed+=("$step")
+      note="FAILED${note:+; $note}"
+    fi
+    fmt_row "$tool" "$mib" "$base" "$note"
+  done <<EOF
+rdcp_none rdcp --checksum none
+rdcp_sha256 rdcp (default: sha256)
+rdcp_blake2b512 rdcp --checksum blake2b512
+rdcp_none_small rdcp --checksum none (${BENCH_SMALL_MB} MiB)
+scp scp
+rsync rsync -e ssh
+EOF
+  for s in ibw1 ibw2 ibw_short; do
+    [ -n "$(ibw_mib "$s")" ] || failed+=("$s")
+  done
+  echo
+  # Cross-check of perftest's cycle-counter timing against the guest's wall clock:
+  # the difference of two runs of different length cancels the set-up time.
+  local ws wl bs bl
+  ws=$(get ibw_short a wall)
+  wl=$(get ibw1 a wall)
+  bs=$(get ibw_short a bytes)
+  bl=$(get ibw1 a bytes)
+  if [ -n "$ws" ] && [ -n "$wl" ] && [ "$(get ibw_short a rc)" = 0 ] && [ "$(get ibw1 a rc)" = 0 ]; then
+    echo "ib_write_bw wall-clock check: ($((bl / 1048576)) - $((bs / 1048576)) MiB) / (${wl} - ${ws} s) = $(awk -v a="$bl" -v b="$bs" -v x="$wl" -v y="$ws" 'BEGIN {if (x > y) printf "%.2f", (a - b) / 1048576 / (x - y); else print "n/a"}') MiB/s (perftest said ${i1:-?} and $(ibw_mib ibw_short) MiB/s)"
+    echo "ib_write_bw client wall time incl. set-up: $(get ibw1 a wall) s for $((bl / 1048576)) MiB"
+  fi
+  mib=$(wall_mib rdcp_none)
+  if [ -n "$mib" ] && [ -n "$base" ]; then
+    local ratio verdict
+    ratio=$(awk -v m="$mib" -v b="$base" 'BEGIN {printf "%.3f", m / b}')
+    verdict=$(awk -v r="$ratio" -v t="$BENCH_TARGET" 'BEGIN {print (r >= t) ? "PASS" : "FAIL"}')
+    echo "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw: $verdict ($ratio; wall clock $mib MiB/s vs $base MiB/s)"
+    self=$(self_mib rdcp_none)
+    [ -n "$self" ] && echo "  (with rdcp's own figure, $self MiB/s: $(awk -v m="$self" -v b="$base" 'BEGIN {printf "%.3f", m / b}'))"
+  else
+    echo "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw: FAIL (no measurement)"
+  fi
+  hwm_big=$(get rdcp_none b vmhwm_kb)
+  hwm_small=$(get rdcp_none_small b vmhwm_kb)
+  if [ -n "$hwm_big" ] && [ -n "$hwm_small" ]; then
+    local d verdict2
+    d=$((hwm_big - hwm_small))
+    verdict2=$(awk -v d="$d" -v s="$hwm_small" 'BEGIN {
+      print (d <= 4096 || d <= s * 0.05) ? "does NOT grow with file size" : "GROWS with file size" }')
+    echo "rdcpd peak memory (VmHWM, --checksum none): ${BENCH_SMALL_MB} MiB file $(mib_of_kb "$hwm_small") MiB, ${BENCH_MB} MiB file $(mib_of_kb "$hwm_big") MiB: $verdict2 (diff $(awk -v d="$d" 'BEGIN {printf "%+.1f", d / 1024}') MiB)"
+    echo "  VmHWM sha256 $(mib_of_kb "$(get rdcp_sha256 b vmhwm_kb)") MiB, blake2b512 $(mib_of_kb "$(get rdcp_blake2b512 b vmhwm_kb)") MiB (rdcpd default --pool-size 64M per connection)"
+  else
+    echo "rdcpd peak memory: not measured (big: ${hwm_big:-none}, small: ${hwm_small:-none})"
+  fi
+  if [ "${#failed[@]}" -gt 0 ]; then
+    echo
+    echo "FAILED steps: ${failed[*]}"
+    for s in "${failed[@]}"; do
+      echo "--- $s"
+      for nm in a b; do
+        f="$DATA/res/$s.$nm"
+        [ -f "$f" ] && sed "s/^/  [$nm] /" "$f"
+      done
+      for nm in a b; do
+        f="$DATA/log/$s-$nm.log"
+        [ -f "$f" ] && tail -n 15 "$f" | sed "s/^/  [$nm log] /"
+      done
+    done
+  fi
+  [ "${#failed[@]}" -eq 0 ]
+}
+
+host_main() {
+  REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P) || die "cannot find the repo"
+  local self="$REPO/tests/bench/bench.sh" out="$REPO/tests/bench/results" c
+  BENCH_MB=${BENCH_MB:-256}
+  BENCH_SMALL_MB=${BENCH_SMALL_MB:-64}
+  BENCH_TARGET=${BENCH_TARGET:-0.8}
+  BENCH_VERIFY=${BENCH_VERIFY:-1}
+  if ! [[ "$BENCH_MB" =~ ^[0-9]+$ ]] || [ "$BENCH_MB" -lt 4 ]; then
+    log "BENCH_MB must be an integer >= 4"
+    exit 2
+  fi
+  if ! [[ "$BENCH_SMALL_MB" =~ ^[0-9]+$ ]] || [ "$BENCH_SMALL_MB" -lt 1 ]; then
+    log "BENCH_SMALL_MB must be an integer >= 1"
+    exit 2
+  fi
+  [ "$BENCH_SMALL_MB" != "$BENCH_MB" ] || { log "BENCH_SMALL_MB must differ from BENCH_MB"; exit 2; }
+  local to=${BENCH_TIMEOUT:-$((240 + 3 * BENCH_MB))}
+  [ "$to" -lt 600 ] && [ -z "${BENCH_TIMEOUT:-}" ] && to=600
+
+  for c in qemu-system-x86_64 ib_write_bw ssh scp ssh-keygen rsync md5sum timeout ss awk; do
+    command -v "$c" >/dev/null 2>&1 || die "missing '$c' on the host (the guests run the host's binaries)"
+  done
+  [ -x /usr/sbin/sshd ] || die "missing /usr/sbin/sshd (package openssh-server)"
+  [ -x /usr/lib/openssh/sftp-server ] || die "missing /usr/lib/openssh/sftp-server (openssh-sftp-server)"
+  [ -r "$REPO/tests/rig/rig.sh" ] || die "missing tests/rig/rig.sh"
+
+  if [ "${BENCH_BUILD:-1}" = 1 ] && [ -z "${BENCH_RDCP:-}" ]; then
+    log "bazel build //cmd/..."
+    (cd "$REPO" && bazel build //cmd/... >&2) || die "bazel build //cmd/... failed"
+  fi
+  BENCH_RDCP=$(readlink -f "${BENCH_RDCP:-$REPO/bazel-bin/cmd/rdcp/rdcp}") || true
+  BENCH_RDCPD=$(readlink -f "${BENCH_RDCPD:-$REPO/bazel-bin/cmd/rdcpd/rdcpd}") || true
+  [ -x "$BENCH_RDCP" ] || die "no rdcp binary (build with: bazel build //cmd/...)"
+  [ -x "$BENCH_RDCPD" ] || die "no rdcpd binary (build with: bazel build //cmd/...)"
+  case "$BENCH_RDCP$BENCH_RDCPD$self" in
+    /tmp/* | /root/* | /run/* | /var/tmp/*) log "warning: a path is under a guest tmpfs; the guests may not see it" ;;
+  esac
+
+  WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdcp-bench.XXXXXX") || die "mktemp"
+  trap 'rm -rf "$WORK"' EXIT
+  export BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT
+  [ -n "${BENCH_STEP_TIMEOUT:-}" ] || unset BENCH_STEP_TIMEOUT
+  local rig_env="BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT"
+  log "booting the rig (timeout ${to}s); ${BENCH_MB} MiB file; results at the end (takes a few minutes)"
+  local t0=$SECONDS rst=0
+  TMPDIR=$WORK RIG_KEEP=1 RIG_ENV="$rig_env" bash "$REPO/tests/rig/rig.sh" run2 --timeout "$to" \
+    --a "bash $(printf '%q' "$self") --guest a" --b "bash $(printf '%q' "$self") --guest b" \
+    >"$WORK/rig.out" 2>"$WORK/rig.err" || rst=$?
+  log "rig finished in $((SECONDS - t0)) s with status $rst"
+  DATA=$(find "$WORK" -maxdepth 4 -path '*/rdcp-rig.*/share/data' -type d | head -n1)
+
+  mkdir -p "$out" || die "cannot create $out"
+  {
+    echo "# rig run2 status $rst, $((SECONDS - t0)) s"
+    echo "## stdout"
+    cat "$WORK/rig.out"
+    echo "## stderr"
+    cat "$WORK/rig.err"
+    if [ -n "$DATA" ]; then
+      for c in "$DATA"/log/*.log; do
+        [ -f "$c" ] || continue
+        echo "## ${c##*/}"
+        cat "$c"
+      done
+      for c in "$DATA"/res/*; do
+        [ -f "$c" ] || continue
+        echo "## result ${c##*/}"
+        cat "$c"
+      done
+    fi
+  } >"$out/latest.log" 2>/dev/null
+
+  if [ -z "$DATA" ] || [ ! -d "$DATA/res" ]; then
+    log "the rig produced no results (status $rst); rig output:"
+    tail -n 40 "$WORK/rig.err" >&2
+    [ "$rst" = 0 ] && rst=125
+    exit "$rst"
+  fi
+  local rep=0
+  report >"$WORK/report.txt" || rep=1
+  if [ "$rst" != 0 ]; then
+    {
+      echo
+      echo "rig status $rst (124 = timeout, 125 = rig failure); its last messages:"
+      grep -v '^\[[ab]\] bench\[' "$WORK/rig.err" | tail -n 20 | sed 's/^/  /'
+    } >>"$WORK/report.txt"
+    rep=1
+  fi
+  cp "$WORK/report.txt" "$out/latest.txt"
+  cat "$WORK/report.txt"
+  log "written: $out/latest.txt (step logs: $out/latest.log)"
+  exit "$rep"
+}
+
+case "${1:-}" in
+  --guest)
+    PEER=""
+    S=""
+    BENCH_MB=${BENCH_MB:-256}
+    BENCH_SMALL_MB=${BENCH_SMALL_MB:-64}
+    BENCH_VERIFY=${BENCH_VERIFY:-1}
+    case "${2:-}" in
+      a) guest_a ;;
+      b) guest_b ;;
+      *) exit 2 ;;
+    esac
+    ;;
+  "") host_main ;;
+  -h | --help)
+    sed -n '2,26s/^# \{0,1\}//p' "$0"
+    ;;
+  *)
+    sed -n '2,26s/^# \{0,1\}//p' "$0" >&2
+    exit 2
+    ;;
+esac

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Push and pull over real RDMA: one small file, one 200 MiB random file, a tree
+# with awkward names; scp placement rules; identical files skip the data.
+# Runs in one VM (RIG_ROLE=a, server on the same host) or two (b = server).
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+BIG_MB=${BIG_MB:-200}
+
+server() {
+	mkdir -p /tmp/mod
+	start_daemon d --module m=/tmp/mod || return 1
+	touch "$RIG_SHARED/server-ready"
+}
+
+client() {
+	local S=$1 # server address
+	mkdir -p /tmp/src /tmp/pull
+	echo "small file" >/tmp/src/small.txt
+	head -c $((BIG_MB * 1024 * 1024)) /dev/urandom >/tmp/src/big.bin
+	make_tree /tmp/src/tree
+
+	run "$S::m/small.txt" /tmp/pull/ 2>/dev/null # nothing there yet
+	check "pull of a missing path fails" [ "$RC" -ne 0 ]
+	check "  and names it" out_has "m/small.txt"
+
+	run /tmp/src/small.txt "$S::m/"
+	check "push small file into module root" [ "$RC" -eq 0 ]
+	run "$S::m/small.txt" /tmp/pull/small.txt
+	check "pull small file back" cmp /tmp/src/small.txt /tmp/pull/small.txt
+
+	run /tmp/src/small.txt "$S::m/renamed.txt"
+	check "push onto a new name" [ "$RC" -eq 0 ]
+	run "rdcp://$S:$PORT/m/renamed.txt" /tmp/pull/
+	check "rdcp:// URL pull names the file by its remote name" \
+		cmp /tmp/src/small.txt /tmp/pull/renamed.txt
+
+	run /tmp/src/big.bin "$S::m/"
+	check "push ${BIG_MB} MiB file" [ "$RC" -eq 0 ]
+	run "$S::m/big.bin" /tmp/pull/
+	check "pull ${BIG_MB} MiB file back byte-for-byte" cmp /tmp/src/big.bin /tmp/pull/big.bin
+	rm -f /tmp/pull/big.bin
+
+	run /tmp/src/big.bin "$S::m/"
+	check "re-push of an identical file succeeds" [ "$RC" -eq 0 ]
+	check "  and moves no data" out_has "already identical"
+
+	run /tmp/src/tree "$S::m/"
+	check "a directory without -r is refused" [ "$RC" -ne 0 ]
+	check "  saying to use -r" out_has "use -r"
+
+	run -r /tmp/src/tree "$S::m/"
+	check "push tree with -r" [ "$RC" -eq 0 ]
+	run -r "$S::m/tree" /tmp/pull/
+	check "pull tree back: identical (names, links, empty dirs, modes)" \
+		same_tree /tmp/src/tree /tmp/pull/tree
+	check "symlinks arrive as links" [ -L /tmp/pull/tree/link-to-dir ]
+
+	run -r "$S::m/tree" /tmp/pull/newname
+	check "pull tree onto a new name renames the top" same_tree /tmp/src/tree /tmp/pull/newname
+
+	run /tmp/src/small.txt /tmp/src/big.bin "$S::m/nosuchdir/x"
+	check "two sources onto a missing directory fail" [ "$RC" -ne 0 ]
+
+	mkdir -p /tmp/pull/multi
+	run "$S::m/small.txt" "$S::m/renamed.txt" /tmp/pull/multi/
+	check "pull of several sources into a directory" \
+		cmp /tmp/pull/multi/renamed.txt /tmp/src/small.txt
+}
+
+case "${RIG_ROLE}:${RIG_MODE:-2}" in
+a:1)
+	server || exit 1
+	client "$RIG_SELF_IP"
+	check "daemon still alive" daemon_alive d
+	;;
+a:2)
+	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
+	client "$RIG_PEER_IP"
+	touch "$RIG_SHARED/client-done"
+	;;
+b:2)
+	server || exit 1
+	wait_for "$RIG_SHARED/client-done" 600
+	check "daemon still alive after every client" daemon_alive d
+	cat /tmp/d.log
+	;;
+esac
+finish

@@ -1,0 +1,91 @@
+# shellcheck shell=bash
+# Helpers for end-to-end scripts that run inside the Soft-RoCE rig guests.
+# Sourced by the *_guest.sh scripts; expects RDCP, RDCPD (absolute paths of
+# the binaries) and the rig's RIG_* variables.
+
+PASSES=0
+FAILS=0
+: "${RIG_SHARED:?run inside the rig}"
+PORT=${PORT:-18515}
+
+pass() { PASSES=$((PASSES + 1)); echo "PASS: $*"; }
+fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; }
+check() { # check "what" cmd...
+	local what=$1
+	shift
+	if "$@"; then pass "$what"; else fail "$what"; fi
+}
+finish() {
+	echo "guest $RIG_ROLE: $PASSES passed, $FAILS failed"
+	[ "$FAILS" -eq 0 ]
+}
+
+# wait_for FILE [SECONDS]
+wait_for() {
+	local f=$1 t=${2:-60} i=0
+	while [ ! -e "$f" ]; do
+		i=$((i + 1))
+		[ "$i" -gt $((t * 10)) ] && { echo "timeout waiting for $f"; return 1; }
+		sleep 0.1
+	done
+}
+
+# start_daemon NAME ARGS... : start rdcpd in the background, wait until it
+# listens; its pid goes to /tmp/NAME.pid, its log to /tmp/NAME.log.
+start_daemon() {
+	local name=$1
+	shift
+	rm -f "/tmp/$name.ready"
+	"${DAEMON_BIN:-$RDCPD}" --foreground --no-auth --ready-file "/tmp/$name.ready" "$@" \
+		2>"/tmp/$name.log" &
+	echo $! >"/tmp/$name.pid"
+	wait_for "/tmp/$name.ready" 20 || { cat "/tmp/$name.log"; return 1; }
+}
+
+daemon_alive() { kill -0 "$(cat "/tmp/$1.pid")" 2>/dev/null; }
+stop_daemon() { kill "$(cat "/tmp/$1.pid")" 2>/dev/null; wait "$(cat "/tmp/$1.pid")" 2>/dev/null || true; }
+
+# make_tree DIR: nested dirs, empty files and dirs, symlinks, awkward names.
+make_tree() {
+	local d=$1
+	mkdir -p "$d/a/b/c" "$d/empty dir" "$d/x"
+	echo "hello" >"$d/a/hello.txt"
+	: >"$d/a/b/empty"
+	head -c 300000 /dev/urandom >"$d/a/b/c/random.bin"
+	head -c 4096 /dev/urandom >"$d/a/b/c/exact4k"
+	echo spaces >"$d/name with spaces"
+	echo newline >"$d/new
+line"
+	echo bytes >"$d/$(printf 'caf\351-\377')"
+	echo tab >"$d/tab$(printf '\t')name"
+	ln -s a/hello.txt "$d/link-to-file"
+	ln -s a/b "$d/link-to-dir"
+	ln -s /nonexistent/target "$d/dangling"
+	for i in $(seq 1 40); do echo "$i" >"$d/x/f$i"; done
+}
+
+# manifest DIR: one line per entry (type, size, perms, link target, digest).
+manifest() {
+	(cd "$1" && find . -mindepth 1 -printf '%y %s %m %P -> %l\n' | LC_ALL=C sort) |
+		sed 's/^d [0-9]* /d - /'
+	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r md5sum)
+}
+
+same_tree() { # same_tree A B
+	manifest "$1" >/tmp/manifest.1 2>&1
+	manifest "$2" >/tmp/manifest.2 2>&1
+	if cmp -s /tmp/manifest.1 /tmp/manifest.2; then
+		return 0
+	fi
+	diff /tmp/manifest.1 /tmp/manifest.2 | head -20
+	return 1
+}
+
+# Run rdcp, keep its stdout+stderr in /tmp/out and its status in $RC.
+run() {
+	"${CLIENT_BIN:-$RDCP}" "$@" >/tmp/out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/out
+}
+
+out_has() { grep -q -- "$1" /tmp/out; }

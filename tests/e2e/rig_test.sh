@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Host side of an end-to-end test: boot the Soft-RoCE rig (one VM or two)
+# and run a guest script there with the built binaries.
+#   rig_test.sh 1|2 GUEST_SCRIPT [VAR=value ...]
+# Binaries come from Bazel runfiles, resolved to real paths (the guests see
+# the host's / read-only, but not Bazel's sandbox or symlink forest).
+set -euo pipefail
+
+mode=$1
+script=$2
+shift 2
+
+runfiles=${TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}/${TEST_WORKSPACE:-rdcp}
+real() { readlink -f "$runfiles/$1"; }
+
+rig=$(real tests/rig/rig.sh)
+guest=$(real "tests/e2e/$script")
+lib=$(real tests/e2e/guest_lib.sh)
+rdcp=$(real cmd/rdcp/rdcp_testhooks)
+rdcpd=$(real cmd/rdcpd/rdcpd_testhooks)
+for f in "$rig" "$guest" "$lib" "$rdcp" "$rdcpd"; do
+	[ -e "$f" ] || { echo "missing $f"; exit 1; }
+done
+
+env_args=()
+for kv in "$@"; do
+	env_args+=("$kv")
+done
+
+timeout_s=${RIG_TEST_TIMEOUT:-600}
+cmd=(env RIG_MODE="$mode" "${env_args[@]}" bash "$guest" "$rdcp" "$rdcpd" "$lib")
+if [ "$mode" = 1 ]; then
+	exec bash "$rig" run1 --timeout "$timeout_s" -- "${cmd[@]}"
+fi
+printf -v qcmd '%q ' "${cmd[@]}"
+exec bash "$rig" run2 --timeout "$timeout_s" --a "$qcmd" --b "$qcmd"

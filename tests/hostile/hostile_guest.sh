@@ -1,0 +1,226 @@
+#!/bin/sh
+# Runs inside a Soft-RoCE rig VM (tests/rig/rig.sh run1): hostile peers
+# against the real programs.
+#
+#   hostile_guest.sh RDCP RDCPD RDCP_EVIL      (absolute paths)
+#
+# Push side: real rdcpd, rdcp_evil push-paths tries to write outside the
+# module; then rdcpd must still be alive and serve a legitimate push.
+# Pull side: rdcp_evil serve-evil sends hostile entries to the real rdcp;
+# each hostile case must fail and nothing may land outside DEST.
+# Prints PASS/FAIL per check; exits 1 if any check failed.
+# HOSTILE_SELFTEST_FAIL=1 adds a check that must fail (proves the harness
+# can fail).
+set -u
+
+RDCP=$1
+RDCPD=$2
+EVIL=$3
+IP=${RIG_SELF_IP:-10.77.1.1}
+DPORT=18515
+EPORT=18600
+fails=0
+npass=0
+
+pass() {
+	echo "PASS: $*"
+	npass=$((npass + 1))
+}
+fail() {
+	echo "FAIL: $*"
+	fails=$((fails + 1))
+}
+check_absent() {
+	if [ -e "$1" ] || [ -L "$1" ]; then
+		fail "$2: $1 exists: $(ls -ld "$1" 2>&1)"
+	else
+		pass "$2: $1 does not exist"
+	fi
+}
+# Anything named *evil* in the writable trees, outside the allowed dir $1.
+check_no_stray() {
+	stray=$(find /tmp /var/tmp /run /root -name '*evil*' ! -path "$1/*" ! -path "$1" \
+		! -path /tmp/hostile-logs/\* 2>/dev/null)
+	if [ -n "$stray" ]; then
+		fail "$2: entries outside $1: $(echo $stray)"
+	else
+		pass "$2: nothing named *evil* outside $1"
+	fi
+}
+wait_for() { # FILE PATTERN SECONDS
+	i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -gt $(($3 * 5)) ] && return 1
+		sleep 0.2
+	done
+	return 0
+}
+
+for b in "$RDCP" "$RDCPD" "$EVIL"; do
+	if [ ! -x "$b" ]; then
+		echo "FAIL: binary $b not found in the guest"
+		exit 1
+	fi
+done
+mkdir -p /tmp/hostile-logs /tmp/mod /tmp/outside
+LOGS=/tmp/hostile-logs
+
+# ---------------------------------------------------------------- push side
+echo "=== push side: rdcp_evil push-paths against rdcpd"
+"$RDCPD" --foreground --no-auth --module m=/tmp/mod --port $DPORT --timeout 10 \
+	--ready-file $LOGS/rdcpd.ready 2>$LOGS/rdcpd.log &
+DPID=$!
+if ! wait_for $LOGS/rdcpd.ready . 30; then
+	fail "rdcpd did not start"
+	cat $LOGS/rdcpd.log
+	exit 1
+fi
+
+"$EVIL" push-paths "$IP" $DPORT m
+rc=$?
+if [ $rc -eq 0 ]; then
+	pass "push-paths: every hostile entry refused by rdcpd"
+else
+	fail "push-paths: rdcp_evil exited $rc (an entry was accepted or a case went wrong)"
+fi
+check_absent /tmp/evil "push"
+check_absent /etc/evil "push"
+check_absent /tmp/mod/../evil "push"
+check_absent /evil "push"
+check_absent /tmp/outside/evil "push via symlink"
+check_absent /tmp/outside/evildir "push via symlink"
+check_absent /tmp/outside/evillink "push via symlink"
+if [ -z "$(ls -A /tmp/outside)" ]; then
+	pass "push: /tmp/outside is still empty"
+else
+	fail "push: /tmp/outside has: $(ls -A /tmp/outside)"
+fi
+if [ -L /tmp/mod/link ]; then
+	pass "push: the legit symlink mod/link exists (the symlink cases were real)"
+else
+	fail "push: mod/link was not created: the symlink cases proved nothing"
+fi
+check_no_stray /tmp/mod "push"
+echo "module after the attack:"
+(cd /tmp/mod && find . -exec ls -ld {} + 2>&1 | sed 's/^/    /')
+
+if kill -0 $DPID 2>/dev/null; then
+	pass "rdcpd is still running after the attack"
+else
+	fail "rdcpd died during the attack"
+fi
+printf 'hello rdcp after the attack\n' >/tmp/legit.txt
+timeout 60 "$RDCP" --timeout 10 /tmp/legit.txt "$IP::m/" >$LOGS/legit.out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && cmp -s /tmp/legit.txt /tmp/mod/legit.txt; then
+	pass "rdcpd still serves a legit push (content matches)"
+else
+	fail "legit push after the attack: rdcp exited $rc; $(cat $LOGS/legit.out)"
+fi
+if kill -0 $DPID 2>/dev/null; then
+	pass "rdcpd still running after the legit push"
+else
+	fail "rdcpd died after the legit push"
+fi
+kill $DPID 2>/dev/null
+wait $DPID 2>/dev/null
+echo "--- rdcpd log"
+sed 's/^/    /' $LOGS/rdcpd.log
+
+# ---------------------------------------------------------------- pull side
+echo "=== pull side: real rdcp against rdcp_evil serve-evil"
+# Each case once into an existing DEST (entries go inside it); "extra" a
+# second time into a DEST that does not exist yet (rename mode).
+CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through extra extra"
+# shellcheck disable=SC2086
+"$EVIL" serve-evil $EPORT $CASES >$LOGS/evil.log 2>&1 &
+EPID=$!
+if ! wait_for $LOGS/evil.log "listening on port" 30; then
+	fail "serve-evil did not start"
+	cat $LOGS/evil.log
+	exit 1
+fi
+n=0
+for c in $CASES; do
+	n=$((n + 1))
+	rm -rf /tmp/dest
+	mkdir /tmp/dest
+	dest=/tmp/dest/
+	[ $c = extra ] && [ $n -gt 7 ] && dest=/tmp/dest/new
+	timeout 60 "$RDCP" -r --timeout 10 "rdcp://$IP:$EPORT/m/x" "$dest" \
+		>$LOGS/pull.$n.out 2>&1
+	rc=$?
+	echo "pull case $c -> $dest: rdcp exited $rc: $(tr '\n' ' ' <$LOGS/pull.$n.out)"
+	# The case counts only if the evil server really ran it with this client.
+	if wait_for $LOGS/evil.log "^pull case #$n $c: served" 30; then
+		pass "pull $c: serve-evil ran the session"
+	else
+		fail "pull $c: serve-evil did not run the session"
+	fi
+	case $c in
+	extra)
+		if [ $rc -eq 124 ]; then
+			fail "pull $c: rdcp hung"
+		else
+			pass "pull $c: rdcp finished (exit $rc; extra entries may be refused or land)"
+		fi
+		if [ $dest = /tmp/dest/ ]; then
+			if [ -e /tmp/dest/unasked ]; then
+				pass "pull $c: the unasked file stayed inside DEST"
+			else
+				pass "pull $c: the unasked file was refused"
+			fi
+		else
+			if [ $rc -ne 0 ]; then
+				pass "pull $c (rename mode): a second top-level entry failed the copy"
+			else
+				fail "pull $c (rename mode): a second top-level entry was accepted"
+			fi
+			check_absent /tmp/dest/unasked "pull $c (rename mode)"
+		fi
+		check_absent /tmp/unasked "pull $c"
+		;;
+	*)
+		if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then
+			pass "pull $c: rdcp reported failure (exit $rc)"
+		else
+			fail "pull $c: rdcp exited $rc"
+		fi
+		;;
+	esac
+	check_absent /tmp/evil "pull $c"
+	check_absent /tmp/dest/../evil "pull $c"
+	check_absent /tmp/evildir "pull $c"
+	check_absent /evil "pull $c"
+	check_no_stray /tmp/dest "pull $c"
+	echo "    DEST after $c:"
+	(cd /tmp/dest && find . -exec ls -ld {} + 2>&1 | sed 's/^/        /')
+done
+i=0
+while kill -0 $EPID 2>/dev/null && [ $i -lt 50 ]; do
+	sleep 0.2
+	i=$((i + 1))
+done
+if kill -0 $EPID 2>/dev/null; then
+	kill $EPID
+	fail "serve-evil did not finish"
+else
+	wait $EPID
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		pass "serve-evil served every case"
+	else
+		fail "serve-evil exited $rc"
+	fi
+fi
+echo "--- serve-evil log"
+sed 's/^/    /' $LOGS/evil.log
+
+if [ "${HOSTILE_SELFTEST_FAIL:-0}" = 1 ]; then
+	# Must fail: the legit push did put this file there.
+	check_absent /tmp/mod/legit.txt "selftest (must FAIL)"
+fi
+
+echo "=== $npass passed, $fails failed"
+[ $fails -eq 0 ]

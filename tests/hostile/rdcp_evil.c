@@ -1,0 +1,917 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rdcp_evil: a hostile peer for tests. Never installed.
+ *
+ *   rdcp_evil push-paths HOST PORT MODULE
+ *	A malicious pushing client against rdcpd. One session per case (the
+ *	daemon ends a session on a protocol error); each case sends FILE
+ *	entries whose paths try to leave the module ("../evil", "/etc/evil",
+ *	"a/../../evil", "a//b", ".", through a symlink, ...), answers GETs
+ *	like a real sender (RDMA WRITE + DATA with a correct digest) and
+ *	prints what came back. Exit 0 only if every hostile entry was refused
+ *	(DONE with a non-zero status, ERROR, or the connection dropped).
+ *
+ *   rdcp_evil serve-evil PORT [CASE...]
+ *	A malicious server for pulls. Serves one client per case, in order
+ *	(default: every case once), answering OPEN(PULL) with OPEN_OK and then
+ *	FILE entries with hostile names. Prints "listening on port N" once
+ *	ready and one line per case; it judges nothing (the test looks at the
+ *	real client's exit status and at the file system). Exit 0 if every
+ *	case was served.
+ *
+ *   rdcp_evil pull-cases
+ *	List the serve-evil case names.
+ *
+ * FILE messages are built by a raw encoder here (rd_msg_encode refuses bad
+ * paths, as it should); the raw encoder is checked against rd_msg_encode on
+ * a valid path before anything is sent.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/base/rd_escape.h"
+#include "lib/digest/rd_digest.h"
+#include "lib/engine/rd_engine.h"
+#include "lib/proto/rd_proto.h"
+#include "lib/xport/rd_xport.h"
+
+#define EVIL_CHUNK     4096u
+#define EVIL_DIGEST    "sha256"
+#define MAX_ENTS       8
+#define DATA_STRIDE    64 /* bytes of the registered buffer per entry */
+#define OUTQ_MAX       32
+#define CASE_TIMEOUT_S 20
+#define TEXT_MAX       200
+
+enum expect {
+	EXP_REFUSE = 0, /* must not be placed: refused or session ended */
+	EXP_OK,		/* setup entry: must succeed, else the case proves nothing */
+	EXP_ANY,	/* legitimate, outcome only reported */
+};
+
+struct ent {
+	uint8_t type, flags;
+	const char *path;
+	size_t plen;	    /* 0: strlen(path) */
+	const char *target; /* SYMLINK only */
+	const char *data;   /* REG only; NULL: "evil\n" */
+	enum expect expect;
+};
+
+struct evcase {
+	const char *name;
+	unsigned n;
+	struct ent ents[MAX_ENTS];
+};
+
+/* Outcome of one entry. */
+struct res {
+	int done;
+	unsigned status;
+	char text[TEXT_MAX];
+};
+
+struct outmsg {
+	size_t len;
+	int write; /* RDMA WRITE [off, off + wlen) of the data buffer first */
+	size_t off, wlen;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint8_t buf[RD_CTRL_MAX];
+};
+
+struct peer {
+	struct rd_conn *c;
+	struct rd_digest *dg;
+	struct rd_mr mr;
+	uint8_t *data;
+	uint32_t chunk;
+	const struct evcase *cs;
+	struct res res[MAX_ENTS];
+	struct outmsg *q;
+	unsigned qhead, qcount;
+	int error_seen;
+	unsigned error_code;
+	char error_text[TEXT_MAX];
+	int lost;
+	char lost_text[TEXT_MAX];
+	int fin_seen, fin_sent, bad_reply;
+	char bad_text[TEXT_MAX];
+};
+
+#define REG_ROOT(p)  {.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = (p)}
+#define REG_SUB(p)   {.type = RD_FT_REG, .flags = 0, .path = (p)}
+
+static const struct evcase push_cases[] = {
+	{"dotdot", 1, {REG_ROOT("../evil")}},
+	{"abs-etc", 1, {REG_ROOT("/etc/evil")}},
+	{"abs-tmp", 1, {REG_ROOT("/tmp/evil")}},
+	{"inner-dotdot", 1, {REG_SUB("a/../../evil")}},
+	{"empty-component", 1, {REG_SUB("a//b")}},
+	{"dot", 1, {REG_ROOT(".")}},
+	{"dotdot-only", 1, {REG_ROOT("..")}},
+	{"trailing-slash", 1, {REG_ROOT("evil/")}},
+	{"empty", 1, {REG_ROOT("")}},
+	{"nul-byte", 1, {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "ev\0il", .plen = 5}}},
+	{"dir-then-dotdot",
+	 2,
+	 {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "d", .expect = EXP_ANY},
+	  REG_SUB("d/../../evil")}},
+	{"link-through",
+	 4,
+	 {{.type = RD_FT_SYMLINK,
+	   .flags = RD_FF_ROOT,
+	   .path = "link",
+	   .target = "/tmp/outside",
+	   .expect = EXP_OK},
+	  REG_SUB("link/evil"),
+	  {.type = RD_FT_DIR, .path = "link/evildir"},
+	  {.type = RD_FT_SYMLINK, .path = "link/evillink", .target = "x"}}},
+	/* The symlink left by the previous case, in a fresh session. */
+	{"link-again", 1, {REG_SUB("link/evil")}},
+};
+
+static const struct evcase pull_cases[] = {
+	{"dotdot", 1, {REG_ROOT("../evil")}},
+	{"abs-tmp", 1, {REG_ROOT("/tmp/evil")}},
+	{"inner-dotdot", 1, {REG_SUB("a/../../evil")}},
+	{"dot", 1, {REG_ROOT(".")}},
+	{"root-then-outside",
+	 3,
+	 {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "x", .expect = EXP_ANY},
+	  {.type = RD_FT_REG, .path = "x/ok", .data = "ok\n", .expect = EXP_ANY},
+	  REG_SUB("x/../../evil")}},
+	{"link-through",
+	 3,
+	 {{.type = RD_FT_SYMLINK,
+	   .flags = RD_FF_ROOT,
+	   .path = "x",
+	   .target = "/tmp",
+	   .expect = EXP_OK},
+	  REG_SUB("x/evil"),
+	  {.type = RD_FT_DIR, .path = "x/evildir"}}},
+	/* Never asked for, but with harmless names: may land, inside DEST. */
+	{"extra",
+	 2,
+	 {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "x", .data = "ok\n", .expect = EXP_ANY},
+	  {.type = RD_FT_REG,
+	   .flags = RD_FF_ROOT,
+	   .path = "unasked",
+	   .data = "ok\n",
+	   .expect = EXP_ANY}}},
+};
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+static size_t ent_plen(const struct ent *e)
+{
+	return e->plen ? e->plen : strlen(e->path);
+}
+
+static const char *ent_data(const struct ent *e)
+{
+	return e->data ? e->data : "evil\n";
+}
+
+static uint64_t ent_size(const struct ent *e)
+{
+	return e->type == RD_FT_REG ? strlen(ent_data(e)) : 0;
+}
+
+static const char *show(char *buf, size_t cap, const char *p, size_t len)
+{
+	if (rd_escape(buf, cap, p, len) >= cap && cap > 4)
+		memcpy(buf + cap - 4, "...", 4);
+	return buf;
+}
+
+static const char *type_name(uint8_t t)
+{
+	return t == RD_FT_REG ? "REG" : t == RD_FT_DIR ? "DIR" : t == RD_FT_SYMLINK ? "SYMLINK" : "?";
+}
+
+/* --- raw FILE encoder ------------------------------------------------- */
+
+struct wr {
+	uint8_t *b;
+	size_t cap, off;
+	int full;
+};
+
+static void put(struct wr *w, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	if (w->full || w->cap - w->off < n) {
+		w->full = 1;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		w->b[w->off + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	w->off += n;
+}
+
+static void put_bytes(struct wr *w, const char *p, size_t n)
+{
+	put(w, n, 2);
+	if (w->full || w->cap - w->off < n) {
+		w->full = 1;
+		return;
+	}
+	memcpy(w->b + w->off, p, n);
+	w->off += n;
+}
+
+static void fill_file(struct rd_msg *m, uint32_t id, const struct ent *e, int64_t now)
+{
+	memset(m, 0, sizeof(*m));
+	m->hdr.type = RD_MSG_FILE;
+	m->u.file.id = id;
+	m->u.file.type = e->type;
+	m->u.file.flags = e->flags;
+	m->u.file.mode = e->type == RD_FT_REG ? 0100644 : e->type == RD_FT_DIR ? 040755 : 0120777;
+	m->u.file.size = ent_size(e);
+	m->u.file.mtime_sec = now;
+	m->u.file.path.ptr = e->path;
+	m->u.file.path.len = (uint16_t)ent_plen(e);
+	if (e->type == RD_FT_SYMLINK) {
+		m->u.file.target.ptr = e->target;
+		m->u.file.target.len = (uint16_t)strlen(e->target);
+	}
+}
+
+/* FILE exactly as section 2 of rd_proto.h lays it out, any path. */
+static int raw_file(uint8_t *b, size_t cap, const struct rd_msg_file *f)
+{
+	struct wr w = {.b = b, .cap = cap};
+	size_t plen;
+
+	put(&w, RD_MSG_FILE, 1);
+	put(&w, 0, 1);
+	put(&w, 0, 2);
+	put(&w, 0, 4);
+	put(&w, f->id, 4);
+	put(&w, f->type, 1);
+	put(&w, f->flags, 1);
+	put(&w, f->mode, 4);
+	put(&w, f->uid, 4);
+	put(&w, f->gid, 4);
+	put(&w, f->size, 8);
+	put(&w, (uint64_t)f->mtime_sec, 8);
+	put(&w, f->mtime_nsec, 4);
+	put_bytes(&w, f->path.ptr, f->path.len);
+	put_bytes(&w, f->target.ptr, f->target.len);
+	if (w.full)
+		return -1;
+	plen = w.off - RD_HDR_LEN;
+	b[4] = (uint8_t)(plen >> 24);
+	b[5] = (uint8_t)(plen >> 16);
+	b[6] = (uint8_t)(plen >> 8);
+	b[7] = (uint8_t)plen;
+	return (int)w.off;
+}
+
+/* The raw encoder must agree with the real one wherever the real one works. */
+static int raw_selftest(void)
+{
+	static const struct ent samples[] = {
+		{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "ok"},
+		{.type = RD_FT_SYMLINK, .path = "dir/link", .target = "../t"},
+		{.type = RD_FT_DIR, .flags = RD_FF_POST, .path = "a/b/c"},
+	};
+	static uint8_t a[RD_CTRL_MAX], b[RD_CTRL_MAX];
+	struct rd_msg m;
+	unsigned i;
+	int la, lb;
+
+	for (i = 0; i < NELEM(samples); i++) {
+		fill_file(&m, i + 7, &samples[i], -12345);
+		m.u.file.uid = 1000 + i;
+		m.u.file.gid = 2000 + i;
+		m.u.file.mtime_nsec = 999999999;
+		la = rd_msg_encode(a, sizeof(a), &m);
+		lb = raw_file(b, sizeof(b), &m.u.file);
+		if (la < 0 || la != lb || memcmp(a, b, (size_t)la)) {
+			fprintf(stderr, "rdcp_evil: raw FILE encoder disagrees with rd_msg_encode "
+					"(sample %u)\n", i);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* --- sending ------------------------------------------------------------ */
+
+static struct outmsg *q_add(struct peer *p)
+{
+	struct outmsg *o;
+
+	if (p->qcount >= OUTQ_MAX) {
+		fprintf(stderr, "rdcp_evil: send queue full\n");
+		exit(3);
+	}
+	o = &p->q[(p->qhead + p->qcount++) % OUTQ_MAX];
+	memset(o, 0, offsetof(struct outmsg, buf));
+	return o;
+}
+
+static void q_msg(struct peer *p, const struct rd_msg *m)
+{
+	struct outmsg *o = q_add(p);
+	int len = rd_msg_encode(o->buf, sizeof(o->buf), m);
+
+	if (len < 0) {
+		fprintf(stderr, "rdcp_evil: cannot encode %s\n", rd_msg_type_name(m->hdr.type));
+		exit(3);
+	}
+	o->len = (size_t)len;
+}
+
+/* Post what can be posted. Returns 0, or -1 when the connection is gone. */
+static int q_flush(struct peer *p)
+{
+	struct outmsg *o;
+	int r;
+
+	while (p->qcount) {
+		o = &p->q[p->qhead];
+		if (o->write)
+			r = rd_conn_write_send(p->c, &p->mr, o->off, o->wlen, o->raddr, o->rkey,
+					       o->buf, o->len, 0);
+		else
+			r = rd_conn_send(p->c, o->buf, o->len);
+		if (r == RD_XPORT_BUSY)
+			return 0;
+		if (r < 0) {
+			p->lost = 1;
+			snprintf(p->lost_text, sizeof(p->lost_text), "%s", rd_conn_err(p->c)->msg);
+			return -1;
+		}
+		p->qhead = (p->qhead + 1) % OUTQ_MAX;
+		p->qcount--;
+	}
+	return 0;
+}
+
+static void bad_reply(struct peer *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void bad_reply(struct peer *p, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (p->bad_reply)
+		return;
+	p->bad_reply = 1;
+	va_start(ap, fmt);
+	vsnprintf(p->bad_text, sizeof(p->bad_text), fmt, ap);
+	va_end(ap);
+}
+
+static void on_get(struct peer *p, const struct rd_msg_get *g)
+{
+	const struct ent *e;
+	struct rd_msg m;
+	struct outmsg *o;
+	uint32_t len;
+	int n;
+
+	if (g->id < 1 || g->id > p->cs->n || p->cs->ents[g->id - 1].type != RD_FT_REG) {
+		bad_reply(p, "GET for id %u, not a regular file we sent", g->id);
+		return;
+	}
+	e = &p->cs->ents[g->id - 1];
+	len = (uint32_t)ent_size(e);
+	if (g->chunk != 0 || (g->kind == RD_GET_DATA && g->len < len)) {
+		bad_reply(p, "GET chunk %llu len %u for a %u-byte file",
+			  (unsigned long long)g->chunk, g->len, len);
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_DATA;
+	m.u.data.id = g->id;
+	m.u.data.kind = g->kind;
+	m.u.data.slot = g->slot;
+	m.u.data.chunk = 0;
+	m.u.data.len = len;
+	m.u.data.dlen = (uint8_t)p->dg->size;
+	if (rd_digest_compute(p->dg, p->data + (size_t)g->id * DATA_STRIDE, len,
+			      m.u.data.digest)) {
+		fprintf(stderr, "rdcp_evil: digest: %s\n", p->dg->err.msg);
+		exit(3);
+	}
+	o = q_add(p);
+	n = rd_msg_encode(o->buf, sizeof(o->buf), &m);
+	if (n < 0) {
+		fprintf(stderr, "rdcp_evil: cannot encode DATA\n");
+		exit(3);
+	}
+	o->len = (size_t)n;
+	if (g->kind == RD_GET_DATA) {
+		o->write = 1;
+		o->off = (size_t)g->id * DATA_STRIDE;
+		o->wlen = len;
+		o->raddr = g->addr;
+		o->rkey = g->rkey;
+	}
+}
+
+static void on_msg(struct peer *p, const struct rd_msg *m)
+{
+	struct rd_msg fin;
+	struct res *r;
+	unsigned i, ok = 0, failed = 0;
+
+	switch (m->hdr.type) {
+	case RD_MSG_GET:
+		on_get(p, &m->u.get);
+		break;
+	case RD_MSG_DONE:
+		if (m->u.done.id < 1 || m->u.done.id > p->cs->n) {
+			bad_reply(p, "DONE for id %u", m->u.done.id);
+			break;
+		}
+		r = &p->res[m->u.done.id - 1];
+		r->done = 1;
+		r->status = m->u.done.status;
+		show(r->text, sizeof(r->text), m->u.done.text.ptr, m->u.done.text.len);
+		break;
+	case RD_MSG_ERROR:
+		p->error_seen = 1;
+		p->error_code = m->u.error.code;
+		show(p->error_text, sizeof(p->error_text), m->u.error.text.ptr,
+		     m->u.error.text.len);
+		break;
+	case RD_MSG_FIN:
+		p->fin_seen = 1;
+		for (i = 0; i < p->cs->n; i++) {
+			if (p->res[i].done && !p->res[i].status)
+				ok++;
+			else
+				failed++;
+		}
+		memset(&fin, 0, sizeof(fin));
+		fin.hdr.type = RD_MSG_FIN;
+		fin.u.fin.files_ok = ok;
+		fin.u.fin.files_failed = failed;
+		q_msg(p, &fin);
+		p->fin_sent = 1;
+		break;
+	default:
+		bad_reply(p, "unexpected %s", rd_msg_type_name(m->hdr.type));
+		break;
+	}
+}
+
+static int drain(struct peer *p)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+
+	while (rd_conn_recv(p->c, &buf, &len) == 1) {
+		if (rd_msg_decode(buf, len, &m, &why))
+			bad_reply(p, "undecodable message: %s", why);
+		else
+			on_msg(p, &m);
+		if (rd_conn_recv_done(p->c) < 0)
+			return -1;
+		if (p->error_seen)
+			return 0;
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int peer_alloc(struct peer *p)
+{
+	p->data = calloc(MAX_ENTS + 1, DATA_STRIDE);
+	p->q = calloc(OUTQ_MAX, sizeof(*p->q));
+	if (!p->data || !p->q) {
+		fprintf(stderr, "rdcp_evil: out of memory\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Register the data buffer: each regular entry's bytes at id * DATA_STRIDE. */
+static int peer_setup(struct peer *p, const struct evcase *cs)
+{
+	struct rd_err err;
+	unsigned i;
+
+	p->cs = cs;
+	for (i = 0; i < cs->n; i++)
+		if (cs->ents[i].type == RD_FT_REG)
+			memcpy(p->data + (size_t)(i + 1) * DATA_STRIDE, ent_data(&cs->ents[i]),
+			       (size_t)ent_size(&cs->ents[i]));
+	if (rd_conn_reg(p->c, p->data, (MAX_ENTS + 1) * DATA_STRIDE, 0, &p->mr)) {
+		fprintf(stderr, "rdcp_evil: register: %s\n", rd_conn_err(p->c)->msg);
+		return -1;
+	}
+	if (!p->dg && rd_digest_open(&p->dg, EVIL_DIGEST, &err)) {
+		fprintf(stderr, "rdcp_evil: digest: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void peer_close(struct peer *p)
+{
+	if (p->mr.priv)
+		rd_conn_dereg(p->c, &p->mr);
+	rd_conn_close(p->c);
+	rd_digest_close(p->dg);
+	free(p->data);
+	free(p->q);
+	memset(p, 0, sizeof(*p));
+}
+
+/*
+ * Be the sender: every FILE of the case, END, then answer GETs until FIN,
+ * ERROR, a lost connection or the deadline. Returns 1 on timeout, else 0.
+ */
+static int run_sender(struct peer *p)
+{
+	static uint8_t raw[RD_CTRL_MAX];
+	double deadline = now_s() + CASE_TIMEOUT_S;
+	int64_t now = (int64_t)time(NULL);
+	struct rd_msg m;
+	struct outmsg *o;
+	unsigned i;
+	int len, r;
+
+	for (i = 0; i < p->cs->n; i++) {
+		fill_file(&m, i + 1, &p->cs->ents[i], now);
+		len = raw_file(raw, sizeof(raw), &m.u.file);
+		if (len < 0) {
+			fprintf(stderr, "rdcp_evil: raw FILE does not fit\n");
+			exit(3);
+		}
+		o = q_add(p);
+		memcpy(o->buf, raw, (size_t)len);
+		o->len = (size_t)len;
+	}
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_END;
+	m.u.end.nfiles = p->cs->n;
+	q_msg(p, &m);
+
+	for (;;) {
+		if (q_flush(p) < 0)
+			return 0;
+		if (drain(p) < 0) {
+			p->lost = 1;
+			snprintf(p->lost_text, sizeof(p->lost_text), "%s", rd_conn_err(p->c)->msg);
+			return 0;
+		}
+		if (p->error_seen || p->bad_reply)
+			return 0;
+		if (p->fin_sent && !p->qcount) {
+			rd_conn_flush(p->c, 2000);
+			return 0;
+		}
+		if (now_s() > deadline)
+			return 1;
+		r = rd_conn_poll(p->c, 200);
+		if (r < 0 && r != -RD_ETIMEOUT) {
+			p->lost = 1;
+			snprintf(p->lost_text, sizeof(p->lost_text), "%s", rd_conn_err(p->c)->msg);
+			return 0;
+		}
+	}
+}
+
+/*
+ * Print what came back for each entry. Returns 1 if every EXP_REFUSE entry
+ * was refused and every EXP_OK entry placed, else 0.
+ */
+static int report(const char *side, struct peer *p, int timed_out)
+{
+	char path[128], tgt[128];
+	int session_ended = p->error_seen || p->lost || p->bad_reply || timed_out;
+	int ok = 1;
+	unsigned i;
+
+	printf("%s case %s:", side, p->cs->name);
+	if (p->error_seen)
+		printf(" ERROR %u (%s) \"%s\"", p->error_code, rd_status_name(p->error_code),
+		       p->error_text);
+	if (p->lost)
+		printf(" connection lost: %s", p->lost_text);
+	if (p->bad_reply)
+		printf(" peer misbehaved: %s", p->bad_text);
+	if (timed_out)
+		printf(" TIMEOUT after %d s", CASE_TIMEOUT_S);
+	if (p->fin_seen)
+		printf(" FIN");
+	printf("\n");
+	for (i = 0; i < p->cs->n; i++) {
+		const struct ent *e = &p->cs->ents[i];
+		const struct res *r = &p->res[i];
+		const char *verdict;
+		uint8_t enc[RD_CTRL_MAX];
+		struct rd_msg m;
+		int refused = (r->done && r->status) || (!r->done && session_ended);
+
+		fill_file(&m, i + 1, e, 0);
+		show(path, sizeof(path), e->path, ent_plen(e));
+		if (e->type == RD_FT_SYMLINK)
+			show(tgt, sizeof(tgt), e->target, strlen(e->target));
+		if (timed_out && !r->done) {
+			verdict = "FAIL (no answer)";
+			ok = 0;
+		} else if (e->expect == EXP_REFUSE) {
+			verdict = refused ? "refused: ok" : "FAIL (accepted)";
+			ok &= refused;
+		} else if (e->expect == EXP_OK) {
+			verdict = r->done && !r->status ? "placed (setup): ok"
+							: "FAIL (setup entry not placed)";
+			ok &= r->done && !r->status;
+		} else {
+			verdict = refused ? "refused (allowed)" : "placed (allowed)";
+		}
+		printf("  #%u %s \"%s\"%s%s%s%s -> ", i + 1, type_name(e->type), path,
+		       e->type == RD_FT_SYMLINK ? " -> \"" : "",
+		       e->type == RD_FT_SYMLINK ? tgt : "", e->type == RD_FT_SYMLINK ? "\"" : "",
+		       rd_msg_encode(enc, sizeof(enc), &m) < 0 ? " [encoder refuses; raw bytes]"
+							       : "");
+		if (r->done)
+			printf("DONE status %u (%s)%s%s%s", r->status,
+			       r->status ? rd_status_name(r->status) : "ok",
+			       r->text[0] ? " \"" : "", r->text, r->text[0] ? "\"" : "");
+		else
+			printf("no DONE");
+		printf(": %s\n", verdict);
+	}
+	fflush(stdout);
+	return ok;
+}
+
+/* --- push-paths ------------------------------------------------------------ */
+
+static int await_open_ok(struct peer *p)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+	double deadline = now_s() + CASE_TIMEOUT_S;
+	int r, ret = -1;
+
+	for (;;) {
+		if (rd_conn_recv(p->c, &buf, &len) == 1) {
+			if (rd_msg_decode(buf, len, &m, &why))
+				printf("  OPEN answered with an undecodable message: %s\n", why);
+			else if (m.hdr.type == RD_MSG_ERROR)
+				printf("  OPEN refused: %.*s\n", (int)m.u.error.text.len,
+				       m.u.error.text.ptr);
+			else if (m.hdr.type != RD_MSG_OPEN_OK)
+				printf("  OPEN answered with %s\n", rd_msg_type_name(m.hdr.type));
+			else
+				ret = 0;
+			rd_conn_recv_done(p->c);
+			return ret;
+		}
+		r = rd_conn_poll(p->c, 200);
+		if ((r < 0 && r != -RD_ETIMEOUT) || now_s() > deadline) {
+			printf("  no answer to OPEN: %s\n", rd_conn_err(p->c)->msg);
+			return -1;
+		}
+	}
+}
+
+static int send_now(struct peer *p, const struct rd_msg *m)
+{
+	q_msg(p, m);
+	while (p->qcount) {
+		if (q_flush(p) < 0)
+			return -1;
+		if (p->qcount && rd_conn_poll(p->c, 100) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int push_one(const char *host, const char *port, const char *module,
+		    const struct evcase *cs)
+{
+	struct peer p;
+	struct rd_cm_req req;
+	struct rd_cm_rep rep;
+	struct rd_conn_opts co;
+	struct rd_err err;
+	struct rd_msg m;
+	int timed_out;
+	int ok;
+
+	memset(&p, 0, sizeof(p));
+	memset(&req, 0, sizeof(req));
+	memset(&co, 0, sizeof(co));
+	req.ver_min = RD_PROTO_MIN;
+	req.ver_max = RD_PROTO_MAX;
+	co.timeout_ms = CASE_TIMEOUT_S * 1000;
+	if (rd_conn_connect(&p.c, host, port, &co, &req, &rep, &err)) {
+		printf("push case %s: cannot connect: %s\n", cs->name, err.msg);
+		return 0;
+	}
+	if (peer_alloc(&p) || peer_setup(&p, cs)) {
+		peer_close(&p);
+		return 0;
+	}
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_OPEN;
+	m.u.open.mode = RD_MODE_PUSH;
+	m.u.open.flags = RD_OF_RECURSIVE;
+	m.u.open.chunk_size = EVIL_CHUNK;
+	m.u.open.digest.ptr = EVIL_DIGEST;
+	m.u.open.digest.len = (uint16_t)strlen(EVIL_DIGEST);
+	m.u.open.npaths = 1;
+	m.u.open.paths[0].ptr = module;
+	m.u.open.paths[0].len = (uint16_t)strlen(module);
+	if (send_now(&p, &m) || await_open_ok(&p)) {
+		printf("push case %s: OPEN failed, nothing tested\n", cs->name);
+		peer_close(&p);
+		return 0;
+	}
+	timed_out = run_sender(&p);
+	ok = report("push", &p, timed_out);
+	peer_close(&p);
+	return ok;
+}
+
+static int push_paths(const char *host, const char *port, const char *module)
+{
+	unsigned i, nok = 0;
+
+	for (i = 0; i < NELEM(push_cases); i++)
+		nok += (unsigned)push_one(host, port, module, &push_cases[i]);
+	printf("push-paths: %u of %zu cases refused as they must be\n", nok, NELEM(push_cases));
+	return nok == NELEM(push_cases) ? 0 : 1;
+}
+
+/* --- serve-evil ------------------------------------------------------------ */
+
+static const struct evcase *find_pull_case(const char *name)
+{
+	unsigned i;
+
+	for (i = 0; i < NELEM(pull_cases); i++)
+		if (!strcmp(pull_cases[i].name, name))
+			return &pull_cases[i];
+	return NULL;
+}
+
+/* Wait for OPEN(PULL) and answer OPEN_OK echoing its parameters. */
+static int serve_open(struct peer *p)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m, ok;
+	const char *why;
+	char digest[RD_DIGEST_NAME_MAX + 1], path[128];
+	struct rd_err err;
+	double deadline = now_s() + CASE_TIMEOUT_S;
+	int r;
+
+	for (;;) {
+		if (rd_conn_recv(p->c, &buf, &len) == 1)
+			break;
+		r = rd_conn_poll(p->c, 200);
+		if ((r < 0 && r != -RD_ETIMEOUT) || now_s() > deadline) {
+			printf("  no OPEN: %s\n", rd_conn_err(p->c)->msg);
+			return -1;
+		}
+	}
+	if (rd_msg_decode(buf, len, &m, &why) || m.hdr.type != RD_MSG_OPEN ||
+	    m.u.open.mode != RD_MODE_PULL) {
+		printf("  first message is not a decodable OPEN(PULL)\n");
+		rd_conn_recv_done(p->c);
+		return -1;
+	}
+	snprintf(digest, sizeof(digest), "%.*s", (int)m.u.open.digest.len, m.u.open.digest.ptr);
+	printf("  OPEN(PULL) \"%s\" flags 0x%x chunk %u digest %s\n",
+	       show(path, sizeof(path), m.u.open.paths[0].ptr, m.u.open.paths[0].len),
+	       m.u.open.flags, m.u.open.chunk_size, digest);
+	memset(&ok, 0, sizeof(ok));
+	ok.hdr.type = RD_MSG_OPEN_OK;
+	ok.u.open_ok.flags = m.u.open.flags;
+	ok.u.open_ok.chunk_size = m.u.open.chunk_size;
+	ok.u.open_ok.digest.ptr = digest;
+	ok.u.open_ok.digest.len = m.u.open.digest.len;
+	p->chunk = m.u.open.chunk_size;
+	rd_conn_recv_done(p->c);
+	if (rd_digest_open(&p->dg, digest, &err)) {
+		printf("  digest %s: %s\n", digest, err.msg);
+		return -1;
+	}
+	return send_now(p, &ok);
+}
+
+static int serve_evil(const char *port, int ncases, char **names)
+{
+	const struct evcase *list[64];
+	struct rd_listener *l;
+	struct rd_err err;
+	int n = 0, i, served = 0;
+
+	if (ncases > 64) {
+		fprintf(stderr, "rdcp_evil: at most 64 cases\n");
+		return 2;
+	}
+	for (i = 0; i < ncases; i++) {
+		list[n] = find_pull_case(names[i]);
+		if (!list[n]) {
+			fprintf(stderr, "rdcp_evil: no pull case '%s' (see pull-cases)\n", names[i]);
+			return 2;
+		}
+		n++;
+	}
+	if (!ncases)
+		for (n = 0; n < (int)NELEM(pull_cases); n++)
+			list[n] = &pull_cases[n];
+	if (rd_listener_open(&l, NULL, port, 4, &err)) {
+		fprintf(stderr, "rdcp_evil: %s\n", err.msg);
+		return 1;
+	}
+	printf("listening on port %u\n", rd_listener_port(l));
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		struct rd_conn_req *req;
+		struct rd_cm_req creq;
+		struct rd_cm_rep rep;
+		struct rd_conn_opts co;
+		struct peer p;
+		int r, timed_out;
+
+		printf("pull case %s: waiting for a client\n", list[i]->name);
+		fflush(stdout);
+		r = rd_listener_next(l, 120000, &req, &creq);
+		if (r) {
+			printf("pull case %s: no client (%d)\n", list[i]->name, r);
+			break;
+		}
+		memset(&rep, 0, sizeof(rep));
+		memset(&co, 0, sizeof(co));
+		memset(&p, 0, sizeof(p));
+		rep.version = RD_PROTO_MAX;
+		co.timeout_ms = CASE_TIMEOUT_S * 1000;
+		if (rd_conn_accept(req, &co, &rep, &p.c, &err)) {
+			printf("pull case %s: accept: %s\n", list[i]->name, err.msg);
+			continue;
+		}
+		if (peer_alloc(&p) || serve_open(&p) || peer_setup(&p, list[i])) {
+			printf("pull case #%d %s: session did not start\n", i + 1, list[i]->name);
+			peer_close(&p);
+			continue;
+		}
+		timed_out = run_sender(&p);
+		report("pull", &p, timed_out);
+		printf("pull case #%d %s: served\n", i + 1, list[i]->name);
+		peer_close(&p);
+		served++;
+	}
+	rd_listener_close(l);
+	printf("serve-evil: served %d of %d cases\n", served, n);
+	return served == n ? 0 : 1;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: rdcp_evil push-paths HOST PORT MODULE\n"
+			"       rdcp_evil serve-evil PORT [CASE...]\n"
+			"       rdcp_evil pull-cases\n");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned i;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (raw_selftest())
+		return 3;
+	if (argc == 5 && !strcmp(argv[1], "push-paths"))
+		return push_paths(argv[2], argv[3], argv[4]);
+	if (argc >= 3 && !strcmp(argv[1], "serve-evil"))
+		return serve_evil(argv[2], argc - 3, argv + 3);
+	if (argc == 2 && !strcmp(argv[1], "pull-cases")) {
+		for (i = 0; i < NELEM(pull_cases); i++)
+			printf("%s\n", pull_cases[i].name);
+		return 0;
+	}
+	usage();
+	return 2;
+}
