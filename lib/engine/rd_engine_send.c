@@ -25,6 +25,7 @@ struct swin {
 	int fd;
 	uint8_t type;
 	uint64_t size;
+	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
 };
@@ -95,6 +96,13 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 			return proto_err(s, "GET slot smaller than the chunk");
 		if (s->gq_count >= GETQ_MAX)
 			return proto_err(s, "too many outstanding GETs");
+		if (m->u.get.kind == RD_GET_DATA) {
+			/* Chunks are asked in order; an earlier one again is a resend. */
+			if (m->u.get.chunk < w->data_hi)
+				s->e->st.chunks_retried++;
+			else
+				w->data_hi = m->u.get.chunk + 1;
+		}
 		s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = m->u.get;
 		return 0;
 	case RD_MSG_DONE:
@@ -320,6 +328,7 @@ static int emit_entry(struct sender *s)
 	w->fd = s->ent.fd;
 	w->type = s->ent.type;
 	w->size = m.u.file.size;
+	w->data_hi = 0;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;

@@ -120,6 +120,8 @@ static int open_local_sink(struct rd_client *cl, const char *dest, unsigned flag
 		goto out;
 	}
 	ret = rd_sink_open(sink, fd, base, flags, &cl->err);
+	if (!ret)
+		rd_sink_set_label(*sink, dest);
 out:
 	if (fd >= 0)
 		close(fd);

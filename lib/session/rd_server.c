@@ -229,6 +229,13 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 				ret = refuse(c, err, -ret, "module %s: %s", mod->name, why);
 				goto out;
 			}
+			{
+				char label[RD_MODULE_NAME_MAX + RD_PATH_MAX + 16];
+
+				snprintf(label, sizeof(label), "module %s%s%s", mod->name,
+					 rel[0] ? " at " : "", rel);
+				rd_sink_set_label(sink, label);
+			}
 		} else {
 			int fd = open_beneath(modfd, rel[0] ? rel : ".", O_PATH);
 			char proc[64], real[PATH_MAX];

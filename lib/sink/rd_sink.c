@@ -52,6 +52,7 @@ struct rd_sink {
 	char dest_base[NAME_MAX + 1]; /* rename mode: the root's new name */
 	char root_name[NAME_MAX + 1]; /* rename mode: the root's wire name */
 	char dest_esc[256];
+	char label[256]; /* how messages name the destination */
 	/* single-entry parent cache, keyed by the effective parent path */
 	int cache_fd;
 	size_t cache_len;
@@ -113,8 +114,13 @@ static int sys_status(int e)
 
 static int fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
 {
-	return rd_err_set(&s->err, sys_status(errnum), errnum, "%s%s%s", what ? what : "",
-			  what ? " " : "", esc(s, p, len));
+	return rd_err_set(&s->err, sys_status(errnum), errnum, "%s%s%s%s%s", what ? what : "",
+			  what ? " " : "", esc(s, p, len), s->label[0] ? " in " : "", s->label);
+}
+
+void rd_sink_set_label(struct rd_sink *s, const char *label)
+{
+	rd_escape(s->label, sizeof(s->label), label, strlen(label));
 }
 
 /* Relative, no empty / "." / ".." component, no NUL, no leading '/'. */
@@ -352,6 +358,7 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 	if (!dest || !*dest)
 		dest = ".";
 	rd_escape(s->dest_esc, sizeof(s->dest_esc), dest, strlen(dest));
+	memcpy(s->label, s->dest_esc, sizeof(s->label));
 	n = strlen(dest);
 	if (dest[0] == '/' || has_dotdot(dest)) {
 		ret = rd_err_set(err, RD_EUSAGE, 0, "destination %s: must be relative, without ..",

@@ -57,6 +57,8 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 		 struct rd_err *err);
 void rd_sink_close(struct rd_sink *s); /* accepts NULL */
 const struct rd_err *rd_sink_err(const struct rd_sink *s);
+/* How error messages name the destination (default: dest as given). */
+void rd_sink_set_label(struct rd_sink *s, const char *label);
 
 /* Entries with RD_FF_ROOT pass root = 1. All return 0 or -RD_E*. */
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,

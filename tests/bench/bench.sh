@@ -135,6 +135,13 @@ guest_common() {
   export PEER S IBW_SHORT_MB STEP_TO
 }
 
+# ibw_iters MB: ib_write_bw iterations for MB MiB of 4 MiB messages (perftest wants >= 5).
+ibw_iters() {
+  local n=$(($1 * 1048576 / CHUNK))
+  [ "$n" -lt 5 ] && n=5
+  printf '%s' "$n"
+}
+
 src_file() { printf '%s/src-%s' "$GDIR" "$1"; }
 
 # ---------------------------------------------------------------------------
@@ -170,7 +177,7 @@ guest_a() {
     a_step "$name" "$kind" "$mb" "$extra" || st=$?
     [ "$st" != 0 ] && failed=1
     put "$S/done-$name" "$st"
-  done < <(steps)
+  done <<<"$(steps)"
   put "$S/a-finished" ok
   return "$failed"
 }
@@ -219,13 +226,13 @@ a_step() {
   fi
   f=$(src_file "$mb")
   if [ "$kind" = ibw ]; then
-    res "$name" bytes "$((mb * 1048576 / CHUNK * CHUNK))"
+    res "$name" bytes "$(($(ibw_iters "$mb") * CHUNK))"
   else
     res "$name" bytes "$((mb * 1048576))"
   fi
   case "$kind" in
     ibw)
-      run_timed "$name" ib_write_bw -d rxe0 -s "$CHUNK" -n "$((mb * 1048576 / CHUNK))" -F \
+      run_timed "$name" ib_write_bw -d rxe0 -s "$CHUNK" -n "$(ibw_iters "$mb")" -F \
         -p "$IBW_PORT" "$RIG_PEER_IP" || return 1
       ;;
     rdcp)
@@ -261,7 +268,7 @@ guest_b() {
   while read -r name kind mb extra; do
     i=$((i + 1))
     b_step "$name" "$kind" "$mb" "$extra" "$i" || failed=1
-  done < <(steps)
+  done <<<"$(steps)"
   [ -n "${SSHD_PID:-}" ] && stop_pid "$SSHD_PID"
   return "$failed"
 }
@@ -301,7 +308,7 @@ b_step() {
   rm -rf "$GDIR/dst" && mkdir -p "$GDIR/dst"
   case "$kind" in
     ibw)
-      ib_write_bw -d rxe0 -s "$CHUNK" -n "$((mb * 1048576 / CHUNK))" -F -p "$IBW_PORT" >"$lg" 2>&1 &
+      ib_write_bw -d rxe0 -s "$CHUNK" -n "$(ibw_iters "$mb")" -F -p "$IBW_PORT" >"$lg" 2>&1 &
       pid=$!
       if ! wait_grep "$lg" "Waiting for client" 30 "$pid"; then
         put "$S/ready-$name" "fail: ib_write_bw server did not start (see $name-b.log)"
@@ -623,7 +630,7 @@ host_main() {
     {
       echo
       echo "rig status $rst (124 = timeout, 125 = rig failure); its last messages:"
-      grep -v '^\[[ab]\] bench\[' "$WORK/rig.err" | tail -n 20 | sed 's/^/  /'
+      grep -v -e '^\[[ab]\] bench\[' -e '^rig: kept ' "$WORK/rig.err" | tail -n 20 | sed 's/^/  /'
     } >>"$WORK/report.txt"
     rep=1
   fi

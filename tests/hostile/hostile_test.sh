@@ -50,6 +50,6 @@ echo "hostile_test: rig $rig"
 echo "hostile_test: rdcp $rdcp"
 echo "hostile_test: rdcpd $rdcpd"
 echo "hostile_test: rdcp_evil $evil"
-export RIG_ENV="${RIG_ENV:-} HOSTILE_SELFTEST_FAIL"
+export RIG_ENV="${RIG_ENV:-} HOSTILE_SELFTEST_FAIL HOSTILE_STRICT"
 exec bash "$rig" run1 --timeout "${HOSTILE_TIMEOUT:-240}" -- \
 	sh "$guest" "$rdcp" "$rdcpd" "$evil"

@@ -156,6 +156,17 @@ static const struct evcase pull_cases[] = {
 	   .expect = EXP_OK},
 	  REG_SUB("x/evil"),
 	  {.type = RD_FT_DIR, .path = "x/evildir"}}},
+	/*
+	 * Asked for "x", sent ".bashrc" instead: lands in DEST under a name
+	 * the user never asked for (see the report; rsync CVE-2022-29154).
+	 */
+	{"plant",
+	 1,
+	 {{.type = RD_FT_REG,
+	   .flags = RD_FF_ROOT,
+	   .path = ".bashrc",
+	   .data = "evil\n",
+	   .expect = EXP_ANY}}},
 	/* Never asked for, but with harmless names: may land, inside DEST. */
 	{"extra",
 	 2,

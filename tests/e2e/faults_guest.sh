@@ -1,0 +1,161 @@
+# shellcheck shell=bash
+# Faults and bad input between two RoCE hosts (a = client, b = server):
+# corrupted chunks (resent; or the file fails), killed peers on either side,
+# a full disk, unknown and read-only modules, nothing listening, a name that
+# does not resolve, a missing source among good ones, an unwritable
+# destination, a locked-memory limit too low. After each: the right exit
+# status, a message naming the thing, nothing wrong under a final name, an
+# old good file intact, and the daemon still serving.
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+SH=$RIG_SHARED
+
+server() {
+	mkdir -p /tmp/mod /tmp/ro /tmp/small
+	mount -t tmpfs -o size=8m tmpfs /tmp/small || return 1
+	echo "read only" >/tmp/ro/file
+	start_daemon d --module m=/tmp/mod --module ro=/tmp/ro,ro --module small=/tmp/small ||
+		return 1
+	RDCP_TEST_CORRUPT_DATA=2 start_daemon dc --port 18600 --module m=/tmp/mod || return 1
+	touch "$SH/server-ready"
+
+	# Kill requests from the client, then restart the daemon.
+	wait_for "$SH/kill-d" 300 || return 1
+	kill -9 "$(cat /tmp/d.pid)"
+	sleep 0.5
+	start_daemon d --module m=/tmp/mod --module ro=/tmp/ro,ro --module small=/tmp/small
+	touch "$SH/d-restarted"
+
+	wait_for "$SH/client-done" 600
+	check "daemon still alive after every fault" daemon_alive d
+	check "corrupting daemon still alive" daemon_alive dc
+	check "no temporary files left in the modules" \
+		[ -z "$(find /tmp/mod /tmp/small -name '.rdcp*' -print -quit)" ]
+	sed 's/^/    d| /' /tmp/d.log | tail -40
+}
+
+client() {
+	local S=$RIG_PEER_IP
+	mkdir -p /tmp/src /tmp/pull
+	head -c $((20 << 20)) /dev/urandom >/tmp/src/f20
+	head -c $((1 << 20)) /dev/urandom >/tmp/src/good1m
+	head -c $((100 << 20)) /dev/urandom >/tmp/src/v1
+	head -c $((100 << 20)) /dev/urandom >/tmp/src/v2
+	echo a >/tmp/src/ga
+	echo b >/tmp/src/gb
+
+	# --- corruption in flight ---
+	RDCP_TEST_CORRUPT_DATA=2 run /tmp/src/f20 "$S::m/f20"
+	check "push with a chunk corrupted in flight succeeds" [ "$RC" -eq 0 ]
+	check "  and says a chunk was resent" out_has "1 chunks resent"
+	run "$S::m/f20" /tmp/pull/f20
+	check "  the file on the server is exact" cmp /tmp/src/f20 /tmp/pull/f20
+	rm -f /tmp/pull/f20
+	run "rdcp://$S:18600/m/f20" /tmp/pull/f20
+	check "pull with a chunk corrupted by the sender succeeds" [ "$RC" -eq 0 ]
+	check "  and is exact" cmp /tmp/src/f20 /tmp/pull/f20
+	RDCP_TEST_CORRUPT_EVERY=1 run /tmp/src/good1m "$S::m/always-bad"
+	check "every chunk corrupted: exit 23" [ "$RC" -eq 23 ]
+	check "  the error says verification failed" out_has "failed sha256 verification"
+	run "$S::m/always-bad" /tmp/pull/
+	check "  nothing under the final name" out_has "No such file"
+
+	# --- refusals ---
+	run /tmp/src/ga "$S::nope/x"
+	check "unknown module: exit 14" [ "$RC" -eq 14 ]
+	check "  names the module" out_has "unknown module 'nope'"
+	run /tmp/src/ga "$S::ro/"
+	check "push into a read-only module: exit 14" [ "$RC" -eq 14 ]
+	check "  says read-only" out_has "module 'ro' is read-only"
+	run "$S::ro/file" /tmp/pull/
+	check "pull from a read-only module works" grep -q "read only" /tmp/pull/file
+	run /tmp/src/ga "$S:18999:m/" # scp-style: host:path with ssh; use URL below
+	run /tmp/src/ga "rdcp://$S:18999/m/"
+	check "nothing listening: exit 10" [ "$RC" -eq 10 ]
+	check "  says nothing is listening" out_has "nothing listening"
+	run /tmp/src/ga "no-such-host.invalid::m/"
+	check "unresolvable host: exit 10" [ "$RC" -eq 10 ]
+	check "  names the host" out_has "cannot resolve host 'no-such-host.invalid'"
+
+	# --- a missing source among good ones ---
+	run /tmp/src/ga /tmp/src/nonexistent /tmp/src/gb "$S::m/"
+	check "missing source among good ones: exit 23" [ "$RC" -eq 23 ]
+	check "  names the missing source" out_has "/tmp/src/nonexistent: No such file"
+	run "$S::m/ga" "$S::m/gb" /tmp/pull/
+	check "  the good ones arrived" [ "$(cat /tmp/pull/ga /tmp/pull/gb)" = "$(printf 'a\nb')" ]
+
+	# --- destination problems ---
+	run "$S::m/ga" /usr/share/rdcp-not-writable
+	check "unwritable local destination fails" [ "$RC" -ne 0 ]
+	check "  and names it" out_has "rdcp-not-writable"
+	run /tmp/src/good1m "$S::small/good"
+	run /tmp/src/f20 "$S::small/good"
+	check "disk full on the server: exit 23" [ "$RC" -eq 23 ]
+	check "  says no space" out_has "No space left on device"
+	run "$S::small/good" /tmp/pull/good
+	check "  the old file under that name is intact" cmp /tmp/src/good1m /tmp/pull/good
+	run /tmp/src/ga "$S::small/"
+	check "  the daemon still takes a push into that module" [ "$RC" -eq 0 ]
+
+	# --- locked memory ---
+	ulimit -l 64
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RDCP" /tmp/src/ga "$S::m/" >/tmp/out 2>&1
+	RC=$?
+	ulimit -l unlimited 2>/dev/null
+	sed 's/^/    | /' /tmp/out
+	check "locked-memory limit too low: exit 22" [ "$RC" -eq 22 ]
+	check "  says ulimit -l" out_has "ulimit -l"
+
+	# --- the receiving client killed mid-pull ---
+	run /tmp/src/v1 "$S::m/victim"
+	cp /tmp/src/good1m /tmp/pull/victim
+	"$RDCP" "$S::m/victim" /tmp/pull/victim >/tmp/out 2>&1 &
+	pid=$!
+	sleep 2
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	check "client killed mid-pull: the old local file is intact" cmp /tmp/src/good1m /tmp/pull/victim
+	check "  no temporary left in the destination" \
+		[ -z "$(find /tmp/pull -name '.rdcp*' -print -quit)" ]
+
+	# --- the sending client killed mid-push ---
+	"$RDCP" /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
+	pid=$!
+	sleep 2
+	kill -9 $pid
+	wait $pid 2>/dev/null
+	sleep 1
+	run "$S::m/victim" /tmp/pull/victim
+	check "sender killed mid-push: the server's old file is intact" cmp /tmp/src/v1 /tmp/pull/victim
+
+	# --- the receiving daemon killed mid-push ---
+	"$RDCP" /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
+	pid=$!
+	sleep 2
+	touch "$SH/kill-d"
+	wait $pid
+	RC=$?
+	sed 's/^/    | /' /tmp/out
+	check "daemon killed mid-push: the client fails with exit 10" [ "$RC" -eq 10 ]
+	check "  and says the peer went away" out_has "closed the connection\|stopped acknowledging"
+	wait_for "$SH/d-restarted" 60
+	rm -f /tmp/pull/victim
+	run "$S::m/victim" /tmp/pull/victim
+	check "  the old file survived the killed receiver" cmp /tmp/src/v1 /tmp/pull/victim
+	touch "$SH/client-done"
+}
+
+case "$RIG_ROLE" in
+a)
+	wait_for "$SH/server-ready" 120 || exit 1
+	client
+	;;
+b)
+	server || { touch "$SH/server-ready"; exit 1; }
+	;;
+esac
+finish
