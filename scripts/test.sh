@@ -5,6 +5,13 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
+# Idempotent: installs what a fresh Debian machine lacks (needs root).
+if ! bash scripts/setup.sh; then
+	echo "setup failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 bazel test --test_summary=short "$@" //... 2>&1 | tee "$log"

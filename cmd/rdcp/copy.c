@@ -97,6 +97,13 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	fputc('\n', stderr);
 }
 
+static void on_connected(void *ctx, const struct rd_conn_info *i)
+{
+	(void)ctx;
+	fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
+		i->peer, i->device, i->port, i->link, i->gid, i->version);
+}
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -245,15 +252,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.timeout_ms = o->timeout_s * 1000;
 	co.co.verbose = o->verbose;
 
+	if (o->verbose)
+		cl->on_connected = on_connected;
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	t0 = now_s();
 	ret = rd_client_run(cl, &co);
 	dt = now_s() - t0;
-	if (o->verbose && cl->connected)
-		fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
-			cl->info.peer, cl->info.device, cl->info.port, cl->info.link, cl->info.gid,
-			cl->info.version);
 	if (ret && ret != -RD_EPARTIAL) {
 		code = error_out(cl->err.msg, ret);
 		goto out;

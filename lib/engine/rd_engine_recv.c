@@ -561,6 +561,8 @@ static int recv_loop(struct receiver *r)
 		if (r->fin_seen)
 			return 0;
 		ret = rd_conn_poll(r->c, progress ? 0 : RD_ENGINE_IDLE_MS);
+		if (ret < 0 && r->fin_sent)
+			return 0; /* all committed and reported; its FIN was a courtesy */
 		if (ret < 0)
 			return rd_err_copy(&r->e->err, rd_conn_err(r->c));
 	}

@@ -392,11 +392,19 @@ static int send_loop(struct sender *s)
 			if (r < 0)
 				return r;
 			if (r == 0) {
+				/*
+				 * The receiver's FIN already confirmed every entry;
+				 * waiting for our FIN to be acknowledged only makes
+				 * its end tidy, so a disconnect now is not an error.
+				 */
 				s->fin_sent = 1;
-				return rd_conn_flush(s->c, 2000);
+				rd_conn_flush(s->c, 2000);
+				return 0;
 			}
 		}
 		r = rd_conn_poll(s->c, progress ? 0 : RD_ENGINE_IDLE_MS);
+		if (r < 0 && s->fin_seen)
+			return 0; /* everything confirmed; the peer just left first */
 		if (r < 0)
 			return rd_err_copy(&s->e->err, rd_conn_err(s->c));
 	}

@@ -177,6 +177,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		goto out;
 	cl->connected = 1;
 	cl->info = *rd_conn_info(c);
+	if (cl->on_connected)
+		cl->on_connected(cl->ctx, &cl->info);
 	ret = send_open(cl, c, o);
 	if (ret)
 		goto out;
@@ -189,6 +191,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		ret = rd_engine_recv(&cl->e, c, sink);
 	if (ret)
 		rd_err_copy(&cl->err, &cl->e.err);
+	if (ret && !cl->err.msg[0])
+		rd_err_set(&cl->err, ret, 0, "%s: transfer failed (%s)", cl->info.peer,
+			   rd_status_name(ret));
 out:
 	rd_conn_close(c);
 	rd_tree_close(t);

@@ -46,6 +46,9 @@ struct rd_client {
 	struct rd_conn_info info;
 	struct rd_err err;
 	int connected;
+	/* Optional: told once the connection is up (for -v output). */
+	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
+	void *ctx;
 };
 
 /*

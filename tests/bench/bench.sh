@@ -69,6 +69,18 @@ wait_grep() {
   grep -q -- "$pat" "$f" 2>/dev/null
 }
 
+# wait_listen PORT TIMEOUT PID: 0 once a TCP listener is on PORT; 1 on timeout or if PID exited.
+wait_listen() {
+  local port=$1 to=$2 pid=$3 end
+  end=$((SECONDS + to))
+  while [ "$SECONDS" -lt "$end" ]; do
+    ss -Hltn "( sport = :$port )" 2>/dev/null | grep -q . && return 0
+    kill -0 "$pid" 2>/dev/null || return 1
+    sleep 0.1
+  done
+  return 1
+}
+
 # stop_pid PID: TERM, wait up to 10 s, then KILL. Only for processes this script started.
 stop_pid() {
   local pid=$1 i
@@ -310,7 +322,8 @@ b_step() {
     ibw)
       ib_write_bw -d rxe0 -s "$CHUNK" -n "$(ibw_iters "$mb")" -F -p "$IBW_PORT" >"$lg" 2>&1 &
       pid=$!
-      if ! wait_grep "$lg" "Waiting for client" 30 "$pid"; then
+      # Its stdout is block-buffered into the log: wait for its TCP listener instead.
+      if ! wait_listen "$IBW_PORT" 30 "$pid"; then
         put "$S/ready-$name" "fail: ib_write_bw server did not start (see $name-b.log)"
         stop_pid "$pid"
         return 1
@@ -373,12 +386,7 @@ b_start_sshd() {
     -o AuthorizedKeysFile=/root/.ssh/authorized_keys -o PidFile="$GDIR/ssh/sshd.pid" \
     -o "Subsystem=sftp /usr/lib/openssh/sftp-server" -E "$GDIR/ssh/sshd.log" >>"$lg" 2>&1 &
   SSHD_PID=$!
-  local i
-  for i in $(seq 100); do
-    ss -Hltn "( sport = :$SSH_PORT )" 2>/dev/null | grep -q . && return 0
-    kill -0 "$SSHD_PID" 2>/dev/null || break
-    sleep 0.1
-  done
+  wait_listen "$SSH_PORT" 10 "$SSHD_PID" && return 0
   cat "$GDIR/ssh/sshd.log" >>"$lg" 2>/dev/null
   stop_pid "$SSHD_PID"
   SSHD_PID=""
@@ -502,7 +510,7 @@ EOF
   bs=$(get ibw_short a bytes)
   bl=$(get ibw1 a bytes)
   if [ -n "$ws" ] && [ -n "$wl" ] && [ "$(get ibw_short a rc)" = 0 ] && [ "$(get ibw1 a rc)" = 0 ]; then
-    echo "ib_write_bw wall-clock check: ($((bl / 1048576)) - $((bs / 1048576)) MiB) / (${wl} - ${ws} s) = $(awk -v a="$bl" -v b="$bs" -v x="$wl" -v y="$ws" 'BEGIN {if (x > y) printf "%.2f", (a - b) / 1048576 / (x - y); else print "n/a"}') MiB/s (perftest said ${i1:-?} and $(ibw_mib ibw_short) MiB/s)"
+    echo "ib_write_bw wall-clock check: ($((bl / 1048576)) - $((bs / 1048576)) MiB) / (${wl} - ${ws} s) = $(awk -v a="$bl" -v b="$bs" -v x="$wl" -v y="$ws" 'BEGIN {if (x > y && a > b) printf "%.2f", (a - b) / 1048576 / (x - y); else print "n/a"}') MiB/s (perftest said ${i1:-?} and $(ibw_mib ibw_short) MiB/s)"
     echo "ib_write_bw client wall time incl. set-up: $(get ibw1 a wall) s for $((bl / 1048576)) MiB"
   fi
   mib=$(wall_mib rdcp_none)

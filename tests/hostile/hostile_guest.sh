@@ -78,7 +78,8 @@ if ! wait_for $LOGS/rdcpd.ready . 30; then
 	exit 1
 fi
 
-"$EVIL" push-paths "$IP" $DPORT m
+# The self-check also makes push-paths meet an entry it cannot see refused.
+RDCP_EVIL_CONTROL=${HOSTILE_SELFTEST_FAIL:-0} "$EVIL" push-paths "$IP" $DPORT m
 rc=$?
 if [ $rc -eq 0 ]; then
 	pass "push-paths: every hostile entry refused by rdcpd"

@@ -105,77 +105,80 @@ struct peer {
 	char bad_text[TEXT_MAX];
 };
 
-#define REG_ROOT(p)  {.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = (p)}
-#define REG_SUB(p)   {.type = RD_FT_REG, .flags = 0, .path = (p)}
+#define REG_ROOT(p)                                                 \
+	{                                                           \
+		.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = (p) \
+	}
+#define REG_SUB(p)                                         \
+	{                                                  \
+		.type = RD_FT_REG, .flags = 0, .path = (p) \
+	}
 
 static const struct evcase push_cases[] = {
-	{"dotdot", 1, {REG_ROOT("../evil")}},
-	{"abs-etc", 1, {REG_ROOT("/etc/evil")}},
-	{"abs-tmp", 1, {REG_ROOT("/tmp/evil")}},
-	{"inner-dotdot", 1, {REG_SUB("a/../../evil")}},
-	{"empty-component", 1, {REG_SUB("a//b")}},
-	{"dot", 1, {REG_ROOT(".")}},
-	{"dotdot-only", 1, {REG_ROOT("..")}},
-	{"trailing-slash", 1, {REG_ROOT("evil/")}},
-	{"empty", 1, {REG_ROOT("")}},
-	{"nul-byte", 1, {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "ev\0il", .plen = 5}}},
-	{"dir-then-dotdot",
-	 2,
-	 {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "d", .expect = EXP_ANY},
-	  REG_SUB("d/../../evil")}},
-	{"link-through",
-	 4,
-	 {{.type = RD_FT_SYMLINK,
-	   .flags = RD_FF_ROOT,
-	   .path = "link",
-	   .target = "/tmp/outside",
-	   .expect = EXP_OK},
-	  REG_SUB("link/evil"),
-	  {.type = RD_FT_DIR, .path = "link/evildir"},
-	  {.type = RD_FT_SYMLINK, .path = "link/evillink", .target = "x"}}},
-	/* The symlink left by the previous case, in a fresh session. */
-	{"link-again", 1, {REG_SUB("link/evil")}},
+    {"dotdot", 1, {REG_ROOT("../evil")}},
+    {"abs-etc", 1, {REG_ROOT("/etc/evil")}},
+    {"abs-tmp", 1, {REG_ROOT("/tmp/evil")}},
+    {"inner-dotdot", 1, {REG_SUB("a/../../evil")}},
+    {"empty-component", 1, {REG_SUB("a//b")}},
+    {"dot", 1, {REG_ROOT(".")}},
+    {"dotdot-only", 1, {REG_ROOT("..")}},
+    {"trailing-slash", 1, {REG_ROOT("evil/")}},
+    {"empty", 1, {REG_ROOT("")}},
+    {"nul-byte", 1, {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "ev\0il", .plen = 5}}},
+    {"dir-then-dotdot",
+     2,
+     {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "d", .expect = EXP_ANY},
+      REG_SUB("d/../../evil")}},
+    {"link-through",
+     4,
+     {{.type = RD_FT_SYMLINK,
+       .flags = RD_FF_ROOT,
+       .path = "link",
+       .target = "/tmp/outside",
+       .expect = EXP_OK},
+      REG_SUB("link/evil"),
+      {.type = RD_FT_DIR, .path = "link/evildir"},
+      {.type = RD_FT_SYMLINK, .path = "link/evillink", .target = "x"}}},
+    /* The symlink left by the previous case, in a fresh session. */
+    {"link-again", 1, {REG_SUB("link/evil")}},
 };
 
+/* Harness self-check (RDCP_EVIL_CONTROL=1): a legit entry marked as one to
+ * refuse; the daemon accepts it, so push-paths must report a failure. */
+static const struct evcase control_case = {"control-must-fail", 1, {REG_ROOT("control-evil")}};
+
 static const struct evcase pull_cases[] = {
-	{"dotdot", 1, {REG_ROOT("../evil")}},
-	{"abs-tmp", 1, {REG_ROOT("/tmp/evil")}},
-	{"inner-dotdot", 1, {REG_SUB("a/../../evil")}},
-	{"dot", 1, {REG_ROOT(".")}},
-	{"root-then-outside",
-	 3,
-	 {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "x", .expect = EXP_ANY},
-	  {.type = RD_FT_REG, .path = "x/ok", .data = "ok\n", .expect = EXP_ANY},
-	  REG_SUB("x/../../evil")}},
-	{"link-through",
-	 3,
-	 {{.type = RD_FT_SYMLINK,
-	   .flags = RD_FF_ROOT,
-	   .path = "x",
-	   .target = "/tmp",
-	   .expect = EXP_OK},
-	  REG_SUB("x/evil"),
-	  {.type = RD_FT_DIR, .path = "x/evildir"}}},
-	/*
-	 * Asked for "x", sent ".bashrc" instead: lands in DEST under a name
-	 * the user never asked for (see the report; rsync CVE-2022-29154).
-	 */
-	{"plant",
-	 1,
-	 {{.type = RD_FT_REG,
-	   .flags = RD_FF_ROOT,
-	   .path = ".bashrc",
-	   .data = "evil\n",
-	   .expect = EXP_ANY}}},
-	/* Never asked for, but with harmless names: may land, inside DEST. */
-	{"extra",
-	 2,
-	 {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "x", .data = "ok\n", .expect = EXP_ANY},
-	  {.type = RD_FT_REG,
-	   .flags = RD_FF_ROOT,
-	   .path = "unasked",
-	   .data = "ok\n",
-	   .expect = EXP_ANY}}},
+    {"dotdot", 1, {REG_ROOT("../evil")}},
+    {"abs-tmp", 1, {REG_ROOT("/tmp/evil")}},
+    {"inner-dotdot", 1, {REG_SUB("a/../../evil")}},
+    {"dot", 1, {REG_ROOT(".")}},
+    {"root-then-outside",
+     3,
+     {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "x", .expect = EXP_ANY},
+      {.type = RD_FT_REG, .path = "x/ok", .data = "ok\n", .expect = EXP_ANY},
+      REG_SUB("x/../../evil")}},
+    {"link-through",
+     3,
+     {{.type = RD_FT_SYMLINK, .flags = RD_FF_ROOT, .path = "x", .target = "/tmp", .expect = EXP_OK},
+      REG_SUB("x/evil"),
+      {.type = RD_FT_DIR, .path = "x/evildir"}}},
+    /* Asked for "x", sent ".bashrc" instead (rsync's CVE-2022-29154). */
+    {"plant",
+     1,
+     {{.type = RD_FT_REG,
+       .flags = RD_FF_ROOT,
+       .path = ".bashrc",
+       .data = "evil\n",
+       .expect = EXP_ANY}}},
+    /* Never asked for, but with harmless names: may land, inside DEST. */
+    {"extra",
+     2,
+     {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "x", .data = "ok\n", .expect = EXP_ANY},
+      {.type = RD_FT_REG,
+       .flags = RD_FF_ROOT,
+       .path = "unasked",
+       .data = "ok\n",
+       .expect = EXP_ANY}}},
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -204,7 +207,10 @@ static const char *show(char *buf, size_t cap, const char *p, size_t len)
 
 static const char *type_name(uint8_t t)
 {
-	return t == RD_FT_REG ? "REG" : t == RD_FT_DIR ? "DIR" : t == RD_FT_SYMLINK ? "SYMLINK" : "?";
+	return t == RD_FT_REG	    ? "REG"
+	       : t == RD_FT_DIR	    ? "DIR"
+	       : t == RD_FT_SYMLINK ? "SYMLINK"
+				    : "?";
 }
 
 /* --- raw FILE encoder ------------------------------------------------- */
@@ -292,9 +298,9 @@ static int raw_file(uint8_t *b, size_t cap, const struct rd_msg_file *f)
 static int raw_selftest(void)
 {
 	static const struct ent samples[] = {
-		{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "ok"},
-		{.type = RD_FT_SYMLINK, .path = "dir/link", .target = "../t"},
-		{.type = RD_FT_DIR, .flags = RD_FF_POST, .path = "a/b/c"},
+	    {.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "ok"},
+	    {.type = RD_FT_SYMLINK, .path = "dir/link", .target = "../t"},
+	    {.type = RD_FT_DIR, .flags = RD_FF_POST, .path = "a/b/c"},
 	};
 	static uint8_t a[RD_CTRL_MAX], b[RD_CTRL_MAX];
 	struct rd_msg m;
@@ -309,8 +315,10 @@ static int raw_selftest(void)
 		la = rd_msg_encode(a, sizeof(a), &m);
 		lb = raw_file(b, sizeof(b), &m.u.file);
 		if (la < 0 || la != lb || memcmp(a, b, (size_t)la)) {
-			fprintf(stderr, "rdcp_evil: raw FILE encoder disagrees with rd_msg_encode "
-					"(sample %u)\n", i);
+			fprintf(stderr,
+				"rdcp_evil: raw FILE encoder disagrees with rd_msg_encode "
+				"(sample %u)\n",
+				i);
 			return -1;
 		}
 	}
@@ -411,8 +419,7 @@ static void on_get(struct peer *p, const struct rd_msg_get *g)
 	m.u.data.chunk = 0;
 	m.u.data.len = len;
 	m.u.data.dlen = (uint8_t)p->dg->size;
-	if (rd_digest_compute(p->dg, p->data + (size_t)g->id * DATA_STRIDE, len,
-			      m.u.data.digest)) {
+	if (rd_digest_compute(p->dg, p->data + (size_t)g->id * DATA_STRIDE, len, m.u.data.digest)) {
 		fprintf(stderr, "rdcp_evil: digest: %s\n", p->dg->err.msg);
 		exit(3);
 	}
@@ -717,8 +724,7 @@ static int send_now(struct peer *p, const struct rd_msg *m)
 	return 0;
 }
 
-static int push_one(const char *host, const char *port, const char *module,
-		    const struct evcase *cs)
+static int push_one(const char *host, const char *port, const char *module, const struct evcase *cs)
 {
 	struct peer p;
 	struct rd_cm_req req;
@@ -768,10 +774,16 @@ static int push_paths(const char *host, const char *port, const char *module)
 {
 	unsigned i, nok = 0;
 
+	unsigned n = NELEM(push_cases);
+
 	for (i = 0; i < NELEM(push_cases); i++)
 		nok += (unsigned)push_one(host, port, module, &push_cases[i]);
-	printf("push-paths: %u of %zu cases refused as they must be\n", nok, NELEM(push_cases));
-	return nok == NELEM(push_cases) ? 0 : 1;
+	if (getenv("RDCP_EVIL_CONTROL") && !strcmp(getenv("RDCP_EVIL_CONTROL"), "1")) {
+		nok += (unsigned)push_one(host, port, module, &control_case);
+		n++;
+	}
+	printf("push-paths: %u of %u cases refused as they must be\n", nok, n);
+	return nok == n ? 0 : 1;
 }
 
 /* --- serve-evil ------------------------------------------------------------ */
@@ -846,7 +858,8 @@ static int serve_evil(const char *port, int ncases, char **names)
 	for (i = 0; i < ncases; i++) {
 		list[n] = find_pull_case(names[i]);
 		if (!list[n]) {
-			fprintf(stderr, "rdcp_evil: no pull case '%s' (see pull-cases)\n", names[i]);
+			fprintf(stderr, "rdcp_evil: no pull case '%s' (see pull-cases)\n",
+				names[i]);
 			return 2;
 		}
 		n++;
