@@ -158,7 +158,7 @@ sed 's/^/    /' $LOGS/rdcpd.log
 echo "=== pull side: real rdcp against rdcp_evil serve-evil"
 # Each case once into an existing DEST (entries go inside it); "extra" a
 # second time into a DEST that does not exist yet (rename mode).
-CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant extra extra"
+CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra"
 # shellcheck disable=SC2086
 "$EVIL" serve-evil $EPORT $CASES >$LOGS/evil.log 2>&1 &
 EPID=$!
@@ -173,7 +173,7 @@ for c in $CASES; do
 	rm -rf /tmp/dest
 	mkdir /tmp/dest
 	dest=/tmp/dest/
-	[ $c = extra ] && [ $n -gt 8 ] && dest=/tmp/dest/new
+	[ $c = extra ] && [ $n -gt 9 ] && dest=/tmp/dest/new
 	[ $c = plant ] && printf 'original\n' >/tmp/dest/.bashrc
 	timeout 60 "$RDCP" -r --timeout 10 "rdcp://$IP:$EPORT/m/x" "$dest" \
 		>$LOGS/pull.$n.out 2>&1
@@ -195,6 +195,16 @@ for c in $CASES; do
 			fail "pull $c: asked for x, the server replaced DEST/.bashrc (exit $rc)"
 		else
 			echo "KNOWN-ISSUE: pull $c: asked for x, the server replaced DEST/.bashrc (exit $rc)"
+		fi
+		;;
+	plant-noroot)
+		# Same known issue, with entries that carry no RD_FF_ROOT at all.
+		if [ ! -e /tmp/dest/.ssh/authorized_keys ]; then
+			pass "pull $c: no DEST/.ssh/authorized_keys (exit $rc)"
+		elif [ "${HOSTILE_STRICT:-0}" = 1 ]; then
+			fail "pull $c: asked for x, the server created DEST/.ssh/authorized_keys (exit $rc)"
+		else
+			echo "KNOWN-ISSUE: pull $c: asked for x, the server created DEST/.ssh/authorized_keys (exit $rc)"
 		fi
 		;;
 	extra)

@@ -170,6 +170,11 @@ static const struct evcase pull_cases[] = {
        .path = ".bashrc",
        .data = "evil\n",
        .expect = EXP_ANY}}},
+    /* The same without RD_FF_ROOT: nothing ties these to a requested root. */
+    {"plant-noroot",
+     2,
+     {{.type = RD_FT_DIR, .path = ".ssh", .expect = EXP_ANY},
+      {.type = RD_FT_REG, .path = ".ssh/authorized_keys", .expect = EXP_ANY}}},
     /* Never asked for, but with harmless names: may land, inside DEST. */
     {"extra",
      2,
