@@ -37,7 +37,8 @@ static void usage(FILE *out)
 		"      --depth N              chunks in flight (default %d)\n"
 		"      --pool-size SIZE       receive pool to register (default 64M)\n"
 		"      --port PORT            daemon port (default %d)\n"
-		"      --fsync                fsync each file before it gets its name\n"
+		"      --no-fsync             do not fsync each file before it gets its name\n"
+		"                             (faster; a crash may then leave an empty file)\n"
 		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
 		"      --list-devices         show RDMA devices, ports, GIDs, ulimit -l\n"
 		"      --version              print the version\n"
@@ -72,7 +73,7 @@ static const struct option longopts[] = {
 	{"depth", required_argument, NULL, OPT_DEPTH},
 	{"pool-size", required_argument, NULL, OPT_POOL},
 	{"port", required_argument, NULL, OPT_PORT},
-	{"fsync", no_argument, NULL, OPT_FSYNC},
+	{"no-fsync", no_argument, NULL, OPT_FSYNC},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"list-devices", no_argument, NULL, OPT_LIST},
 	{"version", no_argument, NULL, OPT_VERSION},
@@ -86,6 +87,7 @@ int main(int argc, char **argv)
 
 	memset(&o, 0, sizeof(o));
 	o.checksum = "sha256";
+	o.fsync = 1;
 	o.timeout_s = 30;
 	while ((c = getopt_long(argc, argv, "rpqvh", longopts, NULL)) != -1) {
 		switch (c) {
@@ -138,7 +140,7 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_FSYNC:
-			o.fsync = 1;
+			o.fsync = 0;
 			break;
 		case OPT_TIMEOUT:
 			o.timeout_s = atoi(optarg);

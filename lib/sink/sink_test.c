@@ -272,6 +272,56 @@ static void test_sink_file_meta(void **state)
 	assert_true(st.st_mtim.tv_sec != 1234567890);
 }
 
+/* Offsets past 4 GiB: a sparse 5 GiB file with data at its end. */
+static void test_sink_large_offset(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	uint64_t size = (5ull << 30) + 3;
+	struct rd_sink_meta m = meta(S_IFREG | 0644, size);
+	struct rd_sink_file *f;
+	struct stat st;
+	char buf[3];
+	int fd;
+
+	assert_int_equal(rd_sink_file_begin(s, "big", 3, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "xyz", 3, size - 3), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	rd_sink_close(s);
+	assert_int_equal(stat(tp(x, "dest/big"), &st), 0);
+	assert_true((uint64_t)st.st_size == size);
+	fd = open(tp(x, "dest/big"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, 3, (off_t)(size - 3)), 3);
+	assert_memory_equal(buf, "xyz", 3);
+	close(fd);
+}
+
+/*
+ * A directory's POST can come after siblings were created (the engine
+ * defers it until older files are done): it must still get its mode.
+ */
+static void test_sink_deferred_post(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	mode_t um = umask(022);
+	struct stat st;
+
+	umask(um);
+	assert_int_equal(mk(s, "r", 1), 0);
+	assert_int_equal(mk(s, "r/a", 0), 0);
+	assert_int_equal(mk(s, "r/b", 0), 0); /* before r/a's POST */
+	assert_int_equal(post(s, "r/a", 0), 0);
+	assert_int_equal(post(s, "r/b", 0), 0);
+	assert_int_equal(post(s, "r", 0), 0);
+	rd_sink_close(s);
+	assert_int_equal(stat(tp(x, "dest/r/a"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0750 & ~um);
+	assert_int_equal(stat(tp(x, "dest/r/b"), &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0750 & ~um);
+}
+
 static void test_sink_abort_cleans_up(void **state)
 {
 	struct fx *x = *state;
@@ -533,6 +583,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_readonly, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_mkdir_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_enospc, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_large_offset, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_deferred_post, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_rename_mode, setup, teardown,

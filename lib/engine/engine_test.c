@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/* Chunk arithmetic must be 64-bit clean: files past 4 GiB. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "lib/engine/rd_engine_priv.h"
+
+static void test_nchunks(void **state)
+{
+	assert_int_equal(rd_nchunks(0, 4096), 0);
+	assert_int_equal(rd_nchunks(1, 4096), 1);
+	assert_int_equal(rd_nchunks(4096, 4096), 1);
+	assert_int_equal(rd_nchunks(4097, 4096), 2);
+	/* 5 GiB + 1 in 4 MiB chunks */
+	assert_true(rd_nchunks((5ull << 30) + 1, 4u << 20) == 1281);
+	/* 1 TiB in 4 KiB chunks: beyond 32 bits of bytes, count fits easily */
+	assert_true(rd_nchunks(1ull << 40, 4096) == (1ull << 28));
+}
+
+static void test_chunk_len(void **state)
+{
+	uint64_t size = (5ull << 30) + 123;
+	uint32_t c = 4u << 20;
+	uint64_t last = rd_nchunks(size, c) - 1;
+
+	assert_int_equal(rd_chunk_len(size, c, 0), c);
+	assert_int_equal(rd_chunk_len(size, c, last - 1), c);
+	assert_int_equal(rd_chunk_len(size, c, last), 123);
+	assert_int_equal(rd_chunk_len(size, c, last + 1), 0);
+	/* offset arithmetic must not wrap at 4 GiB */
+	assert_int_equal(rd_chunk_len((4ull << 30) + 10, 4096, (4ull << 30) / 4096), 10);
+}
+
+static void test_engine_init_limits(void **state)
+{
+	struct rd_engine e;
+	struct rd_engine_opts o = {.chunk_size = 1024};
+
+	assert_int_equal(rd_engine_init(&e, &o), -RD_EUSAGE);
+	rd_engine_fini(&e);
+	o.chunk_size = 0;
+	o.digest = "no-such-digest";
+	assert_int_not_equal(rd_engine_init(&e, &o), 0);
+	rd_engine_fini(&e);
+	o.digest = "none";
+	assert_int_equal(rd_engine_init(&e, &o), 0);
+	assert_int_equal(e.o.chunk_size, RD_CHUNK_DEFAULT);
+	rd_engine_fini(&e);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_nchunks),
+		cmocka_unit_test(test_chunk_len),
+		cmocka_unit_test(test_engine_init_limits),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
