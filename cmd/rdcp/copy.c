@@ -143,15 +143,87 @@ static int error_out(const char *msg, int status)
 	return rdcp_exit_from_status(status);
 }
 
+static void remote_log(void *ctx, const char *line)
+{
+	(void)ctx;
+	/* line is escaped already */
+	fprintf(stderr, "%s%s\n", strncmp(line, "rdcp", 4) ? "rdcp: remote: " : "", line);
+}
+
+/*
+ * HOST:PATH: start the other half over ssh, then connect over RDMA to the
+ * addresses it reports (or --rdma-host), proving its one-time secret.
+ */
+static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
+			struct rd_client *cl, struct rd_client_opts *co, const char **raw,
+			int nraw, int *rstatus)
+{
+	static const char *const placeholder[] = {"ssh"};
+	struct rd_ssh_opts so;
+	struct rd_ssh ssh;
+	char port[8];
+	const char *addrs[RD_REMOTE_MAX_ADDRS + 1];
+	int naddrs = 0, i, ret;
+
+	memset(&so, 0, sizeof(so));
+	so.rsh = o->rsh;
+	so.user = op->user;
+	so.host = op->host;
+	so.remote_rdcp = o->remote_rdcp;
+	so.push = co->push;
+	so.flags = co->flags;
+	so.paths = raw;
+	so.npaths = nraw;
+	so.timeout_ms = 60000;
+	so.log = remote_log;
+	ret = rd_ssh_start(&ssh, &so);
+	if (ret) {
+		rd_err_copy(&cl->err, &ssh.err);
+		return ret;
+	}
+	if (ssh.ready.ver_max < RD_PROTO_MIN || ssh.ready.ver_min > RD_PROTO_MAX) {
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+				 "%s: protocol version mismatch: the remote rdcp speaks %u..%u, "
+				 "this one %u..%u; install the same rdcp on both hosts",
+				 op->host, ssh.ready.ver_min, ssh.ready.ver_max, RD_PROTO_MIN,
+				 RD_PROTO_MAX);
+		*rstatus = rd_ssh_finish(&ssh, 2000);
+		return ret;
+	}
+	if (o->rdma_host)
+		addrs[naddrs++] = o->rdma_host;
+	else
+		for (i = 0; i < ssh.ready.naddrs; i++)
+			addrs[naddrs++] = ssh.ready.addrs[i];
+	snprintf(port, sizeof(port), "%u", ssh.ready.port);
+	co->port = port;
+	co->secret = ssh.ready.secret;
+	co->remote = placeholder;
+	co->nremote = 1;
+	ret = -RD_ECONN;
+	for (i = 0; i < naddrs; i++) {
+		co->host = addrs[i];
+		if (o->verbose)
+			fprintf(stderr, "rdcp: %s reports RDMA address %s port %s\n", op->host,
+				addrs[i], port);
+		ret = rd_client_run(cl, co);
+		/* Only an address that could not be reached is worth another try. */
+		if (ret == 0 || ret == -RD_EPARTIAL || cl->connected || ret != -RD_ECONN)
+			break;
+	}
+	*rstatus = rd_ssh_finish(&ssh, ret ? 2000 : 15000);
+	return ret;
+}
+
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 {
 	struct rd_operand dest, src0, op;
 	struct rd_client_opts co;
 	struct rd_client *cl;
 	struct report_ctx rc = {.o = o};
-	const char **local = NULL, **remote = NULL;
+	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
-	int nlocal = 0, nremote = 0, i, ret, code;
+	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0;
 	char port[8], b1[32], b2[32];
 	struct rd_err err;
 	double t0, dt;
@@ -164,7 +236,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	remote = calloc((size_t)nargs, sizeof(*remote));
 	cl = calloc(1, sizeof(*cl));
 	norm = calloc((size_t)nargs, sizeof(*norm));
-	if (!local || !remote || !cl || !norm) {
+	raw = calloc((size_t)nargs, sizeof(*raw));
+	if (!local || !remote || !cl || !norm || !raw) {
+		free(raw);
 		free(norm);
 		free(local);
 		free(remote);
@@ -188,7 +262,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			local[nlocal++] = args[i];
 		}
 		co.push = 1;
-		if (rd_operand_normalize(dest.path, norm[nremote], sizeof(norm[0]), &err)) {
+		raw[nremote] = dest.path;
+		if (dest.kind == RD_OP_DAEMON &&
+		    rd_operand_normalize(dest.path, norm[nremote], sizeof(norm[0]), &err)) {
 			code = error_out(err.msg, RD_EUSAGE);
 			goto out;
 		}
@@ -212,6 +288,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 						 RD_EUSAGE);
 				goto out;
 			}
+			raw[nremote] = op.path;
 			if (op.kind == RD_OP_DAEMON &&
 			    rd_operand_normalize(op.path, norm[nremote], sizeof(norm[0]), &err)) {
 				code = error_out(err.msg, RD_EUSAGE);
@@ -222,12 +299,6 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		}
 		local[nlocal++] = dest.path;
 		op = src0;
-	}
-	if (op.kind == RD_OP_SSH) {
-		code = error_out("HOST:PATH (remote side started over ssh) is not available in "
-				 "this version; use HOST::MODULE/PATH with rdcpd",
-				 RD_EUSAGE);
-		goto out;
 	}
 	snprintf(port, sizeof(port), "%s",
 		 op.port[0] ? op.port : (o->port ? o->port : ""));
@@ -257,7 +328,10 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	t0 = now_s();
-	ret = rd_client_run(cl, &co);
+	if (op.kind == RD_OP_SSH)
+		ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
+	else
+		ret = rd_client_run(cl, &co);
 	dt = now_s() - t0;
 	if (ret && ret != -RD_EPARTIAL) {
 		code = error_out(cl->err.msg, ret);
@@ -275,6 +349,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			printf(", %" PRIu64 " chunks resent", cl->e.st.chunks_retried);
 		printf("\n");
 	}
+	if (ret == 0 && rstatus > 0) {
+		fprintf(stderr, "rdcp: the remote side exited with status %d\n", rstatus);
+		code = rstatus;
+		goto out;
+	}
 	if (ret == -RD_EPARTIAL) {
 		fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed (listed above)\n",
 			cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok);
@@ -283,6 +362,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	code = RDCP_EXIT_OK;
 out:
+	free(raw);
 	free(norm);
 	free(local);
 	free(remote);

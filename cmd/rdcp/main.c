@@ -22,7 +22,10 @@ static void usage(FILE *out)
 		"       rdcp --list-devices | --version | --help\n"
 		"\n"
 		"Operands:\n"
-		"  PATH                       a local file or directory\n"
+		"  PATH                       a local file or directory (a ':' after a '/'\n"
+		"                             is part of a local path)\n"
+		"  [USER@]HOST:PATH           a path on HOST; rdcp is started there over ssh\n"
+		"  [USER@][ADDR]:PATH         the same with an IPv6 address\n"
 		"  HOST::MODULE/PATH          a path in a module of rdcpd on HOST\n"
 		"  rdcp://HOST[:PORT]/MODULE/PATH  the same, with an explicit port\n"
 		"\n"
@@ -40,6 +43,11 @@ static void usage(FILE *out)
 		"      --no-fsync             do not fsync each file before it gets its name\n"
 		"                             (faster; a crash may then leave an empty file)\n"
 		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
+		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
+		"                             e.g. -e 'ssh -p 2222 -i key')\n"
+		"      --rdma-host ADDR       connect over RDMA to ADDR, not to the address\n"
+		"                             the remote side reports\n"
+		"      --remote-rdcp PATH     rdcp's path on the remote host (default rdcp)\n"
 		"      --list-devices         show RDMA devices, ports, GIDs, ulimit -l\n"
 		"      --version              print the version\n"
 		"  -h, --help                 this text\n"
@@ -60,6 +68,9 @@ enum {
 	OPT_TIMEOUT,
 	OPT_LIST,
 	OPT_VERSION,
+	OPT_RDMA_HOST,
+	OPT_REMOTE_RDCP,
+	OPT_REMOTE_SERVER,
 };
 
 static const struct option longopts[] = {
@@ -77,6 +88,10 @@ static const struct option longopts[] = {
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"list-devices", no_argument, NULL, OPT_LIST},
 	{"version", no_argument, NULL, OPT_VERSION},
+	{"rsh", required_argument, NULL, 'e'},
+	{"rdma-host", required_argument, NULL, OPT_RDMA_HOST},
+	{"remote-rdcp", required_argument, NULL, OPT_REMOTE_RDCP},
+	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
 	{NULL, 0, NULL, 0},
 };
 
@@ -89,7 +104,7 @@ int main(int argc, char **argv)
 	o.checksum = "sha256";
 	o.fsync = 1;
 	o.timeout_s = 30;
-	while ((c = getopt_long(argc, argv, "rpqvh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rpqvhe:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			o.recursive = 1;
@@ -150,6 +165,18 @@ int main(int argc, char **argv)
 				return RDCP_EXIT_USAGE;
 			}
 			break;
+		case 'e':
+			o.rsh = optarg;
+			break;
+		case OPT_RDMA_HOST:
+			o.rdma_host = optarg;
+			break;
+		case OPT_REMOTE_RDCP:
+			o.remote_rdcp = optarg;
+			break;
+		case OPT_REMOTE_SERVER:
+			o.remote_server = 1;
+			break;
 		case OPT_LIST:
 			o.list_devices = 1;
 			break;
@@ -164,6 +191,8 @@ int main(int argc, char **argv)
 	}
 	if (o.list_devices)
 		return rdcp_list_devices();
+	if (o.remote_server)
+		return rdcp_remote_server(&o, argc - optind, argv + optind);
 	if (argc - optind < 2) {
 		fprintf(stderr, "rdcp: need at least one SOURCE and a DEST (try 'rdcp --help')\n");
 		return RDCP_EXIT_USAGE;

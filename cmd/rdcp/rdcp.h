@@ -33,10 +33,15 @@ struct rdcp_opts {
 	int depth;
 	const char *port;
 	int timeout_s;
+	const char *rsh;	 /* -e/--rsh */
+	const char *rdma_host;	 /* --rdma-host */
+	const char *remote_rdcp; /* --remote-rdcp */
+	int remote_server;	 /* hidden: the ssh-started half */
 };
 
 int rdcp_list_devices(void);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
+int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
 int rdcp_parse_size(const char *s, uint64_t *out);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lib/proto/rd_proto.h"
+#include "lib/session/rd_session_priv.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/tree/rd_tree.h"
 
@@ -95,16 +96,15 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	}
 }
 
-/* Local destination of a pull: confine to its parent, place by its name. */
-static int open_local_sink(struct rd_client *cl, const char *dest, unsigned flags,
-			   struct rd_sink **sink)
+int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struct rd_err *err)
 {
 	char *d1 = strdup(dest), *d2 = strdup(dest);
 	const char *parent, *base;
 	int fd = -1, ret;
 
+	*sink = NULL;
 	if (!d1 || !d2) {
-		ret = rd_err_set(&cl->err, RD_ENOMEM, ENOMEM, "destination");
+		ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "destination");
 		goto out;
 	}
 	parent = dirname(d1);
@@ -115,11 +115,11 @@ static int open_local_sink(struct rd_client *cl, const char *dest, unsigned flag
 	}
 	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		ret = rd_err_set(&cl->err, errno == ENOENT ? RD_ENOENT : RD_ESYS, errno,
+		ret = rd_err_set(err, errno == ENOENT ? RD_ENOENT : RD_ESYS, errno,
 				 "destination directory %s", parent);
 		goto out;
 	}
-	ret = rd_sink_open(sink, fd, base, flags, &cl->err);
+	ret = rd_sink_open(sink, fd, base, flags, err);
 	if (!ret)
 		rd_sink_set_label(*sink, dest);
 out:
@@ -160,7 +160,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			ret = rd_err_set(&cl->err, RD_EUSAGE, 0, "one local destination expected");
 			goto out;
 		}
-		ret = open_local_sink(cl, o->local[0], o->sink_flags, &sink);
+		ret = rd_local_sink(o->local[0], o->sink_flags, &sink, &cl->err);
 		if (ret)
 			goto out;
 	}

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "lib/proto/rd_proto.h"
+#include "lib/session/rd_session_priv.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/tree/rd_tree.h"
 
@@ -154,6 +155,55 @@ static void summarize(char *summary, size_t sumlen, const char *what, const stru
 		 ret && ret != -RD_EPARTIAL ? e->err.msg : "");
 }
 
+static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
+{
+	return cfg->sink_flags | RD_SINK_PRESERVE_TIMES |
+	       ((o->flags & RD_OF_PRESERVE) ? RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_OWNER : 0) |
+	       ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
+}
+
+/* The ssh-started case: the job is fixed by our command line. */
+static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struct rd_engine *e,
+		       const struct rd_msg_open *o, char *summary, size_t sumlen,
+		       struct rd_err *err)
+{
+	struct rd_sink *sink = NULL;
+	struct rd_tree *t = NULL;
+	char why[RD_ERR_MSG_MAX];
+	int ret;
+
+	if (o->mode != cfg->fixed_mode) {
+		ret = refuse(c, err, RD_EUSAGE, "the remote side was started to %s, not to %s",
+			     cfg->fixed_mode == RD_MODE_PUSH ? "receive" : "send",
+			     o->mode == RD_MODE_PUSH ? "receive" : "send");
+		goto out;
+	}
+	if (o->mode == RD_MODE_PUSH)
+		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), &sink, err);
+	else
+		ret = rd_tree_open(&t, cfg->fixed_paths, cfg->nfixed,
+				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+	if (ret) {
+		snprintf(why, sizeof(why), "%s", err->msg);
+		ret = refuse(c, err, -ret, "%s", why);
+		goto out;
+	}
+	ret = send_open_ok(c, o, err);
+	if (ret)
+		goto out;
+	if (o->mode == RD_MODE_PUSH)
+		ret = rd_engine_recv(e, c, sink);
+	else
+		ret = rd_engine_send(e, c, t);
+	summarize(summary, sumlen, o->mode == RD_MODE_PUSH ? "receive" : "send", e, ret);
+	if (ret)
+		rd_err_copy(err, &e->err);
+out:
+	rd_tree_close(t);
+	rd_sink_close(sink);
+	return ret;
+}
+
 int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *summary,
 		    size_t sumlen, struct rd_err *err)
 {
@@ -181,6 +231,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	ret = rd_engine_init(&e, &eo);
 	if (ret) {
 		ret = refuse(c, err, -ret, "%s", e.err.msg);
+		goto out;
+	}
+	if (cfg->fixed_mode) {
+		ret = serve_fixed(cfg, c, &e, o, summary, sumlen, err);
 		goto out;
 	}
 	if (o->mode == RD_MODE_PUSH && o->npaths != 1) {
@@ -214,14 +268,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),
 			 o->paths[i].ptr + off);
 		if (o->mode == RD_MODE_PUSH) {
-			ret = rd_sink_open(&sink, modfd, rel,
-					   cfg->sink_flags | RD_SINK_PRESERVE_TIMES |
-						   ((o->flags & RD_OF_PRESERVE)
-							    ? RD_SINK_PRESERVE_MODE |
-								      RD_SINK_PRESERVE_OWNER
-							    : 0) |
-						   ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0),
-					   err);
+			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), err);
 			if (ret) {
 				char why[RD_ERR_MSG_MAX];
 

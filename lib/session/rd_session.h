@@ -60,6 +60,16 @@ int rd_client_run(struct rd_client *c, const struct rd_client_opts *o);
 struct rd_server_cfg {
 	const struct rd_module *mods;
 	int nmods;
+	/*
+	 * An ssh-started server has no modules: its one job comes from its
+	 * command line (run by the user's own account). fixed_mode is
+	 * RD_MODE_PUSH (receive into fixed_paths[0]) or RD_MODE_PULL (send
+	 * fixed_paths); the client's OPEN must ask for that mode and its paths
+	 * are ignored. 0 = modules.
+	 */
+	int fixed_mode;
+	const char *const *fixed_paths;
+	int nfixed;
 	struct rd_engine_opts eo; /* pool/depth/retry limits of this server */
 	unsigned sink_flags;	  /* extra RD_SINK_* (e.g. FSYNC) */
 };
@@ -71,5 +81,86 @@ struct rd_server_cfg {
  */
 int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *summary,
 		    size_t sumlen, struct rd_err *err);
+
+/* --- ssh-started remote side (scp's model) --- */
+
+#define RD_REMOTE_READY "RDCP-READY"
+#define RD_REMOTE_MAX_ADDRS 8
+
+/*
+ * The line the remote half prints on stdout once it listens:
+ *   RDCP-READY <proto_min> <proto_max> <port> <secret: 32 hex> <addr>[,<addr>...]
+ * The client reads it through the ssh channel (authenticated by ssh) and
+ * proves the secret in the RDMA connect private data.
+ */
+struct rd_ready {
+	unsigned ver_min, ver_max;
+	unsigned port;
+	uint8_t secret[RD_SECRET_LEN];
+	char addrs[RD_REMOTE_MAX_ADDRS][64];
+	int naddrs;
+};
+
+int rd_ready_format(char *buf, size_t len, const struct rd_ready *r);
+int rd_ready_parse(const char *line, struct rd_ready *r);
+
+typedef void (*rd_remote_log_fn)(void *ctx, const char *line);
+
+struct rd_remote_opts {
+	int mode;		   /* RD_MODE_PUSH: we receive; RD_MODE_PULL: we send */
+	const char *const *paths;  /* destination (push) or sources (pull) */
+	int npaths;
+	int accept_timeout_ms;	   /* give up if no good client came (default 30 s) */
+	struct rd_conn_opts co;
+	struct rd_engine_opts eo;
+	unsigned sink_flags;
+	/* Print the ready line (stdout) and log refusals (stderr). */
+	void (*announce)(void *ctx, const char *line);
+	rd_remote_log_fn log;
+	void *ctx;
+};
+
+struct rd_remote {
+	struct rd_err err;
+	char summary[512];
+};
+
+/*
+ * Listen on an ephemeral port of every RDMA address, announce it with a
+ * fresh secret, accept exactly one connection that proves the secret
+ * (others are refused and logged), serve the job, return.
+ */
+int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o);
+
+/* The addresses of this host's RDMA interfaces (RoCE GIDs, IPoIB). */
+int rd_rdma_addrs(char addrs[][64], int max, struct rd_err *err);
+
+/* Client: start the remote half over ssh. */
+struct rd_ssh_opts {
+	const char *rsh;	 /* "ssh" or -e CMD (split on spaces) */
+	const char *user;	 /* or "" */
+	const char *host;
+	const char *remote_rdcp; /* program name on the remote host, "rdcp" */
+	int push;		 /* 1: remote receives */
+	unsigned flags;		 /* RD_OF_RECURSIVE etc. (for -r) */
+	const char *const *paths;
+	int npaths;
+	int timeout_ms;
+	rd_remote_log_fn log;	 /* remote stderr, one escaped line at a time */
+	void *ctx;
+};
+
+struct rd_ssh {
+	int pid;
+	int in_fd, out_fd, err_fd;
+	struct rd_ready ready;
+	struct rd_err err;
+	void *priv;
+};
+
+/* Spawn ssh, read the ready line. On failure err explains (stderr included). */
+int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o);
+/* Close our side, wait for the remote to exit (bounded); returns its status. */
+int rd_ssh_finish(struct rd_ssh *s, int timeout_ms);
 
 #endif
