@@ -200,6 +200,8 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	co->secret = ssh.ready.secret;
 	co->remote = placeholder;
 	co->nremote = 1;
+	co->asked = raw;
+	co->nasked = nraw;
 	ret = -RD_ECONN;
 	for (i = 0; i < naddrs; i++) {
 		co->host = addrs[i];

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,50 @@ out:
 	return ret;
 }
 
+void rd_expected_root(const char *path, char *out, size_t len)
+{
+	size_t n = strlen(path);
+	const char *b;
+
+	while (n > 1 && path[n - 1] == '/')
+		n--;
+	b = memrchr(path, '/', n);
+	b = b ? b + 1 : path;
+	n = (size_t)(path + n - b);
+	if (!n || (n == 1 && (b[0] == '.' || b[0] == '~' || b[0] == '/')) ||
+	    (n == 2 && b[0] == '.' && b[1] == '.') || b[0] == '~' || n >= len) {
+		out[0] = '\0';
+		return;
+	}
+	memcpy(out, b, n);
+	out[n] = '\0';
+}
+
+/* A pull accepts only the top-level entries it asked for. */
+static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
+			const struct rd_client_opts *o)
+{
+	static char names[RD_OPEN_PATHS_MAX][NAME_MAX + 1];
+	const char *ptrs[RD_OPEN_PATHS_MAX];
+	const char *const *asked = o->asked ? o->asked : o->remote;
+	int n = o->asked ? o->nasked : o->nremote, i;
+
+	if (n < 1 || n > RD_OPEN_PATHS_MAX)
+		return rd_err_set(&cl->err, RD_EUSAGE, 0, "between 1 and %d remote paths",
+				  RD_OPEN_PATHS_MAX);
+	for (i = 0; i < n; i++) {
+		/* A daemon path that is only a module names no entry either. */
+		if (!o->asked && !strchr(asked[i], '/'))
+			names[i][0] = '\0';
+		else
+			rd_expected_root(asked[i], names[i], sizeof(names[i]));
+		ptrs[i] = names[i];
+	}
+	if (rd_sink_expect_roots(sink, ptrs, (unsigned)n))
+		return rd_err_copy(&cl->err, rd_sink_err(sink));
+	return 0;
+}
+
 int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 {
 	struct rd_cm_req req;
@@ -161,6 +206,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			goto out;
 		}
 		ret = rd_local_sink(o->local[0], o->sink_flags, &sink, &cl->err);
+		if (ret)
+			goto out;
+		ret = expect_roots(cl, sink, o);
 		if (ret)
 			goto out;
 	}

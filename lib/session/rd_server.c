@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +315,18 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	if (o->mode == RD_MODE_PULL) {
 		ret = rd_tree_open(&t, (const char *const *)srcs, nsrcs,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+		/* Answer with the names asked for, even where they were symlinks. */
+		for (i = 0; !ret && i < nsrcs; i++) {
+			char want[NAME_MAX + 1], path[RD_PATH_MAX + 1];
+
+			snprintf(path, sizeof(path), "%.*s", (int)o->paths[i].len,
+				 o->paths[i].ptr);
+			rd_expected_root(path, want, sizeof(want));
+			if (want[0] && memchr(o->paths[i].ptr, '/', o->paths[i].len) &&
+			    rd_tree_set_root_name(t, i, want)) {
+				ret = rd_err_copy(err, rd_tree_err(t));
+			}
+		}
 		if (ret) {
 			char why[RD_ERR_MSG_MAX];
 

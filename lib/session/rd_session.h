@@ -39,7 +39,21 @@ struct rd_client_opts {
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
 	const uint8_t *secret;		 /* RD_SECRET_LEN bytes, or NULL */
+	/*
+	 * Pulls: the paths as the user asked for them (defaults to remote);
+	 * only top-level entries named like their last components are
+	 * accepted (scp CVE-2019-6111: a server must not send what was not
+	 * asked for).
+	 */
+	const char *const *asked;
+	int nasked;
 };
+
+/*
+ * The top-level name a pull of `path` must bring: its last component, or
+ * "" (any one name) when the path names none (".", "..", "/", "~", "").
+ */
+void rd_expected_root(const char *path, char *out, size_t len);
 
 struct rd_client {
 	struct rd_engine e; /* stats readable while running */

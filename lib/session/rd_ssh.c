@@ -191,9 +191,17 @@ static int build_argv(const struct rd_ssh_opts *o, struct argbuf *b, char **argv
 	n = (size_t)snprintf(cmd, ccap, "%s --remote-server %s%s --",
 			     o->remote_rdcp && *o->remote_rdcp ? o->remote_rdcp : "rdcp",
 			     o->push ? "recv" : "send", (o->flags & RD_OF_RECURSIVE) ? " -r" : "");
-	for (i = 0; i < o->npaths; i++)
-		if (quote(cmd, ccap, &n, o->paths[i][0] ? o->paths[i] : "."))
+	for (i = 0; i < o->npaths; i++) {
+		const char *p = o->paths[i];
+
+		/* Quoted words are not tilde-expanded; ssh starts in $HOME anyway. */
+		if (!strcmp(p, "~") || !*p)
+			p = ".";
+		else if (!strncmp(p, "~/", 2))
+			p += 2;
+		if (quote(cmd, ccap, &n, *p ? p : "."))
 			return -1;
+	}
 	argv[argc++] = cmd;
 	argv[argc] = NULL;
 	return argc;

@@ -40,6 +40,7 @@
 #define MAX_DEPTH     (SINK_PATH_MAX / 2 + 2)
 #define CREATED_MAX   (MAX_DEPTH + 256)
 #define TMP_NAME_KEEP 200 /* bytes of the final name kept in temp names */
+#define SINK_ROOTS_MAX 64 /* RD_OPEN_PATHS_MAX */
 
 struct rd_sink {
 	struct rd_err err;
@@ -63,6 +64,12 @@ struct rd_sink {
 		ino_t ino;
 	} created[CREATED_MAX];
 	unsigned ncreated;
+	/* rd_sink_expect_roots(): top-level names asked for, and accepted */
+	int expect_on;
+	unsigned nexpect, nseen;
+	char expect[SINK_ROOTS_MAX][NAME_MAX + 1];
+	unsigned char expect_used[SINK_ROOTS_MAX];
+	char seen[SINK_ROOTS_MAX][NAME_MAX + 1];
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
 	char esc[RD_ERR_MSG_MAX / 2];
@@ -210,6 +217,64 @@ static void cache_drop(struct rd_sink *s)
 	s->cache_len = 0;
 }
 
+static int root_seen(const struct rd_sink *s, const char *p, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nseen; i++)
+		if (strlen(s->seen[i]) == n && !memcmp(s->seen[i], p, n))
+			return 1;
+	return 0;
+}
+
+/* First component of path must be a requested top-level entry. */
+static int check_expected(struct rd_sink *s, const char *path, size_t len, size_t flen, int root)
+{
+	unsigned i, any = SINK_ROOTS_MAX;
+
+	if (!s->expect_on || root_seen(s, path, flen))
+		return 0;
+	if (!root)
+		return rd_err_set(&s->err, RD_EPROTO, 0,
+				  "refused path %s: not under a requested top-level entry",
+				  esc(s, path, len));
+	for (i = 0; i < s->nexpect; i++) {
+		if (s->expect_used[i])
+			continue;
+		if (strlen(s->expect[i]) == flen && !memcmp(s->expect[i], path, flen))
+			break;
+		if (!s->expect[i][0] && any == SINK_ROOTS_MAX)
+			any = i;
+	}
+	if (i == s->nexpect)
+		i = any;
+	if (i == SINK_ROOTS_MAX || s->nseen >= SINK_ROOTS_MAX)
+		return rd_err_set(&s->err, RD_EPROTO, 0, "refused %s: top-level entry not requested",
+				  esc(s, path, len));
+	s->expect_used[i] = 1;
+	memcpy(s->seen[s->nseen], path, flen);
+	s->seen[s->nseen++][flen] = '\0';
+	return 0;
+}
+
+int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n)
+{
+	unsigned i;
+
+	if (n > SINK_ROOTS_MAX)
+		return rd_err_set(&s->err, RD_EUSAGE, 0, "too many requested paths");
+	for (i = 0; i < n; i++) {
+		if (strlen(names[i]) > NAME_MAX)
+			return rd_err_set(&s->err, RD_EUSAGE, 0, "requested name too long");
+		strcpy(s->expect[i], names[i]);
+		s->expect_used[i] = 0;
+	}
+	s->nexpect = n;
+	s->nseen = 0;
+	s->expect_on = 1;
+	return 0;
+}
+
 /*
  * Check the wire path, map it to the effective path below dest_fd (rename
  * mode: the root component becomes dest_base) and open its parent.
@@ -229,6 +294,9 @@ static int resolve(struct rd_sink *s, const char *path, size_t len, int root, st
 	if (root && first_end)
 		return rd_err_set(&s->err, RD_EPROTO, 0,
 				  "refused path %s: top-level entry with '/'", esc(s, path, len));
+	ret = check_expected(s, path, len, flen, root);
+	if (ret < 0)
+		return ret;
 	if (!s->into) {
 		if (root && !s->have_root) {
 			memcpy(s->root_name, path, flen);

@@ -56,6 +56,16 @@ struct rd_sink_file;
 int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
 		 struct rd_err *err);
 void rd_sink_close(struct rd_sink *s); /* accepts NULL */
+
+/*
+ * Pulls: only accept the top-level entries that were asked for. names[i]
+ * is the last component of the i-th requested path, or "" for a request
+ * that names no component (a module root: any one name). Once called,
+ * every RD_FF_ROOT entry must match an unused name, and every other entry
+ * must lie under a top-level entry accepted before; anything else fails
+ * with -RD_EPROTO. Returns 0 or -RD_EUSAGE (too many names).
+ */
+int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n);
 const struct rd_err *rd_sink_err(const struct rd_sink *s);
 /* How error messages name the destination (default: dest as given). */
 void rd_sink_set_label(struct rd_sink *s, const char *label);

@@ -322,6 +322,27 @@ static void test_sink_deferred_post(void **state)
 	assert_int_equal(st.st_mode & 0777, 0750 & ~um);
 }
 
+/* A pull accepts only the top-level entries it asked for (CVE-2019-6111). */
+static void test_sink_expect_roots(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	const char *names[] = {"want", ""};
+
+	assert_int_equal(rd_sink_expect_roots(s, names, 2), 0);
+	assert_int_equal(put_file(s, "want", 1, "ok", 0644), 0);
+	assert_int_equal(mk(s, "any", 1), 0); /* the "" request: any one name */
+	assert_int_equal(put_file(s, "any/x", 0, "ok", 0644), 0);
+	assert_int_equal(put_file(s, ".bashrc", 1, "evil", 0644), -RD_EPROTO);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "not requested"));
+	assert_int_equal(put_file(s, "other/x", 0, "evil", 0644), -RD_EPROTO);
+	/* the same asked-for name again is still inside what was asked */
+	assert_int_equal(put_file(s, "want", 1, "again", 0644), 0);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "any|want");
+	expect_content(tp(x, "dest/want"), "again");
+}
+
 static void test_sink_abort_cleans_up(void **state)
 {
 	struct fx *x = *state;
@@ -584,6 +605,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_mkdir_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_enospc, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_large_offset, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_expect_roots, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_deferred_post, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),

@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -51,6 +52,7 @@ struct rd_tree {
 	struct rd_err err;
 	unsigned flags;
 	char **sources; /* copies: the caller's array may go away */
+	char **names;	/* wire names of the sources, NULL = their base names */
 	int nsources, next_source;
 	struct archive_entry *ae;
 	struct level *lv;
@@ -258,9 +260,13 @@ static int start_source(struct rd_tree *t, struct rd_tree_entry *e, const char *
 
 	if (stat(src, &st) < 0)
 		return skip(t, e, src, errno, NULL);
-	ret = root_name(t, e, src, name, sizeof(name));
-	if (ret != RD_TREE_ENTRY)
-		return ret;
+	if (t->names && t->names[t->next_source - 1]) {
+		snprintf(name, sizeof(name), "%s", t->names[t->next_source - 1]);
+	} else {
+		ret = root_name(t, e, src, name, sizeof(name));
+		if (ret != RD_TREE_ENTRY)
+			return ret;
+	}
 	while (n > 1 && src[n - 1] == '/')
 		n--;
 	if (n >= sizeof(t->local))
@@ -492,9 +498,30 @@ void rd_tree_close(struct rd_tree *t)
 	while (t->depth)
 		pop_level(t);
 	free(t->lv);
-	for (i = 0; i < t->nsources; i++)
+	for (i = 0; i < t->nsources; i++) {
 		free(t->sources[i]);
+		if (t->names)
+			free(t->names[i]);
+	}
 	free(t->sources);
+	free(t->names);
 	archive_entry_free(t->ae);
 	free(t);
+}
+
+int rd_tree_set_root_name(struct rd_tree *t, int i, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (i < 0 || i >= t->nsources || !n || n > NAME_MAX || strchr(name, '/') ||
+	    !strcmp(name, ".") || !strcmp(name, ".."))
+		return rd_err_set(&t->err, RD_EUSAGE, 0, "bad top-level name");
+	if (!t->names) {
+		t->names = calloc((size_t)t->nsources, sizeof(*t->names));
+		if (!t->names)
+			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "names");
+	}
+	free(t->names[i]);
+	t->names[i] = strdup(name);
+	return t->names[i] ? 0 : rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "names");
 }

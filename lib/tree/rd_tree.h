@@ -56,6 +56,13 @@ int rd_tree_open(struct rd_tree **out, const char *const *sources, int nsources,
  */
 int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e);
 const struct rd_err *rd_tree_err(const struct rd_tree *t);
+
+/*
+ * Name source i's top-level entry `name` on the wire instead of its base
+ * name (a server that resolved a requested symlink still answers with the
+ * name that was asked for). One path component.
+ */
+int rd_tree_set_root_name(struct rd_tree *t, int i, const char *name);
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 
 #endif

@@ -464,7 +464,7 @@ report() {
   fi
   echo "rdcp benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- lib cmd 2>/dev/null || echo ' (lib/cmd modified)')"
   echo "Soft-RoCE rig run2 (QEMU TCG, 1 vCPU per VM), a -> b, file ${BENCH_MB} MiB random, ${BENCH_SMALL_MB} MiB for the memory check"
-  echo "rdcp: $BENCH_RDCP"
+  echo "rdcp: $BENCH_RDCP_ORIG ($BENCH_BIN_INFO)"
   echo "Units: MB/s = 1e6 B/s, MiB/s = 2^20 B/s; ratios are MiB/s over MiB/s. perftest's 'MB/sec' is MiB/s."
   echo "Baseline ib_write_bw = mean of the runs before (${i1:-failed}) and after (${i2:-failed}) the copies."
   echo "Copy tools: file size / wall clock around the client command (includes start-up and connect)."
@@ -594,6 +594,16 @@ host_main() {
 
   WORK=$(mktemp -d "${TMPDIR:-/tmp}/rdcp-bench.XXXXXX") || die "mktemp"
   trap 'rm -rf "$WORK"' EXIT
+  # Freeze the binaries for this run: others may rebuild bazel-bin meanwhile.
+  # WORK may sit under a guest tmpfs (/tmp): the rig bind-mounts it via RIG_BINDS.
+  BENCH_BIN_INFO="rdcp $(stat -c %y "$BENCH_RDCP" | cut -c1-19), sha256 $(sha256sum "$BENCH_RDCP" | cut -c1-12); rdcpd sha256 $(sha256sum "$BENCH_RDCPD" | cut -c1-12)"
+  if ! { mkdir -p "$WORK/bin" && cp "$BENCH_RDCP" "$WORK/bin/rdcp" && cp "$BENCH_RDCPD" "$WORK/bin/rdcpd"; }; then
+    die "cannot copy the binaries to $WORK/bin"
+  fi
+  BENCH_RDCP_ORIG=$BENCH_RDCP
+  BENCH_RDCP=$WORK/bin/rdcp
+  BENCH_RDCPD=$WORK/bin/rdcpd
+  export RIG_BINDS="${RIG_BINDS:+$RIG_BINDS }$WORK/bin"
   export BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT
   [ -n "${BENCH_STEP_TIMEOUT:-}" ] || unset BENCH_STEP_TIMEOUT
   local rig_env="BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT"

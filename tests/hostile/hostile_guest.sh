@@ -10,8 +10,8 @@
 # each hostile case must fail and nothing may land outside DEST.
 # Prints PASS/FAIL per check; exits 1 if any check failed.
 # HOSTILE_SELFTEST_FAIL=1 adds a check that must fail (proves the harness
-# can fail). HOSTILE_STRICT=1 turns the known issue of the "plant" case (a
-# server may name the top-level entry anything) into a failure.
+# can fail). The "plant" cases (a server sending top-level names that were
+# never asked for) must be refused.
 set -u
 
 RDCP=$1
@@ -40,10 +40,11 @@ check_absent() {
 }
 # Anything named *evil* in the writable trees, outside the allowed dir $1.
 check_no_stray() {
-	stray=$(find /tmp /var/tmp /run /root -name '*evil*' ! -path "$1/*" ! -path "$1" \
-		! -path /tmp/hostile-logs/\* 2>/dev/null)
+	stray=$(find /tmp /var/tmp /run /root -name '*evil*' ! -name 'rdcp_evil*' \
+		! -path "$1/*" ! -path "$1" ! -path /tmp/hostile-logs/\* \
+		! -path "${RIG_CWD:-/nonexistent}/*" 2>/dev/null)
 	if [ -n "$stray" ]; then
-		fail "$2: entries outside $1: $(echo $stray)"
+		fail "$2: entries outside $1: $(echo "$stray" | tr '\n' ' ')"
 	else
 		pass "$2: nothing named *evil* outside $1"
 	fi
@@ -173,8 +174,8 @@ for c in $CASES; do
 	rm -rf /tmp/dest
 	mkdir /tmp/dest
 	dest=/tmp/dest/
-	[ $c = extra ] && [ $n -gt 9 ] && dest=/tmp/dest/new
-	[ $c = plant ] && printf 'original\n' >/tmp/dest/.bashrc
+	[ "$c" = extra ] && [ $n -gt 9 ] && dest=/tmp/dest/new
+	[ "$c" = plant ] && printf 'original\n' >/tmp/dest/.bashrc
 	timeout 60 "$RDCP" -r --timeout 10 "rdcp://$IP:$EPORT/m/x" "$dest" \
 		>$LOGS/pull.$n.out 2>&1
 	rc=$?
@@ -187,24 +188,20 @@ for c in $CASES; do
 	fi
 	case $c in
 	plant)
-		# Known issue (see the report): the client accepts top-level names
-		# it never asked for. Reported, not failed, unless HOSTILE_STRICT=1.
-		if [ "$(cat /tmp/dest/.bashrc)" = original ]; then
-			pass "pull $c: DEST/.bashrc left alone (exit $rc)"
-		elif [ "${HOSTILE_STRICT:-0}" = 1 ]; then
-			fail "pull $c: asked for x, the server replaced DEST/.bashrc (exit $rc)"
+		# The client must refuse top-level names it never asked for
+		# (scp CVE-2019-6111 class).
+		if [ "$(cat /tmp/dest/.bashrc)" = original ] && [ $rc -ne 0 ]; then
+			pass "pull $c: DEST/.bashrc left alone, exit $rc"
 		else
-			echo "KNOWN-ISSUE: pull $c: asked for x, the server replaced DEST/.bashrc (exit $rc)"
+			fail "pull $c: asked for x, the server replaced DEST/.bashrc (exit $rc)"
 		fi
 		;;
 	plant-noroot)
-		# Same known issue, with entries that carry no RD_FF_ROOT at all.
-		if [ ! -e /tmp/dest/.ssh/authorized_keys ]; then
-			pass "pull $c: no DEST/.ssh/authorized_keys (exit $rc)"
-		elif [ "${HOSTILE_STRICT:-0}" = 1 ]; then
-			fail "pull $c: asked for x, the server created DEST/.ssh/authorized_keys (exit $rc)"
+		# The same with entries that carry no RD_FF_ROOT at all.
+		if [ ! -e /tmp/dest/.ssh/authorized_keys ] && [ $rc -ne 0 ]; then
+			pass "pull $c: no DEST/.ssh/authorized_keys, exit $rc"
 		else
-			echo "KNOWN-ISSUE: pull $c: asked for x, the server created DEST/.ssh/authorized_keys (exit $rc)"
+			fail "pull $c: asked for x, the server created DEST/.ssh/authorized_keys (exit $rc)"
 		fi
 		;;
 	extra)

@@ -7,8 +7,7 @@
 # as  bash tests/hostile/hostile_test.sh
 #
 # RIG_SH overrides where rig.sh is; otherwise it is taken from the runfiles
-# (once tests/rig exports it) or from the source tree the guest script's
-# runfiles link points into.
+# (//tests/rig:rig.sh) or, run by hand, from the source tree.
 set -euo pipefail
 
 if [[ -n "${TEST_SRCDIR:-}" ]]; then
@@ -45,7 +44,13 @@ if [[ -z "$rig" ]]; then
 	exit 1
 fi
 
-# The guest chroots into this host's / (read-only): it sees these paths.
+# The guest chroots into this host's / (read-only): it sees these paths,
+# except under its own tmpfs dirs; a checkout there has to be bound in.
+case "$src" in
+/tmp/?* | /run/?* | /var/tmp/?* | /root/?*)
+	export RIG_BINDS="${RIG_BINDS:-} $src"
+	;;
+esac
 echo "hostile_test: rig $rig"
 echo "hostile_test: rdcp $rdcp"
 echo "hostile_test: rdcpd $rdcpd"

@@ -22,6 +22,19 @@
  *   rdcp_evil pull-cases
  *	List the serve-evil case names.
  *
+ *   rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]
+ *	serve-evil as the remote half of an ssh-started pull: what a fake
+ *	"ssh" (rdcp -e) runs instead of `rdcp --remote-server send`. Prints
+ *	"RDCP-READY <vmin> <vmax> <port> <secret> ADDR" on stdout (the secret
+ *	random unless given), then talks on stderr only. Refuses (RD_REJ_AUTH)
+ *	clients that do not prove the secret, serves CASE to the first that
+ *	does, and exits 0 once it was served.
+ *
+ *   rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]
+ *	Connect to an ssh-started listener proving a random secret (or the one
+ *	given, or none at all). Exit 0 if refused as unauthenticated, 1 if
+ *	accepted, 2 on any other failure.
+ *
  * FILE messages are built by a raw encoder here (rd_msg_encode refuses bad
  * paths, as it should); the raw encoder is checked against rd_msg_encode on
  * a valid path before anything is sent.
@@ -32,7 +45,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/base/rd_escape.h"
@@ -918,11 +933,155 @@ static int serve_evil(const char *port, int ncases, char **names)
 	return served == n ? 0 : 1;
 }
 
+/* --- ssh-started side -------------------------------------------------- */
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* SECRET_HEX (32 hex digits) into bytes; NULL or "random": draw one. */
+static int get_secret(const char *hex, uint8_t *out)
+{
+	unsigned i;
+
+	if (!hex || !strcmp(hex, "random"))
+		return getrandom(out, RD_SECRET_LEN, 0) == RD_SECRET_LEN ? 0 : -1;
+	if (strlen(hex) != 2 * RD_SECRET_LEN)
+		return -1;
+	for (i = 0; i < RD_SECRET_LEN; i++) {
+		int hi = hexval(hex[2 * i]), lo = hexval(hex[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
+{
+	const struct evcase *cs = find_pull_case(name);
+	uint8_t secret[RD_SECRET_LEN];
+	struct rd_listener *l;
+	struct rd_err err;
+	unsigned i;
+	int r, served = 0;
+
+	if (!cs) {
+		fprintf(stderr, "rdcp_evil: no pull case '%s' (see pull-cases)\n", name);
+		return 2;
+	}
+	if (get_secret(hex, secret)) {
+		fprintf(stderr, "rdcp_evil: bad secret '%s' (32 hex digits)\n", hex);
+		return 2;
+	}
+	if (rd_listener_open(&l, NULL, "0", 4, &err)) {
+		fprintf(stderr, "rdcp_evil: %s\n", err.msg);
+		return 1;
+	}
+	printf("RDCP-READY %u %u %u ", RD_PROTO_MIN, RD_PROTO_MAX, rd_listener_port(l));
+	for (i = 0; i < RD_SECRET_LEN; i++)
+		printf("%02x", secret[i]);
+	printf(" %s\n", addr);
+	fflush(stdout);
+	/* From here on, like the real remote half: the channel carries nothing
+	 * more; what we say goes to stderr, which the client shows. */
+	dup2(2, 1);
+	for (;;) {
+		struct rd_conn_req *req;
+		struct rd_cm_req creq;
+		struct rd_cm_rej rej;
+		struct rd_cm_rep rep;
+		struct rd_conn_opts co;
+		struct peer p;
+		int timed_out;
+
+		r = rd_listener_next(l, 30000, &req, &creq);
+		if (r) {
+			printf("ssh case %s: no client (%d)\n", cs->name, r);
+			break;
+		}
+		if (!(creq.flags & RD_CMF_SECRET) ||
+		    memcmp(creq.secret, secret, RD_SECRET_LEN)) {
+			printf("ssh case %s: refused a client without the secret\n", cs->name);
+			memset(&rej, 0, sizeof(rej));
+			rej.reason = RD_REJ_AUTH;
+			rej.ver_min = RD_PROTO_MIN;
+			rej.ver_max = RD_PROTO_MAX;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
+		memset(&rep, 0, sizeof(rep));
+		memset(&co, 0, sizeof(co));
+		memset(&p, 0, sizeof(p));
+		rep.version = RD_PROTO_MAX;
+		co.timeout_ms = CASE_TIMEOUT_S * 1000;
+		if (rd_conn_accept(req, &co, &rep, &p.c, &err)) {
+			printf("ssh case %s: accept: %s\n", cs->name, err.msg);
+			break;
+		}
+		if (peer_alloc(&p) || serve_open(&p) || peer_setup(&p, cs)) {
+			printf("ssh case %s: session did not start\n", cs->name);
+			peer_close(&p);
+			break;
+		}
+		timed_out = run_sender(&p);
+		report("ssh", &p, timed_out);
+		printf("ssh case %s: served\n", cs->name);
+		peer_close(&p);
+		served = 1;
+		break;
+	}
+	rd_listener_close(l);
+	return served ? 0 : 1;
+}
+
+static int bad_secret(const char *host, const char *port, const char *hex)
+{
+	struct rd_conn *c = NULL;
+	struct rd_cm_req req;
+	struct rd_cm_rep rep;
+	struct rd_conn_opts co;
+	struct rd_err err;
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	memset(&co, 0, sizeof(co));
+	memset(&err, 0, sizeof(err));
+	req.ver_min = RD_PROTO_MIN;
+	req.ver_max = RD_PROTO_MAX;
+	if (!hex || strcmp(hex, "none")) {
+		if (get_secret(hex, req.secret)) {
+			fprintf(stderr, "rdcp_evil: bad secret '%s' (32 hex digits)\n", hex);
+			return 2;
+		}
+		req.flags |= RD_CMF_SECRET;
+	}
+	co.timeout_ms = CASE_TIMEOUT_S * 1000;
+	r = rd_conn_connect(&c, host, port, &co, &req, &rep, &err);
+	if (!r) {
+		printf("bad-secret: ACCEPTED (protocol %u)\n", rep.version);
+		rd_conn_close(c);
+		return 1;
+	}
+	printf("bad-secret: refused: %s (%s)\n", err.msg, rd_status_name(err.status));
+	return err.status == RD_EAUTH ? 0 : 2;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: rdcp_evil push-paths HOST PORT MODULE\n"
 			"       rdcp_evil serve-evil PORT [CASE...]\n"
-			"       rdcp_evil pull-cases\n");
+			"       rdcp_evil pull-cases\n"
+			"       rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]\n"
+			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n");
 }
 
 int main(int argc, char **argv)
@@ -936,6 +1095,10 @@ int main(int argc, char **argv)
 		return push_paths(argv[2], argv[3], argv[4]);
 	if (argc >= 3 && !strcmp(argv[1], "serve-evil"))
 		return serve_evil(argv[2], argc - 3, argv + 3);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "serve-evil-ssh"))
+		return serve_evil_ssh(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bad-secret"))
+		return bad_secret(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 2 && !strcmp(argv[1], "pull-cases")) {
 		for (i = 0; i < NELEM(pull_cases); i++)
 			printf("%s\n", pull_cases[i].name);
