@@ -15,6 +15,8 @@ PACKAGES=(
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# end-to-end tests and benchmarks
 	openssh-server openssh-client rsync tmux netcat-openbsd python3 xz-utils
+	# man page checks
+	groff-base man-db
 	ca-certificates
 )
 

@@ -8,6 +8,8 @@
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/base/rd_escape.h"
+#include "lib/progress/rd_progress.h"
+#include "lib/report/rd_report.h"
 #include "lib/operand/rd_operand.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session.h"
@@ -69,7 +71,12 @@ int rdcp_exit_from_status(int status)
 
 struct report_ctx {
 	const struct rdcp_opts *o;
+	struct rd_progress *meter;
+	struct rd_report rep;
 };
+
+/* Shared with remote_log(): the meter must step aside for messages. */
+static struct report_ctx *g_rc;
 
 static void print_escaped(FILE *out, const char *s, size_t len)
 {
@@ -83,6 +90,8 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 {
 	struct report_ctx *rc = ctx;
 
+	if (status)
+		rd_report_error(&rc->rep, path, len, status, msg);
 	if (status == 0) {
 		if (rc->o->verbose >= 2) {
 			print_escaped(stdout, path, len);
@@ -90,11 +99,14 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 		}
 		return;
 	}
+	rd_progress_suspend(rc->meter);
 	fputs("rdcp: ", stderr);
 	print_escaped(stderr, path, len);
 	fputs(": ", stderr);
-	print_escaped(stderr, msg ? msg : rd_status_name(status), strlen(msg ? msg : rd_status_name(status)));
+	print_escaped(stderr, msg ? msg : rd_status_name(status),
+		      strlen(msg ? msg : rd_status_name(status)));
 	fputc('\n', stderr);
+	rd_progress_resume(rc->meter);
 }
 
 static void on_connected(void *ctx, const struct rd_conn_info *i)
@@ -104,24 +116,34 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 		i->peer, i->device, i->port, i->link, i->gid, i->version);
 }
 
+/* At the end, say exactly which entries failed and why (bounded list). */
+static void list_failures(const struct rd_report *rep, const struct rd_client *cl)
+{
+	unsigned i;
+
+	fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed:\n",
+		cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok);
+	for (i = 0; i < rep->nerrors; i++) {
+		const struct rd_report_entry *x = &rep->errors[i];
+
+		fputs("  ", stderr);
+		if (x->path) {
+			print_escaped(stderr, x->path, x->path_len);
+			fputs(": ", stderr);
+		}
+		print_escaped(stderr, x->msg ? x->msg : "", x->msg ? strlen(x->msg) : 0);
+		fputc('\n', stderr);
+	}
+	if (rep->omitted)
+		fprintf(stderr, "  ... and %" PRIu64 " more\n", rep->omitted);
+}
+
 static double now_s(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static void human(char *buf, size_t len, double v)
-{
-	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
 }
 
 static int error_out(const char *msg, int status)
@@ -147,7 +169,11 @@ static void remote_log(void *ctx, const char *line)
 {
 	(void)ctx;
 	/* line is escaped already */
+	if (g_rc)
+		rd_progress_suspend(g_rc->meter);
 	fprintf(stderr, "%s%s\n", strncmp(line, "rdcp", 4) ? "rdcp: remote: " : "", line);
+	if (g_rc)
+		rd_progress_resume(g_rc->meter);
 }
 
 /*
@@ -226,7 +252,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
 	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0;
-	char port[8], b1[32], b2[32];
+	char port[8];
 	struct rd_err err;
 	double t0, dt;
 
@@ -329,40 +355,55 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		cl->on_connected = on_connected;
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
+	if (o->verbose)
+		fprintf(stderr,
+			"rdcp: plan: chunks of %" PRIu64 " KiB, checksum %s, %d chunks in flight, "
+			"receive pool %" PRIu64 " MiB, fsync %s\n",
+			(o->chunk_size ? o->chunk_size : RD_CHUNK_DEFAULT) / 1024, co.eo.digest,
+			o->depth ? o->depth : RD_ENGINE_DEPTH_DEFAULT,
+			(uint64_t)((o->pool_size ? o->pool_size : RD_ENGINE_POOL_DEFAULT) >> 20),
+			o->fsync ? "on" : "off");
+	rd_report_init(&rc.rep, RD_REPORT_MAX_ERRORS_DEFAULT);
+	g_rc = &rc;
+	if (!o->quiet && !o->json)
+		rd_progress_start(&rc.meter, stderr, &cl->e.st, o->progress ? RD_PROGRESS_FORCE : 0);
 	t0 = now_s();
 	if (op.kind == RD_OP_SSH)
 		ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
 	else
 		ret = rd_client_run(cl, &co);
 	dt = now_s() - t0;
+	rd_progress_stop(rc.meter);
+	rc.meter = NULL;
 	if (ret && ret != -RD_EPARTIAL) {
+		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
 		code = error_out(cl->err.msg, ret);
-		goto out;
+		goto summary;
 	}
-	if (!o->quiet) {
-		human(b1, sizeof(b1), (double)cl->e.st.bytes_files);
-		human(b2, sizeof(b2), dt > 0 ? (double)cl->e.st.bytes_data / dt : 0);
-		printf("%" PRIu64 " entries, %s in %.2f s, %s/s, checksum %s%s",
-		       cl->e.st.files_ok, b1, dt, b2, co.eo.digest,
-		       !strcmp(co.eo.digest, "none") ? " (data NOT verified)" : "");
-		if (cl->e.st.files_same)
-			printf(", %" PRIu64 " already identical", cl->e.st.files_same);
-		if (cl->e.st.chunks_retried)
-			printf(", %" PRIu64 " chunks resent", cl->e.st.chunks_retried);
-		printf("\n");
+	if (!o->quiet && !o->json) {
+		char line[RD_PROGRESS_SUMMARY_MAX];
+
+		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, co.eo.digest);
+		printf("%s\n", line);
 	}
 	if (ret == 0 && rstatus > 0) {
 		fprintf(stderr, "rdcp: the remote side exited with status %d\n", rstatus);
 		code = rstatus;
-		goto out;
+		goto summary;
 	}
 	if (ret == -RD_EPARTIAL) {
-		fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed (listed above)\n",
-			cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok);
+		list_failures(&rc.rep, cl);
 		code = RDCP_EXIT_PARTIAL;
-		goto out;
+		goto summary;
 	}
 	code = RDCP_EXIT_OK;
+summary:
+	if (o->json) {
+		rd_report_json(stdout, &rc.rep, &cl->e.st, dt, co.eo.digest, code);
+		fflush(stdout);
+	}
+	rd_report_free(&rc.rep);
+	g_rc = NULL;
 out:
 	free(raw);
 	free(norm);

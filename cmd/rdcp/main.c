@@ -48,6 +48,10 @@ static void usage(FILE *out)
 		"      --rdma-host ADDR       connect over RDMA to ADDR, not to the address\n"
 		"                             the remote side reports\n"
 		"      --remote-rdcp PATH     rdcp's path on the remote host (default rdcp)\n"
+		"      --progress             show the progress meter even when stderr is not a\n"
+		"                             terminal (it shows on a terminal unless -q)\n"
+		"      --json                 print a JSON summary on stdout instead of the\n"
+		"                             summary line (files, bytes, time, errors)\n"
 		"      --list-devices         show RDMA devices, ports, GIDs, ulimit -l\n"
 		"      --version              print the version\n"
 		"  -h, --help                 this text\n"
@@ -71,6 +75,8 @@ enum {
 	OPT_RDMA_HOST,
 	OPT_REMOTE_RDCP,
 	OPT_REMOTE_SERVER,
+	OPT_JSON,
+	OPT_PROGRESS,
 };
 
 static const struct option longopts[] = {
@@ -92,6 +98,8 @@ static const struct option longopts[] = {
 	{"rdma-host", required_argument, NULL, OPT_RDMA_HOST},
 	{"remote-rdcp", required_argument, NULL, OPT_REMOTE_RDCP},
 	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"progress", no_argument, NULL, OPT_PROGRESS},
 	{NULL, 0, NULL, 0},
 };
 
@@ -176,6 +184,12 @@ int main(int argc, char **argv)
 			break;
 		case OPT_REMOTE_SERVER:
 			o.remote_server = 1;
+			break;
+		case OPT_JSON:
+			o.json = 1;
+			break;
+		case OPT_PROGRESS:
+			o.progress = 1;
 			break;
 		case OPT_LIST:
 			o.list_devices = 1;

@@ -37,6 +37,8 @@ struct rdcp_opts {
 	const char *rdma_host;	 /* --rdma-host */
 	const char *remote_rdcp; /* --remote-rdcp */
 	int remote_server;	 /* hidden: the ssh-started half */
+	int json;		 /* --json: machine-readable summary on stdout */
+	int progress;		 /* --progress: meter even when not a terminal */
 };
 
 int rdcp_list_devices(void);

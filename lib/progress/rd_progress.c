@@ -41,13 +41,14 @@ struct rd_progress {
 	FILE *tty;
 	const struct rd_engine_stats *st;
 	unsigned flags;
-	int draw;	/* may draw at all (terminal or FORCE) */
-	int running;	/* thread started */
+	int draw;    /* may draw at all (terminal or FORCE) */
+	int running; /* thread started */
 	pthread_t thr;
 	pthread_mutex_t mu; /* stop, drawn, suspended, and the stream */
 	pthread_cond_t cv;
 	int stop;
-	int drawn;	/* a line is on the screen (no newline yet) */
+	int drawn;	    /* a line is on the screen (no newline yet) */
+	int shown;	    /* a line was drawn at some point */
 	unsigned last_cols; /* columns of the line on the screen */
 	struct sample win[NSAMPLES];
 	unsigned nwin, head;
@@ -149,6 +150,7 @@ static void render(struct rd_progress *p, int sample_only)
 	fputs(line, p->tty);
 	fflush(p->tty);
 	p->drawn = 1;
+	p->shown = 1;
 	p->last_cols = cols;
 }
 
@@ -232,7 +234,7 @@ void rd_progress_stop(struct rd_progress *p)
 		pthread_mutex_unlock(&p->mu);
 		pthread_join(p->thr, NULL);
 		/* the thread is gone: no lock needed any more */
-		if (p->drawn) {
+		if (p->shown) {
 			render(p, 0); /* the final counters */
 			fputc('\n', p->tty);
 			fflush(p->tty);

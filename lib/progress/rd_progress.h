@@ -54,8 +54,9 @@ int rd_progress_start(struct rd_progress **out, FILE *tty, const struct rd_engin
 		      unsigned flags);
 
 /*
- * Stop the thread (join). If a line was drawn, redraw it once with the
- * final counters and end it with a newline. Frees p; accepts NULL.
+ * Stop the thread (join). If the meter has drawn anything, draw the line
+ * once more with the final counters and end it with a newline (so the
+ * last state stays on the screen, as with scp). Frees p; accepts NULL.
  */
 void rd_progress_stop(struct rd_progress *p);
 
@@ -64,8 +65,8 @@ void rd_progress_stop(struct rd_progress *p);
  * rd_progress_suspend() blanks the current line (if one is drawn) and
  * holds the meter until rd_progress_resume(). Both accept NULL. Use them
  * around error messages printed while the meter runs (e.g. in the
- * engine's report callback). Call rd_progress_resume() before
- * rd_progress_stop().
+ * engine's report callback, the ssh stderr pass-through). Not nested;
+ * call rd_progress_resume() before rd_progress_stop().
  */
 void rd_progress_suspend(struct rd_progress *p);
 void rd_progress_resume(struct rd_progress *p);

@@ -16,16 +16,16 @@
  * Right-hand part: " 100% 1023.9 MiB 1023.9 MiB/s 99:59:59 ETA", fixed
  * width so the columns do not jump from one refresh to the next.
  */
-#define RIGHT_COLS  42
-#define NAME_MIN    8
+#define RIGHT_COLS 42
+#define NAME_MIN   8
 /*
  * Names longer than RAW_PART bytes are cut before escaping into their
  * first and last RAW_PART bytes (which may overlap) and always shortened
  * with "...": each part is wider than half of the widest line, and the
  * stack buffers stay fixed.
  */
-#define RAW_PART    1024
-#define ESC_PART    (4 * RAW_PART + 1)
+#define RAW_PART 1024
+#define ESC_PART (4 * RAW_PART + 1)
 
 /* snprintf-like output: counts everything, stores what fits. */
 struct out {
@@ -200,8 +200,8 @@ static void fmt_time(char *buf, size_t len, double s)
 	if (t < 3600)
 		snprintf(buf, len, "%02u:%02u", (unsigned)(t / 60), (unsigned)(t % 60));
 	else
-		snprintf(buf, len, "%u:%02u:%02u", (unsigned)(t / 3600),
-			 (unsigned)(t / 60 % 60), (unsigned)(t % 60));
+		snprintf(buf, len, "%u:%02u:%02u", (unsigned)(t / 3600), (unsigned)(t / 60 % 60),
+			 (unsigned)(t % 60));
 }
 
 static unsigned percent(uint64_t done, uint64_t size)

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The run report behind `rdcp --json`. The format and the string rules
+ * are in rd_report.h; this file keeps them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/report/rd_report.h"
+
+void rd_report_init(struct rd_report *r, unsigned max_errors)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_errors = max_errors;
+}
+
+void rd_report_free(struct rd_report *r)
+{
+	unsigned i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nerrors; i++) {
+		free(r->errors[i].path);
+		free(r->errors[i].msg);
+	}
+	free(r->errors);
+	r->errors = NULL;
+	r->nerrors = 0;
+	r->cap = 0;
+}
+
+/* Room for one more kept error: the array grows by doubling up to max_errors. */
+static int reserve(struct rd_report *r)
+{
+	struct rd_report_entry *n;
+	unsigned cap;
+
+	if (r->nerrors < r->cap)
+		return 0;
+	cap = r->cap ? r->cap * 2 : 8;
+	if (cap > r->max_errors || cap < r->cap)
+		cap = r->max_errors;
+	n = realloc(r->errors, (size_t)cap * sizeof(*n));
+	if (!n)
+		return rd_err_set(&r->err, RD_ENOMEM, ENOMEM, "report: keeping an error");
+	r->errors = n;
+	r->cap = cap;
+	return 0;
+}
+
+int rd_report_error(struct rd_report *r, const char *path, size_t len, int status, const char *msg)
+{
+	struct rd_report_entry *e;
+	size_t mlen;
+	int ret;
+
+	if (status == 0)
+		return 0;
+	if (r->nerrors >= r->max_errors) {
+		r->omitted++;
+		return 0;
+	}
+	ret = reserve(r);
+	if (ret)
+		goto out_count;
+	e = &r->errors[r->nerrors];
+	memset(e, 0, sizeof(*e));
+	e->status = status < 0 ? status : -status;
+	if (path) {
+		if (len > RD_REPORT_PATH_MAX)
+			len = RD_REPORT_PATH_MAX;
+		/* +1: never malloc(0), and a NUL for debuggers */
+		e->path = malloc(len + 1);
+		if (!e->path)
+			goto out_nomem;
+		memcpy(e->path, path, len);
+		e->path[len] = '\0';
+		e->path_len = len;
+	}
+	mlen = msg ? strnlen(msg, RD_REPORT_MSG_MAX) : 0;
+	e->msg = malloc(mlen + 1);
+	if (!e->msg)
+		goto out_path;
+	if (mlen)
+		memcpy(e->msg, msg, mlen);
+	e->msg[mlen] = '\0';
+	r->nerrors++;
+	return 0;
+
+out_path:
+	free(e->path);
+	e->path = NULL;
+out_nomem:
+	ret = rd_err_set(&r->err, RD_ENOMEM, ENOMEM, "report: keeping an error");
+out_count:
+	r->omitted++;
+	return ret;
+}
+
+/*
+ * Length of the valid UTF-8 sequence at s (n bytes left) and its code
+ * point, or 0 if s[0] does not start one (stray continuation byte, bad
+ * lead byte, truncated, overlong, surrogate, above U+10FFFF).
+ */
+static size_t utf8_dec(const unsigned char *s, size_t n, uint32_t *cp)
+{
+	size_t need, i;
+	uint32_t c;
+
+	if (s[0] < 0x80) {
+		*cp = s[0];
+		return 1;
+	}
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		need = 2;
+		c = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		need = 3;
+		c = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		need = 4;
+		c = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (need > n)
+		return 0;
+	for (i = 1; i < need; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = (c << 6) | (s[i] & 0x3f);
+	}
+	if ((need == 3 && c < 0x800) || (need == 4 && c < 0x10000))
+		return 0;
+	if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
+		return 0;
+	*cp = c;
+	return need;
+}
+
+size_t rd_report_json_string(FILE *out, const char *str, size_t len)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, k, bad = 0;
+	uint32_t cp;
+
+	fputc('"', out);
+	while (i < len) {
+		k = utf8_dec(s + i, len - i, &cp);
+		if (!k) {
+			fputs("\\ufffd", out);
+			bad++;
+			i++;
+			continue;
+		}
+		switch (cp) {
+		case '"':
+			fputs("\\\"", out);
+			break;
+		case '\\':
+			fputs("\\\\", out);
+			break;
+		case '\n':
+			fputs("\\n", out);
+			break;
+		case '\t':
+			fputs("\\t", out);
+			break;
+		case '\r':
+			fputs("\\r", out);
+			break;
+		default:
+			if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029)
+				fprintf(out, "\\u%04" PRIx32, cp);
+			else
+				fwrite(s + i, 1, k, out);
+		}
+		i += k;
+	}
+	fputc('"', out);
+	return bad;
+}
+
+static void json_cstr(FILE *out, const char *s)
+{
+	if (s)
+		rd_report_json_string(out, s, strlen(s));
+	else
+		fputs("null", out);
+}
+
+/*
+ * A JSON number from a double: never NaN or infinite, and '.' as the
+ * decimal point even under a locale that prints ','.
+ */
+static void json_double(FILE *out, double v, int decimals)
+{
+	char buf[64], *p;
+
+	if (!isfinite(v) || v < 0)
+		v = 0;
+	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	for (p = buf; *p; p++)
+		if (*p != '-' && (*p < '0' || *p > '9'))
+			*p = '.';
+	fputs(buf, out);
+}
+
+static void json_hex(FILE *out, const char *s, size_t len)
+{
+	size_t i;
+
+	fputc('"', out);
+	for (i = 0; i < len; i++)
+		fprintf(out, "%02x", (unsigned char)s[i]);
+	fputc('"', out);
+}
+
+static void json_entry(FILE *out, const struct rd_report_entry *e)
+{
+	size_t bad = 0;
+
+	fputs("{\"path\": ", out);
+	if (e->path)
+		bad = rd_report_json_string(out, e->path, e->path_len);
+	else
+		fputs("null", out);
+	if (bad) {
+		fputs(", \"path_hex\": ", out);
+		json_hex(out, e->path, e->path_len);
+	}
+	fputs(", \"status\": ", out);
+	json_cstr(out, rd_status_name(e->status));
+	fputs(", \"message\": ", out);
+	json_cstr(out, e->msg ? e->msg : "");
+	fputc('}', out);
+}
+
+int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_stats *st,
+		   double seconds, const char *checksum, int exit_status)
+{
+	static const struct rd_engine_stats zero;
+	unsigned i, n = r ? r->nerrors : 0;
+
+	if (!st)
+		st = &zero;
+	if (!isfinite(seconds) || seconds < 0)
+		seconds = 0;
+	fprintf(out,
+		"{\"files\": %" PRIu64 ", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64
+		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64 ", \"seconds\": ",
+		st->files_ok, st->files_failed, st->files_same, st->bytes_files, st->bytes_data);
+	json_double(out, seconds, 3);
+	fputs(", \"rate_bytes_per_sec\": ", out);
+	json_double(out, seconds > 0 ? (double)st->bytes_data / seconds : 0, 1);
+	fputs(", \"checksum\": ", out);
+	json_cstr(out, checksum);
+	fprintf(out, ", \"exit_status\": %d, \"errors\": [", exit_status);
+	for (i = 0; i < n; i++) {
+		if (i)
+			fputs(", ", out);
+		json_entry(out, &r->errors[i]);
+	}
+	fprintf(out, "], \"errors_omitted\": %" PRIu64 "}\n", r ? r->omitted : 0);
+	if (fflush(out) || ferror(out))
+		return -RD_ESYS;
+	return 0;
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Per-run results for `rdcp --json`: the counters of the run plus the
+ * first max_errors failed entries, written as one JSON object.
+ *
+ * Memory is bounded by max_errors, never by the number of files: errors
+ * past the first max_errors are only counted ("errors_omitted"), and each
+ * kept path and message is a copy of bounded length.
+ *
+ * Output (one line, keys in this order):
+ *
+ *	{"files": 10, "failed": 2, "identical": 1, "bytes": 1048576,
+ *	 "bytes_moved": 1048576, "seconds": 1.234, "rate_bytes_per_sec": 849737.4,
+ *	 "checksum": "sha256", "exit_status": 23,
+ *	 "errors": [{"path": "a/b", "status": "i/o", "message": "..."}],
+ *	 "errors_omitted": 0}
+ *
+ * files, failed, identical, bytes, bytes_moved come from struct
+ * rd_engine_stats (files_ok, files_failed, files_same, bytes_files,
+ * bytes_data); status is rd_status_name() of the entry's RD_E* status.
+ * checksum is null when not given. Numbers never are NaN or infinite and
+ * always use '.' as the decimal point, whatever the locale.
+ *
+ * Strings and file names. Paths are raw bytes and need not be UTF-8, so:
+ *  - valid UTF-8 is written as is (decoding gives back the exact bytes);
+ *  - '"' and '\' are escaped, control characters (U+0000..U+001F), DEL,
+ *    the C1 controls U+0080..U+009F and U+2028/U+2029 are written as
+ *    \uXXXX, so the text is safe to show and to embed in JavaScript;
+ *  - each byte that is not part of a valid UTF-8 sequence (also overlong
+ *    forms and surrogates) becomes U+FFFD, written "\ufffd". That is not
+ *    reversible, so an error whose path is not valid UTF-8 also gets
+ *    "path_hex": the exact path bytes in lowercase hex.
+ * The output is always valid JSON (RFC 8259) and valid UTF-8.
+ *
+ * Not locked: call from one thread at a time (rdcp feeds it from the
+ * engine's report callback and writes it after the run).
+ */
+#ifndef RDCP_REPORT_RD_REPORT_H
+#define RDCP_REPORT_RD_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/engine/rd_engine.h"
+
+#define RD_REPORT_PATH_MAX	     4096 /* bytes of a kept path (the protocol's RD_PATH_MAX) */
+#define RD_REPORT_MSG_MAX	     1024 /* bytes of a kept message (RD_ERR_MSG_MAX) */
+#define RD_REPORT_MAX_ERRORS_DEFAULT 100
+
+struct rd_report_entry {
+	char *path; /* NULL: an error of the run, not of one file */
+	size_t path_len;
+	int status; /* negative RD_E* */
+	char *msg;  /* NUL-terminated, may be empty */
+};
+
+struct rd_report {
+	unsigned max_errors; /* keep at most this many */
+	unsigned nerrors;    /* kept in errors[] */
+	unsigned cap;	     /* allocated in errors[] */
+	uint64_t omitted;    /* counted, not kept */
+	struct rd_report_entry *errors;
+	struct rd_err err; /* why rd_report_error() failed */
+};
+
+/* Start an empty report. Allocates nothing; cannot fail. */
+void rd_report_init(struct rd_report *r, unsigned max_errors);
+
+/*
+ * Record one failed entry: path (len raw bytes, may be NULL for an error
+ * of the whole run), its status (RD_E*, either sign) and message (NULL or
+ * NUL-terminated). Paths longer than RD_REPORT_PATH_MAX and messages
+ * longer than RD_REPORT_MSG_MAX bytes are cut. status 0 (a successful
+ * entry) is ignored, so this can be called with every report of
+ * rd_engine_report_fn. Past max_errors only the count grows.
+ *
+ * Returns 0, or -RD_ENOMEM (r->err says so; the error is then counted as
+ * omitted, so the totals stay right).
+ */
+int rd_report_error(struct rd_report *r, const char *path, size_t len, int status, const char *msg);
+
+/*
+ * Write the JSON object described above and a newline to out. st may be
+ * NULL (all counters 0, e.g. the run failed before the transfer began);
+ * checksum may be NULL; seconds < 0 or not finite count as 0. Returns 0,
+ * or -RD_ESYS if writing failed (errno is left as stdio set it).
+ */
+int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_stats *st,
+		   double seconds, const char *checksum, int exit_status);
+
+/*
+ * Write s (len bytes) as one JSON string, quotes included, escaped as
+ * described above. Returns the number of bytes that were not valid UTF-8
+ * (0 means decoding the string gives back s exactly).
+ */
+size_t rd_report_json_string(FILE *out, const char *s, size_t len);
+
+/* Free what the report holds; it can then be initialized again. Accepts NULL. */
+void rd_report_free(struct rd_report *r);
+
+#endif

@@ -1,0 +1,367 @@
+# shellcheck shell=bash
+# HOST:PATH operands: rdcp starts its other half over a real ssh (sshd on b,
+# key auth, port 2222), then moves the data over RDMA. Two VMs: a = client,
+# b = sshd + the remote half. Covers: trees both ways, -p modes, owners and
+# nanosecond mtimes (and what happens without -p), several sources, a
+# missing source among good ones, missing remote paths, no rdcp on the
+# remote side, ssh failing, user@host, awkward remote names (quoting), a
+# wrong or missing secret refused by a hand-started remote half (which then
+# gives up on its own), --rdma-host and -v. At the end b checks that sshd
+# still runs, that no remote half is left over and no temporary files.
+# shellcheck disable=SC2016 # check ... eval '...' expands later, on purpose
+set -u
+RDCP=$1
+RDCPD=$2
+LIB=$3
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+SH=$RIG_SHARED
+# The hostile test peer; built next to the binaries (//tests/hostile:rdcp_evil).
+EVIL=${RDCP_EVIL:-$(readlink -f "$(dirname "$RDCP")/../../tests/hostile/rdcp_evil")}
+SSHE="ssh -p 2222 -i /tmp/key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes -o ConnectTimeout=20"
+umask 022
+
+server() {
+	mkdir -p /run/sshd /tmp/dst /tmp/srv || return 1
+	chmod 0755 /run/sshd
+	ssh-keygen -q -t ed25519 -N '' -f /tmp/hostkey || return 1
+	# What the client pulls.
+	make_tree /tmp/srv/tree
+	echo a >/tmp/srv/ga
+	echo b >/tmp/srv/gb
+	(cd /tmp/srv/tree && manifest .) >"$SH/srv-tree.manifest" 2>&1
+
+	wait_for "$SH/client.pub" 120 || return 1
+	cp "$SH/client.pub" /tmp/authorized_keys
+	chmod 0600 /tmp/authorized_keys
+	: >/tmp/sshd_config # the host's /etc/ssh/sshd_config is not ours
+	/usr/sbin/sshd -f /tmp/sshd_config -E /tmp/sshd.log \
+		-o StrictModes=no -o PermitRootLogin=prohibit-password \
+		-o PasswordAuthentication=no -o KbdInteractiveAuthentication=no \
+		-o UsePAM=no -o PubkeyAuthentication=yes -p 2222 -h /tmp/hostkey \
+		-o AuthorizedKeysFile=/tmp/authorized_keys -o PidFile=/tmp/sshd.pid
+	local i=0
+	while [ ! -s /tmp/sshd.pid ] && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check "sshd started on port 2222" kill -0 "$(cat /tmp/sshd.pid 2>/dev/null)"
+	touch "$SH/server-ready"
+
+	wait_for "$SH/client-done" 900
+	check "sshd still alive at the end" kill -0 "$(cat /tmp/sshd.pid)"
+	# A remote half whose client is gone must not linger (give the one
+	# from the last failure case a few seconds to go).
+	i=0
+	while pgrep -f -- '--remote-serve[r]' >/dev/null && [ $i -lt 100 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	check "no remote half left running" [ -z "$(pgrep -af -- '--remote-serve[r]')" ]
+	pgrep -af -- '--remote-serve[r]' | sed 's/^/    left: /'
+	check "no temporary files left in /tmp/dst or /root" \
+		[ -z "$(find /tmp/dst /root -name '.rdcp*' -print -quit)" ]
+	find /tmp/dst /root -name '.rdcp*' | sed 's/^/    temp: /'
+	kill "$(cat /tmp/sshd.pid)"
+	sed 's/^/    sshd| /' /tmp/sshd.log | tail -20
+}
+
+# Run rdcp with the ssh command and the remote rdcp's path (rdcp is not
+# on the PATH on b).
+rcp() { run -e "$SSHE" --remote-rdcp "$RDCP" "$@"; }
+# A shell command on b.
+on_b() { $SSHE "$S" "$1"; }
+# manifest (guest_lib.sh) of a tree on b.
+b_manifest() { on_b "RIG_SHARED=/nonexistent; . '$LIB'; cd '$1' && manifest ."; }
+same_on_b() { # same_on_b LOCAL_TREE REMOTE_TREE
+	(cd "$1" && manifest .) >/tmp/m.local 2>&1
+	b_manifest "$2" >/tmp/m.remote 2>&1
+	cmp -s /tmp/m.local /tmp/m.remote && return 0
+	diff /tmp/m.local /tmp/m.remote | head -20
+	return 1
+}
+
+# path type mode owner mtime (nanoseconds) of every entry, "." included.
+META='LC_ALL=C find . -printf "%p %y %m %U:%G %TY-%Tm-%Td %TT\n" | LC_ALL=C sort'
+meta() { (cd "$1" && eval "$META"); }
+b_meta() { on_b "cd '$1' && $META"; }
+# meta as it must be after a copy without -p: modes & ~umask (links stay
+# 777), owned by root, same mtimes.
+masked() { # masked UMASK < meta
+	local um=$1 p y m t
+	while read -r p y m _ t; do
+		[ "$y" != l ] && m=$(printf '%o' $((8#$m & 8#777 & ~8#$um)))
+		echo "$p $y $m 0:0 $t"
+	done
+}
+same_text() { # same_text FILE1 FILE2
+	cmp -s "$1" "$2" && return 0
+	diff "$1" "$2" | head -20
+	return 1
+}
+
+# -p material: modes that umask would strip, a setuid bit, an owner, and
+# distinct nanosecond mtimes on files, directories and a link.
+make_perm_tree() {
+	local d=$1
+	mkdir -p "$d/sub/deep"
+	echo 640 >"$d/f640"
+	echo 600 >"$d/f600"
+	echo 777 >"$d/f777"
+	echo 4755 >"$d/f4755"
+	echo 444 >"$d/sub/deep/f444"
+	ln -s f640 "$d/link"
+	chmod 0640 "$d/f640"
+	chmod 0600 "$d/f600"
+	chmod 0777 "$d/f777"
+	chmod 4755 "$d/f4755"
+	chmod 0444 "$d/sub/deep/f444"
+	chown 65534:65534 "$d/f600"
+	find "$d" -type f -exec touch -d '2001-02-03 04:05:06.123456789' {} +
+	touch -h -d '2010-01-01 00:00:00.5' "$d/link"
+	chmod 0700 "$d/sub/deep"
+	chmod 0751 "$d/sub"
+	chmod 0775 "$d"
+	find "$d" -depth -type d -exec touch -d '1999-12-31 23:59:59.987654321' {} +
+}
+
+client() {
+	S=$RIG_PEER_IP
+	local i
+	mkdir -p /tmp/src /tmp/back
+	make_tree /tmp/src/tree
+	make_perm_tree /tmp/src/perm
+	echo a >/tmp/src/ga
+	echo b >/tmp/src/gb
+	echo c >/tmp/src/gc
+	head -c $((3 << 20)) /dev/urandom >/tmp/src/r3m
+	check "the hostile peer rdcp_evil is there ($EVIL)" [ -x "$EVIL" ]
+
+	check "ssh to b works" on_b true
+	check "rdcp is not on b's PATH (so --remote-rdcp matters)" \
+		[ "$(on_b 'command -v rdcp || echo none')" = none ]
+	rumask=$(on_b umask)
+	echo "    umask on b: $rumask"
+
+	# --- 1. trees both ways ---
+	rcp /tmp/src/r3m "$S:/tmp/dst/"
+	check "push one 3 MiB file to b:/tmp/dst/" [ "$RC" -eq 0 ]
+	check "  it is exact on b" [ "$(on_b 'md5sum </tmp/dst/r3m')" = "$(md5sum </tmp/src/r3m)" ]
+	rcp -r /tmp/src/tree "$S:/tmp/dst/"
+	check "push a tree with -r to b:/tmp/dst/" [ "$RC" -eq 0 ]
+	check "  the tree on b is identical (names, links, empty dirs, modes)" \
+		same_on_b /tmp/src/tree /tmp/dst/tree
+	rcp -r "$S:/tmp/dst/tree" /tmp/back/
+	check "pull it back with -r" [ "$RC" -eq 0 ]
+	check "  identical to the original" same_tree /tmp/src/tree /tmp/back/tree
+	check "  symlinks arrive as links" [ -L /tmp/back/tree/link-to-dir ]
+	rcp -r "$S:/tmp/srv/tree" /tmp/back/srvtree
+	check "pull a tree made on b onto a new name" [ "$RC" -eq 0 ]
+	(cd /tmp/back/srvtree && manifest .) >/tmp/m.pulled 2>&1
+	check "  identical to b's tree" same_text "$SH/srv-tree.manifest" /tmp/m.pulled
+	rcp "$S:/tmp/srv/tree" /tmp/back/norec
+	check "pulling a directory without -r is refused" [ "$RC" -ne 0 ]
+	check "  saying to use -r" out_has "use -r"
+	check "  and nothing arrives" [ ! -e /tmp/back/norec ]
+	rcp /tmp/src/ga "$S:"
+	check "push to b: (empty path = home directory)" [ "$RC" -eq 0 ]
+	check "  lands in b's home" [ "$(on_b 'cat /root/ga')" = a ]
+	rcp "$S:ga" /tmp/back/ga-home
+	check "pull b:ga (relative to home)" [ "$(cat /tmp/back/ga-home 2>&1)" = a ]
+
+	# --- 2. -p: exact modes, owners, nanosecond mtimes; without -p ---
+	meta /tmp/src/perm >/tmp/meta.src
+	rcp -rp /tmp/src/perm "$S:/tmp/dst/permp"
+	check "push -rp" [ "$RC" -eq 0 ]
+	b_meta /tmp/dst/permp >/tmp/meta.b 2>&1
+	check "  modes (0777, 4755, 0751 dirs, ...), owners and ns mtimes kept exactly" \
+		same_text /tmp/meta.src /tmp/meta.b
+	check "  stat %y on b shows the nanoseconds" \
+		[ "$(on_b 'stat -c %y /tmp/dst/permp/f640')" = "$(stat -c %y /tmp/src/perm/f640)" ]
+	check "  and the directory's" \
+		[ "$(on_b 'stat -c %y /tmp/dst/permp/sub')" = "$(stat -c %y /tmp/src/perm/sub)" ]
+	rcp -rp "$S:/tmp/dst/permp" /tmp/back/
+	check "pull -rp back" [ "$RC" -eq 0 ]
+	meta /tmp/back/permp >/tmp/meta.back
+	check "  modes, owners and ns mtimes kept exactly" same_text /tmp/meta.src /tmp/meta.back
+
+	rcp -r /tmp/src/perm "$S:/tmp/dst/permnp"
+	check "push -r without -p to a fresh name" [ "$RC" -eq 0 ]
+	masked "$rumask" </tmp/meta.src >/tmp/meta.want
+	b_meta /tmp/dst/permnp >/tmp/meta.b 2>&1
+	check "  modes are the source's minus b's umask $rumask, owner root, mtimes kept" \
+		same_text /tmp/meta.want /tmp/meta.b
+	check "  (0777 became $(printf '%o' $((0777 & ~8#$rumask))))" \
+		[ "$(on_b 'stat -c %a /tmp/dst/permnp/f777')" = "$(printf '%o' $((0777 & ~8#$rumask)))" ]
+	rcp -r "$S:/tmp/dst/permp" /tmp/back/permnp
+	check "pull -r without -p to a fresh name" [ "$RC" -eq 0 ]
+	masked "$(umask)" </tmp/meta.src >/tmp/meta.want
+	meta /tmp/back/permnp >/tmp/meta.back
+	check "  modes minus the local umask, owner root, mtimes kept" \
+		same_text /tmp/meta.want /tmp/meta.back
+
+	# --- 3. several sources; a missing one among good ones ---
+	on_b 'mkdir -p /tmp/dst/multi /tmp/dst/multi2'
+	rcp /tmp/src/ga /tmp/src/gb /tmp/src/gc "$S:/tmp/dst/multi/"
+	check "push three sources into a directory on b" [ "$RC" -eq 0 ]
+	check "  all three there" [ "$(on_b 'cat /tmp/dst/multi/ga /tmp/dst/multi/gb /tmp/dst/multi/gc')" = "$(printf 'a\nb\nc')" ]
+	rcp /tmp/src/ga /tmp/src/nonexistent /tmp/src/gb "$S:/tmp/dst/multi2/"
+	check "a missing source among good ones: exit 23" [ "$RC" -eq 23 ]
+	check "  names the missing source" out_has "/tmp/src/nonexistent: No such file"
+	check "  the good ones arrived" [ "$(on_b 'cat /tmp/dst/multi2/ga /tmp/dst/multi2/gb')" = "$(printf 'a\nb')" ]
+	rcp /tmp/src/ga /tmp/src/gb "$S:/tmp/dst/nosuchdir/x"
+	check "two sources onto a missing remote directory fail" [ "$RC" -ne 0 ]
+	check "  and nothing is created there" [ "$(on_b 'test -e /tmp/dst/nosuchdir && echo yes || echo no')" = no ]
+	mkdir -p /tmp/back/multi /tmp/back/multi2
+	rcp "$S:/tmp/srv/ga" "$S:/tmp/srv/gb" /tmp/back/multi/
+	check "pull two sources from b into a directory" \
+		[ "$(cat /tmp/back/multi/ga /tmp/back/multi/gb 2>&1)" = "$(printf 'a\nb')" ]
+	rcp "$S:/tmp/srv/ga" "$S:/tmp/srv/nonexistent" "$S:/tmp/srv/gb" /tmp/back/multi2/
+	check "pull with a missing source among good ones: exit 23" [ "$RC" -eq 23 ]
+	check "  names the missing source" out_has "/tmp/srv/nonexistent"
+	check "  the good ones arrived" \
+		[ "$(cat /tmp/back/multi2/ga /tmp/back/multi2/gb 2>&1)" = "$(printf 'a\nb')" ]
+
+	# --- 4. remote paths that do not exist ---
+	rcp "$S:/tmp/nope" /tmp/back/
+	check "pull b:/tmp/nope fails" [ "$RC" -ne 0 ]
+	check "  names it" out_has "/tmp/nope"
+	check "  and nothing arrives" [ ! -e /tmp/back/nope ]
+	rcp -r "$S:/tmp/nope/deeper" /tmp/back/
+	check "pull -r b:/tmp/nope/deeper fails, naming it" \
+		eval '[ "$RC" -ne 0 ] && out_has "/tmp/nope/deeper"'
+	rcp /tmp/src/ga "$S:/tmp/nodir/sub/x"
+	check "push into a missing remote directory fails" [ "$RC" -ne 0 ]
+	check "  names it" out_has "/tmp/nodir"
+
+	# --- 5. no rdcp on the remote side ---
+	run -e "$SSHE" --remote-rdcp /nonexistent/rdcp /tmp/src/ga "$S:/tmp/dst/"
+	check "--remote-rdcp /nonexistent/rdcp: exit 14" [ "$RC" -eq 14 ]
+	check "  says rdcp could not be started there" out_has "could not start '/nonexistent/rdcp'"
+	check "  with the remote shell's message passed through" \
+		out_has "/nonexistent/rdcp: No such file or directory"
+	run -e "$SSHE" /tmp/src/ga "$S:/tmp/dst/"
+	check "no --remote-rdcp and no rdcp on b's PATH: exit 14" [ "$RC" -eq 14 ]
+	check "  asks whether rdcp is installed" out_has "is rdcp installed"
+	check "  passes 'command not found' through" out_has "not found"
+	run -e "$SSHE" --remote-rdcp /bin/true /tmp/src/ga "$S:/tmp/dst/"
+	check "a remote 'rdcp' that exits without a ready line: exit 14" [ "$RC" -eq 14 ]
+	check "  says it exited before it was ready" out_has "before it was ready"
+
+	# --- 6. ssh failing ---
+	run -e "${SSHE/-p 2222/-p 1}" --remote-rdcp "$RDCP" /tmp/src/ga "$S:/tmp/dst/"
+	check "ssh to a closed port: exit 14" [ "$RC" -eq 14 ]
+	check "  says ssh failed" out_has "ssh to $S failed"
+	check "  with ssh's own words" out_has "Connection refused"
+	run -e /nonexistent/ssh --remote-rdcp "$RDCP" /tmp/src/ga "$S:/tmp/dst/"
+	check "-e naming a missing program: exit 14" [ "$RC" -eq 14 ]
+	check "  names the program" out_has "/nonexistent/ssh"
+
+	# --- 7. user@host ---
+	rcp /tmp/src/gb "root@$S:/tmp/dst/x"
+	check "push to root@$S:/tmp/dst/x" [ "$RC" -eq 0 ]
+	check "  arrived" [ "$(on_b 'cat /tmp/dst/x')" = b ]
+	rcp "root@$S:/tmp/dst/x" /tmp/back/x
+	check "pull from root@$S:/tmp/dst/x" [ "$(cat /tmp/back/x 2>&1)" = b ]
+	rcp /tmp/src/gb "nobody@$S:/tmp/dst/y"
+	check "nobody@$S (no key for that user): exit 14, the user really is passed" [ "$RC" -eq 14 ]
+	check "  ssh's refusal passed through" out_has "Permission denied"
+
+	# --- awkward remote names: the remote command is quoted ---
+	rcp /tmp/src/ga "$S:/tmp/dst/it's a \$HOME \`x\` file"
+	check "push to a remote name with a quote, \$, backquotes and spaces" [ "$RC" -eq 0 ]
+	check "  the file has exactly that name" on_b "test -f '/tmp/dst/it'\\''s a \$HOME \`x\` file'"
+	rcp /tmp/src/ga "$S:/tmp/dst/semi;touch /tmp/pwned"
+	check "a remote name with ';' is not run as a command" \
+		[ "$(on_b 'ls /tmp/pwned 2>/dev/null; ls /tmp/dst/semi*')" = "/tmp/dst/semi;touch /tmp/pwned" ]
+	rcp "$S:/tmp/dst/it's a \$HOME \`x\` file" /tmp/back/
+	check "pull that name back" [ "$(cat "/tmp/back/it's a \$HOME \`x\` file" 2>&1)" = a ]
+
+	# --- -v, -q, --rdma-host ---
+	rcp -v /tmp/src/ga "$S:/tmp/dst/v"
+	check "-v: says which RDMA address b reported" out_has "reports RDMA address $S port"
+	check "  and the connection" out_has "connected to"
+	rcp -q /tmp/src/ga "$S:/tmp/dst/q"
+	check "-q: nothing printed" eval '[ "$RC" -eq 0 ] && [ ! -s /tmp/out ]'
+	rcp --rdma-host "$S" /tmp/src/ga "$S:/tmp/dst/rh"
+	check "--rdma-host $S works" [ "$(on_b 'cat /tmp/dst/rh')" = a ]
+	rcp --timeout 5 --rdma-host 10.77.2.99 /tmp/src/ga "$S:/tmp/dst/rh2"
+	check "--rdma-host to an address nobody has: fails" [ "$RC" -ne 0 ]
+	check "  nothing arrives" [ "$(on_b 'ls /tmp/dst/rh2 2>/dev/null | wc -l')" = 0 ]
+	i=0
+	while [ "$(on_b 'pgrep -f -- --remote-serve[r] | wc -l')" != 0 ] && [ $i -lt 10 ]; do
+		sleep 1
+		i=$((i + 1))
+	done
+	check "  the remote half it started is gone within 10 s (it waited ${i} s)" [ $i -lt 10 ]
+
+	# --- 8. a wrong secret is refused; the listener gives up on its own ---
+	$SSHE "$S" "$RDCP --timeout 8 --remote-server recv -- /tmp/dst/w" \
+		>/tmp/half.out 2>/tmp/half.err &
+	local hpid=$!
+	i=0
+	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	local ready port secret addr
+	ready=$(grep '^RDCP-READY ' /tmp/half.out)
+	echo "    hand-started half: $ready"
+	read -r _ _ _ port secret addr <<<"$ready"
+	echo "    port $port, address $addr"
+	check "hand-started remote half prints a ready line (port, 32-hex secret, address)" \
+		eval '[ -n "$port" ] && [ ${#secret} -eq 32 ] && [ "${addr%%,*}" = "$S" ]'
+	"$EVIL" bad-secret "$S" "$port" >/tmp/bad.out 2>&1
+	local rc=$?
+	sed 's/^/    | /' /tmp/bad.out
+	check "a client proving a wrong secret is refused as unauthenticated" [ $rc -eq 0 ]
+	"$EVIL" bad-secret "$S" "$port" none >/tmp/bad.out 2>&1
+	rc=$?
+	sed 's/^/    | /' /tmp/bad.out
+	check "a client with no secret at all is refused too" [ $rc -eq 0 ]
+	wait $hpid
+	rc=$?
+	sed 's/^/    half| /' /tmp/half.err
+	check "the remote half gives up when no client proves the secret (exit $rc)" [ $rc -eq 30 ]
+	check "  its stderr logs the refusals" \
+		[ "$(grep -c 'refused a connection from .*wrong or missing secret' /tmp/half.err)" -eq 2 ]
+	check "  and says why it gave up" grep -q "no client proved the secret within 8 s" /tmp/half.err
+	check "  nothing written" [ "$(on_b 'ls /tmp/dst/w 2>/dev/null | wc -l')" = 0 ]
+	rcp /tmp/src/r3m "$S:/tmp/dst/w"
+	check "a real transfer right after works" [ "$RC" -eq 0 ]
+	check "  exact" [ "$(on_b 'md5sum </tmp/dst/w')" = "$(md5sum </tmp/src/r3m)" ]
+	# Control: the checker itself can tell an accepted client.
+	$SSHE "$S" "$RDCP --timeout 5 --remote-server recv -- /tmp/dst/w2" \
+		>/tmp/half.out 2>/tmp/half.err &
+	hpid=$!
+	i=0
+	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 200 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	read -r _ _ _ port secret _ <<<"$(grep '^RDCP-READY ' /tmp/half.out)"
+	"$EVIL" bad-secret "$S" "$port" "$secret" >/tmp/bad.out 2>&1
+	rc=$?
+	sed 's/^/    | /' /tmp/bad.out
+	check "control: the right secret is accepted (bad-secret exits 1)" [ $rc -eq 1 ]
+	wait $hpid
+	sed 's/^/    half| /' /tmp/half.err
+
+	touch "$SH/client-done"
+}
+
+case "$RIG_ROLE" in
+a)
+	ssh-keygen -q -t ed25519 -N '' -f /tmp/key || exit 1
+	cp /tmp/key.pub "$SH/client.pub"
+	wait_for "$SH/server-ready" 180 || exit 1
+	client
+	;;
+b)
+	server || {
+		touch "$SH/server-ready"
+		exit 1
+	}
+	;;
+esac
+finish
