@@ -90,6 +90,9 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 {
 	struct report_ctx *rc = ctx;
 
+	/* Messages that already start with the path need it only once. */
+	if (msg && len && !strncmp(msg, path, len) && msg[len] == ':' && msg[len + 1] == ' ')
+		msg += len + 2;
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
 	if (status == 0) {
