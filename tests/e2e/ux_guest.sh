@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# The scp experience, seen from a user's terminal: the progress meter under
+# a pseudo-terminal shows a rate and reaches 100 %, --json parses and its
+# byte counts match the files, -q is quiet, names with control characters
+# are printed escaped, -v shows device, GID and the chunk plan.
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+S=$RIG_SELF_IP
+
+mkdir -p /tmp/mod /tmp/src
+start_daemon d --module m=/tmp/mod || exit 1
+head -c $((24 << 20)) /dev/urandom >/tmp/src/big
+head -c 1000 /dev/urandom >/tmp/src/small
+: >/tmp/src/empty
+
+# --- progress meter under a pseudo-terminal ---
+script -q -c "$RDCP /tmp/src/big $S::m/p1" /tmp/typescript >/dev/null 2>&1
+tr '\r' '\n' </tmp/typescript >/tmp/lines
+sed 's/^/    | /' /tmp/lines | tail -6
+check "progress: shows a rate" grep -qE 'big +[0-9]+% .*[0-9.]+ [KMG]?i?B/s' /tmp/lines
+check "progress: reaches 100 %" grep -qE 'big +100% ' /tmp/lines
+check "progress: final summary line" grep -q 'entries, .* checksum sha256' /tmp/lines
+run --progress /tmp/src/big "$S::m/p2"
+check "--progress forces the meter when not a terminal" out_has "big.*100%"
+run /tmp/src/small "$S::m/p3"
+check "no meter when not a terminal" sh -c '! grep -q "100%" /tmp/out'
+"$RDCP" -q /tmp/src/small "$S::m/p4" >/tmp/q.out 2>&1
+check "-q prints nothing on success" [ ! -s /tmp/q.out ]
+
+# --- --json ---
+"$RDCP" -r --json /tmp/src "$S::m/j" >/tmp/j.out 2>/tmp/j.err
+RC=$?
+cat /tmp/j.out
+check "--json: exit 0" [ "$RC" -eq 0 ]
+want=$(( $(stat -c %s /tmp/src/big) + $(stat -c %s /tmp/src/small) ))
+check "--json parses, byte counts match the files" python3 -c '
+import json, sys
+d = json.load(open("/tmp/j.out"))
+assert d["bytes"] == int(sys.argv[1]), (d["bytes"], sys.argv[1])
+assert d["bytes_moved"] == int(sys.argv[1]), d
+assert d["files"] == 5 and d["failed"] == 0 and d["exit_status"] == 0, d
+assert d["checksum"] == "sha256" and d["seconds"] > 0, d
+' "$want"
+"$RDCP" --json /tmp/src/small /tmp/src/missing "$S::m/j2/" >/tmp/j.out 2>/dev/null
+RC=$?
+check "--json with a failure: exit 23" [ "$RC" -eq 23 ]
+check "--json lists the failed file" python3 -c '
+import json
+d = json.load(open("/tmp/j.out"))
+assert d["exit_status"] == 23 and d["failed"] == 1, d
+assert d["errors"][0]["path"] == "/tmp/src/missing", d
+'
+
+# --- escaping of names ---
+evil=$(printf '/tmp/src/clear\033[2J\033[Hname')
+run "$evil" "$S::m/"
+check "a control character in a name is printed escaped" out_has 'clear\\x1b\[2J\\x1b\[Hname'
+check "  and never raw" sh -c '! grep -q "$(printf "\033")" /tmp/out'
+
+# --- -v ---
+run -v /tmp/src/small "$S::m/v"
+check "-v names the device, port and link" out_has "via rxe0 port 1 (RoCE)"
+check "-v shows the GID" out_has "GID ::ffff:$S"
+check "-v shows the chunk plan" out_has "plan: chunks of 4096 KiB, checksum sha256"
+finish
