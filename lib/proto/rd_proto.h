@@ -157,7 +157,7 @@
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	1
 #define RD_PROTO_MAX	1
-#define RD_DEFAULT_PORT 18515
+#define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 32
 #define RD_CM_REP_LEN 12

@@ -6,7 +6,7 @@
 PASSES=0
 FAILS=0
 : "${RIG_SHARED:?run inside the rig}"
-PORT=${PORT:-18515}
+PORT=${PORT:-18710}
 
 pass() { PASSES=$((PASSES + 1)); echo "PASS: $*"; }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; }
