@@ -64,6 +64,23 @@ client() {
 	run /tmp/src/small.txt /tmp/src/big.bin "$S::m/nosuchdir/x"
 	check "two sources onto a missing directory fail" [ "$RC" -ne 0 ]
 
+	# Two clients at once: the daemon serves each on its own connection.
+	"$RDCP" /tmp/src/big.bin "$S::m/concurrent.bin" >/tmp/o1 2>&1 &
+	p1=$!
+	"$RDCP" -r /tmp/src/tree "$S::m/concurrent-tree" >/tmp/o2 2>&1 &
+	p2=$!
+	wait $p1
+	r1=$?
+	wait $p2
+	r2=$?
+	cat /tmp/o1 /tmp/o2 | sed 's/^/    | /'
+	check "two concurrent pushes both succeed" test "$r1" -eq 0 -a "$r2" -eq 0
+	run "$S::m/concurrent.bin" /tmp/pull/concurrent.bin
+	check "  the big one arrived exact" cmp /tmp/src/big.bin /tmp/pull/concurrent.bin
+	rm -f /tmp/pull/concurrent.bin
+	run -r "$S::m/concurrent-tree" /tmp/pull/
+	check "  the tree arrived exact" same_tree /tmp/src/tree /tmp/pull/concurrent-tree
+
 	mkdir -p /tmp/pull/multi
 	run "$S::m/small.txt" "$S::m/renamed.txt" /tmp/pull/multi/
 	check "pull of several sources into a directory" \
