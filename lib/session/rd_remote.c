@@ -14,10 +14,12 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
@@ -156,6 +158,22 @@ static long ms_left(const struct timespec *deadline)
 	return (deadline->tv_sec - n.tv_sec) * 1000 + (deadline->tv_nsec - n.tv_nsec) / 1000000;
 }
 
+/*
+ * The client never writes to our stdin (the ssh channel); it closes it when
+ * it gives up (rd_ssh_finish). EOF or a hangup there: nobody will come.
+ */
+static int client_gone(void)
+{
+	struct pollfd p = {.fd = 0, .events = POLLIN};
+	char c;
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+		return 1;
+	return read(0, &c, 1) == 0;
+}
+
 static void logf_(const struct rd_remote_opts *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -218,9 +236,16 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 						 1000);
 			goto out;
 		}
-		ret = rd_listener_next(l, (int)left, &req, &creq);
-		if (ret == 1)
+		ret = rd_listener_next(l, left > 250 ? 250 : (int)left, &req, &creq);
+		if (ret == 1) {
+			if (client_gone()) {
+				ret = rd_err_set(&r->err, RD_ECONN, 0,
+						 "the client went away (ssh channel closed) "
+						 "before it connected");
+				goto out;
+			}
 			continue;
+		}
 		if (ret < 0) {
 			rd_err_copy(&r->err, rd_listener_err(l));
 			goto out;

@@ -64,14 +64,16 @@ static int quote(char *buf, size_t cap, size_t *n, const char *w)
 	return 0;
 }
 
-static void keep_tail(struct ssh_priv *p, const char *esc)
+static void keep_tail(struct ssh_priv *p, const char *raw, size_t len)
 {
+	while (len && raw[len - 1] == '\r') /* ssh ends its own lines with CR LF */
+		len--;
 	pthread_mutex_lock(&p->lock);
 	if (p->ntail == TAIL_LINES) {
 		memmove(p->tail[0], p->tail[1], sizeof(p->tail[0]) * (TAIL_LINES - 1));
 		p->ntail--;
 	}
-	snprintf(p->tail[p->ntail++], LINE_MAX_, "%s", esc);
+	snprintf(p->tail[p->ntail++], LINE_MAX_, "%.*s", (int)len, raw);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -81,7 +83,7 @@ static void emit_line(struct ssh_priv *p, const char *raw, size_t len)
 	char esc[LINE_MAX_];
 
 	rd_escape(esc, sizeof(esc), raw, len);
-	keep_tail(p, esc);
+	keep_tail(p, raw, len); /* escaped once, by whoever prints it */
 	if (p->log)
 		p->log(p->ctx, esc);
 }
@@ -209,7 +211,8 @@ static int build_argv(const struct rd_ssh_opts *o, struct argbuf *b, char **argv
 
 int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 {
-	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, pexec[2] = {-1, -1};
+	int exec_errno = 0;
 	char line[LINE_MAX_], tail[1200];
 	static __thread struct argbuf ab;
 	char *argv[MAX_ARGS];
@@ -231,7 +234,8 @@ int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 	s->priv = p;
 	if (build_argv(o, &ab, argv) < 0)
 		return rd_err_set(&s->err, RD_EUSAGE, 0, "remote paths too long for one command");
-	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
+	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) ||
+	    pipe2(pexec, O_CLOEXEC)) {
 		ret = rd_err_set(&s->err, RD_ESYS, errno, "pipe");
 		goto fail;
 	}
@@ -245,9 +249,26 @@ int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 		dup2(pout[1], 1);
 		dup2(perr[1], 2);
 		execvp(argv[0], argv);
-		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+		exec_errno = errno; /* pexec closes on a successful exec */
+		if (write(pexec[1], &exec_errno, sizeof(exec_errno)) < 0)
+			_exit(127);
 		_exit(127);
 	}
+	close(pexec[1]);
+	if (read(pexec[0], &exec_errno, sizeof(exec_errno)) == (ssize_t)sizeof(exec_errno)) {
+		close(pexec[0]);
+		close(pin[0]);
+		close(pin[1]);
+		close(pout[0]);
+		close(pout[1]);
+		close(perr[0]);
+		close(perr[1]);
+		waitpid(s->pid, NULL, 0);
+		s->pid = -1;
+		return rd_err_set(&s->err, RD_EREMOTE, exec_errno,
+				  "cannot run the ssh command '%s' (-e/--rsh)", argv[0]);
+	}
+	close(pexec[0]);
 	close(pin[0]);
 	close(pout[1]);
 	close(perr[1]);

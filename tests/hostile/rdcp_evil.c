@@ -190,6 +190,14 @@ static const struct evcase pull_cases[] = {
      2,
      {{.type = RD_FT_DIR, .path = ".ssh", .expect = EXP_ANY},
       {.type = RD_FT_REG, .path = ".ssh/authorized_keys", .expect = EXP_ANY}}},
+    /* Not asked for, and made to mess with a terminal: refused, and shown
+     * escaped. */
+    {"escape",
+     1,
+     {{.type = RD_FT_REG,
+       .flags = RD_FF_ROOT,
+       .path = "\033[2J\033]0;evil\007\r\n",
+       .expect = EXP_ANY}}},
     /* Never asked for, but with harmless names: may land, inside DEST. */
     {"extra",
      2,
@@ -992,8 +1000,10 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 	printf(" %s\n", addr);
 	fflush(stdout);
 	/* From here on, like the real remote half: the channel carries nothing
-	 * more; what we say goes to stderr, which the client shows. */
+	 * more; what we say goes to stderr, which the client shows (escaped,
+	 * it must be: this line tries to clear the screen and set a title). */
 	dup2(2, 1);
+	printf("evil stderr: \033[2J\033]0;pwned\007 ring\n");
 	for (;;) {
 		struct rd_conn_req *req;
 		struct rd_cm_req creq;
