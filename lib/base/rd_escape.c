@@ -4,23 +4,26 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Length of a valid UTF-8 sequence starting at s (max n bytes), or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
+size_t rd_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp)
 {
 	size_t need, i;
-	uint32_t cp;
+	uint32_t c;
 
-	if (s[0] < 0x80)
+	if (!n)
+		return 0;
+	if (s[0] < 0x80) {
+		*cp = s[0];
 		return 1;
+	}
 	if ((s[0] & 0xe0) == 0xc0) {
 		need = 2;
-		cp = s[0] & 0x1f;
+		c = s[0] & 0x1f;
 	} else if ((s[0] & 0xf0) == 0xe0) {
 		need = 3;
-		cp = s[0] & 0x0f;
+		c = s[0] & 0x0f;
 	} else if ((s[0] & 0xf8) == 0xf0) {
 		need = 4;
-		cp = s[0] & 0x07;
+		c = s[0] & 0x07;
 	} else {
 		return 0;
 	}
@@ -29,14 +32,26 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	for (i = 1; i < need; i++) {
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
+		c = (c << 6) | (s[i] & 0x3f);
 	}
-	/* Overlong forms, surrogates, out of range, C1 controls. */
-	if ((need == 2 && cp < 0x80) || (need == 3 && cp < 0x800) || (need == 4 && cp < 0x10000))
+	/* Overlong forms, surrogates, out of range. */
+	if ((need == 2 && c < 0x80) || (need == 3 && c < 0x800) || (need == 4 && c < 0x10000))
 		return 0;
-	if ((cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || (cp >= 0x80 && cp < 0xa0))
+	if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
 		return 0;
+	*cp = c;
 	return need;
+}
+
+/* A printable UTF-8 sequence: valid and not a C1 control. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	uint32_t cp;
+	size_t k = rd_utf8_decode(s, n, &cp);
+
+	if (k > 1 && cp >= 0x80 && cp < 0xa0)
+		return 0;
+	return k;
 }
 
 static void put(char *dst, size_t dstlen, size_t *pos, const char *s, size_t n)

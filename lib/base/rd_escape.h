@@ -9,6 +9,7 @@
 #define RDCP_BASE_RD_ESCAPE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /*
  * Escape len bytes of src into dst (always NUL-terminated when dstlen > 0).
@@ -16,5 +17,12 @@
  * snprintf, so truncation can be detected.
  */
 size_t rd_escape(char *dst, size_t dstlen, const char *src, size_t len);
+
+/*
+ * Decode one UTF-8 sequence of at most n bytes: returns its length with
+ * the code point in *cp, or 0 if it is not valid (overlong, surrogate,
+ * out of range, truncated).
+ */
+size_t rd_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp);
 
 #endif

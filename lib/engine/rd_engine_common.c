@@ -102,3 +102,30 @@ void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64
 	e->st.cur_size = size;
 	e->st.cur_done = 0;
 }
+
+int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,
+		    int (*on_msg)(void *ctx, const struct rd_msg *m),
+		    int (*proto_err)(void *ctx, const char *why))
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+	int r, n = 0;
+
+	while (rd_conn_recv(c, &buf, &len) == 1) {
+		r = rd_msg_decode(buf, len, &m, &why);
+		if (r) {
+			rd_conn_recv_done(c);
+			return proto_err(ctx, why);
+		}
+		r = on_msg(ctx, &m);
+		/* the buffer goes back to the NIC only after the handler is done */
+		if (rd_conn_recv_done(c) < 0 && !r)
+			r = rd_err_copy(&e->err, rd_conn_err(c));
+		if (r < 0)
+			return r;
+		n++;
+	}
+	return n;
+}

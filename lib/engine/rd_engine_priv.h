@@ -9,6 +9,15 @@ uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx);
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size);
 
+/*
+ * Decode and hand every waiting message to on_msg, re-posting each buffer
+ * after it; a message that does not decode goes to proto_err. Returns the
+ * number handled or a negative status.
+ */
+int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,
+		    int (*on_msg)(void *ctx, const struct rd_msg *m),
+		    int (*proto_err)(void *ctx, const char *why));
+
 /* How long the loop sleeps when it has nothing to do (ms); the transport's
  * own timeout decides when a silent peer is dead. */
 #define RD_ENGINE_IDLE_MS 1000

@@ -505,28 +505,19 @@ static int settle(struct receiver *r)
 	return n;
 }
 
+static int on_msg_cb(void *ctx, const struct rd_msg *m)
+{
+	return on_msg(ctx, m);
+}
+
+static int proto_err_cb(void *ctx, const char *why)
+{
+	return proto_err(ctx, why);
+}
+
 static int drain_msgs(struct receiver *r)
 {
-	const uint8_t *buf;
-	size_t len;
-	struct rd_msg m;
-	const char *why;
-	int ret, n = 0;
-
-	while (rd_conn_recv(r->c, &buf, &len) == 1) {
-		ret = rd_msg_decode(buf, len, &m, &why);
-		if (ret) {
-			rd_conn_recv_done(r->c);
-			return proto_err(r, why);
-		}
-		ret = on_msg(r, &m);
-		if (rd_conn_recv_done(r->c) < 0 && !ret)
-			ret = rd_err_copy(&r->e->err, rd_conn_err(r->c));
-		if (ret < 0)
-			return ret;
-		n++;
-	}
-	return n;
+	return rd_engine_drain(r->e, r->c, r, on_msg_cb, proto_err_cb);
 }
 
 static int recv_loop(struct receiver *r)

@@ -341,28 +341,19 @@ static int emit_entry(struct sender *s)
 	return 1;
 }
 
+static int on_msg_cb(void *ctx, const struct rd_msg *m)
+{
+	return on_msg(ctx, m);
+}
+
+static int proto_err_cb(void *ctx, const char *why)
+{
+	return proto_err(ctx, why);
+}
+
 static int drain_msgs(struct sender *s)
 {
-	const uint8_t *buf;
-	size_t len;
-	struct rd_msg m;
-	const char *why;
-	int r, n = 0;
-
-	while (rd_conn_recv(s->c, &buf, &len) == 1) {
-		r = rd_msg_decode(buf, len, &m, &why);
-		if (r) {
-			rd_conn_recv_done(s->c);
-			return proto_err(s, why);
-		}
-		r = on_msg(s, &m);
-		if (rd_conn_recv_done(s->c) < 0 && !r)
-			r = rd_err_copy(&s->e->err, rd_conn_err(s->c));
-		if (r < 0)
-			return r;
-		n++;
-	}
-	return n;
+	return rd_engine_drain(s->e, s->c, s, on_msg_cb, proto_err_cb);
 }
 
 static int send_loop(struct sender *s)

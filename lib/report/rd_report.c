@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lib/report/rd_report.h"
+#include "lib/base/rd_escape.h"
 
 void rd_report_init(struct rd_report *r, unsigned max_errors)
 {
@@ -107,42 +108,6 @@ out_count:
  * point, or 0 if s[0] does not start one (stray continuation byte, bad
  * lead byte, truncated, overlong, surrogate, above U+10FFFF).
  */
-static size_t utf8_dec(const unsigned char *s, size_t n, uint32_t *cp)
-{
-	size_t need, i;
-	uint32_t c;
-
-	if (s[0] < 0x80) {
-		*cp = s[0];
-		return 1;
-	}
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		need = 2;
-		c = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		need = 3;
-		c = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		need = 4;
-		c = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (need > n)
-		return 0;
-	for (i = 1; i < need; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = (c << 6) | (s[i] & 0x3f);
-	}
-	if ((need == 3 && c < 0x800) || (need == 4 && c < 0x10000))
-		return 0;
-	if ((c >= 0xd800 && c <= 0xdfff) || c > 0x10ffff)
-		return 0;
-	*cp = c;
-	return need;
-}
-
 size_t rd_report_json_string(FILE *out, const char *str, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)str;
@@ -151,7 +116,7 @@ size_t rd_report_json_string(FILE *out, const char *str, size_t len)
 
 	fputc('"', out);
 	while (i < len) {
-		k = utf8_dec(s + i, len - i, &cp);
+		k = rd_utf8_decode(s + i, len - i, &cp);
 		if (!k) {
 			fputs("\\ufffd", out);
 			bad++;
