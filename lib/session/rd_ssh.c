@@ -209,6 +209,8 @@ static int build_argv(const struct rd_ssh_opts *o, struct argbuf *b, char **argv
 	return argc;
 }
 
+static int reap(struct rd_ssh *s, int timeout_ms);
+
 int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 {
 	int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1}, pexec[2] = {-1, -1};
@@ -232,8 +234,10 @@ int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 	p->log = o->log;
 	p->ctx = o->ctx;
 	s->priv = p;
-	if (build_argv(o, &ab, argv) < 0)
-		return rd_err_set(&s->err, RD_EUSAGE, 0, "remote paths too long for one command");
+	if (build_argv(o, &ab, argv) < 0) {
+		ret = rd_err_set(&s->err, RD_EUSAGE, 0, "remote paths too long for one command");
+		goto fail;
+	}
 	if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC) ||
 	    pipe2(pexec, O_CLOEXEC)) {
 		ret = rd_err_set(&s->err, RD_ESYS, errno, "pipe");
@@ -265,6 +269,7 @@ int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 		close(perr[1]);
 		waitpid(s->pid, NULL, 0);
 		s->pid = -1;
+		rd_ssh_finish(s, 0); /* frees priv */
 		return rd_err_set(&s->err, RD_EREMOTE, exec_errno,
 				  "cannot run the ssh command '%s' (-e/--rsh)", argv[0]);
 	}
@@ -311,8 +316,9 @@ int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 		emit_line(p, line, strlen(line)); /* a banner or the like */
 	}
 	/* No ready line: explain with what ssh / the remote said. */
-	st = rd_ssh_finish(s, 3000);
+	st = reap(s, 3000);
 	tail_text(p, tail, sizeof(tail));
+	rd_ssh_finish(s, 0);
 	if (ret == -ETIMEDOUT)
 		return rd_err_set(&s->err, RD_EREMOTE, 0,
 				  "%s: the remote rdcp did not report ready within %d s%s%s", o->host,
@@ -347,10 +353,19 @@ fail:
 		close(perr[0]);
 		close(perr[1]);
 	}
+	if (pexec[0] >= 0) {
+		close(pexec[0]);
+		close(pexec[1]);
+	}
+	if (s->pid > 0)
+		waitpid(s->pid, NULL, 0);
+	s->pid = -1;
+	rd_ssh_finish(s, 0); /* frees priv */
 	return ret;
 }
 
-int rd_ssh_finish(struct rd_ssh *s, int timeout_ms)
+/* Close our side, reap ssh, join the stderr reader; keeps priv (the tail). */
+static int reap(struct rd_ssh *s, int timeout_ms)
 {
 	struct ssh_priv *p = s->priv;
 	int status = -1, waited = 0;
@@ -383,12 +398,20 @@ int rd_ssh_finish(struct rd_ssh *s, int timeout_ms)
 		pthread_join(p->th, NULL);
 		p->th_started = 0;
 	}
+	if (status == -1)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int rd_ssh_finish(struct rd_ssh *s, int timeout_ms)
+{
+	struct ssh_priv *p = s->priv;
+	int st = reap(s, timeout_ms);
+
 	if (p) {
 		pthread_mutex_destroy(&p->lock);
 		free(p);
 		s->priv = NULL;
 	}
-	if (status == -1)
-		return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return st;
 }

@@ -65,4 +65,22 @@ run -v /tmp/src/small "$S::m/v"
 check "-v names the device, port and link" out_has "via rxe0 port 1 (RoCE)"
 check "-v shows the GID" out_has "GID ::ffff:$S"
 check "-v shows the chunk plan" out_has "plan: chunks of 4096 KiB, checksum sha256"
+# --- operands and the ends' versions ---
+run /tmp/src/small hostx:/tmp/a hosty:/tmp/b
+check "two remote operands: exit 1" [ "$RC" -eq 1 ]
+check "  with a clear error" out_has "between two remote operands is not supported"
+cat >/tmp/fake-new-ssh <<'FAKE'
+#!/bin/sh
+# stands in for ssh: a remote rdcp that only speaks protocol 9
+echo "RDCP-READY 9 9 4000 00112233445566778899aabbccddeeff 10.77.1.1"
+sleep 1
+FAKE
+chmod +x /tmp/fake-new-ssh
+run -e /tmp/fake-new-ssh /tmp/src/small somehost:/tmp/x
+check "remote rdcp of another protocol version: exit 2" [ "$RC" -eq 2 ]
+check "  says so plainly" out_has "protocol version mismatch: the remote rdcp speaks 9..9"
+mkdir -p /tmp/dir:with:colons
+echo colon >/tmp/dir:with:colons/f
+run /tmp/dir:with:colons/f "$S::m/colon"
+check "a ':' after a '/' is a local path" [ "$RC" -eq 0 ]
 finish

@@ -269,7 +269,8 @@ static void put_bytes(struct wr *w, const char *p, size_t n)
 		w->full = 1;
 		return;
 	}
-	memcpy(w->b + w->off, p, n);
+	if (n)
+		memcpy(w->b + w->off, p, n);
 	w->off += n;
 }
 
