@@ -163,6 +163,33 @@ static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_
 	       ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
 }
 
+/* Refuse with the message already in err (it is reused for the reply). */
+static int refuse_err(struct rd_conn *c, struct rd_err *err, int ret)
+{
+	char why[RD_ERR_MSG_MAX];
+
+	snprintf(why, sizeof(why), "%s", err->msg);
+	return refuse(c, err, -ret, "%s", why);
+}
+
+/* Accept the OPEN and run the engine with the roles its mode gives us. */
+static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_open *o,
+		   struct rd_sink *sink, struct rd_tree *t, int fixed, char *summary,
+		   size_t sumlen, struct rd_err *err)
+{
+	int push = o->mode == RD_MODE_PUSH, ret;
+
+	ret = send_open_ok(c, o, err);
+	if (ret)
+		return ret;
+	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
+	summarize(summary, sumlen, fixed ? (push ? "receive" : "send") : (push ? "push" : "pull"),
+		  e, ret);
+	if (ret)
+		rd_err_copy(err, &e->err);
+	return ret;
+}
+
 /* The ssh-started case: the job is fixed by our command line. */
 static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struct rd_engine *e,
 		       const struct rd_msg_open *o, char *summary, size_t sumlen,
@@ -170,7 +197,6 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 {
 	struct rd_sink *sink = NULL;
 	struct rd_tree *t = NULL;
-	char why[RD_ERR_MSG_MAX];
 	int ret;
 
 	if (o->mode != cfg->fixed_mode) {
@@ -185,20 +211,10 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = rd_tree_open(&t, cfg->fixed_paths, cfg->nfixed,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
 	if (ret) {
-		snprintf(why, sizeof(why), "%s", err->msg);
-		ret = refuse(c, err, -ret, "%s", why);
+		ret = refuse_err(c, err, ret);
 		goto out;
 	}
-	ret = send_open_ok(c, o, err);
-	if (ret)
-		goto out;
-	if (o->mode == RD_MODE_PUSH)
-		ret = rd_engine_recv(e, c, sink);
-	else
-		ret = rd_engine_send(e, c, t);
-	summarize(summary, sumlen, o->mode == RD_MODE_PUSH ? "receive" : "send", e, ret);
-	if (ret)
-		rd_err_copy(err, &e->err);
+	ret = run_job(c, e, o, sink, t, 1, summary, sumlen, err);
 out:
 	rd_tree_close(t);
 	rd_sink_close(sink);
@@ -328,23 +344,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			}
 		}
 		if (ret) {
-			char why[RD_ERR_MSG_MAX];
-
-			snprintf(why, sizeof(why), "%s", err->msg);
-			ret = refuse(c, err, -ret, "%s", why);
+			ret = refuse_err(c, err, ret);
 			goto out;
 		}
 	}
-	ret = send_open_ok(c, o, err);
-	if (ret)
-		goto out;
-	if (o->mode == RD_MODE_PUSH)
-		ret = rd_engine_recv(&e, c, sink);
-	else
-		ret = rd_engine_send(&e, c, t);
-	summarize(summary, sumlen, o->mode == RD_MODE_PUSH ? "push" : "pull", &e, ret);
-	if (ret)
-		rd_err_copy(err, &e.err);
+	ret = run_job(c, &e, o, sink, t, 0, summary, sumlen, err);
 out:
 	for (i = 0; i < nsrcs; i++)
 		free(srcs[i]);
