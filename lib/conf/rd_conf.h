@@ -299,7 +299,8 @@ struct rd_secrets;
  * Load path, refusing it unless it is a regular file (not a symlink) owned
  * by owner with no group or other permission bits (mode 0600 or 0400,
  * like rsync's strict modes). Problems go to c's report callback as
- * FILE:LINE: message (c may be NULL: then only err says what happened).
+ * FILE:LINE: message (c may be NULL: then only err says what happened;
+ * err, if not NULL, gets the first problem of this load).
  * Returns 0 with *out set, or a negative status. Secrets never appear in
  * a message, and every buffer that held one is cleansed when freed.
  */

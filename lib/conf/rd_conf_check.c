@@ -109,7 +109,6 @@ static int cli_module(struct rd_conf *c, const char *spec)
 
 int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 {
-	struct rd_conf_net a;
 	unsigned before = c->nerrors;
 	unsigned long port;
 	char *end;
@@ -118,15 +117,11 @@ int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 	for (i = 0; i < cli->nmodules; i++)
 		cli_module(c, cli->modules[i]);
 	if (cli->listen) {
-		if (rd_conf_addr_parse(&a, cli->listen) || strlen(cli->listen) >= 64) {
+		if (rd_conf_addr_canon(cli->listen, c->listen[0], sizeof(c->listen[0]))) {
 			rd_conf_report(c, NULL, 0, RD_CONF_ERROR,
 				       "--listen '%.200s': give a numeric IPv4 or IPv6 address",
 				       cli->listen);
 		} else {
-			snprintf(c->listen[0], sizeof(c->listen[0]), "%s",
-				 cli->listen + (cli->listen[0] == '['));
-			if (cli->listen[0] == '[')
-				c->listen[0][strlen(c->listen[0]) - 1] = '\0';
 			c->nlisten = 1;
 			c->set[RD_CK_LISTEN] = RD_CONF_FROM_CLI;
 		}
@@ -239,12 +234,13 @@ static void nesting(struct rd_conf *c, char (*p)[PATH_MAX])
 			a = c->mods[i];
 			b = c->mods[j];
 			in = out = NULL;
-			if (rd_conf_path_within(p[i], p[j]) && rd_conf_module_writable(b)) {
-				in = a;
-				out = b;
-			} else if (rd_conf_path_within(p[j], p[i]) && rd_conf_module_writable(a)) {
+			/* Equal paths: the later module is the one "inside". */
+			if (rd_conf_path_within(p[j], p[i]) && rd_conf_module_writable(a)) {
 				in = b;
 				out = a;
+			} else if (rd_conf_path_within(p[i], p[j]) && rd_conf_module_writable(b)) {
+				in = a;
+				out = b;
 			}
 			if (!in)
 				continue;

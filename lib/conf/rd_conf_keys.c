@@ -58,15 +58,11 @@ static int set_int(struct rd_conf_ctx *x, const char *v, int min, int max, int *
 static int k_listen(struct rd_conf_ctx *x, const char *v)
 {
 	struct rd_conf *c = x->c;
-	struct rd_conf_net a;
 	char text[64];
 	int i;
 
-	if (rd_conf_addr_parse(&a, v))
+	if (rd_conf_addr_canon(v, text, sizeof(text)))
 		return rd_conf_why(x, "'%s' is not a numeric IPv4 or IPv6 address", v);
-	snprintf(text, sizeof(text), "%s", v[0] == '[' ? v + 1 : v);
-	if (v[0] == '[')
-		text[strlen(text) - 1] = '\0';
 	for (i = 0; i < c->nlisten; i++) {
 		if (!strcmp(c->listen[i], text))
 			return rd_conf_why(x, "%s is listed twice", text);

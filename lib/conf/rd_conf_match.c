@@ -59,6 +59,18 @@ int rd_conf_addr_parse(struct rd_conf_net *out, const char *s)
 	return addr_parse(out, s, &v4);
 }
 
+int rd_conf_addr_canon(const char *in, char *out, size_t len)
+{
+	struct rd_conf_net a;
+	int v4;
+
+	if (addr_parse(&a, in, &v4))
+		return -1;
+	if (v4)
+		return inet_ntop(AF_INET, a.addr + 12, out, (socklen_t)len) ? 0 : -1;
+	return inet_ntop(AF_INET6, a.addr, out, (socklen_t)len) ? 0 : -1;
+}
+
 int rd_conf_addr_from_sockaddr(struct rd_conf_net *out, const struct sockaddr *sa)
 {
 	memset(out, 0, sizeof(*out));

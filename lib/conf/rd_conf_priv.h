@@ -55,6 +55,9 @@ struct rd_conf_module *rd_conf_module_add(struct rd_conf *c, const char *name, u
 int rd_conf_parse_hosts(struct rd_conf_ctx *x, const char *v, struct rd_conf_net **out, int *n);
 int rd_conf_parse_users(struct rd_conf_ctx *x, const char *v, struct rd_conf_user **out, int *n);
 
+/* A numeric address in canonical text ("[FE80::1]" -> "fe80::1"); 0 or -1. */
+int rd_conf_addr_canon(const char *in, char *out, size_t len);
+
 /* "/a/./b//c/" -> "/a/b/c", ".." resolved lexically; 0 or -1 if too long. */
 int rd_conf_path_normalize(const char *in, char *out, size_t len);
 /* 1 if inner is outer or lies beneath it (both normalized absolute paths). */

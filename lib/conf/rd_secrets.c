@@ -183,6 +183,7 @@ int rd_secrets_load(struct rd_secrets **out, const char *path, uid_t owner, stru
 	int fd, ret;
 
 	*out = NULL;
+	rd_err_clear(err);
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		problem(c, err, path, 0, "%s",
