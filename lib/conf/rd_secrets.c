@@ -171,14 +171,57 @@ static int check_file(int fd, const char *path, uid_t owner, struct rd_conf *c, 
 	return 0;
 }
 
+int rd_secrets_parse(struct rd_secrets **out, const char *name, const char *text, size_t len,
+		     struct rd_conf *c, struct rd_err *err)
+{
+	struct rd_secrets *s = NULL;
+	const char *p, *nl;
+	unsigned line = 0;
+	size_t n;
+	int ret = -RD_ENOMEM;
+
+	*out = NULL;
+	if (len > RD_SECRETS_FILE_MAX) {
+		problem(c, err, name, 0, "larger than %u bytes", RD_SECRETS_FILE_MAX);
+		return -RD_EAUTH;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		goto oom;
+	s->cap = len ? len : 1;
+	s->blob = malloc(s->cap);
+	s->e = calloc(RD_SECRETS_USERS_MAX, sizeof(*s->e));
+	if (!s->blob || !s->e)
+		goto oom;
+	ret = 0;
+	for (p = text; p < text + len; p = nl ? nl + 1 : text + len) {
+		line++;
+		nl = memchr(p, '\n', (size_t)(text + len - p));
+		n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
+		if (parse_line(s, p, n, name, line, c, err))
+			ret = -RD_EAUTH;
+	}
+	if (!ret && !s->n) {
+		problem(c, err, name, 0, "no 'user:secret' line");
+		ret = -RD_EAUTH;
+	}
+	if (ret) {
+		rd_secrets_free(s);
+		return ret;
+	}
+	*out = s;
+	return 0;
+oom:
+	problem(c, err, name, 0, "out of memory");
+	rd_secrets_free(s);
+	return ret;
+}
+
 int rd_secrets_load(struct rd_secrets **out, const char *path, uid_t owner, struct rd_conf *c,
 		    struct rd_err *err)
 {
-	struct rd_secrets *s = NULL;
 	char *text = NULL;
-	const char *p, *nl;
-	size_t len = 0, n;
-	unsigned line = 0;
+	size_t len = 0;
 	ssize_t r;
 	int fd, ret;
 
@@ -193,13 +236,13 @@ int rd_secrets_load(struct rd_secrets **out, const char *path, uid_t owner, stru
 	ret = check_file(fd, path, owner, c, err);
 	if (ret)
 		goto out;
-	ret = -RD_ENOMEM;
-	s = calloc(1, sizeof(*s));
 	text = malloc(RD_SECRETS_FILE_MAX + 1);
-	if (!s || !text) {
+	if (!text) {
 		problem(c, err, path, 0, "out of memory");
+		ret = -RD_ENOMEM;
 		goto out;
 	}
+	/* Read to the bound + 1, in case the file grew since fstat. */
 	while (len <= RD_SECRETS_FILE_MAX) {
 		r = read(fd, text + len, RD_SECRETS_FILE_MAX + 1 - len);
 		if (r < 0 && errno == EINTR)
@@ -213,42 +256,14 @@ int rd_secrets_load(struct rd_secrets **out, const char *path, uid_t owner, stru
 			break;
 		len += (size_t)r;
 	}
-	if (len > RD_SECRETS_FILE_MAX) {
-		problem(c, err, path, 0, "larger than %u bytes", RD_SECRETS_FILE_MAX);
-		ret = -RD_EAUTH;
-		goto out;
-	}
-	s->cap = len ? len : 1;
-	s->blob = malloc(s->cap);
-	s->e = calloc(RD_SECRETS_USERS_MAX, sizeof(*s->e));
-	if (!s->blob || !s->e) {
-		problem(c, err, path, 0, "out of memory");
-		goto out;
-	}
-	ret = 0;
-	for (p = text; p < text + len; p = nl ? nl + 1 : text + len) {
-		line++;
-		nl = memchr(p, '\n', (size_t)(text + len - p));
-		n = nl ? (size_t)(nl - p) : (size_t)(text + len - p);
-		if (parse_line(s, p, n, path, line, c, err))
-			ret = -RD_EAUTH;
-	}
-	if (!ret && !s->n) {
-		problem(c, err, path, 0, "no 'user:secret' line");
-		ret = -RD_EAUTH;
-	}
+	ret = rd_secrets_parse(out, path, text, len, c, err);
 out:
 	if (text) {
 		OPENSSL_cleanse(text, RD_SECRETS_FILE_MAX + 1);
 		free(text);
 	}
 	close(fd);
-	if (ret) {
-		rd_secrets_free(s);
-		return ret;
-	}
-	*out = s;
-	return 0;
+	return ret;
 }
 
 int rd_secrets_find(const struct rd_secrets *s, const char *user, const uint8_t **secret,
