@@ -124,33 +124,42 @@ static void usage(FILE *out)
 
 struct opts {
 	struct rd_conf_cli cli;
+	const char *modules[RD_CONF_MODULES_MAX]; /* cli.modules */
 	const char *config;
 	int check, foreground;
 	uint64_t pool_bytes;
 	unsigned sink_flags;
 };
 
-static int parse_size(const char *s, uint64_t *out)
+/* All of s is a decimal number in [min, max], times 2^shift for a suffix. */
+static int parse_num(const char *s, int sizes, unsigned long long min, unsigned long long max,
+		     unsigned long long *out)
 {
-	unsigned long long v;
-	char *end;
+	unsigned long long v = 0;
+	unsigned shift = 0;
 
-	v = strtoull(s, &end, 10);
-	if (end == s)
+	if (*s < '0' || *s > '9')
 		return -1;
-	if (*end == 'M' || *end == 'm')
-		v <<= 20;
-	else if (*end == 'G' || *end == 'g')
-		v <<= 30;
-	else if (*end)
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (max - (unsigned)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	if (sizes && (*s == 'M' || *s == 'm'))
+		shift = 20;
+	else if (sizes && (*s == 'G' || *s == 'g'))
+		shift = 30;
+	else if (*s)
 		return -1;
-	if (*end && end[1])
+	if (shift && s[1])
 		return -1;
-	*out = v;
-	return v < (1u << 20) ? -1 : 0;
+	if (v > (max >> shift) || (v << shift) < min)
+		return -1;
+	*out = v << shift;
+	return 0;
 }
 
-/* 0, or the exit status (1 for a usage error, 0 after --help as 2 -> caller). */
+/* 0 to go on, 1 on a usage error (said), -1 after --help. */
 static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 {
 	static const struct option lo[] = {
@@ -170,12 +179,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	static const char *mods[RD_CONF_MODULES_MAX];
-	char *end;
-	long v;
+	unsigned long long v;
 	int c;
 
-	o->cli.modules = mods;
+	o->cli.modules = o->modules;
 	while ((c = getopt_long(argc, argv, "m:l:P:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -189,7 +196,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 				fprintf(stderr, "rdcpd: at most %d modules\n", RD_CONF_MODULES_MAX);
 				return 1;
 			}
-			mods[o->cli.nmodules++] = optarg;
+			o->modules[o->cli.nmodules++] = optarg;
 			break;
 		case 'l':
 			o->cli.listen = optarg;
@@ -204,8 +211,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			o->cli.no_auth = 1;
 			break;
 		case 'C':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 4096) {
+			if (parse_num(optarg, 0, 1, 4096, &v)) {
 				fprintf(stderr, "rdcpd: --max-conns '%s': give 1 to 4096\n",
 					optarg);
 				return 1;
@@ -213,18 +219,20 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			o->cli.max_conns = (int)v;
 			break;
 		case 'S':
-			if (parse_size(optarg, &o->pool_bytes)) {
-				fprintf(stderr, "rdcpd: --pool-size '%s': give e.g. 64M\n", optarg);
+			if (parse_num(optarg, 1, 1u << 20, 1ull << 40, &v)) {
+				fprintf(stderr, "rdcpd: --pool-size '%s': give 1M to 1024G\n",
+					optarg);
 				return 1;
 			}
+			o->pool_bytes = v;
 			break;
 		case 'Y':
 			o->sink_flags |= RD_SINK_FSYNC;
 			break;
 		case 'T':
-			v = strtol(optarg, &end, 10);
-			if (*end || v < 1 || v > 86400) {
-				fprintf(stderr, "rdcpd: --timeout '%s': give seconds\n", optarg);
+			if (parse_num(optarg, 0, 1, 86400, &v)) {
+				fprintf(stderr, "rdcpd: --timeout '%s': give seconds, 1 to 86400\n",
+					optarg);
 				return 1;
 			}
 			o->cli.idle_timeout_s = (int)v;
