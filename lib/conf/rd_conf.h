@@ -306,7 +306,10 @@ struct rd_secrets;
  */
 int rd_secrets_load(struct rd_secrets **out, const char *path, uid_t owner, struct rd_conf *c,
 		    struct rd_err *err);
-/* The same on text already read (name labels the problems); no file checks. */
+/*
+ * The same on text already read (name labels the problems); no file
+ * checks. The caller cleanses text.
+ */
 int rd_secrets_parse(struct rd_secrets **out, const char *name, const char *text, size_t len,
 		     struct rd_conf *c, struct rd_err *err);
 /* The secret of user: 0 with *secret and *len set (valid until freed), or -RD_ENOENT. */
