@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * rdcpd: serve modules over RDMA. Parses options, installs signal
- * handlers, logs; lib/daemon does the rest.
+ * rdcpd: serve modules over RDMA. Parses options, reads the config
+ * (lib/conf merges the two), installs signal handlers, logs; lib/daemon
+ * does the rest.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,10 +14,17 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/conf/rd_conf.h"
 #include "lib/daemon/rd_daemon.h"
 #include "lib/proto/rd_proto.h"
 
-#define MAX_MODULES 64
+/*
+ * What this rdcpd enforces of the config (RD_CONF_CAP_*): nothing beyond
+ * modules (path, read only), listen, port, max connections, memory budget,
+ * idle timeout and log level yet. Settings that restrict access and are
+ * not enforced make it refuse to start (see rd_conf_check_support).
+ */
+#define RDCPD_CAPS 0u
 
 static volatile int stop_flag;
 
@@ -26,8 +35,9 @@ static void on_signal(int sig)
 }
 
 struct logctx {
-	int verbose;
+	int level; /* log lines up to this RD_LOG_* level */
 	const char *ready_file;
+	int checking; /* --check-config: problems go plainly to stderr */
 };
 
 static void log_line(void *ctx, int level, const char *line)
@@ -37,13 +47,33 @@ static void log_line(void *ctx, int level, const char *line)
 	time_t t = time(NULL);
 	struct tm tm;
 
-	if (level >= RD_LOG_DEBUG && !lc->verbose)
+	if (level > lc->level)
 		return;
 	localtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
 	rd_escape(esc, sizeof(esc), line, strlen(line));
 	fprintf(stderr, "%s rdcpd[%d]: %s\n", ts, (int)getpid(), esc);
 	fflush(stderr);
+}
+
+/* A config problem: "FILE:LINE: message" (logged when starting the daemon). */
+static void on_problem(void *ctx, const char *file, unsigned line, int sev, const char *msg)
+{
+	struct logctx *lc = ctx;
+	char where[PATH_MAX + 32], text[PATH_MAX + 2 * RD_CONF_MSG_MAX], esc[4 * sizeof(text)];
+
+	if (file && line)
+		snprintf(where, sizeof(where), "%s:%u", file, line);
+	else
+		snprintf(where, sizeof(where), "%s", file ? file : "rdcpd");
+	snprintf(text, sizeof(text), "%s: %s%s", where, sev == RD_CONF_WARNING ? "warning: " : "",
+		 msg);
+	if (!lc->checking) {
+		log_line(lc, sev == RD_CONF_WARNING ? RD_LOG_WARN : RD_LOG_ERR, text);
+		return;
+	}
+	rd_escape(esc, sizeof(esc), text, strlen(text));
+	fprintf(stderr, "%s\n", esc);
 }
 
 static void on_ready(void *ctx, unsigned port)
@@ -65,133 +95,157 @@ static void on_ready(void *ctx, unsigned port)
 
 static void usage(FILE *out)
 {
-	fprintf(out,
-		"usage: rdcpd --foreground --no-auth --module NAME=DIR[,ro] [options]\n"
-		"\n"
-		"  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
-		"  -l, --listen ADDR           listen on this RDMA address (default: all)\n"
-		"  -P, --port PORT             port (default %d)\n"
-		"      --foreground            stay in the foreground, log to stderr (required)\n"
-		"      --no-auth               serve without authentication (required for now;\n"
-		"                              anyone who reaches the port can use every module)\n"
-		"      --max-conns N           concurrent clients (default 16)\n"
-		"      --pool-size SIZE        receive pool per connection (default 64M)\n"
-		"      --fsync                 fsync every received file before renaming it\n"
-		"      --timeout SECONDS       drop a silent client (default 30)\n"
-		"      --ready-file PATH       write the bound port here once listening\n"
-		"  -v, --verbose               more log lines\n"
-		"  -h, --help                  this text\n",
-		RD_DEFAULT_PORT);
+	fprintf(
+	    out,
+	    "usage: rdcpd --foreground [--config FILE] [options]\n"
+	    "       rdcpd --foreground --no-auth --module NAME=DIR[,ro] [options]\n"
+	    "       rdcpd --check-config [--config FILE] [options]\n"
+	    "\n"
+	    "      --config FILE           read FILE (default %s, if it exists)\n"
+	    "      --check-config          report every problem of the config and exit\n"
+	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
+	    "  -l, --listen ADDR           listen on this RDMA address (default: all)\n"
+	    "  -P, --port PORT             port (default %d)\n"
+	    "      --foreground            stay in the foreground, log to stderr (required)\n"
+	    "      --no-auth               serve every module without authentication (required\n"
+	    "                              for --module: anyone who reaches the port can use it)\n"
+	    "      --max-conns N           concurrent clients (default 16)\n"
+	    "      --pool-size SIZE        receive pool per connection (default 64M)\n"
+	    "      --fsync                 fsync every received file before renaming it\n"
+	    "      --timeout SECONDS       drop a silent client (default 30)\n"
+	    "      --ready-file PATH       write the bound port here once listening\n"
+	    "  -v, --verbose               more log lines\n"
+	    "  -h, --help                  this text\n"
+	    "\n"
+	    "With --config, --module adds modules, --listen replaces the file's listen\n"
+	    "addresses, and --port, --max-conns, --timeout and -v override the file.\n",
+	    RD_CONF_DEFAULT_PATH, RD_DEFAULT_PORT);
 }
 
-int main(int argc, char **argv)
+struct opts {
+	struct rd_conf_cli cli;
+	const char *modules[RD_CONF_MODULES_MAX]; /* cli.modules */
+	const char *config;
+	int check, foreground;
+	uint64_t pool_bytes;
+	unsigned sink_flags;
+};
+
+/* All of s is a decimal number in [min, max], times 2^shift for a suffix. */
+static int parse_num(const char *s, int sizes, unsigned long long min, unsigned long long max,
+		     unsigned long long *out)
+{
+	unsigned long long v = 0;
+	unsigned shift = 0;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (max - (unsigned)(*s - '0')) / 10)
+			return -1;
+		v = v * 10 + (unsigned)(*s - '0');
+	}
+	if (sizes && (*s == 'M' || *s == 'm'))
+		shift = 20;
+	else if (sizes && (*s == 'G' || *s == 'g'))
+		shift = 30;
+	else if (*s)
+		return -1;
+	if (shift && s[1])
+		return -1;
+	if (v > (max >> shift) || (v << shift) < min)
+		return -1;
+	*out = v << shift;
+	return 0;
+}
+
+/* 0 to go on, 1 on a usage error (said), -1 after --help. */
+static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 {
 	static const struct option lo[] = {
-		{"module", required_argument, NULL, 'm'},
-		{"listen", required_argument, NULL, 'l'},
-		{"port", required_argument, NULL, 'P'},
-		{"foreground", no_argument, NULL, 'F'},
-		{"no-auth", no_argument, NULL, 'N'},
-		{"max-conns", required_argument, NULL, 'C'},
-		{"pool-size", required_argument, NULL, 'S'},
-		{"fsync", no_argument, NULL, 'Y'},
-		{"timeout", required_argument, NULL, 'T'},
-		{"ready-file", required_argument, NULL, 'R'},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"config", required_argument, NULL, 'c'},
+	    {"check-config", no_argument, NULL, 'K'},
+	    {"module", required_argument, NULL, 'm'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"port", required_argument, NULL, 'P'},
+	    {"foreground", no_argument, NULL, 'F'},
+	    {"no-auth", no_argument, NULL, 'N'},
+	    {"max-conns", required_argument, NULL, 'C'},
+	    {"pool-size", required_argument, NULL, 'S'},
+	    {"fsync", no_argument, NULL, 'Y'},
+	    {"timeout", required_argument, NULL, 'T'},
+	    {"ready-file", required_argument, NULL, 'R'},
+	    {"verbose", no_argument, NULL, 'v'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
-	static struct rd_module mods[MAX_MODULES];
-	struct rd_daemon_cfg cfg;
-	struct rd_daemon d;
-	struct logctx lc = {0};
-	struct sigaction sa;
-	char portbuf[8];
-	int nmods = 0, foreground = 0, noauth = 0, c, ret;
-	struct rd_err err;
-	char *end;
+	unsigned long long v;
+	int c;
 
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.max_conns = 16;
-	cfg.co.timeout_ms = 30000;
-	snprintf(portbuf, sizeof(portbuf), "%d", RD_DEFAULT_PORT);
-	cfg.port = portbuf;
+	o->cli.modules = o->modules;
 	while ((c = getopt_long(argc, argv, "m:l:P:vh", lo, NULL)) != -1) {
 		switch (c) {
+		case 'c':
+			o->config = optarg;
+			break;
+		case 'K':
+			o->check = 1;
+			break;
 		case 'm':
-			if (nmods >= MAX_MODULES) {
-				fprintf(stderr, "rdcpd: at most %d modules\n", MAX_MODULES);
+			if (o->cli.nmodules >= RD_CONF_MODULES_MAX) {
+				fprintf(stderr, "rdcpd: at most %d modules\n", RD_CONF_MODULES_MAX);
 				return 1;
 			}
-			if (rd_module_parse(&mods[nmods], optarg, &err)) {
-				fprintf(stderr, "rdcpd: --module: %s\n", err.msg);
-				return 1;
-			}
-			if (access(mods[nmods].path, R_OK | X_OK)) {
-				fprintf(stderr, "rdcpd: --module %s: directory %s is not accessible\n",
-					mods[nmods].name, mods[nmods].path);
-				return 1;
-			}
-			nmods++;
+			o->modules[o->cli.nmodules++] = optarg;
 			break;
 		case 'l':
-			cfg.listen_addr = optarg;
+			o->cli.listen = optarg;
 			break;
 		case 'P':
-			if (strtol(optarg, &end, 10) < 0 || *end || strtol(optarg, NULL, 10) > 65535) {
-				fprintf(stderr, "rdcpd: --port '%s': give 0 to 65535\n", optarg);
-				return 1;
-			}
-			cfg.port = optarg;
+			o->cli.port = optarg;
 			break;
 		case 'F':
-			foreground = 1;
+			o->foreground = 1;
 			break;
 		case 'N':
-			noauth = 1;
+			o->cli.no_auth = 1;
 			break;
 		case 'C':
-			cfg.max_conns = atoi(optarg);
-			if (cfg.max_conns < 1) {
-				fprintf(stderr, "rdcpd: --max-conns '%s': give 1 or more\n", optarg);
+			if (parse_num(optarg, 0, 1, 4096, &v)) {
+				fprintf(stderr, "rdcpd: --max-conns '%s': give 1 to 4096\n",
+					optarg);
 				return 1;
 			}
+			o->cli.max_conns = (int)v;
 			break;
-		case 'S': {
-			unsigned long long v = strtoull(optarg, &end, 10);
-
-			if (*end == 'M' || *end == 'm')
-				v <<= 20;
-			else if (*end == 'G' || *end == 'g')
-				v <<= 30;
-			else if (*end)
-				v = 0;
-			if (v < (1u << 20)) {
-				fprintf(stderr, "rdcpd: --pool-size '%s': give e.g. 64M\n", optarg);
+		case 'S':
+			if (parse_num(optarg, 1, 1u << 20, 1ull << 40, &v)) {
+				fprintf(stderr, "rdcpd: --pool-size '%s': give 1M to 1024G\n",
+					optarg);
 				return 1;
 			}
-			cfg.server.eo.pool_bytes = v;
+			o->pool_bytes = v;
 			break;
-		}
 		case 'Y':
-			cfg.server.sink_flags |= RD_SINK_FSYNC;
+			o->sink_flags |= RD_SINK_FSYNC;
 			break;
 		case 'T':
-			cfg.co.timeout_ms = atoi(optarg) * 1000;
-			if (cfg.co.timeout_ms < 1000) {
-				fprintf(stderr, "rdcpd: --timeout '%s': give seconds\n", optarg);
+			if (parse_num(optarg, 0, 1, 86400, &v)) {
+				fprintf(stderr, "rdcpd: --timeout '%s': give seconds, 1 to 86400\n",
+					optarg);
 				return 1;
 			}
+			o->cli.idle_timeout_s = (int)v;
 			break;
 		case 'R':
-			lc.ready_file = optarg;
+			lc->ready_file = optarg;
 			break;
 		case 'v':
-			lc.verbose++;
+			o->cli.verbose = 1;
 			break;
 		case 'h':
 			usage(stdout);
-			return 0;
+			return -1;
 		default:
 			usage(stderr);
 			return 1;
@@ -201,20 +255,155 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdcpd: unexpected argument '%s'\n", argv[optind]);
 		return 1;
 	}
-	if (!foreground) {
+	return 0;
+}
+
+/*
+ * Read the config (the file given, else the default one if it exists),
+ * merge the command line, check. Problems are reported as they are found.
+ * Returns the number of errors, or -1 when there is nothing to serve.
+ */
+static int configure(struct rd_conf *c, const struct opts *o, int *conns)
+{
+	const char *path = o->config;
+
+	if (!path && !access(RD_CONF_DEFAULT_PATH, F_OK))
+		path = RD_CONF_DEFAULT_PATH;
+	if (!path && !o->cli.nmodules) {
+		fprintf(stderr,
+			"rdcpd: nothing to serve: %s does not exist; give --config FILE or "
+			"--module NAME=DIR\n",
+			RD_CONF_DEFAULT_PATH);
+		return -1;
+	}
+	if (path)
+		rd_conf_load(c, path);
+	rd_conf_apply_cli(c, &o->cli);
+	rd_conf_check(c, RD_CONF_CHECK_SYSTEM);
+	rd_conf_check_support(c, RDCPD_CAPS);
+	*conns = rd_conf_budget_conns(c, o->pool_bytes ? o->pool_bytes : RD_ENGINE_POOL_DEFAULT);
+	return (int)c->nerrors;
+}
+
+static void check_summary(const struct rd_conf *c, int conns)
+{
+	int i, ro = 0;
+
+	for (i = 0; i < c->nmods; i++)
+		ro += c->mods[i]->read_only;
+	printf("%s: ok: %d module%s (%d read-only), port %u, %s, up to %d connection%s%s\n",
+	       c->file[0] ? c->file : "command line", c->nmods, c->nmods == 1 ? "" : "s", ro,
+	       c->port, c->nlisten ? c->listen[0] : "all addresses", conns, conns == 1 ? "" : "s",
+	       c->nwarnings ? " (see the warnings)" : "");
+}
+
+/* The loud lines: what is served without authentication, or nothing at all. */
+static void log_exports(struct logctx *lc, const struct rd_conf *c)
+{
+	char line[1024];
+	int i;
+
+	if (!c->nmods) {
+		snprintf(line, sizeof(line), "%s exports no modules: every request will be refused",
+			 c->file[0] ? c->file : "the configuration");
+		log_line(lc, RD_LOG_WARN, line);
+	}
+	if (c->no_auth && c->nmods)
+		log_line(lc, RD_LOG_WARN,
+			 "WARNING: running without authentication (--no-auth): anyone who can "
+			 "reach this port can read and write every module");
+	for (i = 0; i < c->nmods && !c->no_auth; i++) {
+		if (!c->mods[i]->auth_none)
+			continue;
+		snprintf(line, sizeof(line),
+			 "WARNING: module %s is served without authentication (auth = none): "
+			 "anyone who can reach this port can %s it",
+			 c->mods[i]->name, c->mods[i]->read_only ? "read" : "read and write");
+		log_line(lc, RD_LOG_WARN, line);
+	}
+	for (i = 0; i < c->nmods; i++) {
+		snprintf(line, sizeof(line), "module %s: %s%s", c->mods[i]->name, c->mods[i]->path,
+			 c->mods[i]->read_only ? " (read-only)" : "");
+		log_line(lc, RD_LOG_INFO, line);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct rd_module *mods = NULL;
+	struct rd_conf *conf = NULL;
+	struct rd_daemon_cfg cfg;
+	struct rd_daemon d;
+	struct logctx lc = {.level = RD_LOG_INFO};
+	struct opts o;
+	struct sigaction sa;
+	char portbuf[8], line[512];
+	int ret, conns = 0, i;
+
+	memset(&o, 0, sizeof(o));
+	ret = parse_args(argc, argv, &o, &lc);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	lc.checking = o.check;
+	conf = rd_conf_new(on_problem, &lc);
+	if (!conf) {
+		fprintf(stderr, "rdcpd: out of memory\n");
+		return 1;
+	}
+	ret = configure(conf, &o, &conns);
+	if (ret < 0) {
+		ret = 1;
+		goto out;
+	}
+	if (o.check) {
+		if (ret)
+			fprintf(stderr, "rdcpd: %d problem%s in the configuration\n", ret,
+				ret == 1 ? "" : "s");
+		else
+			check_summary(conf, conns);
+		ret = ret ? 1 : 0;
+		goto out;
+	}
+	if (ret) {
+		fprintf(stderr, "rdcpd: not starting: %d problem%s in the configuration%s\n", ret,
+			ret == 1 ? "" : "s",
+			conf->file[0] ? " (rdcpd --check-config lists them)" : "");
+		ret = 1;
+		goto out;
+	}
+	if (!o.foreground) {
 		fprintf(stderr, "rdcpd: only --foreground is supported for now (run it under "
 				"systemd or a supervisor)\n");
-		return 1;
+		ret = 1;
+		goto out;
 	}
-	if (!noauth) {
-		fprintf(stderr, "rdcpd: authentication is not implemented yet; pass --no-auth to "
-				"serve modules to anyone who can reach the port\n");
-		return 1;
+	mods = calloc((size_t)(conf->nmods ? conf->nmods : 1), sizeof(*mods));
+	if (!mods) {
+		fprintf(stderr, "rdcpd: out of memory\n");
+		ret = 1;
+		goto out;
 	}
-	if (!nmods) {
-		fprintf(stderr, "rdcpd: no modules: give --module NAME=DIR\n");
-		return 1;
+	for (i = 0; i < conf->nmods; i++) {
+		snprintf(mods[i].name, sizeof(mods[i].name), "%s", conf->mods[i]->name);
+		snprintf(mods[i].path, sizeof(mods[i].path), "%s", conf->mods[i]->path);
+		mods[i].readonly = conf->mods[i]->read_only;
 	}
+	memset(&cfg, 0, sizeof(cfg));
+	lc.level = conf->log_level;
+	snprintf(portbuf, sizeof(portbuf), "%u", conf->port);
+	cfg.port = portbuf;
+	cfg.listen_addr = conf->nlisten ? conf->listen[0] : NULL;
+	cfg.max_conns = conns;
+	cfg.co.timeout_ms = conf->idle_timeout_s * 1000;
+	cfg.server.eo.pool_bytes = o.pool_bytes;
+	cfg.server.sink_flags = o.sink_flags;
+	cfg.server.mods = mods;
+	cfg.server.nmods = conf->nmods;
+	cfg.log = log_line;
+	cfg.log_ctx = &lc;
+	cfg.stop = &stop_flag;
+	cfg.on_ready = on_ready;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -222,20 +411,27 @@ int main(int argc, char **argv)
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
-	cfg.server.mods = mods;
-	cfg.server.nmods = nmods;
-	cfg.log = log_line;
-	cfg.log_ctx = &lc;
-	cfg.stop = &stop_flag;
-	cfg.on_ready = on_ready;
-	log_line(&lc, RD_LOG_WARN,
-		 "WARNING: running without authentication (--no-auth): anyone who can reach "
-		 "this port can read and write every module");
+	log_exports(&lc, conf);
+	if (conns < conf->max_conns) {
+		snprintf(
+		    line, sizeof(line),
+		    "memory budget %llu MiB (%s) allows %d connection%s of %llu MiB pools",
+		    (unsigned long long)(conf->memory_budget >> 20),
+		    conf->memory_budget_from[0] ? conf->memory_budget_from : "memory budget", conns,
+		    conns == 1 ? "" : "s",
+		    (unsigned long long)((o.pool_bytes ? o.pool_bytes : RD_ENGINE_POOL_DEFAULT) >>
+					 20));
+		log_line(&lc, RD_LOG_WARN, line);
+	}
 	ret = rd_daemon_run(&d, &cfg);
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);
-		return ret == -RD_ENODEV ? 12 : 10;
+		ret = ret == -RD_ENODEV ? 12 : 10;
+		goto out;
 	}
 	log_line(&lc, RD_LOG_INFO, "stopped");
-	return 0;
+out:
+	free(mods);
+	rd_conf_free(conf);
+	return ret;
 }

@@ -258,6 +258,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		ret = refuse(c, err, RD_EUSAGE, "a push names exactly one destination");
 		goto out;
 	}
+	if (!cfg->nmods) {
+		ret = refuse(c, err, RD_ENOENT,
+			     "this server exports no modules (its configuration has none)");
+		goto out;
+	}
 	for (i = 0; i < o->npaths; i++) {
 		mod = find_module(cfg, o->paths[i].ptr, o->paths[i].len, &off);
 		if (!mod) {

@@ -10,8 +10,20 @@ RDCPD=$2
 BIG_MB=${BIG_MB:-200}
 
 server() {
-	mkdir -p /tmp/mod
+	mkdir -p /tmp/mod /tmp/cmod
 	start_daemon d --module m=/tmp/mod || return 1
+	# Two more from config files: one module, and nothing at all.
+	cat >/tmp/rdcpd.conf <<-EOF
+		# rdcpd.conf of the copy test
+		port = 18712
+		[cm]
+		    path = /tmp/cmod
+		    auth = none
+	EOF
+	start_daemon c --config /tmp/rdcpd.conf || return 1
+	printf '# exports nothing\nport = 18713\n' >/tmp/empty.conf
+	start_daemon e --config /tmp/empty.conf || return 1
+	check "a daemon that exports nothing says so" grep -q "exports no modules" /tmp/e.log
 	touch "$RIG_SHARED/server-ready"
 }
 
@@ -87,6 +99,14 @@ client() {
 	run "$S::m/small.txt" "$S::m/renamed.txt" /tmp/pull/multi/
 	check "pull of several sources into a directory" \
 		cmp /tmp/pull/multi/renamed.txt /tmp/src/small.txt
+
+	run -r /tmp/src/tree "rdcp://$S:18712/cm/"
+	check "push into a module of a config file" [ "$RC" -eq 0 ]
+	run -r "rdcp://$S:18712/cm/tree" /tmp/pull/cfg-tree
+	check "  and pull it back" same_tree /tmp/src/tree /tmp/pull/cfg-tree
+	run "rdcp://$S:18713/m/small.txt" /tmp/pull/
+	check "a daemon that exports nothing refuses: exit 14" [ "$RC" -eq 14 ]
+	check "  saying so" out_has "this server exports no modules"
 }
 
 case "${RIG_ROLE}:${RIG_MODE:-2}" in

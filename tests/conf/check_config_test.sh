@@ -1,0 +1,197 @@
+#!/bin/bash
+# The real rdcpd reads configs: --check-config prints every problem as
+# FILE:LINE: message and exits 1, or a one-line summary and exits 0; the
+# daemon refuses to start on the same problems; the shipped sample passes
+# and makes a daemon that exports nothing. Runs on the host (no RDMA
+# needed: a daemon that gets past its config fails at the listener).
+#
+# usage: check_config_test.sh RDCPD SAMPLE
+set -u
+
+rdcpd=$1 sample=$2
+fails=0 n=0
+tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/check_config.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/data/sub" "$tmp/pub" "$tmp/extra"
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+bad() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $*"; }
+# check DESCRIPTION COMMAND...
+check() {
+	local what=$1
+	shift
+	if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+# run ARGS...: rdcpd's stdout, stderr and status in OUT, ERR, RC.
+run() {
+	"$rdcpd" "$@" >"$tmp/out" 2>"$tmp/err"
+	RC=$?
+	OUT=$(cat "$tmp/out")
+	ERR=$(cat "$tmp/err")
+	sed 's/^/    | /' "$tmp/out" "$tmp/err"
+}
+err_has() { grep -qxF -- "$1" "$tmp/err"; }
+out_is() { [ "$OUT" = "$1" ]; }
+
+# --- the shipped sample ---
+run --check-config --config "$sample"
+check "the sample passes --check-config" [ "$RC" -eq 0 ]
+check "  silently" [ -z "$ERR" ]
+check "  with a one-line summary" \
+	grep -qE "^$sample: ok: 0 modules \(0 read-only\), port 18710, all addresses, up to [0-9]+ connections?\$" "$tmp/out"
+
+# --- a good config ---
+cat >"$tmp/good.conf" <<CONF
+# a good config
+port = 18999
+max connections = 8
+memory budget = 1G
+
+[data]
+	path = $tmp/data
+	auth = none
+[pub]
+	path = $tmp/pub
+	read only = yes
+	auth = none
+CONF
+run --check-config --config "$tmp/good.conf"
+check "a good config passes" [ "$RC" -eq 0 ]
+check "  summary: modules, port, connections" \
+	out_is "$tmp/good.conf: ok: 2 modules (1 read-only), port 18999, all addresses, up to 8 connections"
+
+# the command line adds and overrides
+run --check-config --config "$tmp/good.conf" --module "extra=$tmp/extra,ro" --port 5000 \
+	--listen "[::1]" --max-conns 2 --no-auth
+check "--module adds, --port/--listen/--max-conns override" \
+	out_is "$tmp/good.conf: ok: 3 modules (2 read-only), port 5000, ::1, up to 2 connections"
+run --check-config --config "$tmp/good.conf" --module "data=$tmp/extra" --no-auth
+check "--module cannot redefine a module of the file" [ "$RC" -eq 1 ]
+check "  and says so" err_has "rdcpd: --module data: $tmp/good.conf defines [data] on line 6; the command line adds modules but cannot redefine one"
+
+# --- every problem, each with its line ---
+ln -s "$tmp/data/sub" "$tmp/hidden"
+cat >"$tmp/bad.conf" <<CONF
+prot = 1
+path = /x
+port = 99999
+listen = eth0
+memory budget = 4GB
+[data]
+path = $tmp/data
+read only = maybe # writable
+auth = none
+[data]
+[sneaky]
+path = $tmp/hidden
+read only = yes
+auth = none
+[gone]
+path = $tmp/nonexistent
+auth = none
+[rel]
+path = relative
+auth = none
+[noauth]
+path = $tmp/pub
+read only = yes
+hosts allow = 10.0.0.0/8
+just words
+CONF
+run --check-config --config "$tmp/bad.conf"
+B=$tmp/bad.conf
+check "a bad config: exit 1" [ "$RC" -eq 1 ]
+check "  unknown key" err_has "$B:1: unknown key 'prot'"
+check "  module key among the global ones" \
+	err_has "$B:2: 'path' belongs in a [module] section, not among the global keys"
+check "  out of range" err_has "$B:3: port: 99999 is out of range (0 to 65535)"
+check "  not an address" err_has "$B:4: listen: 'eth0' is not a numeric IPv4 or IPv6 address"
+check "  not a size" err_has "$B:5: memory budget: '4GB' is not a size (digits and K, M, G or T)"
+check "  not a boolean, with the comment hint" \
+	err_has "$B:8: read only: 'maybe # writable' is not yes, no, true, false, 1 or 0 (a comment must be on a line of its own)"
+check "  duplicate module" err_has "$B:10: duplicate module [data] (first defined on line 6)"
+check "  nested through a symlink" \
+	err_has "$B:12: module [sneaky] ($tmp/hidden) lies inside writable module [data] ($tmp/data): its files could be changed through [data]"
+check "  missing directory" \
+	err_has "$B:16: module [gone]: path $tmp/nonexistent: No such file or directory"
+check "  relative path" err_has "$B:19: path: 'relative' is not an absolute path"
+check "  module without a path" err_has "$B:18: module [rel] has no 'path'"
+check "  an unenforced restriction" \
+	err_has "$B:24: 'hosts allow' in [noauth] is not enforced by this version of rdcpd yet: it would be ignored, so the daemon refuses to start with it"
+check "  a module that needs authentication" \
+	err_has "$B:21: module [noauth] requires authentication, which this version of rdcpd does not implement yet: add 'auth = none' to serve it to anyone who can reach the port, or start rdcpd with --no-auth"
+check "  garbage" err_has "$B:25: expected 'key = value', '[module]' or a comment"
+check "  the count of problems" err_has "rdcpd: 14 problems in the configuration"
+check "  nothing on stdout" [ -z "$OUT" ]
+
+# --- the daemon refuses to start on the same problems ---
+"$rdcpd" --check-config --config "$tmp/bad.conf" 2>&1 | grep -v '^rdcpd: ' >"$tmp/check.lines"
+run --foreground --config "$tmp/bad.conf"
+check "the daemon does not start on a bad config: exit 1" [ "$RC" -eq 1 ]
+check "  and says why" err_has "rdcpd: not starting: 14 problems in the configuration (rdcpd --check-config lists them)"
+missing=0
+while read -r line; do
+	grep -qF -- "rdcpd[" "$tmp/err" && grep -qF -- ": $line" "$tmp/err" || missing=$((missing + 1))
+done <"$tmp/check.lines"
+check "  logging every problem --check-config lists" [ "$missing" -eq 0 -a -s "$tmp/check.lines" ]
+
+# --- warnings do not fail the check ---
+cat >"$tmp/warn.conf" <<CONF
+max connections per host = 2
+CONF
+run --check-config --config "$tmp/warn.conf"
+check "warnings only: exit 0" [ "$RC" -eq 0 ]
+check "  warning with its line" \
+	err_has "$tmp/warn.conf:1: warning: 'max connections per host' is not enforced by this version of rdcpd yet"
+check "  summary points at them" grep -q "(see the warnings)\$" "$tmp/out"
+
+# --- files ---
+run --check-config --config "$tmp/nonexistent.conf"
+check "a missing config file: exit 1" [ "$RC" -eq 1 ]
+check "  named" err_has "$tmp/nonexistent.conf: cannot open: No such file or directory"
+cp "$tmp/good.conf" "$tmp/open.conf"
+chmod 0666 "$tmp/open.conf"
+run --check-config --config "$tmp/open.conf"
+check "a config everyone may write is refused" \
+	err_has "$tmp/open.conf: writable by every user (mode 0666): anyone could reconfigure the daemon"
+printf 'alice:secret\n' >"$tmp/secrets"
+chmod 0644 "$tmp/secrets"
+printf 'secrets file = %s\n' "$tmp/secrets" >"$tmp/sec.conf"
+run --check-config --config "$tmp/sec.conf"
+check "a secrets file others can read is refused" \
+	err_has "$tmp/secrets: mode 0644 lets other users read or change it; make it 0600"
+check "  without quoting the secret" bash -c "! grep -q secret\$ '$tmp/err'"
+chmod 0600 "$tmp/secrets"
+run --check-config --config "$tmp/sec.conf"
+check "  0600: fine (a warning: not used yet)" [ "$RC" -eq 0 ]
+
+# --- the command line alone ---
+run --check-config --module "a=$tmp/data" --module "b=$tmp/data/sub,ro" --no-auth \
+	--config /dev/null
+check "/dev/null is not a config file" err_has "/dev/null: not a regular file"
+: >"$tmp/empty.conf"
+run --check-config --config "$tmp/empty.conf" --module "a=$tmp/data" --module "b=$tmp/data/sub,ro" \
+	--no-auth
+check "--module nesting is checked too" \
+	err_has "rdcpd: module [b] ($tmp/data/sub) lies inside writable module [a] ($tmp/data): its files could be changed through [a]"
+run --check-config --config "$tmp/empty.conf" --module "a=$tmp/data"
+check "--module without --no-auth: exit 1" [ "$RC" -eq 1 ]
+check "  saying to pass --no-auth" \
+	err_has "rdcpd: module [a] requires authentication, which this version of rdcpd does not implement yet: pass --no-auth to serve it to anyone who can reach the port"
+if [ ! -e /etc/rdcp/rdcpd.conf ]; then
+	run --foreground --no-auth
+	check "no config file and no --module: exit 1" [ "$RC" -eq 1 ]
+	check "  nothing to serve" err_has "rdcpd: nothing to serve: /etc/rdcp/rdcpd.conf does not exist; give --config FILE or --module NAME=DIR"
+fi
+
+# --- the sample makes a daemon that exports nothing ---
+timeout 10 "$rdcpd" --foreground --config "$sample" --port 0 >"$tmp/out" 2>"$tmp/err"
+RC=$?
+sed 's/^/    | /' "$tmp/err"
+check "the sample starts a daemon (it stops at the listener here, or runs)" \
+	[ "$RC" -eq 10 -o "$RC" -eq 12 -o "$RC" -eq 124 ]
+check "  that logs it exports nothing" grep -q "rdcpd\[[0-9]*\]: $sample exports no modules: every request will be refused" "$tmp/err"
+
+echo "$n checks, $fails failed"
+[ "$fails" -eq 0 ]
