@@ -128,6 +128,10 @@ static void test_roundtrip_every_type(void **state)
 	int v, n;
 
 	for (t = 1; t < RD_MSG_TYPE_MAX; t++) {
+		if (t == RD_MSG_TLS) {
+			assert_false(rd_msg_sample(&in, t, 0));
+			continue;
+		}
 		for (v = 0; v < 2; v++) {
 			assert_true(rd_msg_sample(&in, t, v));
 			in.hdr.length = 0xdeadbeef; /* ignored by the encoder */
@@ -145,6 +149,18 @@ static void test_roundtrip_every_type(void **state)
 			assert_int_equal(rd_msg_encode(buf, (size_t)n - 1, &in), -RD_EUSAGE);
 		}
 	}
+}
+
+/* A TLS frame is the TLS layer's business: never decoded as a message. */
+static void test_refuse_tls_frame(void **state)
+{
+	struct bld b;
+
+	b_hdr(&b, RD_MSG_TLS);
+	b_u32(&b, 0x17030300);
+	b_fix(&b);
+	expect_refused(&b, "TLS frame where a message was expected");
+	assert_string_equal(rd_msg_type_name(RD_MSG_TLS), "TLS");
 }
 
 static void test_fixed_layouts(void **state)
@@ -280,15 +296,15 @@ static void test_refuse_length_over_limit(void **state)
 	b_hdr(&b, RD_MSG_CREDIT);
 	b.b[4] = 0;
 	b.b[5] = 0;
-	b.b[6] = (uint8_t)((RD_CTRL_MAX - RD_HDR_LEN + 1) >> 8);
-	b.b[7] = (uint8_t)(RD_CTRL_MAX - RD_HDR_LEN + 1);
+	b.b[6] = (uint8_t)((RD_MSG_MAX - RD_HDR_LEN + 1) >> 8);
+	b.b[7] = (uint8_t)(RD_MSG_MAX - RD_HDR_LEN + 1);
 	expect_refused(&b, "payload length over limit");
 	/* A whole message longer than RD_CTRL_MAX, even if consistent. */
 	b_hdr(&b, RD_MSG_ERROR);
 	b_u16(&b, 1);
-	b.n = RD_CTRL_MAX + 1;
+	b.n = RD_MSG_MAX + 1;
 	b_fix(&b);
-	expect_refused(&b, "message longer than RD_CTRL_MAX");
+	expect_refused(&b, "message longer than RD_MSG_MAX");
 }
 
 static void test_refuse_trailing(void **state)
@@ -820,6 +836,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_trailing),
 	    cmocka_unit_test(test_refuse_digest_name_too_long),
 	    cmocka_unit_test(test_refuse_bad_digest_name),
+	    cmocka_unit_test(test_refuse_tls_frame),
 	    cmocka_unit_test(test_refuse_text_too_long),
 	    cmocka_unit_test(test_refuse_path_too_long),
 	    cmocka_unit_test(test_refuse_target_too_long),

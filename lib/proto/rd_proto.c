@@ -270,7 +270,7 @@ int rd_msg_encode(uint8_t *buf, size_t cap, const struct rd_msg *msg)
 
 	if (!buf || !msg || msg_check(msg))
 		goto out;
-	rd_wcur_init(&w, buf, cap < RD_CTRL_MAX ? cap : RD_CTRL_MAX);
+	rd_wcur_init(&w, buf, cap < RD_MSG_MAX ? cap : RD_MSG_MAX);
 	rd_put_u8(&w, msg->hdr.type);
 	rd_put_u8(&w, 0);
 	rd_put_u16(&w, msg->hdr.credits);
@@ -421,8 +421,8 @@ int rd_msg_decode(const uint8_t *buf, size_t len, struct rd_msg *msg, const char
 		reason = "message shorter than its header";
 		goto out;
 	}
-	if (len > RD_CTRL_MAX) {
-		reason = "message longer than RD_CTRL_MAX";
+	if (len > RD_MSG_MAX) {
+		reason = "message longer than RD_MSG_MAX";
 		goto out;
 	}
 	rd_rcur_init(&r, buf, len);
@@ -434,11 +434,16 @@ int rd_msg_decode(const uint8_t *buf, size_t len, struct rd_msg *msg, const char
 		reason = "unknown message type";
 		goto out;
 	}
+	if (msg->hdr.type == RD_MSG_TLS) {
+		/* lib/xport's TLS layer opens these; never a message itself. */
+		reason = "TLS frame where a message was expected";
+		goto out;
+	}
 	if (reserved) {
 		reason = "reserved header byte not zero";
 		goto out;
 	}
-	if (msg->hdr.length > RD_CTRL_MAX - RD_HDR_LEN) {
+	if (msg->hdr.length > RD_MSG_MAX - RD_HDR_LEN) {
 		reason = "payload length over limit";
 		goto out;
 	}

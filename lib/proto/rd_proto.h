@@ -29,12 +29,18 @@
  *	 0 u32 magic, 4 u16 reason (enum rd_rej_reason), 6 u16 ver_min,
  *	 8 u16 ver_max (what the server speaks, for the version message)
  *
- * 2. Control messages: SEND/RECV, each at most RD_CTRL_MAX bytes:
+ * 2. Frames and messages. The transport moves frames of at most RD_CTRL_MAX
+ *    bytes (SEND/RECV buffers, TCP frames). Until TLS is up, a frame is one
+ *    message; after the TLS handshake (section 4) every frame is an
+ *    RD_MSG_TLS frame whose payload is one TLS record holding one message.
+ *    Messages are at most RD_MSG_MAX bytes, so that a message sealed into a
+ *    record still fits one frame. Both share this header:
  *	 0 u8  type	 enum rd_msg_type; unknown types are a protocol error
  *	 1 u8  reserved	 0
  *	 2 u16 credits	 receive buffers the sender re-posted since its
  *			 previous message (credit return)
- *	 4 u32 length	 payload length, <= RD_CTRL_MAX - RD_HDR_LEN
+ *	 4 u32 length	 payload length, <= RD_MSG_MAX - RD_HDR_LEN (a TLS
+ *			 frame: <= RD_CTRL_MAX - RD_HDR_LEN)
  *	 8 ...  payload
  *    Credits: each side starts with the peer's ctrl_depth credits, spends
  *    one per message, and gets them back in the credits field. A side keeps
@@ -133,6 +139,11 @@
  *	 4 u32 files_failed
  *	 8 u64 bytes
  *
+ *    TLS (13), both ways: payload = TLS bytes (handshake) or exactly one
+ *    TLS record holding exactly one message (after the handshake). Only
+ *    the TLS layer (lib/xport/rd_xport_tls.c) reads these; rd_msg_decode()
+ *    refuses them, and the TLS layer refuses anything else once TLS is up.
+ *
  * 3. Session.
  *    client: OPEN (mode PUSH = client sends files, PULL = client receives)
  *    server: OPEN_OK, or ERROR and disconnect.
@@ -152,6 +163,19 @@
  *    Sender-side problems with one file: NOTE (the file was skipped) or
  *    CHUNK_ERR (reading failed; the receiver fails that entry).
  *    ERROR from either side ends the session.
+ *
+ * 4. TLS. Right after the connection is established, before any other
+ *    message, the client starts a TLS 1.3 handshake (lib/tls/rd_tls.h says
+ *    how each kind of peer authenticates) in TLS frames; the server answers
+ *    in TLS frames. The handshake must finish within the server's auth
+ *    timeout. From then on every message of section 3 travels sealed, one
+ *    per record, one record per frame: OPEN, manifests, GETs (with the
+ *    receive pool's addresses and rkeys), digests and errors are never in
+ *    clear. CREDIT stays a plain frame (it carries only the header's
+ *    credit count; flow control is the transport's). Chunk data moves by
+ *    RDMA WRITE outside TLS and is bound to the session by its tag: keyed
+ *    digests use a key exported from this TLS session (label
+ *    RD_TLS_CHUNK_LABEL, 32 bytes), and --encrypt uses AES-GCM under it.
  */
 #ifndef RDCP_PROTO_RD_PROTO_H
 #define RDCP_PROTO_RD_PROTO_H
@@ -171,7 +195,8 @@
 #define RD_CMF_SECRET 0x1u
 
 #define RD_HDR_LEN	   8
-#define RD_CTRL_MAX	   16384
+#define RD_CTRL_MAX	   16384 /* a frame on the transport */
+#define RD_MSG_MAX	   (RD_CTRL_MAX - 256) /* a message: sealed, it fits a frame */
 #define RD_PATH_MAX	   4096
 #define RD_MSG_TEXT_MAX	   1024 /* error / note text */
 #define RD_DIGEST_MAX	   64	/* EVP_MAX_MD_SIZE */
@@ -203,6 +228,7 @@ enum rd_msg_type {
 	RD_MSG_DONE = 10,
 	RD_MSG_NOTE = 11,
 	RD_MSG_FIN = 12,
+	RD_MSG_TLS = 13, /* a TLS record: opened by lib/xport, never decoded */
 	RD_MSG_TYPE_MAX
 };
 

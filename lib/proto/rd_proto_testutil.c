@@ -147,7 +147,7 @@ static void sample_payload(struct rd_msg *m, int v)
 bool rd_msg_sample(struct rd_msg *msg, uint8_t type, int variant)
 {
 	memset(msg, 0, sizeof(*msg));
-	if (type == 0 || type >= RD_MSG_TYPE_MAX)
+	if (type == 0 || type >= RD_MSG_TYPE_MAX || type == RD_MSG_TLS)
 		return false;
 	if (!long_text[0])
 		fill_statics();

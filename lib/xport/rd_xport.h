@@ -141,4 +141,19 @@ int rd_conn_flush(struct rd_conn *c, int timeout_ms);
 /* Orderly disconnect (best effort) and free everything. Accepts NULL. */
 void rd_conn_close(struct rd_conn *c);
 
+/*
+ * Start TLS on *c (section 4 of lib/proto/rd_proto.h): run the TLS 1.3
+ * handshake within timeout_ms, then put the TLS layer on top, so that
+ * every message sent or received through *c is sealed. On success *c is
+ * the TLS connection (closing it closes the one below). On failure *c is
+ * unchanged (still to be closed by the caller) and err says why: -RD_EAUTH
+ * (refused secret, certificate), -RD_ETIMEOUT, -RD_EPROTO, ...
+ */
+struct rd_tls;
+struct rd_tls_cfg;
+int rd_conn_start_tls(struct rd_conn **c, const struct rd_tls_cfg *cfg, int timeout_ms,
+		      struct rd_err *err);
+/* The TLS session of c (peer identity, exporter), or NULL without TLS. */
+struct rd_tls *rd_conn_tls(const struct rd_conn *c);
+
 #endif
