@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Who may use which module, decided from the configuration (lib/conf) and
+ * what the TLS handshake proved (lib/tls). Pure decisions: no I/O but the
+ * system's user and group database for "@group" entries.
+ *
+ * Order of the checks for one module (the first that fails refuses):
+ *  1. hosts allow / hosts deny for the peer's address;
+ *  2. authentication: a module needs an authenticated user (PSK user or
+ *     client certificate) unless it has "auth = none" or the daemon runs
+ *     with --no-auth; anonymous TLS peers get only such modules;
+ *  3. auth users: the user's entry (or a group's) gives rw, ro or deny;
+ *  4. the module's own read only / write only;
+ *  5. require encryption; refuse checksum none.
+ * Every refusal names the module, and the user or address, and the rule.
+ */
+#ifndef RDCP_DAEMON_RD_ACCESS_H
+#define RDCP_DAEMON_RD_ACCESS_H
+
+#include <stdint.h>
+
+#include "lib/base/rd_err.h"
+#include "lib/conf/rd_conf.h"
+#include "lib/tls/rd_tls.h"
+
+struct rd_peer_id {
+	enum rd_auth_kind auth;
+	char user[RD_TLS_USER_MAX + 1]; /* USER and CERT peers */
+	struct rd_conf_net addr;
+	char name[96]; /* address:port as logged */
+};
+
+/*
+ * May peer p use module m? push: p sends files into m. digest: the chunk
+ * digest the session will use. Returns 0, or -RD_EPERM / -RD_EAUTH with
+ * the reason in err.
+ */
+int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
+		    const struct rd_peer_id *p, int push, const char *digest, struct rd_err *err);
+
+/* Is the address allowed into at least one module (checked before TLS)? */
+int rd_access_host_any(const struct rd_conf *c, const struct rd_conf_net *addr);
+
+/* Does any module accept anonymous peers (auth = none, or --no-auth)? */
+int rd_access_anon_any(const struct rd_conf *c);
+
+/* lib/tls lookup callback over a secrets file (ctx: struct rd_secrets). */
+int rd_access_psk(void *secrets, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
+
+#endif
