@@ -22,7 +22,10 @@ enum rdcp_exit {
 	RDCP_EXIT_CORRUPT = 24,	 /* data failed verification */
 };
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "lib/tls/rd_tls.h"
 
 #define RD_ENGINE_DEPTH_DEFAULT_CMD 16
 
@@ -39,6 +42,9 @@ struct rdcp_opts {
 	int remote_server;	 /* hidden: the ssh-started half */
 	int json;		 /* --json: machine-readable summary on stdout */
 	int progress;		 /* --progress: meter even when not a terminal */
+	const char *password_file; /* --password-file: USER's secret for a daemon */
+	const char *ca, *cert, *key; /* --ca, --cert, --key: X.509 with a daemon */
+	int encrypt;		 /* --encrypt: chunks encrypted (aes-128-gcm) */
 };
 
 int rdcp_list_devices(void);
@@ -46,5 +52,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
 int rdcp_parse_size(const char *s, uint64_t *out);
+/* TLS client settings for a daemon at host as user (or none); -1 with msg. */
+int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host,
+		    struct rd_tls_cfg *cfg, char *msg, size_t msglen);
 
 #endif
