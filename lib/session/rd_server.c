@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -170,6 +171,7 @@ static int normalize_rel(const char *in, char *out)
 static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd,
 		       const char *asked, struct rd_tree_src *src, char *rel, struct rd_err *err)
 {
+	struct stat st;
 	char *slash;
 	int fd;
 
@@ -191,6 +193,12 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 			      fd == -EXDEV   ? "leaves the module"
 			      : fd == -ELOOP ? "a symlink; paths through symlinks are refused"
 					     : strerror(-fd));
+	/* O_PATH|O_NOFOLLOW opens a final symlink itself: refuse it too */
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		close(fd);
+		return refuse(c, err, RD_EPERM, "%s/%s: %s", mod->name, rel,
+			      "a symlink; paths through symlinks are refused");
+	}
 	close(fd);
 	slash = strrchr(rel, '/');
 	if (slash) {
