@@ -4,7 +4,8 @@
 # distributions' conventions are mapped: /lib/systemd -> /usr/lib/systemd
 # (Debian 12 is not /usr-merged in packages), man pages without their
 # compression suffix, documentation by file name (the changelog, copyright
-# and license files differ by design), no /usr/lib/.build-id links.
+# and license files differ by design), no /usr/lib/.build-id links (RPM)
+# or lintian overrides (Debian).
 #   packaging/compare-packages.sh DEBDIR RPMDIR
 set -euo pipefail
 debdir=$1 rpmdir=$2
@@ -17,7 +18,7 @@ norm() {
 		-e 's#^(/usr/share/man/.*)\.(gz|bz2|xz|zst)$#\1#' \
 		-e 's#^/usr/share/doc/[^/]+/(examples/)?#doc:#' \
 		-e 's#^/usr/share/licenses/[^/]+/#doc:#' |
-		grep -v -E '^(doc:(changelog\.gz|changelog\.Debian\.gz|copyright|LICENSE)|/usr/lib/\.build-id(/.*)?)$' |
+		grep -v -E '^(doc:(changelog\.gz|changelog\.Debian\.gz|copyright|LICENSE)|/usr/lib/\.build-id(/.*)?|/usr/share/lintian/.*)$' |
 		sort
 }
 
