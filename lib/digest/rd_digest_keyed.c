@@ -222,14 +222,14 @@ static int keyed_run(struct rd_digest *d, const struct rd_chunk_ref *ref, void *
 	return 0;
 }
 
-static int keyed_protect(struct rd_digest *d, const struct rd_chunk_ref *ref, void *buf,
-			 size_t len, uint8_t *tag)
+static int keyed_protect(struct rd_digest *d, const struct rd_chunk_ref *ref, void *buf, size_t len,
+			 uint8_t *tag)
 {
 	return keyed_run(d, ref, buf, len, tag, 1);
 }
 
-static int keyed_verify(struct rd_digest *d, const struct rd_chunk_ref *ref, void *buf,
-			size_t len, const uint8_t *tag)
+static int keyed_verify(struct rd_digest *d, const struct rd_chunk_ref *ref, void *buf, size_t len,
+			const uint8_t *tag)
 {
 	uint8_t t[KEYED_TAG_LEN];
 
