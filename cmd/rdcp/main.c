@@ -10,10 +10,7 @@
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/proto/rd_proto.h"
-
-#ifndef RDCP_VERSION
-#define RDCP_VERSION "0.1.0"
-#endif
+#include "lib/version/rd_version.h"
 
 static void usage(FILE *out)
 {

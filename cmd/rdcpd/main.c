@@ -17,6 +17,8 @@
 #include "lib/conf/rd_conf.h"
 #include "lib/daemon/rd_daemon.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/sdnotify/rd_sd_notify.h"
+#include "lib/version/rd_version.h"
 
 /*
  * What this rdcpd enforces of the config (RD_CONF_CAP_*): nothing beyond
@@ -76,14 +78,26 @@ static void on_problem(void *ctx, const char *file, unsigned line, int sev, cons
 	fprintf(stderr, "%s\n", esc);
 }
 
+/* Tell systemd (Type=notify) about a state change; logged if that fails. */
+static void notify(struct logctx *lc, const char *state)
+{
+	struct rd_err e;
+
+	rd_err_clear(&e);
+	if (rd_sd_notify(state, &e) < 0)
+		log_line(lc, RD_LOG_WARN, e.msg);
+}
+
 static void on_ready(void *ctx, unsigned port)
 {
 	struct logctx *lc = ctx;
-	char line[128];
+	char line[128], state[160];
 	FILE *f;
 
 	snprintf(line, sizeof(line), "listening on port %u", port);
 	log_line(ctx, RD_LOG_INFO, line);
+	snprintf(state, sizeof(state), "READY=1\nSTATUS=%s", line);
+	notify(lc, state);
 	if (lc->ready_file) {
 		f = fopen(lc->ready_file, "w");
 		if (f) {
@@ -115,6 +129,7 @@ static void usage(FILE *out)
 	    "      --timeout SECONDS       drop a silent client (default 30)\n"
 	    "      --ready-file PATH       write the bound port here once listening\n"
 	    "  -v, --verbose               more log lines\n"
+	    "      --version               print the version\n"
 	    "  -h, --help                  this text\n"
 	    "\n"
 	    "With --config, --module adds modules, --listen replaces the file's listen\n"
@@ -159,7 +174,7 @@ static int parse_num(const char *s, int sizes, unsigned long long min, unsigned 
 	return 0;
 }
 
-/* 0 to go on, 1 on a usage error (said), -1 after --help. */
+/* 0 to go on, 1 on a usage error (said), -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 {
 	static const struct option lo[] = {
@@ -177,6 +192,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"ready-file", required_argument, NULL, 'R'},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	unsigned long long v;
@@ -245,6 +261,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			break;
 		case 'h':
 			usage(stdout);
+			return -1;
+		case 'V':
+			printf("rdcpd %s (protocol %d..%d)\n", RDCP_VERSION, RD_PROTO_MIN,
+			       RD_PROTO_MAX);
 			return -1;
 		default:
 			usage(stderr);
@@ -424,6 +444,7 @@ int main(int argc, char **argv)
 		log_line(&lc, RD_LOG_WARN, line);
 	}
 	ret = rd_daemon_run(&d, &cfg);
+	notify(&lc, "STOPPING=1");
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);
 		ret = ret == -RD_ENODEV ? 12 : 10;

@@ -189,6 +189,160 @@ static void test_close_null(void **state)
 	rd_digest_close(NULL);
 }
 
+
+/* Keyed kinds. Expected values computed independently with Python's
+ * cryptography package (HKDF-SHA256 + AESGCM) from the construction in
+ * rd_digest_keyed.c: master key 00 01 .. 1f, data "hello rdcp chunk" x 4,
+ * id 3, chunk 9. */
+static const char keyed_data[] = "hello rdcp chunkhello rdcp chunkhello rdcp chunkhello rdcp chunk";
+
+static struct rd_digest *open_keyed(const char *name)
+{
+	struct rd_digest *d = NULL;
+	uint8_t key[RD_DIGEST_KEY_LEN];
+	unsigned i;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)i;
+	assert_int_equal(rd_digest_open(&d, name, NULL), 0);
+	assert_int_equal(rd_digest_set_key(d, key), 0);
+	return d;
+}
+
+static void ref_of(struct rd_chunk_ref *r, uint64_t seq)
+{
+	r->id = 3;
+	r->chunk = 9;
+	r->len = 64;
+	r->seq = seq;
+}
+
+static void test_gmac_kat(void **state)
+{
+	struct rd_digest *d = open_keyed("GMAC");
+	struct rd_chunk_ref r;
+	uint8_t buf[64], tag[RD_DIGEST_OUT_MAX];
+	char h[2 * RD_DIGEST_OUT_MAX + 1];
+
+	assert_string_equal(d->name, "gmac");
+	assert_int_equal(d->size, 16);
+	assert_true(d->keyed && !d->encrypts);
+	memcpy(buf, keyed_data, 64);
+	ref_of(&r, 7);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), 0);
+	hex(h, tag, 16);
+	assert_string_equal(h, "2faf1da0b10b0b287ac59faef7c5c311");
+	assert_memory_equal(buf, keyed_data, 64); /* not encrypted */
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), 0);
+	/* Epoch 5: another derived key. */
+	ref_of(&r, (5ULL << 32) + 3);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), 0);
+	hex(h, tag, 16);
+	assert_string_equal(h, "f0808b136279e2c4e3c90e38de19f5b1");
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), 0);
+	rd_digest_close(d);
+}
+
+/* Every bound field, and every byte, changes the verdict. */
+static void test_gmac_binds(void **state)
+{
+	struct rd_digest *d = open_keyed("gmac");
+	struct rd_chunk_ref r, x;
+	uint8_t buf[64], tag[16];
+
+	memcpy(buf, keyed_data, 64);
+	ref_of(&r, 7);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), 0);
+	x = r, x.id++;
+	assert_int_equal(rd_digest_verify(d, &x, buf, 64, tag), -RD_ECORRUPT);
+	x = r, x.chunk++;
+	assert_int_equal(rd_digest_verify(d, &x, buf, 64, tag), -RD_ECORRUPT);
+	x = r, x.len--;
+	assert_int_equal(rd_digest_verify(d, &x, buf, 64, tag), -RD_ECORRUPT);
+	x = r, x.seq++;
+	assert_int_equal(rd_digest_verify(d, &x, buf, 64, tag), -RD_ECORRUPT);
+	buf[63] ^= 1;
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), -RD_ECORRUPT);
+	buf[63] ^= 1;
+	tag[0] ^= 0x80;
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), -RD_ECORRUPT);
+	tag[0] ^= 0x80;
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), 0);
+	rd_digest_close(d);
+}
+
+static void test_gcm_kat(void **state)
+{
+	struct rd_digest *d = open_keyed("aes-128-gcm");
+	struct rd_chunk_ref r;
+	uint8_t buf[64], tag[16];
+	char h[2 * 64 + 1];
+
+	assert_true(d->keyed && d->encrypts);
+	memcpy(buf, keyed_data, 64);
+	ref_of(&r, 42);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), 0);
+	hex(h, buf, 64);
+	assert_string_equal(h, "065654aaa570beecc2f33b02441ab290e76b2f80723e4839c07d5a43bf678806"
+			       "75a832a900e4f35d19c93a3c3116867d57c58306a06c02b49fcd42294b1efc11");
+	hex(h, tag, 16);
+	assert_string_equal(h, "af1ca1160185ad102aa116a8f4c37cd9");
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), 0);
+	assert_memory_equal(buf, keyed_data, 64);
+	/* A flipped ciphertext bit is caught. */
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), 0);
+	buf[10] ^= 4;
+	assert_int_equal(rd_digest_verify(d, &r, buf, 64, tag), -RD_ECORRUPT);
+	rd_digest_close(d);
+}
+
+/* Without a key a keyed kind refuses to tag; another key fails to verify;
+ * compute() is plain SHA-256. */
+static void test_keyed_needs_key(void **state)
+{
+	struct rd_digest *d = NULL, *e;
+	struct rd_chunk_ref r;
+	uint8_t buf[64], tag[16], other[RD_DIGEST_KEY_LEN] = {1};
+	char h[2 * RD_DIGEST_OUT_MAX + 1];
+
+	assert_int_equal(rd_digest_open(&d, "gmac", NULL), 0);
+	ref_of(&r, 1);
+	memcpy(buf, keyed_data, 64);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), -RD_EUSAGE);
+	assert_non_null(strstr(d->err.msg, "session key"));
+	assert_int_equal(rd_digest_set_key(d, other), 0);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 64, tag), 0);
+	e = open_keyed("gmac");
+	assert_int_equal(rd_digest_verify(e, &r, buf, 64, tag), -RD_ECORRUPT);
+	assert_int_equal(d->sum_size, 32);
+	assert_int_equal(rd_digest_compute(e, "abc", 3, buf), 0);
+	hex(h, buf, 32);
+	assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	rd_digest_close(d);
+	rd_digest_close(e);
+}
+
+/* Unkeyed kinds: protect is the digest, verify compares it. */
+static void test_unkeyed_protect(void **state)
+{
+	struct rd_digest *d = NULL;
+	struct rd_chunk_ref r;
+	uint8_t buf[3] = {'a', 'b', 'c'}, tag[RD_DIGEST_OUT_MAX];
+	char h[2 * RD_DIGEST_OUT_MAX + 1];
+
+	ref_of(&r, 1);
+	assert_int_equal(rd_digest_open(&d, "sha256", NULL), 0);
+	assert_false(d->keyed);
+	assert_int_equal(d->sum_size, d->size);
+	assert_int_equal(rd_digest_protect(d, &r, buf, 3, tag), 0);
+	hex(h, tag, 32);
+	assert_string_equal(h, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+	assert_int_equal(rd_digest_verify(d, &r, buf, 3, tag), 0);
+	buf[0] = 'x';
+	assert_int_equal(rd_digest_verify(d, &r, buf, 3, tag), -RD_ECORRUPT);
+	rd_digest_close(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,7 +351,9 @@ int main(void)
 	    cmocka_unit_test(test_none),	   cmocka_unit_test(test_unknown_refused),
 	    cmocka_unit_test(test_xof_refused),	   cmocka_unit_test(test_bad_names),
 	    cmocka_unit_test(test_reuse_handle),   cmocka_unit_test(test_other_fixed_digests),
-	    cmocka_unit_test(test_close_null),
+	    cmocka_unit_test(test_close_null),	   cmocka_unit_test(test_gmac_kat),
+	    cmocka_unit_test(test_gmac_binds),	   cmocka_unit_test(test_gcm_kat),
+	    cmocka_unit_test(test_keyed_needs_key), cmocka_unit_test(test_unkeyed_protect),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <openssl/crypto.h>
+
 #include "lib/base/rd_escape.h"
 
 int rd_digest_open(struct rd_digest **out, const char *name, struct rd_err *err)
@@ -38,7 +40,12 @@ int rd_digest_open(struct rd_digest **out, const char *name, struct rd_err *err)
 				 sizeof(d->name) - 1);
 		goto fail;
 	}
-	d->ops = strcasecmp(name, "none") ? &rd_digest_evp_ops : &rd_digest_none_ops;
+	if (!strcasecmp(name, "none"))
+		d->ops = &rd_digest_none_ops;
+	else if (!strcasecmp(name, RD_DIGEST_KEYED) || !strcasecmp(name, RD_DIGEST_AEAD))
+		d->ops = &rd_digest_keyed_ops;
+	else
+		d->ops = &rd_digest_evp_ops;
 	ret = d->ops->init(d, name);
 	if (ret)
 		goto fail;
@@ -54,6 +61,37 @@ out:
 int rd_digest_compute(struct rd_digest *d, const void *buf, size_t len, uint8_t *out)
 {
 	return d->ops->oneshot(d, buf, len, out);
+}
+
+int rd_digest_set_key(struct rd_digest *d, const uint8_t key[RD_DIGEST_KEY_LEN])
+{
+	if (!d->ops->set_key)
+		return 0;
+	return d->ops->set_key(d, key);
+}
+
+int rd_digest_protect(struct rd_digest *d, const struct rd_chunk_ref *ref, void *buf, size_t len,
+		      uint8_t *tag)
+{
+	if (d->ops->protect)
+		return d->ops->protect(d, ref, buf, len, tag);
+	return d->ops->oneshot(d, buf, len, tag);
+}
+
+int rd_digest_verify(struct rd_digest *d, const struct rd_chunk_ref *ref, void *buf, size_t len,
+		     const uint8_t *tag)
+{
+	uint8_t mine[RD_DIGEST_OUT_MAX];
+	int ret;
+
+	if (d->ops->verify)
+		return d->ops->verify(d, ref, buf, len, tag);
+	if (!d->size)
+		return 0;
+	ret = d->ops->oneshot(d, buf, len, mine);
+	if (ret)
+		return ret;
+	return CRYPTO_memcmp(mine, tag, d->size) ? -RD_ECORRUPT : 0;
 }
 
 void rd_digest_close(struct rd_digest *d)

@@ -78,6 +78,7 @@ static int evp_init(struct rd_digest *d, const char *name)
 		d->name[i] = (char)tolower((unsigned char)name[i]);
 	d->name[i] = '\0';
 	d->size = (unsigned)size;
+	d->sum_size = d->size;
 	ret = 0;
 out:
 	if (ret) {

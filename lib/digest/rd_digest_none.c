@@ -8,6 +8,7 @@ static int none_init(struct rd_digest *d, const char *name)
 {
 	strcpy(d->name, "none");
 	d->size = 0;
+	d->sum_size = 0;
 	d->priv = NULL;
 	return 0;
 }

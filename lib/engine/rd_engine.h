@@ -70,6 +70,10 @@ struct rd_engine {
 };
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o);
+/* Session key for keyed digests (gmac, aes-128-gcm); others ignore it. */
+int rd_engine_set_key(struct rd_engine *e, const uint8_t key[RD_DIGEST_KEY_LEN]);
+/* 0, or -RD_EUSAGE when the digest is keyed and no key was set. */
+int rd_engine_check_key(struct rd_engine *e);
 void rd_engine_fini(struct rd_engine *e);
 
 /*

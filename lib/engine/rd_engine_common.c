@@ -28,6 +28,23 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 	return ret;
 }
 
+int rd_engine_set_key(struct rd_engine *e, const uint8_t key[RD_DIGEST_KEY_LEN])
+{
+	int ret = rd_digest_set_key(e->dg, key);
+
+	return ret ? rd_err_copy(&e->err, &e->dg->err) : 0;
+}
+
+int rd_engine_check_key(struct rd_engine *e)
+{
+	if (!e->dg->keyed || e->dg->has_key)
+		return 0;
+	return rd_err_set(&e->err, RD_EUSAGE, 0,
+			  "checksum '%s' is keyed from the session's TLS keys, and this session "
+			  "has none; choose another (--checksum sha256)",
+			  e->dg->name);
+}
+
 void rd_engine_fini(struct rd_engine *e)
 {
 	if (!e)

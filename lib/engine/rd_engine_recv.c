@@ -49,6 +49,7 @@ struct rslot {
 	uint8_t kind;
 	uint32_t id;
 	uint64_t chunk;
+	uint64_t seq; /* of the GET in flight */
 	unsigned tries;
 };
 
@@ -66,6 +67,7 @@ struct receiver {
 	struct rslot *slots;
 	unsigned nslots, nfree;
 	uint8_t *scratch;   /* one chunk, for reading the existing file */
+	uint64_t seq;	    /* last GET's sequence number */
 
 	int end_seen, fin_sent, fin_seen;
 	uint32_t end_nfiles;
@@ -210,7 +212,7 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 	uint64_t off = d->chunk * r->e->o.chunk_size;
 	int ret;
 
-	if (d->chunk != f->sum_next || d->len != want || d->dlen != r->e->dg->size)
+	if (d->chunk != f->sum_next || d->len != want || d->dlen != r->e->dg->sum_size)
 		return proto_err(r, "SUM answer out of order or of the wrong size");
 	f->sum_next++;
 	ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
@@ -250,13 +252,13 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 static int on_data(struct receiver *r, const struct rd_msg_data *d)
 {
 	struct rslot *s = slot_for(r, d->slot, d->id, d->chunk);
+	struct rd_chunk_ref ref;
 	struct rfile *f;
-	uint8_t mine[RD_DIGEST_MAX];
 	uint32_t want;
 	uint8_t *buf;
 	int ret;
 
-	if (!s || s->kind != d->kind)
+	if (!s || s->kind != d->kind || s->seq != d->seq)
 		return proto_err(r, "DATA for a slot that was not requested");
 	f = win_of(r, d->id);
 	if (!f || f->type != RD_FT_REG)
@@ -277,10 +279,14 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 		return proto_err(r, "DATA digest of the wrong length");
 	buf = r->pool + (size_t)d->slot * r->e->o.chunk_size;
 	if (r->e->dg->size) {
-		ret = rd_digest_compute(r->e->dg, buf, want, mine);
-		if (ret)
+		ref.id = d->id;
+		ref.chunk = d->chunk;
+		ref.len = want;
+		ref.seq = d->seq;
+		ret = rd_digest_verify(r->e->dg, &ref, buf, want, d->digest);
+		if (ret && ret != -RD_ECORRUPT)
 			return rd_err_copy(&r->e->err, &r->e->dg->err);
-		if (memcmp(mine, d->digest, d->dlen)) {
+		if (ret) {
 			r->e->st.chunks_retried++;
 			if (++s->tries > r->e->o.max_retries) {
 				fail_file(r, f, RD_ECORRUPT,
@@ -378,6 +384,8 @@ static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
 	m.u.get.addr = (uint64_t)(uintptr_t)(r->pool + (size_t)slot * r->e->o.chunk_size);
 	m.u.get.rkey = r->mr.rkey;
 	m.u.get.len = r->e->o.chunk_size;
+	m.u.get.seq = ++r->seq;
+	s->seq = m.u.get.seq;
 	return rd_engine_send_msg(r->c, &m, &r->e->err);
 }
 
@@ -566,6 +574,9 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	uint64_t n;
 	int ret;
 
+	ret = rd_engine_check_key(e);
+	if (ret)
+		return ret;
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receiver state");

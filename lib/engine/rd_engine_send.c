@@ -52,6 +52,7 @@ struct sender {
 	int ent_skip;	 /* ent is a skip notice */
 	char skip_msg[RD_MSG_TEXT_MAX];
 	int tree_done, end_sent, fin_seen, fin_sent;
+	uint64_t last_seq;   /* last GET's seq: each must be greater */
 	unsigned corrupt_at; /* test hook: DATA number to corrupt, 0 = never */
 	int corrupt_every;   /* test hook: corrupt every DATA */
 	unsigned data_sent;
@@ -96,6 +97,10 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 			return proto_err(s, "GET slot smaller than the chunk");
 		if (s->gq_count >= GETQ_MAX)
 			return proto_err(s, "too many outstanding GETs");
+		/* Keyed digests use seq as their nonce: never the same one twice. */
+		if (m->u.get.seq <= s->last_seq)
+			return proto_err(s, "GET sequence number not increasing");
+		s->last_seq = m->u.get.seq;
 		if (m->u.get.kind == RD_GET_DATA) {
 			/* Chunks are asked in order; an earlier one again is a resend. */
 			if (m->u.get.chunk < w->data_hi)
@@ -213,8 +218,16 @@ static int serve_get(struct sender *s)
 	m.u.data.slot = g->slot;
 	m.u.data.chunk = g->chunk;
 	m.u.data.len = want;
-	m.u.data.dlen = (uint8_t)s->e->dg->size;
-	r = rd_digest_compute(s->e->dg, buf, want, m.u.data.digest);
+	m.u.data.seq = g->seq;
+	if (g->kind == RD_GET_SUM) {
+		m.u.data.dlen = (uint8_t)s->e->dg->sum_size;
+		r = rd_digest_compute(s->e->dg, buf, want, m.u.data.digest);
+	} else {
+		struct rd_chunk_ref ref = {g->id, g->chunk, want, g->seq};
+
+		m.u.data.dlen = (uint8_t)s->e->dg->size;
+		r = rd_digest_protect(s->e->dg, &ref, buf, want, m.u.data.digest);
+	}
 	if (r)
 		return rd_err_copy(&s->e->err, &s->e->dg->err);
 	len = rd_msg_encode(enc, sizeof(enc), &m);
@@ -407,6 +420,9 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	unsigned i;
 	int ret;
 
+	ret = rd_engine_check_key(e);
+	if (ret)
+		return ret;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "sender state");

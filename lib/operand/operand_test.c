@@ -29,6 +29,10 @@ static const struct tc good[] = {
 	{"rdcp://h/mod/x", RD_OP_DAEMON, "", "h", "", "mod/x"},
 	{"rdcp://h:9000/mod/x", RD_OP_DAEMON, "", "h", "9000", "mod/x"},
 	{"rdcp://[::1]:9000/mod", RD_OP_DAEMON, "", "::1", "9000", "mod"},
+	{"alice@host::mod/x", RD_OP_DAEMON, "alice", "host", "", "mod/x"},
+	{"alice@[fd00::2]::mod", RD_OP_DAEMON, "alice", "fd00::2", "", "mod"},
+	{"rdcp://alice@h:9000/mod/x", RD_OP_DAEMON, "alice", "h", "9000", "mod/x"},
+	{"rdcp://bob@[::1]/mod", RD_OP_DAEMON, "bob", "::1", "", "mod"},
 };
 
 static void test_good(void **state)
@@ -54,7 +58,8 @@ static void test_bad(void **state)
 {
 	static const char *const bad[] = {
 		"",	 "rdcp://h",	"rdcp://h:0/m", "rdcp://h:x/m", "rdcp://h:70000/m",
-		"h::",	 "u@h::m",	"-oProxy:x",	"h;rm:x",	"rdcp://[::1/m",
+		"h::",	 "-oProxy:x",	"h;rm:x",	"rdcp://[::1/m", "@h::m",
+		"rdcp://@h/m", "a b@h::m", "a:b@[::1]::m", "\x01@h::m",
 	};
 	struct rd_operand op;
 	struct rd_err e;

@@ -29,12 +29,18 @@ static int valid_host(const char *h)
 
 static int parse_url(struct rd_operand *op, const char *arg, struct rd_err *err)
 {
-	const char *p = arg + strlen("rdcp://"), *slash, *hend, *colon = NULL;
+	const char *p = arg + strlen("rdcp://"), *slash, *hend, *colon = NULL, *at;
 
 	slash = strchr(p, '/');
 	if (!slash)
-		return rd_err_set(err, RD_EUSAGE, 0, "'%s': expected rdcp://HOST[:PORT]/MODULE/PATH",
-				  arg);
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "'%s': expected rdcp://[USER@]HOST[:PORT]/MODULE/PATH", arg);
+	at = memchr(p, '@', (size_t)(slash - p));
+	if (at) {
+		if (copy_part(op->user, sizeof(op->user), p, (size_t)(at - p)) || at == p)
+			return rd_err_set(err, RD_EUSAGE, 0, "'%s': bad user name", arg);
+		p = at + 1;
+	}
 	if (*p == '[') {
 		hend = memchr(p, ']', (size_t)(slash - p));
 		if (!hend)
@@ -65,6 +71,15 @@ static int parse_url(struct rd_operand *op, const char *arg, struct rd_err *err)
 	}
 	op->path = slash + 1;
 	return 0;
+}
+
+/* A user name: also a TLS PSK identity for daemons (lib/tls). */
+static int valid_user(const char *u)
+{
+	for (; *u; u++)
+		if ((unsigned char)*u <= 0x20 || (unsigned char)*u >= 0x7f || *u == ':' || *u == '@')
+			return 0;
+	return 1;
 }
 
 int rd_operand_parse(struct rd_operand *op, const char *arg, struct rd_err *err)
@@ -132,9 +147,9 @@ check:
 	if (!valid_host(op->host))
 		return rd_err_set(err, RD_EUSAGE, 0, "'%s': '%s' is not a valid host name", arg,
 				  op->host);
-	if (op->kind == RD_OP_DAEMON && op->user[0])
+	if (op->user[0] && !valid_user(op->user))
 		return rd_err_set(err, RD_EUSAGE, 0,
-				  "'%s': user names are not used with daemon operands", arg);
+				  "'%s': bad user name (printable, no ':', '@' or spaces)", arg);
 	if (op->kind == RD_OP_DAEMON) {
 		while (op->path[0] == '/')
 			op->path++;

@@ -4,8 +4,8 @@
  *   path                         local (also any path with a '/' before its first ':')
  *   [user@]host:path             remote, started over ssh
  *   [user@][v6addr]:path         remote, IPv6 literal
- *   host::module/path            daemon
- *   rdcp://host[:port]/module/path  daemon, explicit port
+ *   [user@]host::module/path     daemon (user: who to authenticate as)
+ *   rdcp://[user@]host[:port]/module/path  daemon, explicit port
  */
 #ifndef RDCP_OPERAND_RD_OPERAND_H
 #define RDCP_OPERAND_RD_OPERAND_H

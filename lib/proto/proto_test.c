@@ -152,7 +152,7 @@ static void test_fixed_layouts(void **state)
 	/* FIN and GET: spot-check the documented byte layout. */
 	static const uint8_t fin[] = {12, 0, 0, 3, 0, 0, 0, 16, 0,    0,    0,	  10,
 				      0,  0, 0, 1, 0, 0, 0, 0,	0x07, 0x5b, 0xcd, 0x15};
-	uint8_t buf[64];
+	uint8_t buf[128];
 	struct rd_msg m;
 
 	assert_true(rd_msg_sample(&m, RD_MSG_FIN, 0));
@@ -163,12 +163,13 @@ static void test_fixed_layouts(void **state)
 	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN);
 
 	assert_true(rd_msg_sample(&m, RD_MSG_GET, 0));
-	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 33);
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 41);
 	assert_int_equal(buf[RD_HDR_LEN + 4], RD_GET_DATA);
 
 	assert_true(rd_msg_sample(&m, RD_MSG_DATA, 0));
-	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 22 + 32);
-	assert_int_equal(buf[RD_HDR_LEN + 21], 32);
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 30 + 32);
+	assert_int_equal(buf[RD_HDR_LEN + 29], 32);
+	assert_int_equal(buf[RD_HDR_LEN + 28], 78); /* seq, big-endian */
 }
 
 static void test_set_credits(void **state)
@@ -599,8 +600,10 @@ static void b_get(struct bld *b, uint8_t type, uint8_t kind)
 		b_u64(b, 0x1000);
 		b_u32(b, 7);
 		b_u32(b, 4096);
+		b_u64(b, 5);
 	} else {
 		b_u32(b, 4096);
+		b_u64(b, 5);
 		b_u8(b, 0);
 	}
 	b_fix(b);
@@ -646,6 +649,7 @@ static void test_refuse_dlen(void **state)
 	b_u32(&b, 0);
 	b_u64(&b, 0);
 	b_u32(&b, 4096);
+	b_u64(&b, 1);
 	b_u8(&b, RD_DIGEST_MAX + 1);
 	b_raw(&b, dig, sizeof(dig));
 	b_fix(&b);

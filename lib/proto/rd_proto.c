@@ -193,6 +193,7 @@ static void put_get(struct rd_wcur *w, const struct rd_msg_get *g)
 	rd_put_u64(w, g->addr);
 	rd_put_u32(w, g->rkey);
 	rd_put_u32(w, g->len);
+	rd_put_u64(w, g->seq);
 }
 
 static void put_data(struct rd_wcur *w, const struct rd_msg_data *d)
@@ -202,6 +203,7 @@ static void put_data(struct rd_wcur *w, const struct rd_msg_data *d)
 	rd_put_u32(w, d->slot);
 	rd_put_u64(w, d->chunk);
 	rd_put_u32(w, d->len);
+	rd_put_u64(w, d->seq);
 	rd_put_u8(w, d->dlen);
 	rd_put_bytes(w, d->digest, d->dlen);
 }
@@ -329,6 +331,7 @@ static void get_get(struct rd_rcur *r, struct rd_msg_get *g)
 	g->addr = rd_get_u64(r);
 	g->rkey = rd_get_u32(r);
 	g->len = rd_get_u32(r);
+	g->seq = rd_get_u64(r);
 }
 
 static void get_data(struct rd_rcur *r, struct rd_msg_data *d)
@@ -340,6 +343,7 @@ static void get_data(struct rd_rcur *r, struct rd_msg_data *d)
 	d->slot = rd_get_u32(r);
 	d->chunk = rd_get_u64(r);
 	d->len = rd_get_u32(r);
+	d->seq = rd_get_u64(r);
 	d->dlen = rd_get_u8(r);
 	if (r->why)
 		return;

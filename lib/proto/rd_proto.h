@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 1. This comment is the specification;
+ * The rdcp wire protocol, version 2 (2 added the GET/DATA seq). This comment is the specification;
  * docs/PROTOCOL.md only points here.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -88,7 +88,7 @@
  *    END (6), sender -> receiver:
  *	 0 u32 nfiles	  number of FILE messages sent
  *
- *    GET (7), receiver -> sender (payload 33 bytes):
+ *    GET (7), receiver -> sender (payload 41 bytes):
  *	 0 u32 id
  *	 4 u8  kind	  enum rd_get_kind (DATA 1, SUM 2), else refused
  *	 5 u32 slot	  receiver's pool slot index
@@ -96,6 +96,9 @@
  *	17 u64 addr	  slot address for the RDMA WRITE
  *	25 u32 rkey
  *	29 u32 len	  slot length
+ *	33 u64 seq	  request number: strictly increasing over the
+ *			  session (the sender refuses any other); it is the
+ *			  keyed digests' nonce (lib/digest/rd_digest_keyed.c)
  *
  *    DATA (8), sender -> receiver:
  *	 0 u32 id
@@ -103,8 +106,10 @@
  *	 5 u32 slot
  *	 9 u64 chunk
  *	17 u32 len	  bytes written (or hashed, for SUM)
- *	21 u8  dlen	  0..RD_DIGEST_MAX
- *	22 u8  digest[dlen]
+ *	21 u64 seq	  the GET's seq
+ *	29 u8  dlen	  0..RD_DIGEST_MAX
+ *	30 u8  digest[dlen] DATA: the chunk's tag (rd_digest_protect());
+ *			  SUM: the plain digest (rd_digest_compute())
  *
  *    CHUNK_ERR (9), sender -> receiver:
  *	 0 u32 id
@@ -155,8 +160,8 @@
 #include <stdint.h>
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
-#define RD_PROTO_MIN	1
-#define RD_PROTO_MAX	1
+#define RD_PROTO_MIN	2
+#define RD_PROTO_MAX	2
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 32
@@ -294,6 +299,7 @@ struct rd_msg_get {
 	uint64_t addr; /* receiver's registered slot address */
 	uint32_t rkey;
 	uint32_t len; /* slot length; the sender writes at most this */
+	uint64_t seq; /* strictly increasing per session */
 };
 
 struct rd_msg_data {
@@ -302,6 +308,7 @@ struct rd_msg_data {
 	uint32_t slot;
 	uint64_t chunk;
 	uint32_t len; /* bytes written into the slot (or hashed, for SUM) */
+	uint64_t seq; /* the GET's */
 	uint8_t dlen; /* 0..RD_DIGEST_MAX */
 	uint8_t digest[RD_DIGEST_MAX];
 };

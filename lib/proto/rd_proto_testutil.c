@@ -75,6 +75,7 @@ static void sample_data(struct rd_msg_data *d, int variant)
 	d->slot = variant ? 0xffffffffu : 7;
 	d->chunk = variant ? UINT64_MAX : 42;
 	d->len = variant ? 0xffffffffu : 4096;
+	d->seq = variant ? UINT64_MAX : 78;
 	d->dlen = variant ? RD_DIGEST_MAX : 32;
 	for (i = 0; i < d->dlen; i++)
 		d->digest[i] = (uint8_t)(i * 37 + 1);
@@ -110,6 +111,7 @@ static void sample_payload(struct rd_msg *m, int v)
 		m->u.get.addr = v ? UINT64_MAX : 0x7f0000001000ull;
 		m->u.get.rkey = v ? 0xffffffffu : 0x1234;
 		m->u.get.len = v ? 0xffffffffu : RD_CHUNK_DEFAULT;
+		m->u.get.seq = v ? UINT64_MAX : 77;
 		break;
 	case RD_MSG_DATA:
 		sample_data(&m->u.data, v);
@@ -186,13 +188,14 @@ static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)
 static bool get_eq(const struct rd_msg_get *a, const struct rd_msg_get *b)
 {
 	return a->id == b->id && a->kind == b->kind && a->slot == b->slot && a->chunk == b->chunk &&
-	       a->addr == b->addr && a->rkey == b->rkey && a->len == b->len;
+	       a->addr == b->addr && a->rkey == b->rkey && a->len == b->len && a->seq == b->seq;
 }
 
 static bool data_eq(const struct rd_msg_data *a, const struct rd_msg_data *b)
 {
 	return a->id == b->id && a->kind == b->kind && a->slot == b->slot && a->chunk == b->chunk &&
-	       a->len == b->len && a->dlen == b->dlen && a->dlen <= RD_DIGEST_MAX &&
+	       a->len == b->len && a->seq == b->seq && a->dlen == b->dlen &&
+	       a->dlen <= RD_DIGEST_MAX &&
 	       memcmp(a->digest, b->digest, a->dlen) == 0;
 }
 

@@ -116,7 +116,7 @@ done
 # ready line) gets no session, and the client says so.
 cat >/tmp/fakessh-badready <<EOF
 #!/bin/sh
-echo "RDCP-READY 1 1 1 nothex $IP"
+echo "RDCP-READY 2 2 1 nothex $IP"
 EOF
 chmod 0755 /tmp/fakessh-badready
 rm -rf /tmp/dest && mkdir /tmp/dest

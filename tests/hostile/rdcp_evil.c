@@ -447,6 +447,7 @@ static void on_get(struct peer *p, const struct rd_msg_get *g)
 	m.u.data.slot = g->slot;
 	m.u.data.chunk = 0;
 	m.u.data.len = len;
+	m.u.data.seq = g->seq;
 	m.u.data.dlen = (uint8_t)p->dg->size;
 	if (rd_digest_compute(p->dg, p->data + (size_t)g->id * DATA_STRIDE, len, m.u.data.digest)) {
 		fprintf(stderr, "rdcp_evil: digest: %s\n", p->dg->err.msg);

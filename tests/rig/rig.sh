@@ -10,13 +10,16 @@
 #   rig.sh shell [1|2]                   interactive shell (VM a); exit or Ctrl-A x
 #   rig.sh install-deps                  apt-get install the host packages
 #
-# Exit status: the command's own status; 124 on timeout; 125 when the rig itself
+# RIG_ROOT=DIR: the guests chroot into DIR (e.g. a debootstrap root with the
+# packages installed) instead of this host's /; it needs bash, iproute2 and
+# busybox. Exit status: the command's own status; 124 on timeout; 125 when the rig itself
 # failed (boot, setup, missing files); 2 on usage errors.
 # See tests/rig/README.md.
 set -euo pipefail
 
 readonly RIG_CACHE_DIR="${RDCP_RIG_CACHE:-/var/cache/rdcp-rig}"
 readonly DEFAULT_TIMEOUT="${RIG_TIMEOUT:-300}"
+readonly GUEST_ROOT="${RIG_ROOT:-/}"
 readonly EXIT_TIMEOUT=124
 readonly EXIT_RIG=125
 readonly MSIZE=262144
@@ -391,12 +394,13 @@ start_vm() {
   local role=$1 to=$2 fg=$3
   shift 3
   local c="$RUN_TMP/ctl-$role"
+  [ -x "$GUEST_ROOT/bin/bash" ] || die "RIG_ROOT $GUEST_ROOT: no bin/bash there"
   # shellcheck disable=SC2054 # commas belong to qemu option values
   local -a q=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi
     -cpu qemu64,+aes,+pclmulqdq,+ssse3,+sse4.1,+sse4.2 -smp 1 -m 1536
     -nographic -no-reboot -kernel "$KERNEL" -initrd "$INITRD"
     -append "console=ttyS0 quiet loglevel=3 panic=-1 rig.role=$role"
-    -virtfs "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
+    -virtfs "local,path=$GUEST_ROOT,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
     -virtfs "local,path=$c,mount_tag=rigctl,security_model=none"
     -virtfs "local,path=$RUN_TMP/share,mount_tag=rigshare,security_model=none"
     -device virtio-rng-pci -nic none

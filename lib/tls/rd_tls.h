@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * TLS 1.3 for the control channel (OpenSSL, memory BIOs): a transport-
+ * independent core. The caller moves bytes: what rd_tls_out() yields goes
+ * to the peer in RD_MSG_TLS frames; what arrives is fed back in. One
+ * control message is sealed into exactly one TLS record (messages are at
+ * most RD_CTRL_MAX = 16384 bytes, TLS's largest plaintext), so message
+ * boundaries and credit accounting are unchanged by TLS.
+ *
+ * Who the peer is (struct rd_tls_peer) comes from how the handshake was
+ * authenticated:
+ *  - RD_AUTH_USER: an external PSK whose identity is a user name; the key
+ *    is PBKDF2-HMAC-SHA256(secret, "rdcp-psk:" user, 10000 rounds, 32 B).
+ *    The server looks the user up in its secrets; for an unknown user it
+ *    answers with a random key, so "unknown user" and "wrong secret" look
+ *    the same from outside.
+ *  - RD_AUTH_SSH: identity "rdcp:ssh", key SHA-256("rdcp ssh psk" || the
+ *    one-time secret the ssh channel carried).
+ *  - RD_AUTH_CERT: no PSK; the server shows an X.509 certificate the client
+ *    verifies against --ca (host name checked); a client certificate, if
+ *    sent and valid under the server's client CA, names the user by CN.
+ *  - RD_AUTH_ANON: identity "rdcp:anonymous" with a public key: the channel
+ *    is encrypted and integrity-protected against a passive attacker only.
+ *    The server grants such peers only modules with "auth = none".
+ * Only TLS 1.3, only SHA-256 suites (TLS_AES_128_GCM_SHA256,
+ * TLS_CHACHA20_POLY1305_SHA256), PSK always with (EC)DHE, no tickets.
+ */
+#ifndef RDCP_TLS_RD_TLS_H
+#define RDCP_TLS_RD_TLS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/base/rd_err.h"
+
+#define RD_TLS_PSK_LEN	32
+#define RD_TLS_KEY_LEN	32
+#define RD_TLS_USER_MAX 64
+#define RD_TLS_OVERHEAD 256 /* record header + tag + content type, rounded up */
+#define RD_TLS_ID_SSH	"rdcp:ssh"
+#define RD_TLS_ID_ANON	"rdcp:anonymous"
+
+enum rd_tls_role { RD_TLS_CLIENT = 1, RD_TLS_SERVER = 2 };
+enum rd_auth_kind { RD_AUTH_NONE = 0, RD_AUTH_ANON, RD_AUTH_USER, RD_AUTH_SSH, RD_AUTH_CERT };
+
+/*
+ * Server: find the PSK of a user. Return 0 with psk filled, or non-zero
+ * when the user is unknown. Called from the handshake.
+ */
+typedef int (*rd_tls_lookup_fn)(void *ctx, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
+
+struct rd_tls_cfg {
+	enum rd_tls_role role;
+	/* Client: PSK identity and key (user or ssh), or neither. */
+	enum rd_auth_kind auth; /* USER, SSH, CERT or ANON */
+	const char *user;	/* RD_AUTH_USER */
+	uint8_t psk[RD_TLS_PSK_LEN];
+	const char *ca_file;   /* client: verify the server's certificate */
+	const char *host;      /* client: the name the certificate must carry */
+	const char *cert_file; /* our certificate (server; client optional) */
+	const char *key_file;
+	/* Server. */
+	const char *client_ca_file; /* verify client certificates */
+	rd_tls_lookup_fn lookup;    /* users' PSKs */
+	void *lookup_ctx;
+	int ssh_secret_set; /* accept RD_TLS_ID_SSH with psk */
+	int allow_anon;	    /* accept RD_TLS_ID_ANON */
+};
+
+struct rd_tls_peer {
+	enum rd_auth_kind auth;
+	char user[RD_TLS_USER_MAX + 1]; /* USER/CERT: the user; else "" */
+	char cipher[64];		/* negotiated suite */
+};
+
+struct rd_tls;
+
+/*
+ * Create one side. Certificates and keys are read here (errors name the
+ * file). On failure *out may be non-NULL with the message on it; err gets
+ * a copy. Close with rd_tls_free.
+ */
+int rd_tls_new(struct rd_tls **out, const struct rd_tls_cfg *cfg, const char *peer,
+	       struct rd_err *err);
+void rd_tls_free(struct rd_tls *t); /* accepts NULL */
+const struct rd_err *rd_tls_err(const struct rd_tls *t);
+
+/*
+ * Handshake step: feed bytes from the peer (in may be NULL/0 to start or
+ * continue). Returns 1 when the handshake is complete, 0 when it needs
+ * more input (first send what rd_tls_out() has), negative on failure with
+ * a message that says what failed (wrong secret, certificate, ...).
+ */
+int rd_tls_handshake(struct rd_tls *t, const void *in, size_t len);
+
+/* Bytes waiting to go to the peer: copies up to cap, returns how many. */
+size_t rd_tls_out(struct rd_tls *t, void *buf, size_t cap);
+size_t rd_tls_out_pending(const struct rd_tls *t);
+
+/* Seal one message (<= 16384 bytes) into one record (then rd_tls_out). */
+int rd_tls_seal(struct rd_tls *t, const void *msg, size_t len);
+
+/*
+ * Open one record of len bytes (exactly one, as rd_tls_out gave it) into
+ * msg of cap bytes; *mlen gets the plaintext length. Returns 0, or a
+ * negative status: -RD_EPROTO for anything that is not one valid record
+ * (forged, replayed, reordered, truncated, an alert), -RD_ECONN when the
+ * peer closed the TLS session.
+ */
+int rd_tls_open(struct rd_tls *t, const void *rec, size_t len, void *msg, size_t cap, size_t *mlen);
+
+/* After the handshake: who the peer is, and keying material. */
+const struct rd_tls_peer *rd_tls_peer(const struct rd_tls *t);
+int rd_tls_export_key(struct rd_tls *t, const char *label, uint8_t *out, size_t len);
+
+/* Exporter label of the chunk key (lib/digest keyed kinds). */
+#define RD_TLS_CHUNK_LABEL "EXPORTER-rdcp-chunk-key"
+
+/* PSK derivations (see the top). */
+int rd_tls_psk_user(const char *user, const void *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN]);
+int rd_tls_psk_ssh(const uint8_t *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN]);
+
+#endif

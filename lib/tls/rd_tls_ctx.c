@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+/*
+ * SSL_CTX set-up for one side, and the TLS 1.3 external-PSK callbacks
+ * (identities and key derivations are described in rd_tls.h).
+ */
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+#include <openssl/x509_vfy.h>
+
+#include "lib/tls/rd_tls_priv.h"
+
+#define PSK_ROUNDS 10000
+#define SUITES	   "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256"
+
+static const unsigned char suite_aes128gcm_sha256[] = {0x13, 0x01};
+
+int rd_tls_psk_user(const char *user, const void *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN])
+{
+	char salt[16 + RD_TLS_USER_MAX];
+	int n = snprintf(salt, sizeof(salt), "rdcp-psk:%s", user);
+
+	if (n < 0 || (size_t)n >= sizeof(salt) || len > 1024)
+		return -RD_EUSAGE;
+	if (!PKCS5_PBKDF2_HMAC(secret, (int)len, (const unsigned char *)salt, n, PSK_ROUNDS,
+			       EVP_sha256(), RD_TLS_PSK_LEN, psk))
+		return -RD_ENOMEM;
+	return 0;
+}
+
+static int sha256_of(const char *label, const uint8_t *p, size_t len, uint8_t out[32])
+{
+	EVP_MD_CTX *c = EVP_MD_CTX_new();
+	int ok = c && EVP_DigestInit_ex(c, EVP_sha256(), NULL) &&
+		 EVP_DigestUpdate(c, label, strlen(label)) && EVP_DigestUpdate(c, p, len) &&
+		 EVP_DigestFinal_ex(c, out, NULL);
+
+	EVP_MD_CTX_free(c);
+	return ok ? 0 : -RD_ENOMEM;
+}
+
+int rd_tls_psk_ssh(const uint8_t *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN])
+{
+	return sha256_of("rdcp ssh psk", secret, len, psk);
+}
+
+/* The public key of anonymous sessions: no secret, by design. */
+static int psk_anon(uint8_t psk[RD_TLS_PSK_LEN])
+{
+	return sha256_of("rdcp anonymous psk", NULL, 0, psk);
+}
+
+static SSL_SESSION *psk_session(SSL *ssl, const uint8_t *key)
+{
+	const SSL_CIPHER *c = SSL_CIPHER_find(ssl, suite_aes128gcm_sha256);
+	SSL_SESSION *s = SSL_SESSION_new();
+
+	if (!c || !s || !SSL_SESSION_set1_master_key(s, key, RD_TLS_PSK_LEN) ||
+	    !SSL_SESSION_set_cipher(s, c) || !SSL_SESSION_set_protocol_version(s, TLS1_3_VERSION)) {
+		SSL_SESSION_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int client_psk_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id, size_t *idlen,
+			 SSL_SESSION **sess)
+{
+	struct rd_tls *t = SSL_get_app_data(ssl);
+	uint8_t anon[RD_TLS_PSK_LEN];
+	const uint8_t *key = t->cfg.psk;
+	const char *ident;
+	SSL_SESSION *s;
+
+	*sess = NULL;
+	switch (t->cfg.auth) {
+	case RD_AUTH_USER:
+		ident = t->user;
+		break;
+	case RD_AUTH_SSH:
+		ident = RD_TLS_ID_SSH;
+		break;
+	case RD_AUTH_ANON:
+		if (psk_anon(anon))
+			return 0;
+		key = anon;
+		ident = RD_TLS_ID_ANON;
+		break;
+	default:
+		return 1; /* certificates only */
+	}
+	s = psk_session(ssl, key);
+	if (!s)
+		return 0;
+	if (md && md != SSL_CIPHER_get_handshake_digest(SSL_SESSION_get0_cipher(s))) {
+		SSL_SESSION_free(s);
+		return 1;
+	}
+	*id = (const unsigned char *)ident;
+	*idlen = strlen(ident);
+	*sess = s;
+	return 1;
+}
+
+/* A user name as a PSK identity: printable, no "rdcp:" prefix. */
+static int user_ok(const unsigned char *id, size_t len)
+{
+	size_t i;
+
+	if (!len || len > RD_TLS_USER_MAX || (len >= 5 && !memcmp(id, "rdcp:", 5)))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (id[i] <= 0x20 || id[i] >= 0x7f || id[i] == ':')
+			return 0;
+	return 1;
+}
+
+static int server_psk_cb(SSL *ssl, const unsigned char *id, size_t len, SSL_SESSION **sess)
+{
+	struct rd_tls *t = SSL_get_app_data(ssl);
+	uint8_t key[RD_TLS_PSK_LEN];
+	int known = 0;
+
+	*sess = NULL;
+	t->psk_kind = RD_AUTH_NONE;
+	t->psk_user[0] = '\0';
+	if (len == strlen(RD_TLS_ID_SSH) && !memcmp(id, RD_TLS_ID_SSH, len)) {
+		known = t->cfg.ssh_secret_set;
+		if (known) {
+			memcpy(key, t->cfg.psk, sizeof(key));
+			t->psk_kind = RD_AUTH_SSH;
+		}
+	} else if (len == strlen(RD_TLS_ID_ANON) && !memcmp(id, RD_TLS_ID_ANON, len)) {
+		known = t->cfg.allow_anon && !psk_anon(key);
+		if (known)
+			t->psk_kind = RD_AUTH_ANON;
+	} else if (user_ok(id, len) && t->cfg.lookup) {
+		memcpy(t->psk_user, id, len);
+		t->psk_user[len] = '\0';
+		known = !t->cfg.lookup(t->cfg.lookup_ctx, t->psk_user, key);
+		if (known)
+			t->psk_kind = RD_AUTH_USER;
+	}
+	/* Unknown identities get a random key: they fail exactly like a wrong secret. */
+	if (!known && RAND_bytes(key, sizeof(key)) != 1)
+		return 0;
+	*sess = psk_session(ssl, key);
+	OPENSSL_cleanse(key, sizeof(key));
+	return *sess ? 1 : 0;
+}
+
+static int load_files(struct rd_tls *t)
+{
+	const struct rd_tls_cfg *c = &t->cfg;
+	STACK_OF(X509_NAME) * names;
+
+	if (c->cert_file && SSL_CTX_use_certificate_chain_file(t->ctx, c->cert_file) != 1)
+		return rd_tls_fail(t, RD_EUSAGE, c->cert_file);
+	if (c->key_file && SSL_CTX_use_PrivateKey_file(t->ctx, c->key_file, SSL_FILETYPE_PEM) != 1)
+		return rd_tls_fail(t, RD_EUSAGE, c->key_file);
+	if (c->cert_file && c->key_file && SSL_CTX_check_private_key(t->ctx) != 1)
+		return rd_tls_fail(t, RD_EUSAGE, c->key_file);
+	if (c->role == RD_TLS_CLIENT) {
+		/* Always verify: with no --ca nothing is trusted, so a
+		 * certificate handshake fails rather than trusting anyone. */
+		if (c->ca_file && SSL_CTX_load_verify_locations(t->ctx, c->ca_file, NULL) != 1)
+			return rd_tls_fail(t, RD_EUSAGE, c->ca_file);
+		SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+		return 0;
+	}
+	if (c->client_ca_file) {
+		if (SSL_CTX_load_verify_locations(t->ctx, c->client_ca_file, NULL) != 1)
+			return rd_tls_fail(t, RD_EUSAGE, c->client_ca_file);
+		names = SSL_load_client_CA_file(c->client_ca_file);
+		if (!names)
+			return rd_tls_fail(t, RD_EUSAGE, c->client_ca_file);
+		SSL_CTX_set_client_CA_list(t->ctx, names);
+		/* A certificate is optional: PSK clients have none. */
+		SSL_CTX_set_verify(t->ctx, SSL_VERIFY_PEER, NULL);
+	}
+	return 0;
+}
+
+int rd_tls_ctx_setup(struct rd_tls *t)
+{
+	int client = t->cfg.role == RD_TLS_CLIENT;
+	int ret;
+
+	t->ctx = SSL_CTX_new(client ? TLS_client_method() : TLS_server_method());
+	if (!t->ctx)
+		return rd_tls_fail(t, RD_ENOMEM, "TLS context");
+	if (!SSL_CTX_set_min_proto_version(t->ctx, TLS1_3_VERSION) ||
+	    !SSL_CTX_set_max_proto_version(t->ctx, TLS1_3_VERSION) ||
+	    !SSL_CTX_set_ciphersuites(t->ctx, SUITES) || !SSL_CTX_set_num_tickets(t->ctx, 0))
+		return rd_tls_fail(t, RD_ENOMEM, "TLS 1.3 settings");
+	SSL_CTX_set_options(t->ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
+	SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_OFF);
+	ret = load_files(t);
+	if (ret)
+		return ret;
+	t->ssl = SSL_new(t->ctx);
+	if (!t->ssl)
+		return rd_tls_fail(t, RD_ENOMEM, "TLS session");
+	SSL_set_app_data(t->ssl, t);
+	if (client) {
+		SSL_set_psk_use_session_callback(t->ssl, client_psk_cb);
+		/* The certificate must name the host we asked for (address or name). */
+		if (t->cfg.host &&
+		    !X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl), t->cfg.host) &&
+		    !SSL_set1_host(t->ssl, t->cfg.host))
+			return rd_tls_fail(t, RD_ENOMEM, "TLS host name");
+		SSL_set_connect_state(t->ssl);
+	} else {
+		SSL_set_psk_find_session_callback(t->ssl, server_psk_cb);
+		SSL_set_accept_state(t->ssl);
+	}
+	return 0;
+}
