@@ -39,9 +39,10 @@ struct rdcp_opts {
 	int remote_server;	 /* hidden: the ssh-started half */
 	int json;		 /* --json: machine-readable summary on stdout */
 	int progress;		 /* --progress: meter even when not a terminal */
+	int transport;		 /* --transport: enum rd_transport */
 };
 
-int rdcp_list_devices(void);
+int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
