@@ -195,6 +195,12 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 	if (!ret)
 		snprintf((*out)->info.note, sizeof((*out)->info.note),
 			 "rdcp: no RDMA route to %s (%s); using TCP", host, rerr.msg);
+	else {
+		struct rd_err terr = *err;
+
+		rd_err_set(err, terr.status, 0, "%s (over TCP: there is no RDMA route: %s)",
+			   terr.msg, rerr.msg);
+	}
 out:
 	if (!ret)
 		snprintf((*out)->info.transport, sizeof((*out)->info.transport), "%s",
