@@ -114,9 +114,19 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 
 static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
-	(void)ctx;
-	fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
-		i->peer, i->device, i->port, i->link, i->gid, i->version);
+	const struct rdcp_opts *o = ctx;
+
+	/* auto chose TCP: always said, one line */
+	if (i->note[0])
+		fprintf(stderr, "%s\n", i->note);
+	if (!o->verbose)
+		return;
+	if (!strcmp(i->transport, "rdma"))
+		fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
+			i->peer, i->device, i->port, i->link, i->gid, i->version);
+	else
+		fprintf(stderr, "rdcp: connected to %s over %s, protocol %u\n", i->peer, i->link,
+			i->version);
 }
 
 /* At the end, say exactly which entries failed and why (bounded list). */
@@ -221,9 +231,23 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	}
 	if (o->rdma_host)
 		addrs[naddrs++] = o->rdma_host;
-	else
+	else if (co->co.transport != RD_XPORT_TCP)
 		for (i = 0; i < ssh.ready.naddrs; i++)
 			addrs[naddrs++] = ssh.ready.addrs[i];
+	if (!naddrs && co->co.transport == RD_XPORT_RDMA) {
+		ret = rd_err_set(&cl->err, RD_ENODEV, 0,
+				 "%s has no RDMA device with an address (--transport rdma)",
+				 op->host);
+		*rstatus = rd_ssh_finish(&ssh, 2000);
+		return ret;
+	}
+	if (!naddrs) {
+		/* The remote half listens on TCP too: reach it where ssh did. */
+		if (co->co.transport == RD_XPORT_AUTO)
+			fprintf(stderr, "rdcp: %s has no RDMA address; using TCP\n", op->host);
+		co->co.transport = RD_XPORT_TCP;
+		addrs[naddrs++] = op->host;
+	}
 	snprintf(port, sizeof(port), "%u", ssh.ready.port);
 	co->port = port;
 	co->secret = ssh.ready.secret;
@@ -235,8 +259,8 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	for (i = 0; i < naddrs; i++) {
 		co->host = addrs[i];
 		if (o->verbose)
-			fprintf(stderr, "rdcp: %s reports RDMA address %s port %s\n", op->host,
-				addrs[i], port);
+			fprintf(stderr, "rdcp: %s reports %s address %s port %s\n", op->host,
+				co->co.transport == RD_XPORT_TCP ? "TCP" : "RDMA", addrs[i], port);
 		ret = rd_client_run(cl, co);
 		/* Only an address that could not be reached is worth another try. */
 		if (ret == 0 || ret == -RD_EPARTIAL || cl->connected || ret != -RD_ECONN)
@@ -353,9 +377,10 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.eo.digest = o->checksum;
 	co.co.timeout_ms = o->timeout_s * 1000;
 	co.co.verbose = o->verbose;
+	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 
-	if (o->verbose)
-		cl->on_connected = on_connected;
+	cl->on_connected = on_connected;
+	cl->ctx = (void *)(uintptr_t)o;
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	if (o->verbose)

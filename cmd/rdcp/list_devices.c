@@ -1,9 +1,14 @@
 // SPDX-License-Identifier: MIT
-/* rdcp --list-devices: what RDMA this host has, in plain words. */
+/*
+ * rdcp --list-devices [HOST]: what RDMA this host has, in plain words; with
+ * HOST, which transport a copy there would use and why.
+ */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd/rdcp/rdcp.h"
+#include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_dev.h"
 
 /* rdcp registers about this much: receive pool plus send buffers. */
@@ -27,13 +32,44 @@ static void print_memlock(FILE *out)
 		fprintf(out, "warning: %s\n", msg);
 }
 
-int rdcp_list_devices(void)
+/* The transport rdcp would use for a copy to host, as the copy decides it. */
+static int print_route(const char *host, const struct rdcp_opts *o)
+{
+	const char *at = strrchr(host, '@');
+	char dev[64], why[512];
+	int t;
+
+	if (at)
+		host = at + 1;
+	if (o->transport == RD_XPORT_TCP) {
+		printf("transport to %s: tcp (--transport tcp)\n", host);
+		return RDCP_EXIT_OK;
+	}
+	t = rd_xport_probe(host, dev, sizeof(dev), why, sizeof(why));
+	if (t == RD_XPORT_RDMA) {
+		printf("transport to %s: rdma (via %s)\n", host, dev);
+		return RDCP_EXIT_OK;
+	}
+	if (o->transport == RD_XPORT_RDMA) {
+		printf("transport to %s: none: --transport rdma, but %s\n", host, why);
+		return RDCP_EXIT_NODEV;
+	}
+	printf("transport to %s: tcp (no RDMA route: %s)\n", host, why);
+	return RDCP_EXIT_OK;
+}
+
+int rdcp_list_devices(const char *host, const struct rdcp_opts *o)
 {
 	struct rd_devlist *l = NULL;
 	unsigned d, p, g;
 	int ret;
 
 	ret = rd_devlist_query(&l);
+	if (ret && host) {
+		printf("no RDMA device: %s\n", l ? l->err.msg : "out of memory");
+		rd_devlist_free(l);
+		return print_route(host, o);
+	}
 	if (ret) {
 		fprintf(stderr, "rdcp: %s\n", l ? l->err.msg : "out of memory");
 		print_memlock(stderr);
@@ -67,5 +103,5 @@ int rdcp_list_devices(void)
 	}
 	print_memlock(stdout);
 	rd_devlist_free(l);
-	return RDCP_EXIT_OK;
+	return host ? print_route(host, o) : RDCP_EXIT_OK;
 }

@@ -11,12 +11,13 @@
 #include "cmd/rdcp/rdcp.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/version/rd_version.h"
+#include "lib/xport/rd_xport.h"
 
 static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: rdcp [options] SOURCE... DEST\n"
-		"       rdcp --list-devices | --version | --help\n"
+		"       rdcp --list-devices [HOST] | --version | --help\n"
 		"\n"
 		"Operands:\n"
 		"  PATH                       a local file or directory (a ':' after a '/'\n"
@@ -42,14 +43,18 @@ static void usage(FILE *out)
 		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
 		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
 		"                             e.g. -e 'ssh -p 2222 -i key')\n"
+		"      --transport MODE       auto (default): RDMA when the route to the host\n"
+		"                             reaches an RDMA device, else TCP (said on\n"
+		"                             stderr); rdma: RDMA or fail; tcp: TCP only\n"
 		"      --rdma-host ADDR       connect over RDMA to ADDR, not to the address\n"
-		"                             the remote side reports\n"
+		"                             the remote side reports (implies rdma)\n"
 		"      --remote-rdcp PATH     rdcp's path on the remote host (default rdcp)\n"
 		"      --progress             show the progress meter even when stderr is not a\n"
 		"                             terminal (it shows on a terminal unless -q)\n"
 		"      --json                 print a JSON summary on stdout instead of the\n"
 		"                             summary line (files, bytes, time, errors)\n"
-		"      --list-devices         show RDMA devices, ports, GIDs, ulimit -l\n"
+		"      --list-devices [HOST]  show RDMA devices, ports, GIDs, ulimit -l; with\n"
+		"                             HOST, also which transport a copy there uses\n"
 		"      --version              print the version\n"
 		"  -h, --help                 this text\n"
 		"\n"
@@ -74,6 +79,7 @@ enum {
 	OPT_REMOTE_SERVER,
 	OPT_JSON,
 	OPT_PROGRESS,
+	OPT_TRANSPORT,
 };
 
 static const struct option longopts[] = {
@@ -97,6 +103,7 @@ static const struct option longopts[] = {
 	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"transport", required_argument, NULL, OPT_TRANSPORT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -126,6 +133,14 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return RDCP_EXIT_OK;
+		case OPT_TRANSPORT:
+			o.transport = rd_transport_parse(optarg);
+			if (o.transport < 0) {
+				fprintf(stderr, "rdcp: --transport: '%s' is not auto, rdma or tcp\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			break;
 		case OPT_CHECKSUM:
 			o.checksum = optarg;
 			break;
@@ -201,7 +216,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (o.list_devices)
-		return rdcp_list_devices();
+		return rdcp_list_devices(optind < argc ? argv[optind] : NULL, &o);
 	if (o.remote_server)
 		return rdcp_remote_server(&o, argc - optind, argv + optind);
 	if (argc - optind < 2) {

@@ -45,9 +45,10 @@ struct rdcp_opts {
 	const char *password_file; /* --password-file: USER's secret for a daemon */
 	const char *ca, *cert, *key; /* --ca, --cert, --key: X.509 with a daemon */
 	int encrypt;		 /* --encrypt: chunks encrypted (aes-128-gcm) */
+	int transport;		 /* --transport: enum rd_transport */
 };
 
-int rdcp_list_devices(void);
+int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);

@@ -22,11 +22,11 @@
 
 /*
  * What this rdcpd enforces of the config (RD_CONF_CAP_*): nothing beyond
- * modules (path, read only), listen, port, max connections, memory budget,
- * idle timeout and log level yet. Settings that restrict access and are
+ * modules (path, read only), listen, port, transport, max connections,
+ * memory budget, idle timeout and log level yet. Settings that restrict access and are
  * not enforced make it refuse to start (see rd_conf_check_support).
  */
-#define RDCPD_CAPS 0u
+#define RDCPD_CAPS RD_CONF_CAP_TCP
 
 static volatile int stop_flag;
 
@@ -118,8 +118,10 @@ static void usage(FILE *out)
 	    "      --config FILE           read FILE (default %s, if it exists)\n"
 	    "      --check-config          report every problem of the config and exit\n"
 	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
-	    "  -l, --listen ADDR           listen on this RDMA address (default: all)\n"
+	    "  -l, --listen ADDR           listen on this address (default: all)\n"
 	    "  -P, --port PORT             port (default %d)\n"
+	    "      --transport MODE        rdma, tcp, or both (default: RDMA and TCP on the\n"
+	    "                              same port; TCP alone where RDMA is missing)\n"
 	    "      --foreground            stay in the foreground, log to stderr (required)\n"
 	    "      --no-auth               serve every module without authentication (required\n"
 	    "                              for --module: anyone who reaches the port can use it)\n"
@@ -133,7 +135,8 @@ static void usage(FILE *out)
 	    "  -h, --help                  this text\n"
 	    "\n"
 	    "With --config, --module adds modules, --listen replaces the file's listen\n"
-	    "addresses, and --port, --max-conns, --timeout and -v override the file.\n",
+	    "addresses, and --port, --transport, --max-conns, --timeout and -v override\n"
+	    "the file.\n",
 	    RD_CONF_DEFAULT_PATH, RD_DEFAULT_PORT);
 }
 
@@ -183,6 +186,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"module", required_argument, NULL, 'm'},
 	    {"listen", required_argument, NULL, 'l'},
 	    {"port", required_argument, NULL, 'P'},
+	    {"transport", required_argument, NULL, 'X'},
 	    {"foreground", no_argument, NULL, 'F'},
 	    {"no-auth", no_argument, NULL, 'N'},
 	    {"max-conns", required_argument, NULL, 'C'},
@@ -219,6 +223,9 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			break;
 		case 'P':
 			o->cli.port = optarg;
+			break;
+		case 'X':
+			o->cli.transport = optarg;
 			break;
 		case 'F':
 			o->foreground = 1;
@@ -415,6 +422,9 @@ int main(int argc, char **argv)
 	cfg.listen_addr = conf->nlisten ? conf->listen[0] : NULL;
 	cfg.max_conns = conns;
 	cfg.co.timeout_ms = conf->idle_timeout_s * 1000;
+	cfg.co.transport = conf->transport == RD_TRANSPORT_RDMA  ? RD_XPORT_RDMA
+			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
+								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
 	cfg.server.sink_flags = o.sink_flags;
 	cfg.server.mods = mods;

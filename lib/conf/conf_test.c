@@ -54,7 +54,7 @@ static void test_defaults(void **state)
 	c = parse("", &ret);
 	assert_int_equal(ret, 0);
 	assert_int_equal(c->port, 18710);
-	assert_int_equal(c->transport, RD_TRANSPORT_RDMA);
+	assert_int_equal(c->transport, RD_TRANSPORT_BOTH);
 	assert_int_equal(c->max_conns, 16);
 	assert_int_equal(c->max_conns_per_host, 4);
 	assert_true(c->auth_timeout_s <= 10);
@@ -533,7 +533,7 @@ static void test_rules(void **state)
 	/* the shipped layout: nothing at all is fine */
 	c = parse("# nothing\n", &ret);
 	assert_int_equal(rd_conf_check(c, 0), 0);
-	assert_int_equal(rd_conf_check_support(c, 0), 0);
+	assert_int_equal(rd_conf_check_support(c, RD_CONF_CAP_TCP), 0);
 	assert_int_equal(c->nerrors + c->nwarnings, 0);
 	rd_conf_free(c);
 }
@@ -825,7 +825,7 @@ static void test_support(void **state)
 	/* --no-auth serves every module without authentication */
 	c = parse("[m]\npath = /m\n", &ret);
 	c->no_auth = 1;
-	assert_int_equal(rd_conf_check_support(c, 0), 0);
+	assert_int_equal(rd_conf_check_support(c, RD_CONF_CAP_TCP), 0);
 	rd_conf_free(c);
 
 	/* a --module without --no-auth gets the command-line hint */

@@ -153,7 +153,7 @@ struct rd_conf {
 	char listen[RD_CONF_LISTEN_MAX][64]; /* numeric addresses; none: all */
 	int nlisten;
 	unsigned port;		     /* default RD_DEFAULT_PORT */
-	int transport;		     /* enum rd_conf_transport, default rdma */
+	int transport;		     /* enum rd_conf_transport, default both */
 	int max_conns;		     /* default 16 */
 	int max_conns_per_host;	     /* default 4 */
 	uint64_t memory_budget;	     /* bytes; 0 until set or derived */
@@ -206,6 +206,7 @@ struct rd_conf_cli {
 	int nmodules;
 	const char *listen; /* NULL: keep */
 	const char *port;   /* NULL: keep */
+	const char *transport; /* NULL: keep (--transport rdma|tcp|both) */
 	int max_conns;	    /* 0: keep */
 	int idle_timeout_s; /* 0: keep (--timeout) */
 	int no_auth;	    /* --no-auth */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
@@ -136,6 +137,19 @@ int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 			c->port = (unsigned)port;
 			c->set[RD_CK_PORT] = RD_CONF_FROM_CLI;
 		}
+	}
+	if (cli->transport) {
+		if (!strcasecmp(cli->transport, "rdma"))
+			c->transport = RD_TRANSPORT_RDMA;
+		else if (!strcasecmp(cli->transport, "tcp"))
+			c->transport = RD_TRANSPORT_TCP;
+		else if (!strcasecmp(cli->transport, "both") || !strcasecmp(cli->transport, "auto"))
+			c->transport = RD_TRANSPORT_BOTH;
+		else
+			rd_conf_report(c, NULL, 0, RD_CONF_ERROR,
+				       "--transport '%.200s': give rdma, tcp or both",
+				       cli->transport);
+		c->set[RD_CK_TRANSPORT] = RD_CONF_FROM_CLI;
 	}
 	if (cli->max_conns > 0) {
 		c->max_conns = cli->max_conns;

@@ -89,7 +89,7 @@ static int k_transport(struct rd_conf_ctx *x, const char *v)
 		x->c->transport = RD_TRANSPORT_RDMA;
 	else if (!strcasecmp(v, "tcp"))
 		x->c->transport = RD_TRANSPORT_TCP;
-	else if (!strcasecmp(v, "both"))
+	else if (!strcasecmp(v, "both") || !strcasecmp(v, "auto"))
 		x->c->transport = RD_TRANSPORT_BOTH;
 	else
 		return rd_conf_why(x, "'%s' is not rdma, tcp or both", v);

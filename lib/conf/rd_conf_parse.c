@@ -70,7 +70,7 @@ struct rd_conf *rd_conf_new(rd_conf_report_fn report, void *ctx)
 	if (!c)
 		return NULL;
 	c->port = RD_DEFAULT_PORT;
-	c->transport = RD_TRANSPORT_RDMA;
+	c->transport = RD_TRANSPORT_BOTH;
 	c->max_conns = 16;
 	c->max_conns_per_host = 4;
 	c->auth_timeout_s = 10;

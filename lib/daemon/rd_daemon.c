@@ -53,9 +53,13 @@ static void *serve_one(void *arg)
 		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);
 		goto out;
 	}
-	logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
-	      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
-	      rep.version);
+	if (!strcmp(rd_conn_info(c)->transport, "rdma"))
+		logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
+		      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
+		      rep.version);
+	else
+		logf_(cfg, RD_LOG_INFO, "%s: connected over %s, protocol %u", peer,
+		      rd_conn_info(c)->link, rep.version);
 	ret = rd_server_serve(&cfg->server, c, summary, sizeof(summary), &err);
 	if (ret && ret != -RD_EPARTIAL)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
@@ -81,11 +85,13 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 	int active = 0, ret, n, waited;
 
 	rd_err_clear(&d->err);
-	ret = rd_listener_open(&l, cfg->listen_addr, cfg->port, 64, &d->err);
+	ret = rd_listener_open(&l, cfg->listen_addr, cfg->port, 64, cfg->co.transport, &d->err);
 	if (ret)
 		return ret;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (*rd_listener_note(l))
+		logf_(cfg, RD_LOG_WARN, "%s", rd_listener_note(l));
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->log_ctx, rd_listener_port(l));
 	while (!cfg->stop || !*cfg->stop) {

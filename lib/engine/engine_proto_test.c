@@ -92,7 +92,7 @@ static void start(struct peer *p, int engine_sends)
 	if (engine_sends) {
 		snprintf(path, sizeof(path), "%s/f", g_root);
 		put_file(path, 3 * CH);
-		assert_int_equal(rd_tree_open(&p->t, srcs, 1, 0, &err), 0);
+		assert_int_equal(rd_tree_open_paths(&p->t, srcs, 1, 0, &err), 0);
 	} else {
 		dfd = open(g_root, O_RDONLY | O_DIRECTORY);
 		assert_int_equal(rd_sink_open(&p->sink, dfd, "", 0, &err), 0);
@@ -304,6 +304,7 @@ static void test_recv_data_digest_length(void **state)
 	m.u.data.kind = p.gets[0].kind;
 	m.u.data.slot = p.gets[0].slot;
 	m.u.data.chunk = p.gets[0].chunk;
+	m.u.data.seq = p.gets[0].seq;
 	m.u.data.len = 100;
 	m.u.data.dlen = 3;
 	say(&p, &m);
@@ -328,8 +329,9 @@ static void test_recv_sum_out_of_order(void **state)
 	m.u.data.kind = RD_GET_SUM;
 	m.u.data.slot = p.gets[1].slot;
 	m.u.data.chunk = p.gets[1].chunk; /* chunk 1 before chunk 0 */
+	m.u.data.seq = p.gets[1].seq;
 	m.u.data.len = CH;
-	m.u.data.dlen = (uint8_t)p.e.dg->size;
+	m.u.data.dlen = (uint8_t)p.e.dg->sum_size;
 	say(&p, &m);
 	expect_proto_err(&p, "SUM answer out of order");
 }
@@ -412,10 +414,13 @@ static void wait_file(struct peer *p)
 	assert_true(p->nfiles >= 1);
 }
 
+static uint64_t g_seq;
+
 static struct rd_msg get_msg(uint32_t id, uint64_t chunk, uint32_t len)
 {
 	struct rd_msg m = simple(RD_MSG_GET);
 
+	m.u.get.seq = ++g_seq;
 	m.u.get.id = id;
 	m.u.get.kind = RD_GET_SUM; /* no write needed to answer */
 	m.u.get.chunk = chunk;
@@ -458,6 +463,22 @@ static void test_send_get_slot_too_small(void **state)
 	m.u.get.kind = RD_GET_DATA;
 	say(&p, &m);
 	expect_proto_err(&p, "GET slot smaller than the chunk");
+}
+
+static void test_send_get_seq_not_increasing(void **state)
+{
+	struct peer p;
+	struct rd_msg m;
+
+	start(&p, 1);
+	wait_file(&p);
+	m = get_msg(p.file_ids[0], 0, CH);
+	m.u.get.seq = 5;
+	say(&p, &m);
+	m = get_msg(p.file_ids[0], 1, CH);
+	m.u.get.seq = 3;
+	say(&p, &m);
+	expect_proto_err(&p, "GET sequence number not increasing");
 }
 
 static void test_send_done_unknown(void **state)
@@ -526,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_send_get_unknown),
 		cmocka_unit_test(test_send_get_beyond_end),
 		cmocka_unit_test(test_send_get_slot_too_small),
+		cmocka_unit_test(test_send_get_seq_not_increasing),
 		cmocka_unit_test(test_send_done_unknown),
 		cmocka_unit_test(test_send_fin_early),
 		cmocka_unit_test(test_send_unexpected),

@@ -8,7 +8,8 @@
  * count against what is left in the message, and unknown message types are
  * refused. Decoders never trust a peer.
  *
- * 1. Connection (librdmacm, RC QP, port RD_DEFAULT_PORT unless told).
+ * 1. Connection (librdmacm, RC QP, port RD_DEFAULT_PORT unless told;
+ *    over TCP the same data travel as the first frames, see 4.).
  *
  *    Connect private data, client -> server (RD_CM_REQ_LEN bytes):
  *	 0 u32 magic	 RD_MAGIC ("RDCP")
@@ -176,6 +177,27 @@
  *    RDMA WRITE outside TLS and is bound to the session by its tag: keyed
  *    digests use a key exported from this TLS session (label
  *    RD_TLS_CHUNK_LABEL, 32 bytes), and --encrypt uses AES-GCM under it.
+ *
+ * 5. The same protocol over TCP (rd_xport_tcp.c), for hosts and links
+ *    without RDMA: one TCP connection on the same port number, Nagle off.
+ *    The stream is a sequence of frames, each with an 8-byte header:
+ *	 0 u8  kind	 RD_TF_*
+ *	 1 u8  reserved	 0
+ *	 2 u16 reserved	 0
+ *	 4 u32 length	 bytes that follow the header
+ *    RD_TF_CM_REQ (1) client -> server, first frame: the connect private
+ *	data of 1. (length RD_CM_REQ_LEN); RD_TF_CM_REP (2) / RD_TF_CM_REJ
+ *	(3) server -> client, first frame back: the accept or reject data
+ *	(length RD_CM_REP_LEN / RD_CM_REJ_LEN). Anything else first is
+ *	refused and the connection closed.
+ *    RD_TF_MSG (4): one control message of 2. (length RD_HDR_LEN ..
+ *	RD_CTRL_MAX); credits exactly as over RDMA (a message beyond the
+ *	receiver's posted buffers is a protocol error).
+ *    RD_TF_WRITE (5): the RDMA WRITE of a DATA: u64 addr, u32 rkey,
+ *	u32 reserved 0, then length - 16 payload bytes (at most
+ *	RD_CHUNK_MAX), placed by the receiver into its registered region
+ *	(addr, rkey and bounds checked as a NIC would) before it reads the
+ *	DATA message that follows.
  */
 #ifndef RDCP_PROTO_RD_PROTO_H
 #define RDCP_PROTO_RD_PROTO_H
@@ -206,6 +228,17 @@
 #define RD_CHUNK_MIN	   4096u
 #define RD_CHUNK_MAX	   (64u << 20)
 #define RD_CHUNK_DEFAULT   (4u << 20)
+
+/* TCP framing (4. above) */
+#define RD_TF_HDR_LEN	8
+#define RD_TF_WRITE_LEN 16 /* addr, rkey, reserved: before the payload */
+enum rd_tcp_frame {
+	RD_TF_CM_REQ = 1,
+	RD_TF_CM_REP = 2,
+	RD_TF_CM_REJ = 3,
+	RD_TF_MSG = 4,
+	RD_TF_WRITE = 5,
+};
 
 enum rd_rej_reason {
 	RD_REJ_VERSION = 1, /* no common protocol version */

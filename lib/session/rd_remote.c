@@ -38,6 +38,8 @@ int rd_ready_format(char *buf, size_t len, const struct rd_ready *r)
 		n += (size_t)snprintf(buf + n, len - n, "%02x", r->secret[i]);
 	for (i = 0; i < r->naddrs && n + 2 < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? "," : " ", r->addrs[i]);
+	if (!r->naddrs) /* no RDMA address: TCP to the host ssh reached */
+		n += (size_t)snprintf(buf + n, len - n, " -");
 	return n < len ? 0 : -RD_EUSAGE;
 }
 
@@ -74,6 +76,8 @@ int rd_ready_parse(const char *line, struct rd_ready *r)
 			return -RD_EPROTO;
 		r->secret[i] = (uint8_t)(hi << 4 | lo);
 	}
+	if (!strcmp(addrs, "-"))
+		return 0;
 	for (a = strtok_r(addrs, ",", &save); a && r->naddrs < RD_REMOTE_MAX_ADDRS;
 	     a = strtok_r(NULL, ",", &save)) {
 		if (strlen(a) >= sizeof(r->addrs[0]) || strspn(a, "0123456789abcdefABCDEF.:%") !=
@@ -208,14 +212,15 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	memset(r, 0, sizeof(*r));
 	memset(&ready, 0, sizeof(ready));
 	ret = rd_rdma_addrs(ready.addrs, RD_REMOTE_MAX_ADDRS, &r->err);
-	if (ret < 0)
+	if (ret < 0 && o->co.transport == RD_XPORT_RDMA)
 		goto out;
-	ready.naddrs = ret;
+	/* no RDMA address here: the client comes over TCP */
+	ready.naddrs = ret < 0 ? 0 : ret;
 	if (RAND_bytes(ready.secret, RD_SECRET_LEN) != 1) {
 		ret = rd_err_set(&r->err, RD_ESYS, 0, "cannot draw a random secret (OpenSSL RAND)");
 		goto out;
 	}
-	ret = rd_listener_open(&l, NULL, "0", 4, &r->err);
+	ret = rd_listener_open(&l, NULL, "0", 4, o->co.transport, &r->err);
 	if (ret)
 		goto out;
 	ready.ver_min = RD_PROTO_MIN;

@@ -105,6 +105,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 /*
  * The line the remote half prints on stdout once it listens:
  *   RDCP-READY <proto_min> <proto_max> <port> <secret: 32 hex> <addr>[,<addr>...]
+ *   (the address list is "-" when the remote host has no RDMA address: the
+ *   client then connects over TCP to the host it reached with ssh)
  * The client reads it through the ssh channel (authenticated by ssh) and
  * proves the secret in the RDMA connect private data.
  */

@@ -9,6 +9,7 @@
 #include "lib/xport/rd_xport_impl.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,7 +137,12 @@ const char *rd_conn_req_peer(const struct rd_conn_req *r)
 int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		   const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
 {
-	return req->ops->accept(req, o, rep, out, err);
+	int ret = req->ops->accept(req, o, rep, out, err);
+
+	if (!ret)
+		snprintf((*out)->info.transport, sizeof((*out)->info.transport), "%s",
+			 (*out)->ops->name);
+	return ret;
 }
 
 void rd_conn_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej)
@@ -145,17 +151,181 @@ void rd_conn_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej)
 		req->ops->reject(req, rej);
 }
 
+int rd_transport_parse(const char *s)
+{
+	if (!strcmp(s, "auto"))
+		return RD_XPORT_AUTO;
+	if (!strcmp(s, "rdma"))
+		return RD_XPORT_RDMA;
+	if (!strcmp(s, "tcp"))
+		return RD_XPORT_TCP;
+	return -1;
+}
+
+const char *rd_transport_name(int t)
+{
+	return t == RD_XPORT_RDMA ? "rdma" : t == RD_XPORT_TCP ? "tcp" : "auto";
+}
+
+int rd_xport_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen)
+{
+	return rd_rdma_probe(host, dev, devlen, why, whylen) ? RD_XPORT_RDMA : RD_XPORT_TCP;
+}
+
 int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
 		    struct rd_cm_rep *rep, struct rd_err *err)
 {
-	return rd_xport_rdma.connect(out, host, port, o, req, rep, err);
+	int t = o ? o->transport : RD_XPORT_AUTO, no_route = 0, ret;
+	struct rd_err rerr;
+
+	if (t == RD_XPORT_TCP) {
+		ret = rd_xport_tcp.connect(out, host, port, o, req, rep, err);
+		goto out;
+	}
+	rd_err_clear(&rerr);
+	ret = rd_rdma_connect(out, host, port, o, req, rep, &no_route, &rerr);
+	if (!ret || t == RD_XPORT_RDMA || !no_route) {
+		if (ret)
+			rd_err_copy(err, &rerr);
+		goto out;
+	}
+	/* auto, and no RDMA device reaches host: TCP, and say so */
+	ret = rd_xport_tcp.connect(out, host, port, o, req, rep, err);
+	if (!ret)
+		snprintf((*out)->info.note, sizeof((*out)->info.note),
+			 "rdcp: no RDMA route to %s (%s); using TCP", host, rerr.msg);
+	else {
+		struct rd_err terr = *err;
+
+		rd_err_set(err, terr.status, 0, "%s (over TCP: there is no RDMA route: %s)",
+			   terr.msg, rerr.msg);
+	}
+out:
+	if (!ret)
+		snprintf((*out)->info.transport, sizeof((*out)->info.transport), "%s",
+			 (*out)->ops->name);
+	return ret;
+}
+
+/*
+ * Auto listens on both: a listener over the RDMA and the TCP one, waiting
+ * on both fds; a request keeps the ops of the listener it came from.
+ */
+struct multi_listener {
+	struct rd_listener l;
+	struct rd_listener *sub[2];
+	unsigned nsub, turn;
+};
+
+static int multi_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
+		      struct rd_cm_req *creq)
+{
+	struct multi_listener *m = (struct multi_listener *)l;
+	struct pollfd p[2];
+	unsigned i, k;
+	int r;
+
+	for (;;) {
+		for (i = 0; i < m->nsub; i++)
+			p[i] = (struct pollfd){.fd = m->sub[i]->ops->fd(m->sub[i]), .events = POLLIN};
+		r = poll(p, m->nsub, timeout_ms);
+		if (r == 0)
+			return 1;
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return rd_err_set(&l->err, RD_ECONN, errno, "waiting for connections");
+		for (k = 0; k < m->nsub; k++) {
+			i = (m->turn + k) % m->nsub; /* take turns: neither starves */
+			if (!p[i].revents)
+				continue;
+			r = m->sub[i]->ops->next(m->sub[i], 0, req, creq);
+			if (r == 1)
+				continue;
+			m->turn = i + 1;
+			if (r < 0)
+				rd_err_copy(&l->err, &m->sub[i]->err);
+			return r;
+		}
+	}
+}
+
+static void multi_close(struct rd_listener *l)
+{
+	struct multi_listener *m = (struct multi_listener *)l;
+	unsigned i;
+
+	for (i = 0; i < m->nsub; i++)
+		rd_listener_close(m->sub[i]);
+	free(m);
+}
+
+static const struct rd_listener_ops multi_ops = {
+	.name = "auto",
+	.next = multi_next,
+	.close = multi_close,
+};
+
+static int listen_both(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		       struct rd_err *err)
+{
+	struct multi_listener *m;
+	struct rd_listener *r = NULL, *t = NULL;
+	struct rd_err rerr;
+	char p[16];
+	int ret, tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		rd_err_clear(&rerr);
+		ret = rd_xport_rdma.listen(&r, addr, port, backlog, &rerr);
+		if (ret)
+			break; /* no RDMA here: TCP alone */
+		snprintf(p, sizeof(p), "%u", r->port);
+		ret = rd_xport_tcp.listen(&t, addr, p, backlog, err);
+		if (!ret)
+			break;
+		rd_listener_close(r);
+		r = NULL;
+		if (strcmp(port, "0"))
+			return ret; /* that TCP port is taken */
+		/* port 0: the number RDMA got is taken over TCP; draw again */
+	}
+	if (!r)
+		ret = rd_xport_tcp.listen(&t, addr, port, backlog, err);
+	if (ret)
+		return ret;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		rd_listener_close(r);
+		rd_listener_close(t);
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "listener");
+	}
+	m->l.ops = &multi_ops;
+	m->l.port = t->port;
+	if (r)
+		m->sub[m->nsub++] = r;
+	else
+		snprintf(m->l.note, sizeof(m->l.note), "listening on TCP only: %s", rerr.msg);
+	m->sub[m->nsub++] = t;
+	*out = &m->l;
+	return 0;
 }
 
 int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
-		     struct rd_err *err)
+		     int transport, struct rd_err *err)
 {
-	return rd_xport_rdma.listen(out, addr, port, backlog, err);
+	*out = NULL;
+	if (transport == RD_XPORT_RDMA)
+		return rd_xport_rdma.listen(out, addr, port, backlog, err);
+	if (transport == RD_XPORT_TCP)
+		return rd_xport_tcp.listen(out, addr, port, backlog, err);
+	return listen_both(out, addr, port, backlog, err);
+}
+
+const char *rd_listener_note(const struct rd_listener *l)
+{
+	return l->note;
 }
 
 /* --- the credit layer --- */

@@ -47,7 +47,19 @@ struct rd_mr {
  * local data buffer identified by cookie may be reused. */
 typedef void (*rd_conn_sent_fn)(void *ctx, uint64_t cookie);
 
+/* Which transport (rdcp --transport, rdcpd --transport / "transport"). */
+enum rd_transport {
+	RD_XPORT_AUTO = 0, /* RDMA where the route reaches an RDMA device, else TCP */
+	RD_XPORT_RDMA = 1,
+	RD_XPORT_TCP = 2,
+};
+
+/* "auto", "rdma", "tcp" -> RD_XPORT_*; -1 if none of those. */
+int rd_transport_parse(const char *s);
+const char *rd_transport_name(int t);
+
 struct rd_conn_opts {
+	int transport;		/* enum rd_transport */
 	unsigned ctrl_depth;	/* receive buffers to post (default 64) */
 	unsigned max_writes;	/* data writes in flight (default 64) */
 	int timeout_ms;		/* connect/accept and peer-silence timeout */
@@ -61,6 +73,8 @@ struct rd_conn_info {
 	char link[32];	   /* "RoCE" or "InfiniBand" */
 	char gid[48];	   /* local source GID */
 	unsigned version;  /* negotiated protocol version */
+	char transport[8]; /* "rdma", "tcp", "loop" */
+	char note[256];	   /* set when auto chose TCP: why, in one line */
 };
 
 /* --- client --- */
@@ -68,9 +82,22 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
 		    struct rd_cm_rep *rep, struct rd_err *err);
 
+/*
+ * Which transport a copy to host would use with auto: RD_XPORT_RDMA (dev
+ * names the local device) or RD_XPORT_TCP (why says why not RDMA).
+ */
+int rd_xport_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
+
 /* --- server --- */
+/*
+ * Listen on addr:port. RD_XPORT_AUTO listens over RDMA and TCP on the same
+ * port number (TCP only when no RDMA device is usable; see
+ * rd_listener_note()); port "0" picks one free for both.
+ */
 int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
-		     struct rd_err *err);
+		     int transport, struct rd_err *err);
+/* "" or one line on what auto left out (e.g. no RDMA device: TCP only). */
+const char *rd_listener_note(const struct rd_listener *l);
 /* Bound port (useful with port "0"). */
 unsigned rd_listener_port(const struct rd_listener *l);
 /*

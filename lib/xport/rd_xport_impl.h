@@ -104,12 +104,15 @@ struct rd_listener_ops {
 		      const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err);
 	void (*reject)(struct rd_conn_req *req, const struct rd_cm_rej *rej);
 	void (*close)(struct rd_listener *l);
+	/* readable when a request may be waiting (to wait on several) */
+	int (*fd)(const struct rd_listener *l);
 };
 
 struct rd_listener {
 	const struct rd_listener_ops *ops;
 	unsigned port;
 	struct rd_err err;
+	char note[256];
 };
 
 struct rd_conn_req {
@@ -129,6 +132,19 @@ struct rd_xport {
 };
 
 extern const struct rd_xport rd_xport_rdma;
+extern const struct rd_xport rd_xport_tcp;
+
+/*
+ * RDMA connect that also says whether it failed before reaching the
+ * network: no RDMA device, or none whose route reaches host (*no_route
+ * = 1, a plain sentence in *why). rdcp's auto mode then uses TCP.
+ */
+int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
+		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err);
+/* Does the route to host resolve to an RDMA device? 1 with the device
+ * name in dev, else 0 with the reason in why. */
+int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
 
 /* --- the credit layer shared by every transport (rd_xport.c) --- */
 #define RD_XC_DEFAULT_DEPTH   64

@@ -142,9 +142,81 @@ static int open_cm(struct rdma_event_channel **ech, struct rd_err *err)
 	return 0;
 }
 
+/*
+ * Resolve host's address and route on rc (event channel and id created
+ * here). Failing before any packet left (no device, no RDMA route) sets
+ * *no_route.
+ */
+static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_route)
+{
+	struct rd_conn *c = &rc->c;
+	struct rdma_cm_event *ev;
+	int ret;
+
+	*no_route = 1;
+	ret = open_cm(&rc->ech, &c->err);
+	if (ret)
+		return ret;
+	if (rdma_create_id(rc->ech, &rc->id, rc, RDMA_PS_TCP))
+		return rd_err_set(&c->err, RD_ENODEV, errno, "rdma_create_id");
+	if (rdma_resolve_addr(rc->id, NULL, ai->ai_addr, RESOLVE_MS))
+		return rd_err_set(&c->err, RD_ECONN, errno,
+				  "%s: no RDMA device can reach this address", c->info.peer);
+	ret = expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
+		     &ev);
+	if (ret)
+		return ret;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(rc->id, RESOLVE_MS))
+		return rd_err_set(&c->err, RD_ECONN, errno, "%s: route resolution", c->info.peer);
+	ret = expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
+		     &ev);
+	if (ret)
+		return ret;
+	rdma_ack_cm_event(ev);
+	*no_route = 0;
+	return 0;
+}
+
+int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen)
+{
+	struct addrinfo hints, *ai = NULL;
+	struct rd_rdma_conn *rc = rd_rdma_conn_new();
+	int ok = 0, no_route;
+
+	*dev = *why = 0;
+	if (!rc)
+		return 0;
+	rd_xc_peer_name(rc->c.info.peer, sizeof(rc->c.info.peer), host, "0");
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	if (getaddrinfo(host, NULL, &hints, &ai)) {
+		snprintf(why, whylen, "cannot resolve host '%s'", host);
+	} else if (resolve(rc, ai, &no_route)) {
+		snprintf(why, whylen, "%s", rc->c.err.msg);
+	} else {
+		snprintf(dev, devlen, "%s", ibv_get_device_name(rc->id->verbs->device));
+		ok = 1;
+	}
+	if (ai)
+		freeaddrinfo(ai);
+	rd_conn_close(&rc->c);
+	return ok;
+}
+
 static int rdma_connect_(struct rd_conn **out, const char *host, const char *port,
 			 const struct rd_conn_opts *o, const struct rd_cm_req *req,
 			 struct rd_cm_rep *rep, struct rd_err *err)
+{
+	int no_route;
+
+	return rd_rdma_connect(out, host, port, o, req, rep, &no_route, err);
+}
+
+int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
+		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct rdma_conn_param param;
@@ -156,6 +228,7 @@ static int rdma_connect_(struct rd_conn **out, const char *host, const char *por
 	int ret, gai;
 
 	*out = NULL;
+	*no_route = 0;
 	rc = rd_rdma_conn_new();
 	if (!rc)
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
@@ -171,32 +244,9 @@ static int rdma_connect_(struct rd_conn **out, const char *host, const char *por
 				 gai_strerror(gai));
 		goto out;
 	}
-	ret = open_cm(&rc->ech, &c->err);
+	ret = resolve(rc, ai, no_route);
 	if (ret)
 		goto out;
-	if (rdma_create_id(rc->ech, &rc->id, rc, RDMA_PS_TCP)) {
-		ret = rd_err_set(&c->err, RD_ENODEV, errno, "rdma_create_id");
-		goto out;
-	}
-	if (rdma_resolve_addr(rc->id, NULL, ai->ai_addr, RESOLVE_MS)) {
-		ret = rd_err_set(&c->err, RD_ECONN, errno,
-				 "%s: no RDMA device can reach this address", c->info.peer);
-		goto out;
-	}
-	ret = expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
-		     &ev);
-	if (ret)
-		goto out;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(rc->id, RESOLVE_MS)) {
-		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: route resolution", c->info.peer);
-		goto out;
-	}
-	ret = expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
-		     &ev);
-	if (ret)
-		goto out;
-	rdma_ack_cm_event(ev);
 
 	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
@@ -438,8 +488,14 @@ static void rdma_listener_close(struct rd_listener *l)
 	free(rl);
 }
 
+static int rdma_listener_fd(const struct rd_listener *l)
+{
+	return ((const struct rd_rdma_listener *)l)->ech->fd;
+}
+
 static const struct rd_listener_ops rdma_listener_ops = {
 	.name = "rdma",
+	.fd = rdma_listener_fd,
 	.next = rdma_next,
 	.accept = rdma_accept_,
 	.reject = rdma_reject_,

@@ -15,9 +15,21 @@ fails=0
 [ "$rc" -eq 12 ] || { echo "FAIL: exit $rc, want 12"; fails=1; }
 grep -q 'no RDMA device found' <<<"$out" || { echo "FAIL: no 'no RDMA device found'"; fails=1; }
 grep -q 'rdma link add' <<<"$out" || { echo "FAIL: no Soft-RoCE hint"; fails=1; }
-out=$("$rdcp" /etc/hostname 127.0.0.1::m/ 2>&1)
+out=$("$rdcp" --transport rdma /etc/hostname 127.0.0.1::m/ 2>&1)
 rc=$?
 echo "$out"
-[ "$rc" -ne 0 ] || { echo "FAIL: a copy without RDMA succeeded"; fails=1; }
+[ "$rc" -eq 12 ] || { echo "FAIL: --transport rdma without RDMA: exit $rc, want 12"; fails=1; }
 grep -qi 'rdma' <<<"$out" || { echo "FAIL: copy error does not mention RDMA"; fails=1; }
+# auto falls back to TCP; with nothing listening it fails, naming both
+out=$("$rdcp" --port 1 /etc/hostname 127.0.0.1::m/ 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 10 ] || { echo "FAIL: auto copy to a closed port: exit $rc, want 10"; fails=1; }
+grep -q 'over TCP' <<<"$out" || { echo "FAIL: auto copy error does not say it tried TCP"; fails=1; }
+grep -qi 'no RDMA route' <<<"$out" || { echo "FAIL: auto copy error does not say why not RDMA"; fails=1; }
+out=$("$rdcp" --list-devices 127.0.0.1 2>&1)
+rc=$?
+echo "$out"
+[ "$rc" -eq 0 ] || { echo "FAIL: --list-devices HOST without RDMA: exit $rc, want 0"; fails=1; }
+grep -q 'transport to 127.0.0.1: tcp' <<<"$out" || { echo "FAIL: --list-devices HOST does not say tcp"; fails=1; }
 exit $fails

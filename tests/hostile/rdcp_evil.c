@@ -903,7 +903,7 @@ static int serve_evil(const char *port, int ncases, char **names)
 	if (!ncases)
 		for (n = 0; n < (int)NELEM(pull_cases); n++)
 			list[n] = &pull_cases[n];
-	if (rd_listener_open(&l, NULL, port, 4, &err)) {
+	if (rd_listener_open(&l, NULL, port, 4, RD_XPORT_AUTO, &err)) {
 		fprintf(stderr, "rdcp_evil: %s\n", err.msg);
 		return 1;
 	}
@@ -998,7 +998,7 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 		fprintf(stderr, "rdcp_evil: bad secret '%s' (32 hex digits)\n", hex);
 		return 2;
 	}
-	if (rd_listener_open(&l, NULL, "0", 4, &err)) {
+	if (rd_listener_open(&l, NULL, "0", 4, RD_XPORT_AUTO, &err)) {
 		fprintf(stderr, "rdcp_evil: %s\n", err.msg);
 		return 1;
 	}

@@ -1,0 +1,978 @@
+// SPDX-License-Identifier: MIT
+/*
+ * TCP transport: the same protocol above the seam, for hosts and links
+ * without RDMA. Framing is in lib/proto/rd_proto.h, section 4.
+ *
+ * One non-blocking socket per connection. Output is a ring of frames:
+ * control messages are copied into one of sdepth send buffers (as over
+ * RDMA, a free send buffer is what can_xmit means); the payload of a
+ * WRITE is not copied but sent from the caller's registered buffer, whose
+ * cookie comes back through rd_xc_sent() once the kernel has all of it.
+ * Input is read straight into place: a message into a free receive
+ * buffer, a WRITE's payload into the registered region it names, after
+ * checking key and bounds like a NIC. Stream order then gives what RC
+ * ordering gives over RDMA: the payload is in place before the DATA that
+ * follows it is seen.
+ */
+#include "lib/xport/rd_xport.h"
+#include "lib/xport/rd_xport_impl.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TCP_SOCKBUF	 (4 << 20)
+#define TCP_MAX_REGIONS	 16
+#define TCP_HELLO_MS	 5000 /* a connected client must send its request within this */
+#define TCP_IOV		 64
+
+struct tregion {
+	uint8_t *addr;
+	size_t len;
+	uint32_t rkey; /* 0: free */
+};
+
+struct tout {
+	uint8_t hdr[RD_TF_HDR_LEN + RD_TF_WRITE_LEN];
+	size_t hlen;
+	const uint8_t *body;
+	size_t blen;
+	size_t done; /* of hlen + blen */
+	int sbuf;    /* send buffer to free afterwards, or -1 */
+	int has_cookie;
+	uint64_t cookie;
+};
+
+enum { IN_HDR, IN_WHDR, IN_WPAY, IN_MPAY };
+
+struct tcp_conn {
+	struct rd_conn c;
+	int fd;
+
+	/* output */
+	unsigned sdepth;
+	uint8_t *sbuf;
+	unsigned *sfree, nsfree;
+	struct tout *out;
+	unsigned ocap, ohead, ocount;
+
+	/* input */
+	int in_state;
+	uint8_t ihdr[RD_TF_HDR_LEN + RD_TF_WRITE_LEN];
+	size_t igot, iwant;
+	uint8_t *idst;
+	unsigned iidx;
+	unsigned *rfree, nrfree;
+	int eof;
+
+	struct tregion regs[TCP_MAX_REGIONS];
+	uint32_t next_rkey;
+};
+
+static struct tcp_conn *tc_of(struct rd_conn *c)
+{
+	return (struct tcp_conn *)c;
+}
+
+static const struct tcp_conn *tc_ofc(const struct rd_conn *c)
+{
+	return (const struct tcp_conn *)c;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
+}
+
+static void frame_hdr(uint8_t *h, uint8_t kind, uint32_t len)
+{
+	h[0] = kind;
+	h[1] = 0;
+	h[2] = 0;
+	h[3] = 0;
+	put32(h + 4, len);
+}
+
+static void tune(int fd)
+{
+	int one = 1, sz = TCP_SOCKBUF;
+
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
+{
+	char host[64] = "?";
+
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *s = (const struct sockaddr_in *)(const void *)sa;
+
+		inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(s->sin_port));
+	} else if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)(const void *)sa;
+
+		inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(s->sin6_port));
+	} else {
+		snprintf(buf, len, "?");
+	}
+}
+
+/* Blocking-with-deadline helpers for the handshake only. */
+static int io_full(int fd, void *buf, size_t len, int timeout_ms, int out)
+{
+	struct timespec t0;
+	struct pollfd p = {.fd = fd, .events = out ? POLLOUT : POLLIN};
+	size_t got = 0;
+	ssize_t n;
+	long left;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (got < len) {
+		n = out ? send(fd, (uint8_t *)buf + got, len - got, MSG_NOSIGNAL)
+			: recv(fd, (uint8_t *)buf + got, len - got, 0);
+		if (n > 0) {
+			got += (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -errno;
+		left = timeout_ms - rd_xc_ms_since(&t0);
+		if (left <= 0)
+			return -ETIMEDOUT;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Read one handshake frame of the kinds allowed; returns its kind or -errno. */
+static int read_hello(int fd, uint8_t *body, size_t cap, size_t *len, int timeout_ms)
+{
+	uint8_t h[RD_TF_HDR_LEN];
+	uint32_t n;
+	int r = io_full(fd, h, sizeof(h), timeout_ms, 0);
+
+	if (r)
+		return r;
+	n = get32(h + 4);
+	if (h[0] < RD_TF_CM_REQ || h[0] > RD_TF_CM_REJ || h[1] || h[2] || h[3] || n > cap)
+		return -EPROTO;
+	r = io_full(fd, body, n, timeout_ms, 0);
+	if (r)
+		return r;
+	*len = n;
+	return h[0];
+}
+
+static int send_hello(int fd, uint8_t kind, const uint8_t *body, size_t len, int timeout_ms)
+{
+	uint8_t b[RD_TF_HDR_LEN + 64];
+
+	frame_hdr(b, kind, (uint32_t)len);
+	memcpy(b + RD_TF_HDR_LEN, body, len);
+	return io_full(fd, b, RD_TF_HDR_LEN + len, timeout_ms, 1);
+}
+
+/* --- data path --- */
+
+static int tcp_can_xmit(const struct rd_conn *c)
+{
+	const struct tcp_conn *t = tc_ofc(c);
+
+	return t->nsfree > 0 && t->ocount + 2 <= t->ocap;
+}
+
+static struct tout *out_push(struct tcp_conn *t)
+{
+	struct tout *o = &t->out[(t->ohead + t->ocount++) % t->ocap];
+
+	memset(o, 0, sizeof(*o));
+	o->sbuf = -1;
+	return o;
+}
+
+/* Write what the socket takes; 0 or a negative status. *n counts events. */
+static int out_flush(struct tcp_conn *t, int *n)
+{
+	struct iovec iov[TCP_IOV];
+	struct msghdr mh;
+	unsigned i, k, ni;
+	ssize_t w;
+	size_t left;
+
+	while (t->ocount) {
+		for (i = 0, ni = 0; i < t->ocount && ni + 2 <= TCP_IOV; i++) {
+			struct tout *o = &t->out[(t->ohead + i) % t->ocap];
+
+			if (o->done < o->hlen) {
+				iov[ni].iov_base = o->hdr + o->done;
+				iov[ni++].iov_len = o->hlen - o->done;
+			}
+			if (o->blen) {
+				size_t off = o->done > o->hlen ? o->done - o->hlen : 0;
+
+				iov[ni].iov_base = (void *)(uintptr_t)(o->body + off);
+				iov[ni++].iov_len = o->blen - off;
+			}
+		}
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = ni;
+		w = sendmsg(t->fd, &mh, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return 0;
+			return rd_xc_fail(&t->c, RD_ECONN, errno, "TCP connection to %s failed",
+					  t->c.info.peer);
+		}
+		left = (size_t)w;
+		for (k = 0; k < i && left; k++) {
+			struct tout *o = &t->out[t->ohead];
+			size_t rest = o->hlen + o->blen - o->done;
+
+			if (left < rest) {
+				o->done += left;
+				break;
+			}
+			left -= rest;
+			if (o->sbuf >= 0)
+				t->sfree[t->nsfree++] = (unsigned)o->sbuf;
+			t->ohead = (t->ohead + 1) % t->ocap;
+			t->ocount--;
+			(*n)++;
+			if (o->has_cookie)
+				rd_xc_sent(&t->c, o->cookie);
+		}
+	}
+	return 0;
+}
+
+static int tcp_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w)
+{
+	struct tcp_conn *t = tc_of(c);
+	struct tout *o;
+	unsigned idx;
+	uint8_t *b;
+	int n = 0;
+
+	if (t->eof)
+		return rd_xc_fail(c, RD_ECONN, 0, "%s closed the connection", c->info.peer);
+	if (w) {
+		o = out_push(t);
+		frame_hdr(o->hdr, RD_TF_WRITE, (uint32_t)(RD_TF_WRITE_LEN + w->len));
+		put32(o->hdr + 8, (uint32_t)(w->raddr >> 32));
+		put32(o->hdr + 12, (uint32_t)w->raddr);
+		put32(o->hdr + 16, w->rkey);
+		put32(o->hdr + 20, 0);
+		o->hlen = RD_TF_HDR_LEN + RD_TF_WRITE_LEN;
+		o->body = (const uint8_t *)w->mr->addr + w->off;
+		o->blen = w->len;
+		o->has_cookie = 1;
+		o->cookie = w->cookie;
+	}
+	idx = t->sfree[--t->nsfree];
+	b = t->sbuf + (size_t)idx * RD_CTRL_MAX;
+	memcpy(b, msg, len);
+	o = out_push(t);
+	frame_hdr(o->hdr, RD_TF_MSG, (uint32_t)len);
+	o->hlen = RD_TF_HDR_LEN;
+	o->body = b;
+	o->blen = len;
+	o->sbuf = (int)idx;
+	return out_flush(t, &n);
+}
+
+static int tcp_repost(struct rd_conn *c, unsigned idx)
+{
+	struct tcp_conn *t = tc_of(c);
+
+	t->rfree[t->nrfree++] = idx;
+	return 0;
+}
+
+static struct tregion *region_for(struct tcp_conn *t, uint64_t raddr, uint32_t rkey, size_t len)
+{
+	unsigned i;
+
+	for (i = 0; i < TCP_MAX_REGIONS; i++) {
+		struct tregion *g = &t->regs[i];
+		uint64_t base = (uint64_t)(uintptr_t)g->addr;
+
+		if (g->rkey && g->rkey == rkey && raddr >= base && len <= g->len &&
+		    raddr - base <= g->len - len)
+			return g;
+	}
+	return NULL;
+}
+
+/* A frame header is complete: decide where its body goes. */
+static int in_header(struct tcp_conn *t)
+{
+	struct rd_conn *c = &t->c;
+	uint32_t len = get32(t->ihdr + 4);
+
+	if (t->ihdr[1] || t->ihdr[2] || t->ihdr[3])
+		return rd_xc_fail(c, RD_EPROTO, 0, "%s sent a malformed frame", c->info.peer);
+	switch (t->ihdr[0]) {
+	case RD_TF_MSG:
+		if (len < RD_HDR_LEN || len > RD_CTRL_MAX)
+			return rd_xc_fail(c, RD_EPROTO, 0, "%s sent a %u-byte control message",
+					  c->info.peer, len);
+		if (!t->nrfree)
+			return rd_xc_fail(c, RD_EPROTO, 0,
+					  "%s sent more messages than it had credits",
+					  c->info.peer);
+		t->iidx = t->rfree[--t->nrfree];
+		t->idst = rd_xc_rbuf(c, t->iidx);
+		t->iwant = len;
+		t->in_state = IN_MPAY;
+		return 0;
+	case RD_TF_WRITE:
+		if (len < RD_TF_WRITE_LEN || len - RD_TF_WRITE_LEN > RD_CHUNK_MAX)
+			return rd_xc_fail(c, RD_EPROTO, 0, "%s sent a write frame of %u bytes",
+					  c->info.peer, len);
+		t->iwant = len - RD_TF_WRITE_LEN;
+		t->in_state = IN_WHDR;
+		return 0;
+	default:
+		return rd_xc_fail(c, RD_EPROTO, 0, "%s sent an unknown frame kind %u",
+				  c->info.peer, t->ihdr[0]);
+	}
+}
+
+static int in_write_header(struct tcp_conn *t)
+{
+	const uint8_t *h = t->ihdr + RD_TF_HDR_LEN;
+	uint64_t raddr = ((uint64_t)get32(h) << 32) | get32(h + 4);
+	uint32_t rkey = get32(h + 8);
+	struct tregion *g;
+
+	if (get32(h + 12))
+		return rd_xc_fail(&t->c, RD_EPROTO, 0, "%s sent a malformed write frame",
+				  t->c.info.peer);
+	g = region_for(t, raddr, rkey, t->iwant);
+	if (!g)
+		return rd_xc_fail(&t->c, RD_EPROTO, 0,
+				  "%s wrote outside what was granted (%zu bytes at 0x%llx, key "
+				  "0x%x): refused, as a NIC would",
+				  t->c.info.peer, t->iwant, (unsigned long long)raddr, rkey);
+	t->idst = g->addr + (raddr - (uint64_t)(uintptr_t)g->addr);
+	t->in_state = IN_WPAY;
+	return 0;
+}
+
+/* Read what is there; *n counts messages. 0 or a negative status. */
+static int in_read(struct tcp_conn *t, int *n)
+{
+	struct rd_conn *c = &t->c;
+	uint8_t *dst;
+	size_t want;
+	ssize_t r;
+	int ret;
+
+	for (;;) {
+		switch (t->in_state) {
+		case IN_HDR:
+			dst = t->ihdr + t->igot;
+			want = RD_TF_HDR_LEN - t->igot;
+			break;
+		case IN_WHDR:
+			dst = t->ihdr + t->igot;
+			want = RD_TF_HDR_LEN + RD_TF_WRITE_LEN - t->igot;
+			break;
+		default:
+			dst = t->idst + t->igot;
+			want = t->iwant - t->igot;
+			break;
+		}
+		if (want) {
+			r = recv(t->fd, dst, want, 0);
+			if (r == 0) {
+				t->eof = 1;
+				return 0;
+			}
+			if (r < 0) {
+				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+					return 0;
+				return rd_xc_fail(c, RD_ECONN, errno, "TCP connection to %s failed",
+						  c->info.peer);
+			}
+			t->igot += (size_t)r;
+			if ((size_t)r < want)
+				continue;
+		}
+		switch (t->in_state) {
+		case IN_HDR:
+			ret = in_header(t);
+			if (ret)
+				return ret;
+			if (t->in_state == IN_MPAY)
+				t->igot = 0;
+			break;
+		case IN_WHDR:
+			ret = in_write_header(t);
+			if (ret)
+				return ret;
+			t->igot = 0;
+			break;
+		case IN_WPAY:
+			t->in_state = IN_HDR;
+			t->igot = 0;
+			break;
+		case IN_MPAY:
+			t->in_state = IN_HDR;
+			t->igot = 0;
+			(*n)++;
+			ret = rd_xc_rx(c, t->iidx, t->iwant);
+			if (ret)
+				return ret;
+			break;
+		}
+	}
+}
+
+static int progress(struct tcp_conn *t)
+{
+	struct rd_conn *c = &t->c;
+	int n = 0, r;
+
+	r = out_flush(t, &n);
+	if (!r)
+		r = in_read(t, &n);
+	if (r)
+		return r;
+	if (t->eof && !c->disconnected) {
+		c->disconnected = 1;
+		if (!c->dead)
+			rd_xc_fail(c, RD_ECONN, 0,
+				   "%s closed the connection (the peer process ended or was killed)",
+				   c->info.peer);
+	}
+	if (c->dead)
+		return c->rq_count ? n : -c->err.status;
+	r = rd_xc_maybe_credit(c);
+	return r ? r : n;
+}
+
+static int tcp_poll(struct rd_conn *c, int timeout_ms)
+{
+	struct tcp_conn *t = tc_of(c);
+	struct pollfd p;
+	int n, r;
+
+	if (c->dead)
+		return c->rq_count ? 0 : -c->err.status;
+	n = progress(t);
+	if (n < 0)
+		return n;
+	if (n > 0 || timeout_ms == 0)
+		return 0;
+	p = (struct pollfd){.fd = t->fd, .events = POLLIN | (t->ocount ? POLLOUT : 0)};
+	r = poll(&p, 1, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
+	if (r < 0 && errno != EINTR)
+		return rd_xc_fail(c, RD_ECONN, errno, "poll");
+	n = progress(t);
+	if (n < 0)
+		return n;
+	return n == 0 && !c->dead ? rd_xc_check_silence(c) : 0;
+}
+
+static int tcp_flush(struct rd_conn *c, int timeout_ms)
+{
+	struct tcp_conn *t = tc_of(c);
+	struct timespec t0;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (t->ocount) {
+		if (rd_xc_ms_since(&t0) > timeout_ms)
+			return rd_xc_fail(c, RD_ETIMEOUT, 0,
+					  "%s did not take our last messages", c->info.peer);
+		r = tcp_poll(c, 50);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static char local_only; /* priv of a buffer registered for local use only */
+
+static int tcp_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr)
+{
+	struct tcp_conn *t = tc_of(c);
+	unsigned i;
+
+	memset(mr, 0, sizeof(*mr));
+	mr->addr = buf;
+	mr->len = len;
+	if (!remote_write) {
+		mr->priv = &local_only;
+		return 0;
+	}
+	for (i = 0; i < TCP_MAX_REGIONS && t->regs[i].rkey; i++)
+		;
+	if (i == TCP_MAX_REGIONS)
+		return rd_err_set(&c->err, RD_ENOMEM, 0, "more than %d registered regions",
+				  TCP_MAX_REGIONS);
+	t->next_rkey = t->next_rkey * 2654435761u + 0x9e3779b9u;
+	t->regs[i].addr = buf;
+	t->regs[i].len = len;
+	t->regs[i].rkey = t->next_rkey | 1u;
+	mr->rkey = t->regs[i].rkey;
+	mr->priv = &t->regs[i];
+	return 0;
+}
+
+static void tcp_dereg(struct rd_conn *c, struct rd_mr *mr)
+{
+	struct tregion *g = mr->priv;
+
+	if (mr->priv != &local_only)
+		memset(g, 0, sizeof(*g));
+	mr->priv = NULL;
+}
+
+static void tcp_close(struct rd_conn *c)
+{
+	struct tcp_conn *t = tc_of(c);
+	uint8_t junk[4096];
+	struct pollfd p;
+	struct timespec t0;
+
+	if (t->fd >= 0) {
+		if (c->established && !t->eof) {
+			int n = 0;
+
+			/* Hand over what is queued, then wait briefly for the peer's end so
+			 * unread input does not turn our close into a reset. */
+			out_flush(t, &n);
+			shutdown(t->fd, SHUT_WR);
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			p = (struct pollfd){.fd = t->fd, .events = POLLIN};
+			while (rd_xc_ms_since(&t0) < 200 && poll(&p, 1, 50) >= 0) {
+				ssize_t r = recv(t->fd, junk, sizeof(junk), 0);
+
+				if (r == 0 || (r < 0 && errno != EAGAIN && errno != EINTR))
+					break;
+			}
+		}
+		close(t->fd);
+	}
+	rd_xc_fini(c);
+	free(t->sbuf);
+	free(t->sfree);
+	free(t->out);
+	free(t->rfree);
+	free(t);
+}
+
+static const struct rd_conn_ops tcp_ops = {
+	.name = "tcp",
+	.poll = tcp_poll,
+	.send = rd_xc_send,
+	.can_send = rd_xc_can_send,
+	.write_send = rd_xc_write_send,
+	.recv = rd_xc_recv,
+	.recv_done = rd_xc_recv_done,
+	.reg = tcp_reg,
+	.dereg = tcp_dereg,
+	.flush = tcp_flush,
+	.close = tcp_close,
+	.can_xmit = tcp_can_xmit,
+	.xmit = tcp_xmit,
+	.repost = tcp_repost,
+};
+
+static struct tcp_conn *conn_new(int fd, const struct rd_conn_opts *o)
+{
+	struct tcp_conn *t = calloc(1, sizeof(*t));
+	unsigned i;
+
+	if (!t)
+		return NULL;
+	t->c.ops = &tcp_ops;
+	t->fd = fd;
+	t->next_rkey = (uint32_t)(uintptr_t)t ^ (uint32_t)time(NULL);
+	if (rd_xc_init(&t->c, o))
+		goto fail;
+	t->sdepth = t->c.rdepth + 4;
+	t->ocap = t->sdepth + t->c.max_writes + 4;
+	t->sbuf = calloc(t->sdepth, RD_CTRL_MAX);
+	t->sfree = calloc(t->sdepth, sizeof(*t->sfree));
+	t->out = calloc(t->ocap, sizeof(*t->out));
+	t->rfree = calloc(t->c.rdepth, sizeof(*t->rfree));
+	if (!t->sbuf || !t->sfree || !t->out || !t->rfree)
+		goto fail;
+	for (i = 0; i < t->sdepth; i++)
+		t->sfree[t->nsfree++] = i;
+	for (i = 0; i < t->c.rdepth; i++)
+		t->rfree[t->nrfree++] = t->c.rdepth - 1 - i;
+	snprintf(t->c.info.device, sizeof(t->c.info.device), "tcp");
+	snprintf(t->c.info.link, sizeof(t->c.info.link), "TCP");
+	return t;
+fail:
+	t->fd = -1;
+	tcp_close(&t->c);
+	return NULL;
+}
+
+/* --- connection setup --- */
+
+static int connect_one(const struct addrinfo *a, int timeout_ms, int *fdp)
+{
+	struct pollfd p;
+	socklen_t sl = sizeof(int);
+	int fd, r, soerr = 0;
+
+	fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	tune(fd);
+	if (set_nonblock(fd)) {
+		r = -errno;
+		goto fail;
+	}
+	if (connect(fd, a->ai_addr, a->ai_addrlen) && errno != EINPROGRESS) {
+		r = -errno;
+		goto fail;
+	}
+	p = (struct pollfd){.fd = fd, .events = POLLOUT};
+	do {
+		r = poll(&p, 1, timeout_ms);
+	} while (r < 0 && errno == EINTR);
+	if (r == 0) {
+		r = -ETIMEDOUT;
+		goto fail;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) || soerr) {
+		r = -(soerr ? soerr : errno);
+		goto fail;
+	}
+	*fdp = fd;
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
+		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		       struct rd_cm_rep *rep, struct rd_err *err)
+{
+	struct addrinfo hints, *ai = NULL, *a;
+	struct tcp_conn *t = NULL;
+	struct rd_cm_req r = *req;
+	struct rd_cm_rej rej;
+	uint8_t pdata[64];
+	char peer[80];
+	size_t len;
+	int ret, gai, fd = -1, tmo = o && o->timeout_ms ? o->timeout_ms : RD_XC_DEFAULT_TIMEOUT;
+
+	*out = NULL;
+	rd_xc_peer_name(peer, sizeof(peer), host, port);
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	gai = getaddrinfo(host, port, &hints, &ai);
+	if (gai)
+		return rd_err_set(err, RD_ECONN, 0, "cannot resolve host '%s': %s", host,
+				  gai_strerror(gai));
+	ret = -ECONNREFUSED;
+	for (a = ai; a; a = a->ai_next) {
+		ret = connect_one(a, tmo, &fd);
+		if (!ret)
+			break;
+	}
+	freeaddrinfo(ai);
+	if (ret) {
+		if (ret == -ECONNREFUSED)
+			return rd_err_set(err, RD_ECONN, -ret,
+					  "%s: connection refused over TCP (nothing listening on "
+					  "that port: is rdcpd running there, and is the port right?)",
+					  peer);
+		return rd_err_set(err, RD_ECONN, -ret, "%s: cannot connect over TCP", peer);
+	}
+	t = conn_new(fd, o);
+	if (!t) {
+		close(fd);
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
+	}
+	snprintf(t->c.info.peer, sizeof(t->c.info.peer), "%s", peer);
+	r.ctrl_depth = (uint16_t)t->c.rdepth;
+	rd_cm_req_encode(pdata, &r);
+	ret = send_hello(fd, RD_TF_CM_REQ, pdata, RD_CM_REQ_LEN, tmo);
+	if (!ret)
+		ret = read_hello(fd, pdata, sizeof(pdata), &len, tmo);
+	if (ret == RD_TF_CM_REJ && !rd_cm_rej_decode(pdata, len, &rej)) {
+		if (rej.reason == RD_REJ_VERSION)
+			ret = rd_err_set(&t->c.err, RD_EVERSION, 0,
+					 "%s: protocol version mismatch: peer speaks %u..%u, "
+					 "this rdcp %u..%u; upgrade the older side",
+					 peer, rej.ver_min, rej.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
+		else
+			ret = rd_err_set(&t->c.err, rej.reason == RD_REJ_AUTH ? RD_EAUTH : RD_ECONN,
+					 0, "%s refused the connection: %s", peer,
+					 rd_rej_reason_str(rej.reason));
+		goto out;
+	}
+	if (ret != RD_TF_CM_REP || rd_cm_rep_decode(pdata, len, rep)) {
+		ret = rd_err_set(&t->c.err, ret == -ETIMEDOUT ? RD_ETIMEOUT : RD_EPROTO,
+				 ret < 0 ? -ret : 0,
+				 "%s answered over TCP but is not an rdcp server (bad accept data)",
+				 peer);
+		goto out;
+	}
+	ret = rd_xc_check_rep(&t->c, rep);
+	if (ret)
+		goto out;
+	rd_xc_start(&t->c, rep->ctrl_depth, rep->version);
+	*out = &t->c;
+	t = NULL;
+out:
+	if (t) {
+		rd_err_copy(err, &t->c.err);
+		rd_conn_close(&t->c);
+	}
+	return ret;
+}
+
+/* --- listening --- */
+
+struct tcp_listener {
+	struct rd_listener l;
+	int fd;
+};
+
+struct tcp_req {
+	struct rd_conn_req r;
+	int fd;
+};
+
+static const struct rd_listener_ops tcp_listener_ops;
+
+static int tcp_listen(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		      struct rd_err *err)
+{
+	struct addrinfo hints, *ai = NULL;
+	struct tcp_listener *tl;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	int ret = 0, gai, one = 1, zero = 0;
+
+	*out = NULL;
+	tl = calloc(1, sizeof(*tl));
+	if (!tl)
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "listener");
+	tl->l.ops = &tcp_listener_ops;
+	tl->fd = -1;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_family = addr && *addr ? AF_UNSPEC : AF_INET6;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE;
+	gai = getaddrinfo(addr && *addr ? addr : NULL, port, &hints, &ai);
+	if (gai) {
+		ret = rd_err_set(err, RD_EUSAGE, 0, "cannot resolve listen address '%s' port '%s': %s",
+				 addr ? addr : "*", port, gai_strerror(gai));
+		goto out;
+	}
+	tl->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (tl->fd < 0 && !(addr && *addr)) {
+		/* no IPv6 here: all IPv4 addresses then */
+		freeaddrinfo(ai);
+		ai = NULL;
+		hints.ai_family = AF_INET;
+		if (!getaddrinfo(NULL, port, &hints, &ai))
+			tl->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	}
+	if (tl->fd < 0 || !ai) {
+		ret = rd_err_set(err, RD_ESYS, errno, "cannot open a TCP socket");
+		goto out;
+	}
+	setsockopt(tl->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ai->ai_family == AF_INET6)
+		setsockopt(tl->fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(tl->fd, ai->ai_addr, ai->ai_addrlen) ||
+	    listen(tl->fd, backlog > 0 ? backlog : 16)) {
+		ret = rd_err_set(err, errno == EADDRINUSE ? RD_EUSAGE : RD_ECONN, errno,
+				 "cannot listen on %s port %s over TCP", addr ? addr : "*", port);
+		goto out;
+	}
+	if (!getsockname(tl->fd, (struct sockaddr *)&ss, &sl))
+		tl->l.port = ss.ss_family == AF_INET6
+				     ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
+				     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+	*out = &tl->l;
+	tl = NULL;
+out:
+	if (ai)
+		freeaddrinfo(ai);
+	if (tl)
+		rd_listener_close(&tl->l);
+	return ret;
+}
+
+static void reject_fd(int fd, const struct rd_cm_rej *rej)
+{
+	uint8_t pd[RD_CM_REJ_LEN];
+
+	rd_cm_rej_encode(pd, rej);
+	send_hello(fd, RD_TF_CM_REJ, pd, sizeof(pd), 1000);
+	close(fd);
+}
+
+static int tcp_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
+		    struct rd_cm_req *creq)
+{
+	struct tcp_listener *tl = (struct tcp_listener *)l;
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	struct pollfd p = {.fd = tl->fd, .events = POLLIN};
+	struct rd_cm_rej bad = {.reason = RD_REJ_BADREQ, .ver_min = RD_PROTO_MIN,
+				.ver_max = RD_PROTO_MAX};
+	struct tcp_req *r;
+	uint8_t pdata[64];
+	size_t len;
+	int fd, k;
+
+	*req = NULL;
+	for (;;) {
+		k = poll(&p, 1, timeout_ms);
+		if (k == 0)
+			return 1;
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return rd_err_set(&l->err, RD_ECONN, errno, "waiting for connections");
+		sl = sizeof(ss);
+		fd = accept4(tl->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0) {
+			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return rd_err_set(&l->err, RD_ECONN, errno, "accept");
+		}
+		tune(fd);
+		k = read_hello(fd, pdata, sizeof(pdata), &len, TCP_HELLO_MS);
+		if (k != RD_TF_CM_REQ || rd_cm_req_decode(pdata, len, creq) || !creq->ctrl_depth) {
+			if (k > 0 || k == -EPROTO)
+				reject_fd(fd, &bad);
+			else
+				close(fd);
+			continue;
+		}
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			bad.reason = RD_REJ_BUSY;
+			reject_fd(fd, &bad);
+			continue;
+		}
+		r->r.ops = &tcp_listener_ops;
+		r->fd = fd;
+		r->r.peer_depth = creq->ctrl_depth;
+		addr_str((struct sockaddr *)&ss, r->r.peer, sizeof(r->r.peer));
+		*req = &r->r;
+		return 0;
+	}
+}
+
+static void tcp_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej)
+{
+	struct tcp_req *r = (struct tcp_req *)req;
+
+	reject_fd(r->fd, rej);
+	free(r);
+}
+
+static int tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
+		      const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
+{
+	struct tcp_req *rq = (struct tcp_req *)req;
+	struct rd_cm_rep p = *rep;
+	uint8_t pdata[RD_CM_REP_LEN];
+	unsigned peer_depth = req->peer_depth;
+	struct tcp_conn *t;
+	int ret;
+
+	*out = NULL;
+	t = conn_new(rq->fd, o);
+	if (!t) {
+		struct rd_cm_rej rej = {.reason = RD_REJ_BUSY};
+
+		tcp_reject(req, &rej);
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
+	}
+	snprintf(t->c.info.peer, sizeof(t->c.info.peer), "%s", req->peer);
+	free(rq);
+	p.ctrl_depth = (uint16_t)t->c.rdepth;
+	rd_cm_rep_encode(pdata, &p);
+	ret = send_hello(t->fd, RD_TF_CM_REP, pdata, sizeof(pdata), t->c.timeout_ms);
+	if (ret) {
+		rd_err_set(err, RD_ECONN, -ret, "%s: connection lost while accepting", t->c.info.peer);
+		t->c.established = 0;
+		rd_conn_close(&t->c);
+		return -RD_ECONN;
+	}
+	rd_xc_start(&t->c, peer_depth, rep->version);
+	*out = &t->c;
+	return 0;
+}
+
+static void tcp_listener_close(struct rd_listener *l)
+{
+	struct tcp_listener *tl = (struct tcp_listener *)l;
+
+	if (tl->fd >= 0)
+		close(tl->fd);
+	free(tl);
+}
+
+static int tcp_listener_fd(const struct rd_listener *l)
+{
+	return ((const struct tcp_listener *)l)->fd;
+}
+
+static const struct rd_listener_ops tcp_listener_ops = {
+	.name = "tcp",
+	.next = tcp_next,
+	.accept = tcp_accept,
+	.reject = tcp_reject,
+	.close = tcp_listener_close,
+	.fd = tcp_listener_fd,
+};
+
+const struct rd_xport rd_xport_tcp = {
+	.name = "tcp",
+	.connect = tcp_connect,
+	.listen = tcp_listen,
+};
