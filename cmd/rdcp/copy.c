@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/crypto.h>
+
 #include "cmd/rdcp/rdcp.h"
 #include "lib/base/rd_escape.h"
 #include "lib/progress/rd_progress.h"
@@ -73,6 +75,7 @@ struct report_ctx {
 	const struct rdcp_opts *o;
 	struct rd_progress *meter;
 	struct rd_report rep;
+	struct rd_client *cl;
 };
 
 /* Shared with remote_log(): the meter must step aside for messages. */
@@ -112,9 +115,25 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	rd_progress_resume(rc->meter);
 }
 
+static const char *auth_words(enum rd_auth_kind k)
+{
+	switch (k) {
+	case RD_AUTH_USER:
+		return "the user's secret";
+	case RD_AUTH_SSH:
+		return "the ssh channel's one-time secret";
+	case RD_AUTH_CERT:
+		return "the server's certificate";
+	default:
+		return "nothing (anonymous: encrypted, but the server is not verified)";
+	}
+}
+
 static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
-	const struct rdcp_opts *o = ctx;
+	const struct report_ctx *rc = ctx;
+	const struct rdcp_opts *o = rc->o;
+	const struct rd_tls_peer *t = &rc->cl->tls;
 
 	/* auto chose TCP: always said, one line */
 	if (i->note[0])
@@ -127,6 +146,8 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 	else
 		fprintf(stderr, "rdcp: connected to %s over %s, protocol %u\n", i->peer, i->link,
 			i->version);
+	fprintf(stderr, "rdcp: TLS 1.3 (%s), authenticated by %s\n", t->cipher,
+		auth_words(t->auth));
 }
 
 /* At the end, say exactly which entries failed and why (bounded list). */
@@ -250,7 +271,12 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	}
 	snprintf(port, sizeof(port), "%u", ssh.ready.port);
 	co->port = port;
-	co->secret = ssh.ready.secret;
+	/* The secret only ssh carried is the session's TLS key. */
+	memset(&co->tls, 0, sizeof(co->tls));
+	co->tls.role = RD_TLS_CLIENT;
+	co->tls.auth = RD_AUTH_SSH;
+	rd_tls_psk_ssh(ssh.ready.secret, RD_SECRET_LEN, co->tls.psk);
+	OPENSSL_cleanse(ssh.ready.secret, RD_SECRET_LEN);
 	co->remote = placeholder;
 	co->nremote = 1;
 	co->asked = raw;
@@ -374,20 +400,35 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
-	co.eo.digest = o->checksum;
+	co.eo.digest = o->encrypt ? RD_DIGEST_AEAD : o->checksum; /* NULL: the server's */
+	if (o->encrypt && o->checksum && strcmp(o->checksum, RD_DIGEST_AEAD)) {
+		code = error_out("--encrypt uses aes-128-gcm for every chunk: drop --checksum",
+				 RD_EUSAGE);
+		goto out;
+	}
+	if (op.kind == RD_OP_DAEMON) {
+		char msg[512];
+
+		if (rdcp_tls_client(o, op.user, op.host, &co.tls, msg, sizeof(msg))) {
+			code = error_out(msg, RD_EUSAGE);
+			goto out;
+		}
+	}
 	co.co.timeout_ms = o->timeout_s * 1000;
 	co.co.verbose = o->verbose;
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 
+	rc.cl = cl;
 	cl->on_connected = on_connected;
-	cl->ctx = (void *)(uintptr_t)o;
+	cl->ctx = &rc;
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	if (o->verbose)
 		fprintf(stderr,
 			"rdcp: plan: chunks of %" PRIu64 " KiB, checksum %s, %d chunks in flight, "
 			"receive pool %" PRIu64 " MiB, fsync %s\n",
-			(o->chunk_size ? o->chunk_size : RD_CHUNK_DEFAULT) / 1024, co.eo.digest,
+			(o->chunk_size ? o->chunk_size : RD_CHUNK_DEFAULT) / 1024,
+			co.eo.digest ? co.eo.digest : "the server's choice",
 			o->depth ? o->depth : RD_ENGINE_DEPTH_DEFAULT,
 			(uint64_t)((o->pool_size ? o->pool_size : RD_ENGINE_POOL_DEFAULT) >> 20),
 			o->fsync ? "on" : "off");
@@ -411,7 +452,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (!o->quiet && !o->json) {
 		char line[RD_PROGRESS_SUMMARY_MAX];
 
-		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, co.eo.digest);
+		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, cl->e.digest_name);
 		printf("%s\n", line);
 	}
 	if (ret == 0 && rstatus > 0) {
@@ -427,7 +468,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	code = RDCP_EXIT_OK;
 summary:
 	if (o->json) {
-		rd_report_json(stdout, &rc.rep, &cl->e.st, dt, co.eo.digest, code);
+		rd_report_json(stdout, &rc.rep, &cl->e.st, dt,
+			       cl->e.digest_name[0] ? cl->e.digest_name : "", code);
 		fflush(stdout);
 	}
 	rd_report_free(&rc.rep);

@@ -24,16 +24,27 @@ static void usage(FILE *out)
 		"                             is part of a local path)\n"
 		"  [USER@]HOST:PATH           a path on HOST; rdcp is started there over ssh\n"
 		"  [USER@][ADDR]:PATH         the same with an IPv6 address\n"
-		"  HOST::MODULE/PATH          a path in a module of rdcpd on HOST\n"
-		"  rdcp://HOST[:PORT]/MODULE/PATH  the same, with an explicit port\n"
+		"  [USER@]HOST::MODULE/PATH   a path in a module of rdcpd on HOST (as USER)\n"
+		"  rdcp://[USER@]HOST[:PORT]/MODULE/PATH  the same, with an explicit port\n"
 		"\n"
 		"Options:\n"
 		"  -r, --recursive            copy directories and their contents\n"
 		"  -p, --preserve             keep exact modes (and owners when root)\n"
 		"  -q, --quiet                print only errors\n"
 		"  -v, --verbose              say more (repeatable): connection, device, GID\n"
-		"      --checksum ALG         chunk digest: sha256 (default), any OpenSSL\n"
-		"                             digest name (sha512, blake2b512, ...), or none\n"
+		"      --checksum ALG         chunk check: gmac (default: a MAC keyed by the\n"
+		"                             session), any OpenSSL digest (sha256, sha512,\n"
+		"                             blake2b512, ...), or none\n"
+		"      --encrypt              encrypt every chunk too (aes-128-gcm); the\n"
+		"                             control channel is always TLS 1.3\n"
+		"      --password-file FILE   USER's secret for USER@HOST::MODULE (first line;\n"
+		"                             not readable by others); or RDCP_PASSWORD\n"
+		"      --ca FILE              trust the daemon's certificate if this CA\n"
+		"                             signed it (names checked)\n"
+		"      --cert FILE            prove yourself to the daemon with this\n"
+		"                             certificate (its CN is your user name)\n"
+		"      --key FILE             the certificate's private key (default: in\n"
+		"                             the --cert file)\n"
 		"      --chunk-size SIZE      bytes per chunk (default 4M; 4K..64M)\n"
 		"      --depth N              chunks in flight (default %d)\n"
 		"      --pool-size SIZE       receive pool to register (default 64M)\n"
@@ -80,6 +91,11 @@ enum {
 	OPT_JSON,
 	OPT_PROGRESS,
 	OPT_TRANSPORT,
+	OPT_PASSWORD_FILE,
+	OPT_CA,
+	OPT_CERT,
+	OPT_KEY,
+	OPT_ENCRYPT,
 };
 
 static const struct option longopts[] = {
@@ -103,6 +119,11 @@ static const struct option longopts[] = {
 	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
 	{"json", no_argument, NULL, OPT_JSON},
 	{"progress", no_argument, NULL, OPT_PROGRESS},
+	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+	{"ca", required_argument, NULL, OPT_CA},
+	{"cert", required_argument, NULL, OPT_CERT},
+	{"key", required_argument, NULL, OPT_KEY},
+	{"encrypt", no_argument, NULL, OPT_ENCRYPT},
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
 	{NULL, 0, NULL, 0},
 };
@@ -113,7 +134,6 @@ int main(int argc, char **argv)
 	int c, r;
 
 	memset(&o, 0, sizeof(o));
-	o.checksum = "sha256";
 	o.fsync = 1;
 	o.timeout_s = 30;
 	while ((c = getopt_long(argc, argv, "rpqvhe:", longopts, NULL)) != -1) {
@@ -202,6 +222,21 @@ int main(int argc, char **argv)
 			break;
 		case OPT_PROGRESS:
 			o.progress = 1;
+			break;
+		case OPT_PASSWORD_FILE:
+			o.password_file = optarg;
+			break;
+		case OPT_CA:
+			o.ca = optarg;
+			break;
+		case OPT_CERT:
+			o.cert = optarg;
+			break;
+		case OPT_KEY:
+			o.key = optarg;
+			break;
+		case OPT_ENCRYPT:
+			o.encrypt = 1;
 			break;
 		case OPT_LIST:
 			o.list_devices = 1;

@@ -15,18 +15,23 @@
 
 #include "lib/base/rd_escape.h"
 #include "lib/conf/rd_conf.h"
+#include "lib/daemon/rd_access.h"
 #include "lib/daemon/rd_daemon.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/sdnotify/rd_sd_notify.h"
 #include "lib/version/rd_version.h"
 
 /*
- * What this rdcpd enforces of the config (RD_CONF_CAP_*): nothing beyond
- * modules (path, read only), listen, port, transport, max connections,
- * memory budget, idle timeout and log level yet. Settings that restrict access and are
- * not enforced make it refuse to start (see rd_conf_check_support).
+ * What this rdcpd enforces of the config (RD_CONF_CAP_*): modules, listen,
+ * port, transport, max connections, memory budget, idle timeout, log level,
+ * TLS authentication (secrets file, certificates), hosts allow/deny, auth
+ * users, read/write only, require encryption, checksum. Settings that
+ * restrict access and are not enforced make it refuse to start (see
+ * rd_conf_check_support).
  */
-#define RDCPD_CAPS RD_CONF_CAP_TCP
+#define RDCPD_CAPS                                                                             \
+	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |     \
+	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM)
 
 static volatile int stop_flag;
 
@@ -360,6 +365,8 @@ int main(int argc, char **argv)
 	struct rd_module *mods = NULL;
 	struct rd_conf *conf = NULL;
 	struct rd_daemon_cfg cfg;
+	struct rd_secrets *secrets = NULL;
+	struct rd_err err;
 	struct rd_daemon d;
 	struct logctx lc = {.level = RD_LOG_INFO};
 	struct opts o;
@@ -433,6 +440,23 @@ int main(int argc, char **argv)
 	cfg.log_ctx = &lc;
 	cfg.stop = &stop_flag;
 	cfg.on_ready = on_ready;
+	/* Who may connect: TLS 1.3 with the secrets file, certificates, or anonymous. */
+	cfg.conf = conf;
+	cfg.auth_timeout_ms = conf->auth_timeout_s * 1000;
+	cfg.tls.role = RD_TLS_SERVER;
+	cfg.tls.allow_anon = rd_access_anon_any(conf);
+	if (conf->secrets_file[0]) {
+		if (rd_secrets_load(&secrets, conf->secrets_file, geteuid(), NULL, &err)) {
+			fprintf(stderr, "rdcpd: %s\n", err.msg);
+			ret = 1;
+			goto out;
+		}
+		cfg.tls.lookup = rd_access_psk;
+		cfg.tls.lookup_ctx = secrets;
+	}
+	cfg.tls.cert_file = conf->tls_cert[0] ? conf->tls_cert : NULL;
+	cfg.tls.key_file = conf->tls_key[0] ? conf->tls_key : NULL;
+	cfg.tls.client_ca_file = conf->tls_client_ca[0] ? conf->tls_client_ca : NULL;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -462,6 +486,7 @@ int main(int argc, char **argv)
 	}
 	log_line(&lc, RD_LOG_INFO, "stopped");
 out:
+	rd_secrets_free(secrets);
 	free(mods);
 	rd_conf_free(conf);
 	return ret;

@@ -166,7 +166,7 @@ static void test_every_key(void **state)
 	assert_non_null(m);
 	assert_int_equal(m->auth_none, 1);
 	assert_int_equal(m->list, 1);
-	assert_string_equal(m->checksum, "sha256");
+	assert_string_equal(m->checksum, "gmac");
 	assert_null(rd_conf_module_find(c, "PUB"));
 	rd_conf_free(c);
 }

@@ -124,7 +124,7 @@ struct rd_conf_module {
 	int list;			     /* default yes */
 	int auth_none;			     /* "auth = none": no authentication (logged) */
 	int require_encryption;		     /* default no */
-	char checksum[RD_CONF_CHECKSUM_MAX]; /* default "sha256" */
+	char checksum[RD_CONF_CHECKSUM_MAX]; /* default "gmac" */
 	int refuse_checksum_none;	     /* default no */
 	int max_conns;			     /* 0: only the global limits */
 	char uid[RD_CONF_NAME_MAX + 1];	     /* name or number; "" = the daemon's */

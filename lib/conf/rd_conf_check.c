@@ -470,6 +470,19 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 				     "port"
 				   : "add 'auth = none' to serve it to anyone who can reach "
 				     "the port, or start rdcpd with --no-auth");
+	/* Enforced, but nobody could ever prove who they are. */
+	if ((caps & RD_CONF_CAP_AUTH) && !m->auth_none && !c->no_auth && !c->secrets_file[0] &&
+	    !c->tls_client_ca[0])
+		rd_conf_report(c, AT(c, m->line), RD_CONF_ERROR,
+			       "module %s requires authentication, but no user can authenticate: "
+			       "%s",
+			       l,
+			       m->line == RD_CONF_FROM_CLI
+				   ? "give a config file with a 'secrets file', or pass --no-auth "
+				     "to serve it to anyone who can reach the port"
+				   : "set 'secrets file' (or 'tls client ca'), add 'auth = none' to "
+				     "serve it to anyone who can reach the port, or start rdcpd "
+				     "with --no-auth");
 	if (!(caps & RD_CONF_CAP_HOSTS) && m->set[RD_CK_HOSTS_ALLOW])
 		not_enforced(c, m->set[RD_CK_HOSTS_ALLOW], RD_CONF_ERROR, "hosts allow", where);
 	if (!(caps & RD_CONF_CAP_HOSTS) && m->set[RD_CK_HOSTS_DENY])

@@ -141,7 +141,7 @@ static void module_defaults(struct rd_conf_module *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->list = 1;
-	snprintf(m->checksum, sizeof(m->checksum), "%s", "sha256");
+	snprintf(m->checksum, sizeof(m->checksum), "%s", "gmac");
 }
 
 struct rd_conf_module *rd_conf_module_add(struct rd_conf *c, const char *name, unsigned line,

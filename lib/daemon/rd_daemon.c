@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/daemon/rd_access.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
 
@@ -35,17 +36,83 @@ static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, .
 	cfg->log(cfg->log_ctx, level, line);
 }
 
+/* One session's view for rd_server_serve's authorize callback. */
+struct session_auth {
+	const struct rd_daemon_cfg *cfg;
+	struct rd_peer_id peer;
+};
+
+static int authorize(void *ctx, const struct rd_module *mod, int push, char *digest, size_t cap,
+		     struct rd_err *err)
+{
+	struct session_auth *a = ctx;
+	const struct rd_conf_module *m = rd_conf_module_find(a->cfg->conf, mod->name);
+
+	if (!m)
+		return rd_err_set(err, RD_ENOENT, 0, "unknown module '%s'", mod->name);
+	if (!digest[0])
+		snprintf(digest, cap, "%s", m->checksum);
+	return rd_access_check(a->cfg->conf, m, &a->peer, push, digest, err);
+}
+
+/* "addr:port" or "[v6addr]:port" -> the address alone. */
+static int peer_addr(const char *peer, struct rd_conf_net *out)
+{
+	char a[80];
+	const char *end;
+	size_t n;
+
+	if (peer[0] == '[') {
+		end = strchr(peer, ']');
+		peer++;
+	} else {
+		end = strrchr(peer, ':');
+	}
+	n = end ? (size_t)(end - peer) : strlen(peer);
+	if (n >= sizeof(a))
+		return -RD_EUSAGE;
+	memcpy(a, peer, n);
+	a[n] = '\0';
+	return rd_conf_addr_parse(out, a);
+}
+
+/* Before TLS: is this address allowed into any module at all? */
+static int host_ok(const struct rd_daemon_cfg *cfg, const char *peer)
+{
+	struct rd_conf_net a;
+
+	return !peer_addr(peer, &a) && rd_access_host_any(cfg->conf, &a);
+}
+
+static const char *auth_name(enum rd_auth_kind k)
+{
+	switch (k) {
+	case RD_AUTH_USER:
+		return "secret";
+	case RD_AUTH_CERT:
+		return "certificate";
+	case RD_AUTH_ANON:
+		return "nothing (anonymous)";
+	default:
+		return "?";
+	}
+}
+
 static void *serve_one(void *arg)
 {
 	struct worker *w = arg;
 	const struct rd_daemon_cfg *cfg = w->cfg;
 	struct rd_cm_rep rep = {.version = 0};
 	struct rd_conn *c = NULL;
+	struct rd_server_cfg scfg = cfg->server;
+	struct session_auth sa;
+	const struct rd_tls_peer *tp;
 	struct rd_err err;
 	char peer[96], summary[1536];
 	int ret;
 
 	rd_err_clear(&err);
+	memset(&sa, 0, sizeof(sa));
 	snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(w->req));
 	rep.version = w->creq.ver_max < RD_PROTO_MAX ? w->creq.ver_max : RD_PROTO_MAX;
 	ret = rd_conn_accept(w->req, &cfg->co, &rep, &c, &err);
@@ -60,7 +127,26 @@ static void *serve_one(void *arg)
 	else
 		logf_(cfg, RD_LOG_INFO, "%s: connected over %s, protocol %u", peer,
 		      rd_conn_info(c)->link, rep.version);
-	ret = rd_server_serve(&cfg->server, c, summary, sizeof(summary), &err);
+	/* Authentication first: nothing is opened or pinned for a stranger. */
+	if (cfg->conf) {
+		ret = rd_conn_start_tls(&c, &cfg->tls, cfg->auth_timeout_ms, &err);
+		if (ret) {
+			logf_(cfg, RD_LOG_WARN, "%s: refused: %s", peer, err.msg);
+			goto out;
+		}
+		tp = rd_tls_peer(rd_conn_tls(c));
+		sa.cfg = cfg;
+		sa.peer.auth = tp->auth;
+		snprintf(sa.peer.user, sizeof(sa.peer.user), "%s", tp->user);
+		snprintf(sa.peer.name, sizeof(sa.peer.name), "%s", peer);
+		if (peer_addr(peer, &sa.peer.addr))
+			memset(&sa.peer.addr, 0, sizeof(sa.peer.addr));
+		logf_(cfg, RD_LOG_INFO, "%s: authenticated%s%s by %s, %s", peer,
+		      tp->user[0] ? " as " : "", tp->user, auth_name(tp->auth), tp->cipher);
+		scfg.authorize = authorize;
+		scfg.auth_ctx = &sa;
+	}
+	ret = rd_server_serve(&scfg, c, summary, sizeof(summary), &err);
 	if (ret && ret != -RD_EPARTIAL)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
 	logf_(cfg, RD_LOG_INFO, "%s: %s", peer, summary);
@@ -111,6 +197,14 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			      rd_conn_req_peer(req), creq.ver_min, creq.ver_max, RD_PROTO_MIN,
 			      RD_PROTO_MAX);
 			rej.reason = RD_REJ_VERSION;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
+		if (cfg->conf && !host_ok(cfg, rd_conn_req_peer(req))) {
+			logf_(cfg, RD_LOG_WARN,
+			      "%s: refused: no module's hosts allow/deny lets this address in",
+			      rd_conn_req_peer(req));
+			rej.reason = RD_REJ_AUTH;
 			rd_conn_reject(req, &rej);
 			continue;
 		}

@@ -9,7 +9,9 @@
 #define RDCP_DAEMON_RD_DAEMON_H
 
 #include "lib/base/rd_err.h"
+#include "lib/conf/rd_conf.h"
 #include "lib/session/rd_session.h"
+#include "lib/tls/rd_tls.h"
 
 typedef void (*rd_daemon_log_fn)(void *ctx, int level, const char *line);
 
@@ -26,6 +28,15 @@ struct rd_daemon_cfg {
 	volatile int *stop;	/* set non-zero (e.g. from a signal) to stop */
 	/* Called once listening (e.g. to print the port or write a ready file). */
 	void (*on_ready)(void *ctx, unsigned port);
+	/*
+	 * Who may do what (lib/daemon/rd_access.h), and how peers prove who
+	 * they are (a server-role lib/tls config: secrets lookup, certificates,
+	 * anonymous allowed or not). A peer must finish TLS within
+	 * auth_timeout_ms of connecting, or it is dropped.
+	 */
+	const struct rd_conf *conf;
+	struct rd_tls_cfg tls;
+	int auth_timeout_ms;
 };
 
 struct rd_daemon {

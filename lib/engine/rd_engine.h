@@ -18,6 +18,7 @@
 
 #include "lib/base/rd_err.h"
 #include "lib/digest/rd_digest.h"
+#include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/tree/rd_tree.h"
 #include "lib/xport/rd_xport.h"
@@ -61,8 +62,9 @@ typedef void (*rd_engine_report_fn)(void *ctx, const char *path, size_t len, int
 				    const char *msg);
 
 struct rd_engine {
-	struct rd_engine_opts o;
+	struct rd_engine_opts o; /* o.digest: digest_name once the engine runs */
 	struct rd_digest *dg;
+	char digest_name[RD_DIGEST_NAME_MAX + 1]; /* stays valid after fini */
 	struct rd_engine_stats st;
 	rd_engine_report_fn report;
 	void *report_ctx;
@@ -70,6 +72,8 @@ struct rd_engine {
 };
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o);
+/* Use another digest (as negotiated), before send/recv. */
+int rd_engine_set_digest(struct rd_engine *e, const char *name);
 /* Session key for keyed digests (gmac, aes-128-gcm); others ignore it. */
 int rd_engine_set_key(struct rd_engine *e, const uint8_t key[RD_DIGEST_KEY_LEN]);
 /* 0, or -RD_EUSAGE when the digest is keyed and no key was set. */

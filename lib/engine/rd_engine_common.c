@@ -3,6 +3,7 @@
 #include "lib/engine/rd_engine_priv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
@@ -25,7 +26,30 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 		return rd_err_set(&e->err, RD_EUSAGE, 0, "chunk size %u is outside %u..%u",
 				  e->o.chunk_size, RD_CHUNK_MIN, RD_CHUNK_MAX);
 	ret = rd_digest_open(&e->dg, e->o.digest, &e->err);
+	if (!ret) {
+		snprintf(e->digest_name, sizeof(e->digest_name), "%s", e->dg->name);
+		e->o.digest = e->digest_name;
+	}
 	return ret;
+}
+
+int rd_engine_set_digest(struct rd_engine *e, const char *name)
+{
+	struct rd_digest *d = NULL;
+	int ret;
+
+	if (!strcmp(e->dg->name, name))
+		return 0;
+	ret = rd_digest_open(&d, name, &e->err);
+	if (ret) {
+		rd_digest_close(d);
+		return ret;
+	}
+	rd_digest_close(e->dg);
+	e->dg = d;
+	snprintf(e->digest_name, sizeof(e->digest_name), "%s", d->name);
+	e->o.digest = e->digest_name;
+	return 0;
 }
 
 int rd_engine_set_key(struct rd_engine *e, const uint8_t key[RD_DIGEST_KEY_LEN])

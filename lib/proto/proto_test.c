@@ -374,6 +374,25 @@ static void test_refuse_bad_digest_name(void **state)
 	expect_refused(&b, "empty digest name");
 }
 
+/* OPEN may leave the digest to the server (empty); OPEN_OK may not. */
+static void test_open_empty_digest(void **state)
+{
+	static uint8_t buf[RD_MSG_MAX];
+	struct rd_msg m, out;
+	int n;
+
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN, 0));
+	m.u.open.digest.ptr = "";
+	m.u.open.digest.len = 0;
+	n = rd_msg_encode(buf, sizeof(buf), &m);
+	assert_true(n > 0);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, NULL), 0);
+	assert_int_equal(out.u.open.digest.len, 0);
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN_OK, 0));
+	m.u.open_ok.digest.len = 0;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+}
+
 static void test_refuse_text_too_long(void **state)
 {
 	static char text[RD_MSG_TEXT_MAX + 1];
@@ -765,25 +784,21 @@ static void test_path_check_table(void **state)
 
 static void test_cm_roundtrip(void **state)
 {
-	struct rd_cm_req req = {1, 3, RD_CMF_SECRET, 64, {0}}, req2;
+	struct rd_cm_req req = {1, 3, 0x5, 64}, req2;
 	struct rd_cm_rep rep = {1, 32, 0x5}, rep2;
 	struct rd_cm_rej rej = {RD_REJ_VERSION, 1, 1}, rej2;
 	uint8_t buf[56];
-	int i;
 
-	for (i = 0; i < RD_SECRET_LEN; i++)
-		req.secret[i] = (uint8_t)(0xa0 + i);
 	memset(buf, 0xee, sizeof(buf));
 	rd_cm_req_encode(buf, &req);
-	assert_int_equal(buf[RD_CM_REQ_LEN], 0xee); /* wrote exactly 32 */
+	assert_int_equal(buf[RD_CM_REQ_LEN], 0xee); /* wrote exactly 16 */
 	assert_memory_equal(buf, "RDCP", 4);
 	/* IB CM pads private data to 56 bytes: extra bytes are ignored. */
 	assert_int_equal(rd_cm_req_decode(buf, sizeof(buf), &req2), 0);
 	assert_int_equal(req2.ver_min, 1);
 	assert_int_equal(req2.ver_max, 3);
-	assert_int_equal(req2.flags, RD_CMF_SECRET);
+	assert_int_equal(req2.flags, 0x5);
 	assert_int_equal(req2.ctrl_depth, 64);
-	assert_memory_equal(req2.secret, req.secret, RD_SECRET_LEN);
 	assert_int_equal(rd_cm_req_decode(buf, RD_CM_REQ_LEN - 1, &req2), -RD_EPROTO);
 	buf[0] = 'X';
 	assert_int_equal(rd_cm_req_decode(buf, RD_CM_REQ_LEN, &req2), -RD_EPROTO);
@@ -837,6 +852,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_digest_name_too_long),
 	    cmocka_unit_test(test_refuse_bad_digest_name),
 	    cmocka_unit_test(test_refuse_tls_frame),
+	    cmocka_unit_test(test_open_empty_digest),
 	    cmocka_unit_test(test_refuse_text_too_long),
 	    cmocka_unit_test(test_refuse_path_too_long),
 	    cmocka_unit_test(test_refuse_target_too_long),

@@ -70,7 +70,7 @@ static const char *open_check(const struct rd_msg_open *o)
 	if (o->mode != RD_MODE_PUSH && o->mode != RD_MODE_PULL)
 		return "bad OPEN mode";
 	why = chunk_size_check(o->chunk_size);
-	if (!why)
+	if (!why && o->digest.len) /* empty: the server chooses */
 		why = digest_name_check(&o->digest);
 	if (why)
 		return why;

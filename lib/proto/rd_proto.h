@@ -15,10 +15,11 @@
  *	 0 u32 magic	 RD_MAGIC ("RDCP")
  *	 4 u16 ver_min	 lowest protocol version the client speaks
  *	 6 u16 ver_max	 highest
- *	 8 u32 flags	 RD_CMF_SECRET: secret[] is meaningful
+ *	 8 u32 flags	 0 (none defined; ignored)
  *	12 u16 ctrl_depth receive buffers the client posted (server's credits)
  *	14 u16 reserved	 0
- *	16 u8  secret[16] one-time secret (ssh-started side), else zero
+ *    Nothing here is secret or trusted: who the peer is comes from TLS
+ *    (section 4), which starts right after this exchange.
  *    The transport may deliver more bytes than this (IB CM pads to 56);
  *    extra bytes are ignored, fewer are refused. A wrong magic is refused;
  *    reserved is written 0 and ignored; versions are the caller's to check.
@@ -65,15 +66,18 @@
  *    OPEN (2), client -> server:
  *	 0 u8  mode	  enum rd_open_mode (PUSH 1, PULL 2), else refused
  *	 1 u32 flags	  RD_OF_*
- *	 5 u32 chunk_size RD_CHUNK_MIN..RD_CHUNK_MAX
- *	 9 str digest	  1..RD_DIGEST_NAME_MAX bytes, 0x21..0x7e only
+ *	 5 u32 chunk_size RD_CHUNK_MIN..RD_CHUNK_MAX: the largest the client wants
+ *	 9 str digest	  0..RD_DIGEST_NAME_MAX bytes, 0x21..0x7e only;
+ *			  empty: the server chooses (its module's checksum)
  *	 + u16 npaths	  1..RD_OPEN_PATHS_MAX
  *	 + str path[npaths] "module" or "module/path", rd_path_check()
  *
  *    OPEN_OK (3), server -> client:
  *	 0 u32 flags	  RD_OF_* the server will honour
- *	 4 u32 chunk_size RD_CHUNK_MIN..RD_CHUNK_MAX
- *	 8 str digest	  as in OPEN
+ *	 4 u32 chunk_size RD_CHUNK_MIN..the client's: the server decides (its
+ *			  memory budget); the client refuses a larger one
+ *	 8 str digest	  1..RD_DIGEST_NAME_MAX: the client's, or the
+ *			  server's choice when the client left it empty
  *
  *    ERROR (4):
  *	 0 u16 code	  RD_E* (lib/base/rd_err.h)
@@ -210,11 +214,10 @@
 #define RD_PROTO_MAX	2
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
-#define RD_CM_REQ_LEN 32
+#define RD_CM_REQ_LEN 16
 #define RD_CM_REP_LEN 12
 #define RD_CM_REJ_LEN 10
 #define RD_SECRET_LEN 16
-#define RD_CMF_SECRET 0x1u
 
 #define RD_HDR_LEN	   8
 #define RD_CTRL_MAX	   16384 /* a frame on the transport */
@@ -243,7 +246,7 @@ enum rd_tcp_frame {
 enum rd_rej_reason {
 	RD_REJ_VERSION = 1, /* no common protocol version */
 	RD_REJ_BUSY = 2,    /* server at its connection limit */
-	RD_REJ_AUTH = 3,    /* secret missing or wrong */
+	RD_REJ_AUTH = 3,    /* not allowed to connect (e.g. hosts deny) */
 	RD_REJ_BADREQ = 4,  /* private data malformed */
 	RD_REJ_SHUTDOWN = 5 /* server is stopping */
 };
@@ -284,7 +287,6 @@ struct rd_cm_req {
 	uint16_t ver_min, ver_max;
 	uint32_t flags;
 	uint16_t ctrl_depth;
-	uint8_t secret[RD_SECRET_LEN];
 };
 
 struct rd_cm_rep {

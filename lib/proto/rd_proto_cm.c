@@ -21,7 +21,6 @@ void rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r)
 	rd_put_u32(&w, r->flags);
 	rd_put_u16(&w, r->ctrl_depth);
 	rd_put_u16(&w, 0);
-	rd_put_bytes(&w, r->secret, RD_SECRET_LEN);
 }
 
 int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
@@ -39,7 +38,6 @@ int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
 	r->flags = rd_get_u32(&c);
 	r->ctrl_depth = rd_get_u16(&c);
 	rd_get_u16(&c); /* reserved */
-	memcpy(r->secret, buf + c.off, RD_SECRET_LEN);
 	return 0;
 }
 
@@ -105,7 +103,7 @@ const char *rd_rej_reason_str(uint16_t reason)
 	case RD_REJ_BUSY:
 		return "server busy";
 	case RD_REJ_AUTH:
-		return "authentication refused";
+		return "this address is not allowed (hosts allow/deny)";
 	case RD_REJ_BADREQ:
 		return "malformed connection request";
 	case RD_REJ_SHUTDOWN:

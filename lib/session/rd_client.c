@@ -15,8 +15,30 @@
 #include "lib/sink/rd_sink.h"
 #include "lib/tree/rd_tree.h"
 
+/*
+ * The server decides the chunk size (at most ours: its memory budget) and,
+ * when we left it open, the checksum; it may not change a checksum we named.
+ */
+static int adopt(struct rd_client *cl, const char *asked, const struct rd_msg_open_ok *ok)
+{
+	char name[RD_DIGEST_NAME_MAX + 1];
+
+	if (ok->chunk_size > cl->e.o.chunk_size)
+		return rd_err_set(&cl->err, RD_EPROTO, 0,
+				  "%s answered with a larger chunk size (%u) than asked (%u)",
+				  cl->info.peer, ok->chunk_size, cl->e.o.chunk_size);
+	snprintf(name, sizeof(name), "%.*s", (int)ok->digest.len, ok->digest.ptr);
+	if (asked && strcmp(asked, name))
+		return rd_err_set(&cl->err, RD_EPROTO, 0,
+				  "%s changed the checksum from %s to %s", cl->info.peer, asked,
+				  name);
+	cl->e.o.chunk_size = ok->chunk_size;
+	return rd_engine_set_digest(&cl->e, name);
+}
+
 /* Wait for the server's answer to OPEN. */
-static int await_open_ok(struct rd_client *cl, struct rd_conn *c, struct rd_msg_open_ok *ok)
+static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *asked,
+			 struct rd_msg_open_ok *ok)
 {
 	const uint8_t *buf;
 	size_t len;
@@ -44,13 +66,7 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, struct rd_msg_
 						  rd_msg_type_name(m.hdr.type));
 			}
 			*ok = m.u.open_ok;
-			r = 0;
-			if (ok->digest.len >= RD_DIGEST_NAME_MAX ||
-			    (size_t)ok->digest.len != strlen(cl->e.o.digest) ||
-			    memcmp(ok->digest.ptr, cl->e.o.digest, ok->digest.len) ||
-			    ok->chunk_size != cl->e.o.chunk_size)
-				r = rd_err_set(&cl->err, RD_EPROTO, 0,
-					       "%s changed the checksum or chunk size", cl->info.peer);
+			r = adopt(cl, asked, ok);
 			rd_conn_recv_done(c);
 			return r;
 		}
@@ -70,8 +86,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	m.u.open.mode = o->push ? RD_MODE_PUSH : RD_MODE_PULL;
 	m.u.open.flags = o->flags;
 	m.u.open.chunk_size = cl->e.o.chunk_size;
-	m.u.open.digest.ptr = cl->e.o.digest;
-	m.u.open.digest.len = (uint16_t)strlen(cl->e.o.digest);
+	m.u.open.digest.ptr = o->eo.digest ? o->eo.digest : "";
+	m.u.open.digest.len = (uint16_t)strlen(m.u.open.digest.ptr);
 	if (o->nremote < 1 || o->nremote > RD_OPEN_PATHS_MAX)
 		return rd_err_set(&cl->err, RD_EUSAGE, 0, "between 1 and %d remote paths",
 				  RD_OPEN_PATHS_MAX);
@@ -210,21 +226,24 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	memset(&req, 0, sizeof(req));
 	req.ver_min = RD_PROTO_MIN;
 	req.ver_max = RD_PROTO_MAX;
-	if (o->secret) {
-		req.flags |= RD_CMF_SECRET;
-		memcpy(req.secret, o->secret, RD_SECRET_LEN);
-	}
 	ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
 	if (ret)
 		goto out;
 	cl->connected = 1;
 	cl->info = *rd_conn_info(c);
+	ret = rd_conn_start_tls(&c, &o->tls, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000,
+				&cl->err);
+	if (ret)
+		goto out;
+	cl->tls = *rd_tls_peer(rd_conn_tls(c));
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
 	ret = send_open(cl, c, o);
 	if (ret)
 		goto out;
-	ret = await_open_ok(cl, c, &ok);
+	ret = await_open_ok(cl, c, o->eo.digest, &ok);
+	if (!ret)
+		ret = rd_session_chunk_key(c, &cl->e, &cl->err);
 	if (ret)
 		goto out;
 	if (o->push)

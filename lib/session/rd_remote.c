@@ -3,9 +3,10 @@
  * The remote half of an ssh-started copy (scp's model): the same binary,
  * started by the client over ssh with a hidden flag. It listens on an
  * ephemeral RDMA port, announces the port, its RDMA addresses and a fresh
- * 128-bit secret on stdout (which only the ssh client reads), and accepts
- * exactly one connection whose private data proves the secret, compared in
- * constant time. Anything else is refused; no good client in time: give up.
+ * 128-bit secret on stdout (which only the ssh client reads), and serves
+ * exactly one connection that proves the secret: it is the PSK of the TLS
+ * handshake (lib/tls), so it never crosses the network. Anything else is
+ * refused and logged; no good client in time: give up.
  */
 #include "lib/session/rd_session.h"
 
@@ -26,6 +27,9 @@
 
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport_dev.h"
+
+/* How long one connecting client may take to prove the secret. */
+#define RD_REMOTE_TLS_MS 10000
 
 int rd_ready_format(char *buf, size_t len, const struct rd_ready *r)
 {
@@ -205,7 +209,9 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	struct rd_ready ready;
 	struct rd_server_cfg cfg;
 	struct timespec deadline;
-	char line[1024];
+	struct rd_tls_cfg tls;
+	struct rd_err err;
+	char line[1024], peer[96];
 	long left;
 	int ret;
 
@@ -223,6 +229,14 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	ret = rd_listener_open(&l, NULL, "0", 4, o->co.transport, &r->err);
 	if (ret)
 		goto out;
+	memset(&tls, 0, sizeof(tls));
+	tls.role = RD_TLS_SERVER;
+	tls.ssh_secret_set = 1;
+	ret = rd_tls_psk_ssh(ready.secret, RD_SECRET_LEN, tls.psk);
+	if (ret) {
+		rd_err_set(&r->err, RD_ESYS, 0, "cannot derive the session key");
+		goto out;
+	}
 	ready.ver_min = RD_PROTO_MIN;
 	ready.ver_max = RD_PROTO_MAX;
 	ready.port = rd_listener_port(l);
@@ -258,14 +272,6 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 		memset(&rej, 0, sizeof(rej));
 		rej.ver_min = RD_PROTO_MIN;
 		rej.ver_max = RD_PROTO_MAX;
-		if (!(creq.flags & RD_CMF_SECRET) ||
-		    CRYPTO_memcmp(creq.secret, ready.secret, RD_SECRET_LEN)) {
-			logf_(o, "refused a connection from %s: wrong or missing secret",
-			      rd_conn_req_peer(req));
-			rej.reason = RD_REJ_AUTH;
-			rd_conn_reject(req, &rej);
-			continue;
-		}
 		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
 			rej.reason = RD_REJ_VERSION;
 			rd_conn_reject(req, &rej);
@@ -276,10 +282,18 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 		}
 		memset(&rep, 0, sizeof(rep));
 		rep.version = creq.ver_max < RD_PROTO_MAX ? creq.ver_max : RD_PROTO_MAX;
+		snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(req));
 		ret = rd_conn_accept(req, &o->co, &rep, &c, &r->err);
 		if (ret)
 			goto out;
-		break;
+		/* Only the client that read our ready line knows the PSK. */
+		ret = rd_conn_start_tls(&c, &tls, left < RD_REMOTE_TLS_MS ? (int)left : RD_REMOTE_TLS_MS,
+					&err);
+		if (!ret)
+			break;
+		logf_(o, "refused a connection from %s: %s", peer, err.msg);
+		rd_conn_close(c);
+		c = NULL;
 	}
 	/* One client only: the listener goes before the session starts. */
 	rd_listener_close(l);
@@ -293,6 +307,7 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	ret = rd_server_serve(&cfg, c, r->summary, sizeof(r->summary), &r->err);
 out:
 	OPENSSL_cleanse(ready.secret, sizeof(ready.secret));
+	OPENSSL_cleanse(&tls, sizeof(tls));
 	rd_conn_close(c);
 	rd_listener_close(l);
 	return ret;

@@ -220,15 +220,18 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 	return 0;
 }
 
-static int send_open_ok(struct rd_conn *c, const struct rd_msg_open *o, struct rd_err *err)
+/* What we will do: the client's flags, our chunk size and digest. */
+static int send_open_ok(struct rd_conn *c, const struct rd_engine *e, const struct rd_msg_open *o,
+			struct rd_err *err)
 {
 	struct rd_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN_OK;
 	m.u.open_ok.flags = o->flags;
-	m.u.open_ok.chunk_size = o->chunk_size;
-	m.u.open_ok.digest = o->digest;
+	m.u.open_ok.chunk_size = e->o.chunk_size;
+	m.u.open_ok.digest.ptr = e->dg->name;
+	m.u.open_ok.digest.len = (uint16_t)strlen(e->dg->name);
 	return rd_engine_send_msg_wait(c, &m, err, -1);
 }
 
@@ -265,7 +268,9 @@ static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_o
 {
 	int push = o->mode == RD_MODE_PUSH, ret;
 
-	ret = send_open_ok(c, o, err);
+	ret = send_open_ok(c, e, o, err);
+	if (!ret)
+		ret = rd_session_chunk_key(c, e, err);
 	if (ret)
 		return ret;
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
@@ -330,8 +335,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	if (ret)
 		goto out;
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
+	/* The chunk size is ours to decide: at most what the client asked. */
 	eo.chunk_size = o->chunk_size;
-	eo.digest = digest;
+	if (cfg->max_chunk && eo.chunk_size > cfg->max_chunk)
+		eo.chunk_size = cfg->max_chunk;
+	eo.digest = digest[0] ? digest : RD_DIGEST_KEYED;
 	ret = rd_engine_init(&e, &eo);
 	if (ret) {
 		ret = refuse(c, err, -ret, "%s", e.err.msg);
@@ -365,6 +373,15 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		if (o->mode == RD_MODE_PUSH && mod->readonly) {
 			ret = refuse(c, err, RD_EPERM, "module '%s' is read-only", mod->name);
 			goto out;
+		}
+		/* Who may use it: decided before the module's directory is opened. */
+		if (cfg->authorize) {
+			ret = cfg->authorize(cfg->auth_ctx, mod, o->mode == RD_MODE_PUSH, digest,
+					     sizeof(digest), err);
+			if (ret) {
+				ret = refuse_err(c, err, ret);
+				goto out;
+			}
 		}
 		if (modfd >= 0)
 			close(modfd);
@@ -405,6 +422,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 				goto out;
 			nsrcs++;
 		}
+	}
+	ret = rd_engine_set_digest(&e, digest[0] ? digest : RD_DIGEST_KEYED);
+	if (ret) {
+		ret = refuse(c, err, -ret, "%s", e.err.msg);
+		goto out;
 	}
 	if (o->mode == RD_MODE_PULL) {
 		ret = rd_tree_open(&t, srcs, nsrcs,

@@ -13,6 +13,7 @@
 
 #include "lib/base/rd_err.h"
 #include "lib/engine/rd_engine.h"
+#include "lib/tls/rd_tls.h"
 #include "lib/xport/rd_xport.h"
 
 #define RD_MODULE_NAME_MAX 64
@@ -38,7 +39,12 @@ struct rd_client_opts {
 	unsigned sink_flags;		 /* RD_SINK_* for pulls */
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
-	const uint8_t *secret;		 /* RD_SECRET_LEN bytes, or NULL */
+	/*
+	 * How to prove who we are (lib/tls): a daemon user's PSK, the ssh
+	 * channel's one-time secret, certificates, or anonymous. eo.digest
+	 * NULL leaves the checksum to the server.
+	 */
+	struct rd_tls_cfg tls;
 	/*
 	 * Pulls: the paths as the user asked for them (defaults to remote);
 	 * only top-level entries named like their last components are
@@ -59,6 +65,7 @@ void rd_expected_root(const char *path, char *out, size_t len);
 struct rd_client {
 	struct rd_engine e; /* stats readable while running */
 	struct rd_conn_info info;
+	struct rd_tls_peer tls; /* how the session was authenticated, its cipher */
 	struct rd_err err;
 	int connected;
 	/* Optional: told once the connection is up (for -v output). */
@@ -87,6 +94,17 @@ struct rd_server_cfg {
 	int nfixed;
 	struct rd_engine_opts eo; /* pool/depth/retry limits of this server */
 	unsigned sink_flags;	  /* extra RD_SINK_* (e.g. FSYNC) */
+	uint32_t max_chunk;	  /* largest chunk this server accepts (0: any) */
+	/*
+	 * Daemon: may the authenticated peer use module mod (push: send files
+	 * into it) with this digest? When the client left the digest to us,
+	 * digest is "" and the callback may fill in the module's choice (else
+	 * RD_DIGEST_KEYED is used). Returns 0, or a negative status with err
+	 * saying why (sent to the client). NULL: every module as configured.
+	 */
+	int (*authorize)(void *ctx, const struct rd_module *mod, int push, char *digest,
+			 size_t cap, struct rd_err *err);
+	void *auth_ctx; /* per connection */
 };
 
 /*
@@ -108,7 +126,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
  *   (the address list is "-" when the remote host has no RDMA address: the
  *   client then connects over TCP to the host it reached with ssh)
  * The client reads it through the ssh channel (authenticated by ssh) and
- * proves the secret in the RDMA connect private data.
+ * proves the secret as the TLS PSK of the session (lib/tls).
  */
 struct rd_ready {
 	unsigned ver_min, ver_max;

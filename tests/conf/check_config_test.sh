@@ -117,19 +117,18 @@ check "  missing directory" \
 	err_has "$B:16: module [gone]: path $tmp/nonexistent: No such file or directory"
 check "  relative path" err_has "$B:19: path: 'relative' is not an absolute path"
 check "  module without a path" err_has "$B:18: module [rel] has no 'path'"
-check "  an unenforced restriction" \
-	err_has "$B:24: 'hosts allow' in [noauth] is not enforced by this version of rdcpd yet: it would be ignored, so the daemon refuses to start with it"
-check "  a module that needs authentication" \
-	err_has "$B:21: module [noauth] requires authentication, which this version of rdcpd does not implement yet: add 'auth = none' to serve it to anyone who can reach the port, or start rdcpd with --no-auth"
+check "  hosts allow is enforced: no complaint" bash -c "! grep -q \"^$B:24:\" '$tmp/err'"
+check "  a module that needs authentication nobody can give" \
+	err_has "$B:21: module [noauth] requires authentication, but no user can authenticate: set 'secrets file' (or 'tls client ca'), add 'auth = none' to serve it to anyone who can reach the port, or start rdcpd with --no-auth"
 check "  garbage" err_has "$B:25: expected 'key = value', '[module]' or a comment"
-check "  the count of problems" err_has "rdcpd: 14 problems in the configuration"
+check "  the count of problems" err_has "rdcpd: 13 problems in the configuration"
 check "  nothing on stdout" [ -z "$OUT" ]
 
 # --- the daemon refuses to start on the same problems ---
 "$rdcpd" --check-config --config "$tmp/bad.conf" 2>&1 | grep -v '^rdcpd: ' >"$tmp/check.lines"
 run --foreground --config "$tmp/bad.conf"
 check "the daemon does not start on a bad config: exit 1" [ "$RC" -eq 1 ]
-check "  and says why" err_has "rdcpd: not starting: 14 problems in the configuration (rdcpd --check-config lists them)"
+check "  and says why" err_has "rdcpd: not starting: 13 problems in the configuration (rdcpd --check-config lists them)"
 missing=0
 while read -r line; do
 	grep -qF -- "rdcpd[" "$tmp/err" && grep -qF -- ": $line" "$tmp/err" || missing=$((missing + 1))
@@ -164,7 +163,7 @@ check "a secrets file others can read is refused" \
 check "  without quoting the secret" bash -c "! grep -q secret\$ '$tmp/err'"
 chmod 0600 "$tmp/secrets"
 run --check-config --config "$tmp/sec.conf"
-check "  0600: fine (a warning: not used yet)" [ "$RC" -eq 0 ]
+check "  0600: fine" [ "$RC" -eq 0 ]
 
 # --- the command line alone ---
 run --check-config --module "a=$tmp/data" --module "b=$tmp/data/sub,ro" --no-auth \
@@ -178,7 +177,7 @@ check "--module nesting is checked too" \
 run --check-config --config "$tmp/empty.conf" --module "a=$tmp/data"
 check "--module without --no-auth: exit 1" [ "$RC" -eq 1 ]
 check "  saying to pass --no-auth" \
-	err_has "rdcpd: module [a] requires authentication, which this version of rdcpd does not implement yet: pass --no-auth to serve it to anyone who can reach the port"
+	err_has "rdcpd: module [a] requires authentication, but no user can authenticate: give a config file with a 'secrets file', or pass --no-auth to serve it to anyone who can reach the port"
 if [ ! -e /etc/rdcp/rdcpd.conf ]; then
 	run --foreground --no-auth
 	check "no config file and no --module: exit 1" [ "$RC" -eq 1 ]

@@ -26,14 +26,18 @@
  *	serve-evil as the remote half of an ssh-started pull: what a fake
  *	"ssh" (rdcp -e) runs instead of `rdcp --remote-server send`. Prints
  *	"RDCP-READY <vmin> <vmax> <port> <secret> ADDR" on stdout (the secret
- *	random unless given), then talks on stderr only. Refuses (RD_REJ_AUTH)
- *	clients that do not prove the secret, serves CASE to the first that
- *	does, and exits 0 once it was served.
+ *	random unless given), then talks on stderr only. Refuses clients that
+ *	do not prove the secret (as the TLS PSK), serves CASE to the first
+ *	that does, and exits 0 once it was served.
  *
  *   rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]
- *	Connect to an ssh-started listener proving a random secret (or the one
- *	given, or none at all). Exit 0 if refused as unauthenticated, 1 if
- *	accepted, 2 on any other failure.
+ *	Connect to an ssh-started listener and try TLS with a random secret
+ *	(or the one given, or anonymously with "none"). Exit 0 if refused as
+ *	unauthenticated, 1 if accepted, 2 on any other failure.
+ *
+ * Every session speaks TLS first, as the real programs do (protocol 2):
+ * push-paths authenticates as $RDCP_EVIL_USER with $RDCP_PASSWORD when both
+ * are set, else anonymously.
  *
  *   rdcp_evil swap DIR A B SECONDS
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
@@ -58,6 +62,7 @@
 #include "lib/base/rd_err.h"
 #include "lib/base/rd_escape.h"
 #include "lib/digest/rd_digest.h"
+#include "lib/tls/rd_tls.h"
 #include "lib/engine/rd_engine.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
@@ -760,6 +765,43 @@ static int send_now(struct peer *p, const struct rd_msg *m)
 	return 0;
 }
 
+/*
+ * TLS as the real programs speak it: the client authenticates as
+ * RDCP_EVIL_USER with RDCP_PASSWORD when set (a daemon with auth users),
+ * else anonymously; the server accepts anonymous clients, or exactly the
+ * one with the ssh secret.
+ */
+static int client_tls(struct rd_conn **c, struct rd_err *err)
+{
+	const char *user = getenv("RDCP_EVIL_USER"), *pass = getenv("RDCP_PASSWORD");
+	struct rd_tls_cfg tc;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.role = RD_TLS_CLIENT;
+	tc.auth = RD_AUTH_ANON;
+	if (user && pass) {
+		tc.auth = RD_AUTH_USER;
+		tc.user = user;
+		rd_tls_psk_user(user, pass, strlen(pass), tc.psk);
+	}
+	/* OPEN names sha256: no chunk key needed. */
+	return rd_conn_start_tls(c, &tc, CASE_TIMEOUT_S * 1000, err);
+}
+
+static int server_tls(struct rd_conn **c, const uint8_t *ssh_secret, struct rd_err *err)
+{
+	struct rd_tls_cfg tc;
+
+	memset(&tc, 0, sizeof(tc));
+	tc.role = RD_TLS_SERVER;
+	tc.allow_anon = !ssh_secret;
+	if (ssh_secret) {
+		tc.ssh_secret_set = 1;
+		rd_tls_psk_ssh(ssh_secret, RD_SECRET_LEN, tc.psk);
+	}
+	return rd_conn_start_tls(c, &tc, CASE_TIMEOUT_S * 1000, err);
+}
+
 static int push_one(const char *host, const char *port, const char *module, const struct evcase *cs)
 {
 	struct peer p;
@@ -779,6 +821,11 @@ static int push_one(const char *host, const char *port, const char *module, cons
 	co.timeout_ms = CASE_TIMEOUT_S * 1000;
 	if (rd_conn_connect(&p.c, host, port, &co, &req, &rep, &err)) {
 		printf("push case %s: cannot connect: %s\n", cs->name, err.msg);
+		return 0;
+	}
+	if (client_tls(&p.c, &err)) {
+		printf("push case %s: TLS: %s\n", cs->name, err.msg);
+		rd_conn_close(p.c);
 		return 0;
 	}
 	if (peer_alloc(&p) || peer_setup(&p, cs)) {
@@ -862,6 +909,8 @@ static int serve_open(struct peer *p)
 		return -1;
 	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)m.u.open.digest.len, m.u.open.digest.ptr);
+	if (!digest[0]) /* left to us */
+		snprintf(digest, sizeof(digest), "%s", EVIL_DIGEST);
 	printf("  OPEN(PULL) \"%s\" flags 0x%x chunk %u digest %s\n",
 	       show(path, sizeof(path), m.u.open.paths[0].ptr, m.u.open.paths[0].len),
 	       m.u.open.flags, m.u.open.chunk_size, digest);
@@ -870,7 +919,7 @@ static int serve_open(struct peer *p)
 	ok.u.open_ok.flags = m.u.open.flags;
 	ok.u.open_ok.chunk_size = m.u.open.chunk_size;
 	ok.u.open_ok.digest.ptr = digest;
-	ok.u.open_ok.digest.len = m.u.open.digest.len;
+	ok.u.open_ok.digest.len = (uint16_t)strlen(digest);
 	p->chunk = m.u.open.chunk_size;
 	rd_conn_recv_done(p->c);
 	if (rd_digest_open(&p->dg, digest, &err)) {
@@ -931,6 +980,12 @@ static int serve_evil(const char *port, int ncases, char **names)
 		co.timeout_ms = CASE_TIMEOUT_S * 1000;
 		if (rd_conn_accept(req, &co, &rep, &p.c, &err)) {
 			printf("pull case %s: accept: %s\n", list[i]->name, err.msg);
+			continue;
+		}
+		if (server_tls(&p.c, NULL, &err)) {
+			printf("pull case %s: TLS: %s\n", list[i]->name, err.msg);
+			rd_conn_close(p.c);
+			i--;
 			continue;
 		}
 		if (peer_alloc(&p) || serve_open(&p) || peer_setup(&p, list[i])) {
@@ -1015,7 +1070,6 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 	for (;;) {
 		struct rd_conn_req *req;
 		struct rd_cm_req creq;
-		struct rd_cm_rej rej;
 		struct rd_cm_rep rep;
 		struct rd_conn_opts co;
 		struct peer p;
@@ -1026,16 +1080,6 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 			printf("ssh case %s: no client (%d)\n", cs->name, r);
 			break;
 		}
-		if (!(creq.flags & RD_CMF_SECRET) ||
-		    memcmp(creq.secret, secret, RD_SECRET_LEN)) {
-			printf("ssh case %s: refused a client without the secret\n", cs->name);
-			memset(&rej, 0, sizeof(rej));
-			rej.reason = RD_REJ_AUTH;
-			rej.ver_min = RD_PROTO_MIN;
-			rej.ver_max = RD_PROTO_MAX;
-			rd_conn_reject(req, &rej);
-			continue;
-		}
 		memset(&rep, 0, sizeof(rep));
 		memset(&co, 0, sizeof(co));
 		memset(&p, 0, sizeof(p));
@@ -1044,6 +1088,12 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 		if (rd_conn_accept(req, &co, &rep, &p.c, &err)) {
 			printf("ssh case %s: accept: %s\n", cs->name, err.msg);
 			break;
+		}
+		if (server_tls(&p.c, secret, &err)) {
+			printf("ssh case %s: refused a client without the secret: %s\n", cs->name,
+			       err.msg);
+			rd_conn_close(p.c);
+			continue;
 		}
 		if (peer_alloc(&p) || serve_open(&p) || peer_setup(&p, cs)) {
 			printf("ssh case %s: session did not start\n", cs->name);
@@ -1067,26 +1117,38 @@ static int bad_secret(const char *host, const char *port, const char *hex)
 	struct rd_cm_req req;
 	struct rd_cm_rep rep;
 	struct rd_conn_opts co;
+	struct rd_tls_cfg tc;
+	uint8_t secret[RD_SECRET_LEN];
 	struct rd_err err;
 	int r;
 
 	memset(&req, 0, sizeof(req));
 	memset(&co, 0, sizeof(co));
 	memset(&err, 0, sizeof(err));
+	memset(&tc, 0, sizeof(tc));
 	req.ver_min = RD_PROTO_MIN;
 	req.ver_max = RD_PROTO_MAX;
+	tc.role = RD_TLS_CLIENT;
+	tc.auth = RD_AUTH_ANON;
 	if (!hex || strcmp(hex, "none")) {
-		if (get_secret(hex, req.secret)) {
+		if (get_secret(hex, secret)) {
 			fprintf(stderr, "rdcp_evil: bad secret '%s' (32 hex digits)\n", hex);
 			return 2;
 		}
-		req.flags |= RD_CMF_SECRET;
+		tc.auth = RD_AUTH_SSH;
+		rd_tls_psk_ssh(secret, sizeof(secret), tc.psk);
 	}
 	co.timeout_ms = CASE_TIMEOUT_S * 1000;
 	r = rd_conn_connect(&c, host, port, &co, &req, &rep, &err);
+	if (r) {
+		printf("bad-secret: no connection: %s (%s)\n", err.msg,
+		       rd_status_name(err.status));
+		return 2;
+	}
+	r = rd_conn_start_tls(&c, &tc, co.timeout_ms, &err);
+	rd_conn_close(c);
 	if (!r) {
 		printf("bad-secret: ACCEPTED (protocol %u)\n", rep.version);
-		rd_conn_close(c);
 		return 1;
 	}
 	printf("bad-secret: refused: %s (%s)\n", err.msg, rd_status_name(err.status));
