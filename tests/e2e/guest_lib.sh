@@ -42,6 +42,18 @@ start_daemon() {
 	wait_for "/tmp/$name.ready" 20 || { cat "/tmp/$name.log"; return 1; }
 }
 
+# start_daemon_auth NAME ARGS... : the same without --no-auth (a config
+# with authentication).
+start_daemon_auth() {
+	local name=$1
+	shift
+	rm -f "/tmp/$name.ready"
+	"${DAEMON_BIN:-$RDCPD}" --foreground --ready-file "/tmp/$name.ready" "$@" \
+		2>"/tmp/$name.log" &
+	echo $! >"/tmp/$name.pid"
+	wait_for "/tmp/$name.ready" 20 || { cat "/tmp/$name.log"; return 1; }
+}
+
 daemon_alive() { kill -0 "$(cat "/tmp/$1.pid")" 2>/dev/null; }
 stop_daemon() { kill "$(cat "/tmp/$1.pid")" 2>/dev/null; wait "$(cat "/tmp/$1.pid")" 2>/dev/null || true; }
 

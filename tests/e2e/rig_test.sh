@@ -20,6 +20,7 @@ guest=$(real "tests/e2e/$script")
 lib=$(real tests/e2e/guest_lib.sh)
 rdcp=$(real cmd/rdcp/rdcp_testhooks)
 rdcpd=$(real cmd/rdcpd/rdcpd_testhooks)
+evil=$(real tests/hostile/rdcp_evil)
 for f in "$rig" "$guest" "$lib" "$rdcp" "$rdcpd"; do
 	[ -e "$f" ] || { echo "missing $f"; exit 1; }
 done
@@ -31,7 +32,7 @@ done
 
 timeout_s=${RIG_TEST_TIMEOUT:-600}
 rig_opts=(--timeout "$timeout_s" --bind-runfiles="${TEST_SRCDIR:-$runfiles/..}")
-cmd=(env RIG_MODE="$mode" "${env_args[@]}" bash "$guest" "$rdcp" "$rdcpd" "$lib")
+cmd=(env RIG_MODE="$mode" EVIL="$evil" "${env_args[@]}" bash "$guest" "$rdcp" "$rdcpd" "$lib")
 if [ "$mode" = 1 ]; then
 	exec bash "$rig" run1 "${rig_opts[@]}" -- "${cmd[@]}"
 fi

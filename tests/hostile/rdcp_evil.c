@@ -39,6 +39,10 @@
  * push-paths authenticates as $RDCP_EVIL_USER with $RDCP_PASSWORD when both
  * are set, else anonymously.
  *
+ *   rdcp_evil idle HOST PORT SECONDS
+ *	Connect and never start TLS. Exit 0 if the server dropped the
+ *	connection within SECONDS (printing after how long), 1 if not.
+ *
  *   rdcp_evil swap DIR A B SECONDS
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
  *	RENAME_EXCHANGE) in a tight loop for SECONDS; prints the count.
@@ -1155,6 +1159,40 @@ static int bad_secret(const char *host, const char *port, const char *hex)
 	return err.status == RD_EAUTH ? 0 : 2;
 }
 
+/* Connect and never start TLS: how long until the server drops us? */
+static int idle_conn(const char *host, const char *port, const char *secs)
+{
+	struct rd_conn *c = NULL;
+	struct rd_cm_req req;
+	struct rd_cm_rep rep;
+	struct rd_conn_opts co;
+	struct rd_err err;
+	double t0 = now_s(), limit = atof(secs);
+	int r;
+
+	memset(&req, 0, sizeof(req));
+	memset(&co, 0, sizeof(co));
+	req.ver_min = RD_PROTO_MIN;
+	req.ver_max = RD_PROTO_MAX;
+	co.timeout_ms = (int)(limit * 1000) + 5000;
+	if (rd_conn_connect(&c, host, port, &co, &req, &rep, &err)) {
+		printf("idle: no connection: %s\n", err.msg);
+		return 2;
+	}
+	while (now_s() - t0 < limit) {
+		r = rd_conn_poll(c, 200);
+		if (r < 0 && r != -RD_ETIMEOUT) {
+			printf("idle: dropped after %.1f s: %s\n", now_s() - t0,
+			       rd_conn_err(c)->msg);
+			rd_conn_close(c);
+			return 0;
+		}
+	}
+	printf("idle: still connected after %.1f s\n", now_s() - t0);
+	rd_conn_close(c);
+	return 1;
+}
+
 static int swap_loop(const char *dir, const char *a, const char *b, const char *secs)
 {
 	time_t end = time(NULL) + atoi(secs);
@@ -1184,6 +1222,7 @@ static void usage(void)
 			"       rdcp_evil pull-cases\n"
 			"       rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]\n"
 			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n"
+			"       rdcp_evil idle HOST PORT SECONDS\n"
 			"       rdcp_evil swap DIR A B SECONDS\n");
 }
 
@@ -1200,6 +1239,8 @@ int main(int argc, char **argv)
 		return serve_evil(argv[2], argc - 3, argv + 3);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "serve-evil-ssh"))
 		return serve_evil_ssh(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+	if (argc == 5 && !strcmp(argv[1], "idle"))
+		return idle_conn(argv[2], argv[3], argv[4]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bad-secret"))
 		return bad_secret(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 6 && !strcmp(argv[1], "swap"))

@@ -1,0 +1,213 @@
+# shellcheck shell=bash
+# rdcpd with authentication, over real RDMA (issue 9): TLS 1.3 with user
+# secrets from a secrets file; auth users, read only / write only, require
+# encryption, hosts allow; every refusal with its own words and exit status,
+# nothing written; anonymous clients; a client that never starts TLS is
+# dropped after the auth timeout; a byte flipped in flight is caught by the
+# keyed check (gmac) and by --encrypt; the hostile pusher against an
+# authenticated module; 16 clients at once.
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+AP=18720
+
+server() {
+	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many
+	echo "public data" >/tmp/pub/pub.txt
+	echo "read-only data" >/tmp/ro/ro.txt
+	echo "write-only data" >/tmp/wo/secret.txt
+	printf 'alice:alice-secret\nbob:bob-secret\n' >/tmp/secrets
+	chmod 600 /tmp/secrets
+	cat >/tmp/auth.conf <<-EOF
+		port = $AP
+		secrets file = /tmp/secrets
+		auth timeout = 3
+		[team]
+		    path = /tmp/team
+		    auth users = alice:rw, bob:ro
+		[ro]
+		    path = /tmp/ro
+		    read only = yes
+		    auth users = alice
+		[wo]
+		    path = /tmp/wo
+		    write only = yes
+		    auth users = alice:rw
+		[pub]
+		    path = /tmp/pub
+		    read only = yes
+		    auth = none
+		[enc]
+		    path = /tmp/enc
+		    require encryption = yes
+		    auth users = alice:rw
+		[lan]
+		    path = /tmp/lan
+		    hosts allow = 10.99.0.0/16
+		    auth users = alice:rw
+		[many]
+		    path = /tmp/many
+		    auth users = alice:rw
+	EOF
+	chmod 644 /tmp/auth.conf
+	start_daemon_auth auth --config /tmp/auth.conf --max-conns 32 || return 1
+	touch "$RIG_SHARED/server-ready"
+}
+
+# --json of the last run: the 3,000,000-byte file's one chunk moved twice.
+moved_twice() {
+	local n
+	n=$(grep -o '"bytes_moved": *[0-9]*' /tmp/out | grep -o '[0-9]*$')
+	[ "${n:-0}" -eq 6000000 ]
+}
+
+client() {
+	local S=$1 i
+	mkdir -p /tmp/src /tmp/pull
+	head -c 3000000 /dev/urandom >/tmp/src/data.bin
+	make_tree /tmp/src/tree
+	printf 'alice-secret\n' >/tmp/alice.pw
+	printf 'bob-secret\n' >/tmp/bob.pw
+	printf 'not-her-secret\n' >/tmp/wrong.pw
+	chmod 600 /tmp/alice.pw /tmp/bob.pw /tmp/wrong.pw
+
+	run -v --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::team/"
+	check "alice pushes into team with her secret" [ "$RC" -eq 0 ]
+	check "  -v says TLS 1.3 and how it was authenticated" \
+		out_has "TLS 1.3 (TLS_AES_128_GCM_SHA256), authenticated by the user's secret"
+	check "  the chunk check is the daemon's default, gmac" out_has "gmac"
+	run --password-file /tmp/alice.pw "alice@$S::team/data.bin" /tmp/pull/
+	check "alice pulls it back byte-exact" cmp /tmp/src/data.bin /tmp/pull/data.bin
+	rm -f /tmp/pull/data.bin
+	RDCP_PASSWORD=alice-secret run -r /tmp/src/tree "rdcp://alice@$S:$AP/team/"
+	check "RDCP_PASSWORD works too (and rdcp://user@host)" [ "$RC" -eq 0 ]
+	RDCP_PASSWORD=alice-secret run -r "alice@$S::team/tree" /tmp/pull/tree
+	check "  a tree round trip is exact" same_tree /tmp/src/tree /tmp/pull/tree
+
+	run --password-file /tmp/wrong.pw /tmp/src/data.bin "alice@$S::team/wrong.bin"
+	check "wrong secret: exit 5" [ "$RC" -eq 5 ]
+	check "  says so" out_has "authentication failed"
+	run --password-file /tmp/alice.pw /tmp/src/data.bin "mallory@$S::team/mallory.bin"
+	check "unknown user: exit 5" [ "$RC" -eq 5 ]
+	check "  the same words as a wrong secret" out_has "wrong secret, or no such user"
+	run /tmp/src/data.bin "$S::team/anon.bin"
+	check "anonymous client to an auth users module: exit 5" [ "$RC" -eq 5 ]
+	check "  told to authenticate" out_has "requires authentication"
+	run --password-file /tmp/bob.pw /tmp/src/data.bin "bob@$S::team/bob.bin"
+	check "bob (ro) pushing into team: exit 14" [ "$RC" -eq 14 ]
+	check "  read-only for bob" out_has "read-only for user bob"
+	run --password-file /tmp/bob.pw "bob@$S::team/data.bin" /tmp/pull/
+	check "  bob may pull" cmp /tmp/src/data.bin /tmp/pull/data.bin
+	rm -f /tmp/pull/data.bin
+	run --password-file /tmp/bob.pw "bob@$S::ro/ro.txt" /tmp/pull/
+	check "bob is not in ro's auth users: exit 14" [ "$RC" -eq 14 ]
+	check "  says he is not allowed" out_has "user bob is not allowed"
+	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::ro/"
+	check "push into a read-only module: exit 14" [ "$RC" -eq 14 ]
+	run --password-file /tmp/alice.pw "alice@$S::wo/secret.txt" /tmp/pull/
+	check "pull from a write-only module: exit 14" [ "$RC" -eq 14 ]
+	check "  says write-only" out_has "write-only"
+	check "  nothing arrived" [ ! -e /tmp/pull/secret.txt ]
+	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::wo/"
+	check "  but alice may push into it" [ "$RC" -eq 0 ]
+	run /tmp/src/data.bin "$S::pub/"
+	check "anonymous push into the read-only auth = none module: exit 14" [ "$RC" -eq 14 ]
+	run "$S::pub/pub.txt" /tmp/pull/
+	check "anonymous pull from the auth = none module" grep -q "public data" /tmp/pull/pub.txt
+	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::enc/"
+	check "require encryption without --encrypt: exit 14" [ "$RC" -eq 14 ]
+	check "  says to use --encrypt" out_has "copy with --encrypt"
+	run --encrypt --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::enc/"
+	check "  with --encrypt it works" [ "$RC" -eq 0 ]
+	run --encrypt --password-file /tmp/alice.pw "alice@$S::enc/data.bin" /tmp/pull/
+	check "  and comes back exact" cmp /tmp/src/data.bin /tmp/pull/data.bin
+	check "  the summary names aes-128-gcm" out_has "aes-128-gcm"
+	rm -f /tmp/pull/data.bin
+	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::lan/"
+	check "a host outside hosts allow: refused (exit 14)" [ "$RC" -eq 14 ]
+	check "  naming the rule" out_has "is not allowed (not in hosts allow)"
+
+	chmod 644 /tmp/alice.pw
+	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::team/x"
+	check "a password file others can read: exit 1" [ "$RC" -eq 1 ]
+	check "  naming it" out_has "/tmp/alice.pw: others can read it"
+	chmod 600 /tmp/alice.pw
+	env -u RDCP_PASSWORD "$RDCP" /tmp/src/data.bin "alice@$S::team/x" >/tmp/out 2>&1
+	RC=$?
+	check "no secret at all: exit 1" [ "$RC" -eq 1 ]
+	check "  says where to put it" out_has "password-file FILE or in RDCP_PASSWORD"
+
+	# A byte flipped on the wire after the tag was computed (test hook).
+	RDCP_TEST_CORRUPT_DATA=1 run --json --password-file /tmp/alice.pw /tmp/src/data.bin \
+		"alice@$S::team/flip.bin"
+	check "a flipped byte (gmac): caught, resent, the copy succeeds" [ "$RC" -eq 0 ]
+	check "  one chunk was sent twice" moved_twice
+	RDCP_TEST_CORRUPT_DATA=1 run --json --encrypt --password-file /tmp/alice.pw \
+		/tmp/src/data.bin "alice@$S::enc/flip.bin"
+	check "a flipped byte (--encrypt): caught and resent" [ "$RC" -eq 0 ]
+	check "  one chunk was sent twice" moved_twice
+	run --password-file /tmp/alice.pw "alice@$S::enc/flip.bin" /tmp/pull/ --encrypt
+	check "  what landed is exact" cmp /tmp/src/data.bin /tmp/pull/flip.bin
+
+	# A client that never starts TLS is dropped after the auth timeout (3 s).
+	"$EVIL" idle "$S" "$AP" 15 >/tmp/out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/out
+	check "a client that never starts TLS is dropped within the auth timeout" [ "$RC" -eq 0 ]
+	# The hostile pusher, authenticated as alice: every escape still refused.
+	RDCP_EVIL_USER=alice RDCP_PASSWORD=alice-secret "$EVIL" push-paths "$S" "$AP" team \
+		>/tmp/out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/out | tail -20
+	check "hostile pusher authenticated as alice: every escape refused" [ "$RC" -eq 0 ]
+
+	# 16 clients at once: 8 pushes of different trees, 8 pulls.
+	for i in $(seq 1 8); do
+		mkdir -p "/tmp/m$i"
+		head -c $((200000 * i)) /dev/urandom >"/tmp/m$i/f.bin"
+		echo "$i" >"/tmp/m$i/n.txt"
+	done
+	RDCP_PASSWORD=alice-secret "$RDCP" -q -r /tmp/m1 "alice@$S::many/" && touch /tmp/seeded
+	for i in $(seq 1 8); do
+		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "/tmp/m$i" "alice@$S::many/" \
+			>"/tmp/push$i.out" 2>&1 &
+		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m1" "/tmp/pulled$i" \
+			>"/tmp/pull$i.out" 2>&1 &
+	done
+	wait
+	local bad=0
+	for i in $(seq 1 8); do
+		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m$i" "/tmp/back$i" \
+			>/dev/null 2>&1 || bad=$((bad + 1))
+		same_tree "/tmp/m$i" "/tmp/back$i" >/dev/null || bad=$((bad + 1))
+		same_tree /tmp/m1 "/tmp/pulled$i" >/dev/null || bad=$((bad + 1))
+	done
+	check "16 clients at once (8 push, 8 pull): all byte-exact" [ "$bad" -eq 0 ]
+}
+
+case "${RIG_ROLE}:${RIG_MODE:-2}" in
+a:2)
+	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
+	client "$RIG_PEER_IP"
+	touch "$RIG_SHARED/client-done"
+	;;
+b:2)
+	server || exit 1
+	wait_for "$RIG_SHARED/client-done" 900
+	check "daemon still alive after every client" daemon_alive auth
+	check "nothing from refused clients in team" \
+		bash -c '! ls /tmp/team | grep -q -e wrong.bin -e mallory.bin -e anon.bin -e bob.bin'
+	check "nothing pushed into ro, pub, lan" \
+		bash -c '[ "$(ls /tmp/ro)" = ro.txt ] && [ "$(ls /tmp/pub)" = pub.txt ] && [ -z "$(ls /tmp/lan)" ]'
+	check "nothing in enc but the encrypted copies" \
+		bash -c '[ "$(ls /tmp/enc | tr "\n" " ")" = "data.bin flip.bin " ]'
+	check "the log names the authenticated user" grep -q "authenticated as alice by secret" \
+		/tmp/auth.log
+	check "the log names refusals" grep -q "wrong secret or unknown user" /tmp/auth.log
+	check "no temporary files left" [ -z "$(find /tmp/team /tmp/enc /tmp/wo /tmp/many -name '.rdcp*' -print -quit)" ]
+	sed 's/^/    log| /' /tmp/auth.log | tail -40
+	;;
+esac
+finish
