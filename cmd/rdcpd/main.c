@@ -290,6 +290,16 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	return 0;
 }
 
+/* The largest power-of-two chunk with two slots in a pool of pool bytes. */
+static uint32_t max_chunk_for(uint64_t pool)
+{
+	uint32_t c = RD_CHUNK_MAX;
+
+	while (c > RD_CHUNK_MIN && (uint64_t)c * 2 > pool)
+		c >>= 1;
+	return c;
+}
+
 /*
  * Read the config (the file given, else the default one if it exists),
  * merge the command line, check. Problems are reported as they are found.
@@ -433,6 +443,12 @@ int main(int argc, char **argv)
 			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
+	/*
+	 * The chunk size is the server's to decide (issue 7 item 6): at most
+	 * half the pool, so two slots fit and a session never pins more than
+	 * its pool whatever the client asks; the budget bounds the sessions.
+	 */
+	cfg.server.max_chunk = max_chunk_for(o.pool_bytes ? o.pool_bytes : RD_ENGINE_POOL_DEFAULT);
 	cfg.server.sink_flags = o.sink_flags;
 	cfg.server.mods = mods;
 	cfg.server.nmods = conf->nmods;

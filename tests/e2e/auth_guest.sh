@@ -53,7 +53,19 @@ server() {
 	EOF
 	chmod 644 /tmp/auth.conf
 	start_daemon_auth auth --config /tmp/auth.conf --max-conns 32 || return 1
+	# Issue 7 item 6: a small pool; clients asking 64 MiB chunks get less.
+	mkdir -p /tmp/small
+	start_daemon small --module small=/tmp/small --pool-size 1M --max-conns 16 \
+		--port 18721 || return 1
 	touch "$RIG_SHARED/server-ready"
+	# Sample the small daemon's locked memory until the client is done.
+	local peak=0 v
+	while [ ! -e "$RIG_SHARED/client-done" ]; do
+		v=$(awk '/^VmLck:/ {print $2}' "/proc/$(cat /tmp/small.pid)/status" 2>/dev/null)
+		[ "${v:-0}" -gt "$peak" ] && peak=$v
+		sleep 0.05
+	done
+	echo "$peak" >/tmp/small.peak
 }
 
 # --json of the last run: the 3,000,000-byte file's one chunk moved twice.
@@ -163,6 +175,20 @@ client() {
 	sed 's/^/    | /' /tmp/out | tail -20
 	check "hostile pusher authenticated as alice: every escape refused" [ "$RC" -eq 0 ]
 
+	# 16 clients at once asking for 64 MiB chunks from a daemon with a 1 MiB pool.
+	head -c 5000000 /dev/urandom >/tmp/src/five.bin
+	for i in $(seq 1 16); do
+		"$RDCP" -q --chunk-size 64M /tmp/src/five.bin "rdcp://$S:18721/small/five$i.bin" \
+			>"/tmp/small$i.out" 2>&1 &
+	done
+	wait
+	local okc=0
+	for i in $(seq 1 16); do
+		"$RDCP" -q "rdcp://$S:18721/small/five$i.bin" "/tmp/five$i.bin" >/dev/null 2>&1 &&
+			cmp -s /tmp/src/five.bin "/tmp/five$i.bin" && okc=$((okc + 1))
+	done
+	check "16 clients asking 64 MiB chunks of a 1 MiB-pool daemon: all exact" [ "$okc" -eq 16 ]
+
 	# 16 clients at once: 8 pushes of different trees, 8 pulls.
 	for i in $(seq 1 8); do
 		mkdir -p "/tmp/m$i"
@@ -203,6 +229,11 @@ b:2)
 		bash -c '[ "$(ls /tmp/ro)" = ro.txt ] && [ "$(ls /tmp/pub)" = pub.txt ] && [ -z "$(ls /tmp/lan)" ]'
 	check "nothing in enc but the encrypted copies" \
 		bash -c '[ "$(ls /tmp/enc | tr "\n" " ")" = "data.bin flip.bin " ]'
+	wait_for /tmp/small.peak 30
+	echo "    small daemon's peak VmLck: $(cat /tmp/small.peak) kB"
+	# 16 sessions x (1 MiB pool + control buffers) stays far below 2 x 64 MiB per session.
+	check "the 1 MiB-pool daemon's pinned memory stayed within its budget" \
+		[ "$(cat /tmp/small.peak)" -le $((16 * 4 * 1024)) ]
 	check "the log names the authenticated user" grep -q "authenticated as alice by secret" \
 		/tmp/auth.log
 	check "the log names refusals" grep -q "wrong secret or unknown user" /tmp/auth.log
