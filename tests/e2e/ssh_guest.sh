@@ -294,7 +294,7 @@ client() {
 	sed 's/^/    half| /' /tmp/half.err
 	check "the remote half gives up when no client proves the secret (exit $rc)" [ $rc -eq 30 ]
 	check "  its stderr logs the refusals" \
-		[ "$(grep -c 'refused a connection from .*wrong or missing secret' /tmp/half.err)" -eq 2 ]
+		[ "$(grep -c 'refused a connection from .*wrong secret or unknown user' /tmp/half.err)" -eq 2 ]
 	check "  and says why it gave up" grep -q "no client proved the secret within 8 s" /tmp/half.err
 	check "  nothing written" [ "$(on_b 'ls /tmp/dst/w 2>/dev/null | wc -l')" = 0 ]
 	rcp /tmp/src/r3m "$S:/tmp/dst/w"
