@@ -140,11 +140,14 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 		 host, strchr(host, ':') ? "]" : "", port);
 
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = o && o->family ? o->family : AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, port, &hints, &ai);
 	if (gai) {
-		ret = rd_err_set(&c->err, RD_ECONN, 0, "cannot resolve host '%s': %s", host,
+		ret = rd_err_set(&c->err, RD_ECONN, 0, "cannot resolve host '%s'%s: %s", host,
+				 hints.ai_family == AF_INET    ? " as IPv4 (-4)"
+				 : hints.ai_family == AF_INET6 ? " as IPv6 (-6)"
+							       : "",
 				 gai_strerror(gai));
 		goto out;
 	}
@@ -232,13 +235,36 @@ out:
 	return ret;
 }
 
+/*
+ * Bind l->id to sa. For the IPv6 wildcard, v6only is turned off first, so
+ * that one listener takes IPv4 requests too (the kernel's default follows
+ * net.ipv6.bindv6only). Returns 0 or an errno value.
+ */
+static int bind_id(struct rd_listener *l, const struct sockaddr *sa, int dual)
+{
+	int off = 0;
+
+	if (rdma_create_id(l->ech, &l->id, l, RDMA_PS_TCP))
+		return errno ? errno : ENODEV;
+	if (dual && rdma_set_option(l->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &off,
+				    sizeof(off)))
+		goto fail;
+	if (rdma_bind_addr(l->id, (struct sockaddr *)(uintptr_t)sa))
+		goto fail;
+	return 0;
+fail:
+	off = errno ? errno : EINVAL;
+	rdma_destroy_id(l->id);
+	l->id = NULL;
+	return off;
+}
+
 int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
 		     struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct rd_listener *l;
-	struct sockaddr *sa;
-	int ret = 0, gai;
+	int ret = 0, gai, e, any = !addr || !*addr;
 
 	*out = NULL;
 	l = calloc(1, sizeof(*l));
@@ -247,11 +273,11 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	gai = getaddrinfo(addr && *addr ? addr : "0.0.0.0", port, &hints, &ai);
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+	gai = getaddrinfo(any ? "::" : addr, port, &hints, &ai);
 	if (gai) {
 		ret = rd_err_set(err, RD_EUSAGE, 0, "cannot resolve listen address '%s' port '%s': %s",
-				 addr ? addr : "*", port, gai_strerror(gai));
+				 any ? "::" : addr, port, gai_strerror(gai));
 		goto out;
 	}
 	l->ech = rdma_create_event_channel();
@@ -261,14 +287,18 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 				 "is an RDMA device present? see rdcp --list-devices");
 		goto out;
 	}
-	if (rdma_create_id(l->ech, &l->id, l, RDMA_PS_TCP)) {
-		ret = rd_err_set(err, RD_ENODEV, errno, "rdma_create_id");
-		goto out;
+	e = bind_id(l, ai->ai_addr, any);
+	if (e && any) {
+		/* No IPv6 here (disabled, or the kernel lacks it): IPv4 alone. */
+		struct sockaddr_in v4 = {.sin_family = AF_INET};
+
+		v4.sin_port = ((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_port;
+		e = bind_id(l, (struct sockaddr *)&v4, 0);
 	}
-	if (rdma_bind_addr(l->id, ai->ai_addr)) {
-		ret = rd_err_set(err, errno == EADDRINUSE ? RD_EUSAGE : RD_ENODEV, errno,
-				 "cannot listen on %s port %s over RDMA%s", addr ? addr : "*", port,
-				 errno == EADDRNOTAVAIL || errno == ENODEV
+	if (e) {
+		ret = rd_err_set(err, e == EADDRINUSE ? RD_EUSAGE : RD_ENODEV, e,
+				 "cannot listen on %s port %s over RDMA%s", any ? "*" : addr, port,
+				 e == EADDRNOTAVAIL || e == ENODEV
 					 ? " (no RDMA device has that address)"
 					 : "");
 		goto out;
@@ -277,9 +307,12 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 		ret = rd_err_set(err, RD_ECONN, errno, "rdma_listen on port %s", port);
 		goto out;
 	}
-	sa = rdma_get_local_addr(l->id);
 	l->port = ntohs(rdma_get_src_port(l->id));
-	(void)sa;
+	addr_str(rdma_get_local_addr(l->id), l->where, sizeof(l->where));
+	if (any)
+		snprintf(l->where + strlen(l->where), sizeof(l->where) - strlen(l->where), " (%s)",
+			 rdma_get_local_addr(l->id)->sa_family == AF_INET6 ? "IPv6 and IPv4"
+									   : "IPv4 only: no IPv6 here");
 	*out = l;
 	l = NULL;
 out:
@@ -287,6 +320,11 @@ out:
 		freeaddrinfo(ai);
 	rd_listener_close(l);
 	return ret;
+}
+
+const char *rd_listener_where(const struct rd_listener *l)
+{
+	return l->where;
 }
 
 unsigned rd_listener_port(const struct rd_listener *l)

@@ -55,6 +55,7 @@ struct rd_listener {
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *id;
 	unsigned port;
+	char where[96];
 	struct rd_err err;
 };
 
