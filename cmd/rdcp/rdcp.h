@@ -46,6 +46,7 @@ struct rdcp_opts {
 	const char *ca, *cert, *key; /* --ca, --cert, --key: X.509 with a daemon */
 	int encrypt;		 /* --encrypt: chunks encrypted (aes-128-gcm) */
 	int transport;		 /* --transport: enum rd_transport */
+	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
