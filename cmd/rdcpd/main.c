@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -46,6 +47,7 @@ struct logctx {
 	int level; /* log lines up to this RD_LOG_* level */
 	const char *ready_file;
 	int checking; /* --check-config: problems go plainly to stderr */
+	int syslog;   /* without --foreground: syslog instead of stderr */
 };
 
 static void log_line(void *ctx, int level, const char *line)
@@ -60,6 +62,10 @@ static void log_line(void *ctx, int level, const char *line)
 	localtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
 	rd_escape(esc, sizeof(esc), line, strlen(line));
+	if (lc->syslog) {
+		syslog(level, "%s", esc);
+		return;
+	}
 	fprintf(stderr, "%s rdcpd[%d]: %s\n", ts, (int)getpid(), esc);
 	fflush(stderr);
 }
@@ -117,8 +123,8 @@ static void usage(FILE *out)
 {
 	fprintf(
 	    out,
-	    "usage: rdcpd --foreground [--config FILE] [options]\n"
-	    "       rdcpd --foreground --no-auth --module NAME=DIR[,ro] [options]\n"
+	    "usage: rdcpd [--foreground] [--config FILE] [options]\n"
+	    "       rdcpd [--foreground] --no-auth --module NAME=DIR[,ro] [options]\n"
 	    "       rdcpd --check-config [--config FILE] [options]\n"
 	    "\n"
 	    "      --config FILE           read FILE (default %s, if it exists)\n"
@@ -129,7 +135,7 @@ static void usage(FILE *out)
 	    "  -P, --port PORT             port (default %d)\n"
 	    "      --transport MODE        rdma, tcp, or both (default: RDMA and TCP on the\n"
 	    "                              same port; TCP alone where RDMA is missing)\n"
-	    "      --foreground            stay in the foreground, log to stderr (required)\n"
+	    "      --foreground            log to stderr (default: syslog); rdcpd never forks\n"
 	    "      --no-auth               serve every module without authentication (required\n"
 	    "                              for --module: anyone who reaches the port can use it)\n"
 	    "      --max-conns N           concurrent clients (default 16)\n"
@@ -438,11 +444,10 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	/* rdcpd never forks (supervisors do that); without --foreground it logs to syslog. */
 	if (!o.foreground) {
-		fprintf(stderr, "rdcpd: only --foreground is supported for now (run it under "
-				"systemd or a supervisor)\n");
-		ret = 1;
-		goto out;
+		openlog("rdcpd", LOG_PID, LOG_DAEMON);
+		lc.syslog = 1;
 	}
 	mods = calloc((size_t)(conf->nmods ? conf->nmods : 1), sizeof(*mods));
 	if (!mods) {
