@@ -153,7 +153,8 @@ static void *serve_one(void *arg)
 	ret = rd_server_serve(&scfg, c, summary, sizeof(summary), &err);
 	if (ret && ret != -RD_EPARTIAL)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
-	logf_(cfg, RD_LOG_INFO, "%s: %s", peer, summary);
+	logf_(cfg, RD_LOG_INFO, "%s: user %s: %s", peer,
+	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
 out:
 	rd_conn_close(c);
 	pthread_mutex_lock(w->lock);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/proto/rd_proto.h"
@@ -235,13 +236,26 @@ static int send_open_ok(struct rd_conn *c, const struct rd_engine *e, const stru
 	return rd_engine_send_msg_wait(c, &m, err, -1);
 }
 
-static void summarize(char *summary, size_t sumlen, const char *what, const struct rd_engine *e,
-		      int ret)
+static double now_s(void)
 {
-	snprintf(summary, sumlen, "%s: %llu ok, %llu failed, %llu identical, %llu bytes moved%s%s",
-		 what, (unsigned long long)e->st.files_ok, (unsigned long long)e->st.files_failed,
-		 (unsigned long long)e->st.files_same, (unsigned long long)e->st.bytes_data,
-		 ret && ret != -RD_EPARTIAL ? "; failed: " : "",
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* One log line per transfer: direction, module, files, bytes, time, rate, result. */
+static void summarize(char *summary, size_t sumlen, const char *what, const char *where,
+		      const struct rd_engine *e, int ret, double secs)
+{
+	snprintf(summary, sumlen,
+		 "%s %s: %llu ok, %llu failed, %llu identical, %llu bytes moved in %.2f s "
+		 "(%.1f MB/s), checksum %s: %s%s",
+		 what, where, (unsigned long long)e->st.files_ok,
+		 (unsigned long long)e->st.files_failed, (unsigned long long)e->st.files_same,
+		 (unsigned long long)e->st.bytes_data, secs,
+		 secs > 0 ? (double)e->st.bytes_data / secs / 1e6 : 0.0, e->digest_name,
+		 !ret ? "ok" : ret == -RD_EPARTIAL ? "partial" : "failed: ",
 		 ret && ret != -RD_EPARTIAL ? e->err.msg : "");
 }
 
@@ -267,6 +281,8 @@ static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_o
 		   size_t sumlen, struct rd_err *err)
 {
 	int push = o->mode == RD_MODE_PUSH, ret;
+	double t0 = now_s();
+	char where[RD_MODULE_NAME_MAX + 16];
 
 	ret = send_open_ok(c, e, o, err);
 	if (!ret)
@@ -274,8 +290,18 @@ static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_o
 	if (ret)
 		return ret;
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
+	if (fixed)
+		snprintf(where, sizeof(where), "(ssh-started)");
+	else
+		snprintf(where, sizeof(where), "module %.*s",
+			 (int)(memchr(o->paths[0].ptr, '/', o->paths[0].len)
+				   ? (size_t)((const char *)memchr(o->paths[0].ptr, '/',
+								   o->paths[0].len) -
+					      o->paths[0].ptr)
+				   : o->paths[0].len),
+			 o->paths[0].ptr);
 	summarize(summary, sumlen, fixed ? (push ? "receive" : "send") : (push ? "push" : "pull"),
-		  e, ret);
+		  where, e, ret, now_s() - t0);
 	if (ret)
 		rd_err_copy(err, &e->err);
 	return ret;
