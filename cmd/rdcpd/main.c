@@ -491,7 +491,8 @@ int main(int argc, char **argv)
 	cfg.conf = conf;
 	cfg.auth_timeout_ms = conf->auth_timeout_s * 1000;
 	cfg.tls.role = RD_TLS_SERVER;
-	cfg.tls.allow_anon = rd_access_anon_any(conf);
+	/* No modules: anyone may come in to hear that nothing is served. */
+	cfg.tls.allow_anon = rd_access_anon_any(conf) || !conf->nmods;
 	if (conf->secrets_file[0]) {
 		if (rd_secrets_load(&secrets, conf->secrets_file, geteuid(), NULL, &err)) {
 			fprintf(stderr, "rdcpd: %s\n", err.msg);

@@ -11,7 +11,7 @@ RDCP=$1
 RDCPD=$2
 # shellcheck source=tests/e2e/guest_lib.sh
 . "$3"
-AP=18720
+AP=18710 # the default port: operands without :port reach it
 
 server() {
 	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many
