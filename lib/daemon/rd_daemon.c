@@ -41,6 +41,7 @@ static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, .
 struct session_auth {
 	const struct rd_daemon_cfg *cfg;
 	struct rd_peer_id peer;
+	const struct rd_conf_module *entered; /* whose uid/gid this thread has */
 };
 
 static int authorize(void *ctx, const struct rd_module *mod, int push, char *digest, size_t cap,
@@ -48,12 +49,25 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 {
 	struct session_auth *a = ctx;
 	const struct rd_conf_module *m = rd_conf_module_find(a->cfg->conf, mod->name);
+	int ret;
 
 	if (!m)
 		return rd_err_set(err, RD_ENOENT, 0, "unknown module '%s'", mod->name);
 	if (!digest[0])
 		snprintf(digest, cap, "%s", m->checksum);
-	return rd_access_check(a->cfg->conf, m, &a->peer, push, digest, err);
+	ret = rd_access_check(a->cfg->conf, m, &a->peer, push, digest, err);
+	if (ret)
+		return ret;
+	/* One identity per session: the files are opened later, by the engine. */
+	if (a->entered && (strcmp(a->entered->uid, m->uid) || strcmp(a->entered->gid, m->gid)))
+		return rd_err_set(err, RD_EPERM, 0,
+				  "modules %s and %s act as different users (uid/gid): copy from "
+				  "them in separate sessions",
+				  a->entered->name, m->name);
+	ret = rd_access_enter(m, err);
+	if (!ret)
+		a->entered = m;
+	return ret;
 }
 
 /* "addr:port" or "[v6addr]:port" -> the address alone. */
@@ -157,6 +171,8 @@ static void *serve_one(void *arg)
 	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
 out:
 	rd_conn_close(c);
+	if (sa.entered)
+		rd_access_leave();
 	pthread_mutex_lock(w->lock);
 	(*w->active)--;
 	pthread_mutex_unlock(w->lock);

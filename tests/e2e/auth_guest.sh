@@ -14,7 +14,10 @@ RDCPD=$2
 AP=18710 # the default port: operands without :port reach it
 
 server() {
-	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many
+	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many /tmp/nob /tmp/nobw
+	chmod 1777 /tmp/nobw
+	echo "root only" >/tmp/nob/rootonly
+	chmod 600 /tmp/nob/rootonly
 	echo "public data" >/tmp/pub/pub.txt
 	echo "read-only data" >/tmp/ro/ro.txt
 	echo "write-only data" >/tmp/wo/secret.txt
@@ -50,6 +53,16 @@ server() {
 		[many]
 		    path = /tmp/many
 		    auth users = alice:rw
+		[nob]
+		    path = /tmp/nob
+		    uid = nobody
+		    gid = nogroup
+		    auth = none
+		[nobw]
+		    path = /tmp/nobw
+		    uid = nobody
+		    gid = nogroup
+		    auth = none
 	EOF
 	chmod 644 /tmp/auth.conf
 	start_daemon_auth auth --config /tmp/auth.conf --max-conns 32 || return 1
@@ -151,6 +164,15 @@ client() {
 	check "no secret at all: exit 1" [ "$RC" -eq 1 ]
 	check "  says where to put it" out_has "password-file FILE or in RDCP_PASSWORD"
 
+	# A module's uid/gid: its files are read and written as that user.
+	run /tmp/src/data.bin "$S::nob/"
+	check "uid = nobody: no write into a root-owned directory" [ "$RC" -ne 0 ]
+	run "$S::nob/rootonly" /tmp/pull/
+	check "uid = nobody: a root-only file cannot be read" [ "$RC" -ne 0 ]
+	check "  and nothing arrived" [ ! -e /tmp/pull/rootonly ]
+	run /tmp/src/data.bin "$S::nobw/"
+	check "uid = nobody: a push into a world-writable directory works" [ "$RC" -eq 0 ]
+
 	# A byte flipped on the wire after the tag was computed (test hook).
 	RDCP_TEST_CORRUPT_DATA=1 run --json --password-file /tmp/alice.pw /tmp/src/data.bin \
 		"alice@$S::team/flip.bin"
@@ -234,6 +256,8 @@ b:2)
 	# 16 sessions x (1 MiB pool + control buffers) stays far below 2 x 64 MiB per session.
 	check "the 1 MiB-pool daemon's pinned memory stayed within its budget" \
 		[ "$(cat /tmp/small.peak)" -le $((16 * 4 * 1024)) ]
+	check "uid/gid: the pushed file belongs to nobody:nogroup" \
+		[ "$(stat -c %U:%G /tmp/nobw/data.bin 2>/dev/null)" = nobody:nogroup ]
 	check "the log names the authenticated user" grep -q "authenticated as alice by secret" \
 		/tmp/auth.log
 	check "the log names refusals" grep -q "wrong secret or unknown user" /tmp/auth.log

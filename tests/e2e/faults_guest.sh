@@ -59,7 +59,7 @@ client() {
 	check "  and is exact" cmp /tmp/src/f20 /tmp/pull/f20
 	RDCP_TEST_CORRUPT_EVERY=1 run /tmp/src/good1m "$S::m/always-bad"
 	check "every chunk corrupted: exit 23" [ "$RC" -eq 23 ]
-	check "  the error says verification failed" out_has "failed sha256 verification"
+	check "  the error says verification failed" out_has "failed gmac verification"
 	run "$S::m/always-bad" /tmp/pull/
 	check "  nothing under the final name" out_has "No such file"
 
