@@ -38,7 +38,15 @@
 	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM | \
 	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP)
 
-static volatile int stop_flag;
+#define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
+
+static volatile int stop_flag, reload_flag;
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reload_flag = 1;
+}
 
 static void on_signal(int sig)
 {
@@ -46,12 +54,22 @@ static void on_signal(int sig)
 	stop_flag = 1;
 }
 
+struct opts;
+
 struct logctx {
 	int level; /* log lines up to this RD_LOG_* level */
 	const char *ready_file;
 	int checking; /* --check-config: problems go plainly to stderr */
 	int syslog;   /* without --foreground: syslog instead of stderr */
 	const struct rd_conf *conf;
+	struct rd_daemon_cfg *cfg; /* what reloads change */
+	const struct opts *opts;
+	/* Every module table, secrets and reloaded config ever used: sessions
+	 * that started under an old configuration keep pointers into it. */
+	struct rd_module *old_mods[RD_RELOAD_MAX + 1];
+	struct rd_secrets *old_secrets[RD_RELOAD_MAX + 1];
+	struct rd_conf *old_confs[RD_RELOAD_MAX];
+	int nold, nconfs;
 	int failed; /* could not drop privileges: stop */
 };
 
@@ -450,12 +468,117 @@ static void log_exports(struct logctx *lc, const struct rd_conf *c)
 	}
 }
 
+/*
+ * Point cfg at conf: its module table, who may connect (TLS 1.3 with the
+ * secrets file, certificates, or anonymous) and the access decisions. The
+ * new table and secrets join lc->retired (freed at exit).
+ */
+static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct logctx *lc,
+		      struct rd_err *err)
+{
+	struct rd_module *mods;
+	struct rd_secrets *secrets = NULL;
+	int i;
+
+	if (lc->nold > RD_RELOAD_MAX)
+		return rd_err_set(err, RD_EUSAGE, 0, "too many reloads; restart rdcpd");
+	if (conf->secrets_file[0] &&
+	    rd_secrets_load(&secrets, conf->secrets_file, geteuid(), NULL, err))
+		return -err->status;
+	mods = calloc((size_t)(conf->nmods ? conf->nmods : 1), sizeof(*mods));
+	if (!mods) {
+		rd_secrets_free(secrets);
+		return rd_err_set(err, RD_ENOMEM, 0, "out of memory");
+	}
+	for (i = 0; i < conf->nmods; i++) {
+		snprintf(mods[i].name, sizeof(mods[i].name), "%s", conf->mods[i]->name);
+		snprintf(mods[i].path, sizeof(mods[i].path), "%s", conf->mods[i]->path);
+		mods[i].readonly = conf->mods[i]->read_only;
+	}
+	lc->old_mods[lc->nold] = mods;
+	lc->old_secrets[lc->nold++] = secrets;
+	cfg->server.mods = mods;
+	cfg->server.nmods = conf->nmods;
+	cfg->conf = conf;
+	cfg->auth_timeout_ms = conf->auth_timeout_s * 1000;
+	memset(&cfg->tls, 0, sizeof(cfg->tls));
+	cfg->tls.role = RD_TLS_SERVER;
+	/* No modules: anyone may come in to hear that nothing is served. */
+	cfg->tls.allow_anon = rd_access_anon_any(conf) || !conf->nmods;
+	if (secrets) {
+		cfg->tls.lookup = rd_access_psk;
+		cfg->tls.lookup_ctx = secrets;
+	}
+	cfg->tls.cert_file = conf->tls_cert[0] ? conf->tls_cert : NULL;
+	cfg->tls.key_file = conf->tls_key[0] ? conf->tls_key : NULL;
+	cfg->tls.client_ca_file = conf->tls_client_ca[0] ? conf->tls_client_ca : NULL;
+	return 0;
+}
+
+/*
+ * SIGHUP: read the configuration again. New connections get the new rules;
+ * sessions in flight finish under the old ones. A configuration with
+ * problems is refused (each logged) and the old one stays. Listen
+ * addresses, port and transport need a restart.
+ */
+static void on_reload(void *ctx)
+{
+	struct logctx *lc = ctx;
+	struct rd_conf *c = rd_conf_new(on_problem, lc);
+	struct rd_err err;
+	char line[512];
+	int conns = 0, n;
+
+	if (!c) {
+		log_line(lc, RD_LOG_ERR, "SIGHUP: out of memory; keeping the configuration");
+		return;
+	}
+	n = configure(c, lc->opts, &conns);
+	if (n) {
+		snprintf(line, sizeof(line),
+			 "SIGHUP: the new configuration is refused (%d problem%s); keeping the "
+			 "old one",
+			 n < 0 ? 1 : n, n == 1 ? "" : "s");
+		log_line(lc, RD_LOG_ERR, line);
+		rd_conf_free(c);
+		return;
+	}
+	if (apply_conf(lc->cfg, c, lc, &err)) {
+		snprintf(line, sizeof(line), "SIGHUP: %s; keeping the old configuration", err.msg);
+		log_line(lc, RD_LOG_ERR, line);
+		rd_conf_free(c);
+		return;
+	}
+	if (c->port != lc->conf->port || c->nlisten != lc->conf->nlisten ||
+	    c->transport != lc->conf->transport)
+		log_line(lc, RD_LOG_WARN,
+			 "SIGHUP: listen, port and transport changes take effect at restart");
+	lc->old_confs[lc->nconfs++] = c;
+	lc->conf = c;
+	lc->cfg->max_conns = conns;
+	log_exports(lc, c);
+	snprintf(line, sizeof(line), "SIGHUP: configuration reloaded: %d module%s", c->nmods,
+		 c->nmods == 1 ? "" : "s");
+	log_line(lc, RD_LOG_INFO, line);
+}
+
+static void retire_all(struct logctx *lc, struct rd_conf *first)
+{
+	int i;
+
+	for (i = 0; i < lc->nold; i++) {
+		free(lc->old_mods[i]);
+		rd_secrets_free(lc->old_secrets[i]);
+	}
+	for (i = 0; i < lc->nconfs; i++)
+		rd_conf_free(lc->old_confs[i]);
+	rd_conf_free(first);
+}
+
 int main(int argc, char **argv)
 {
-	struct rd_module *mods = NULL;
 	struct rd_conf *conf = NULL;
 	struct rd_daemon_cfg cfg;
-	struct rd_secrets *secrets = NULL;
 	struct rd_err err;
 	const char *listen_addrs[RD_CONF_LISTEN_MAX];
 	struct rd_daemon d;
@@ -501,18 +624,12 @@ int main(int argc, char **argv)
 		openlog("rdcpd", LOG_PID, LOG_DAEMON);
 		lc.syslog = 1;
 	}
-	mods = calloc((size_t)(conf->nmods ? conf->nmods : 1), sizeof(*mods));
-	if (!mods) {
-		fprintf(stderr, "rdcpd: out of memory\n");
+	memset(&cfg, 0, sizeof(cfg));
+	if (apply_conf(&cfg, conf, &lc, &err)) {
+		fprintf(stderr, "rdcpd: %s\n", err.msg);
 		ret = 1;
 		goto out;
 	}
-	for (i = 0; i < conf->nmods; i++) {
-		snprintf(mods[i].name, sizeof(mods[i].name), "%s", conf->mods[i]->name);
-		snprintf(mods[i].path, sizeof(mods[i].path), "%s", conf->mods[i]->path);
-		mods[i].readonly = conf->mods[i]->read_only;
-	}
-	memset(&cfg, 0, sizeof(cfg));
 	lc.level = conf->log_level;
 	snprintf(portbuf, sizeof(portbuf), "%u", conf->port);
 	cfg.port = portbuf;
@@ -533,35 +650,21 @@ int main(int argc, char **argv)
 	 */
 	cfg.server.max_chunk = max_chunk_for(o.pool_bytes ? o.pool_bytes : RD_ENGINE_POOL_DEFAULT);
 	cfg.server.sink_flags = o.sink_flags;
-	cfg.server.mods = mods;
-	cfg.server.nmods = conf->nmods;
 	cfg.log = log_line;
 	cfg.log_ctx = &lc;
 	cfg.stop = &stop_flag;
 	cfg.on_ready = on_ready;
-	/* Who may connect: TLS 1.3 with the secrets file, certificates, or anonymous. */
-	cfg.conf = conf;
-	cfg.auth_timeout_ms = conf->auth_timeout_s * 1000;
-	cfg.tls.role = RD_TLS_SERVER;
-	/* No modules: anyone may come in to hear that nothing is served. */
-	cfg.tls.allow_anon = rd_access_anon_any(conf) || !conf->nmods;
-	if (conf->secrets_file[0]) {
-		if (rd_secrets_load(&secrets, conf->secrets_file, geteuid(), NULL, &err)) {
-			fprintf(stderr, "rdcpd: %s\n", err.msg);
-			ret = 1;
-			goto out;
-		}
-		cfg.tls.lookup = rd_access_psk;
-		cfg.tls.lookup_ctx = secrets;
-	}
-	cfg.tls.cert_file = conf->tls_cert[0] ? conf->tls_cert : NULL;
-	cfg.tls.key_file = conf->tls_key[0] ? conf->tls_key : NULL;
-	cfg.tls.client_ca_file = conf->tls_client_ca[0] ? conf->tls_client_ca : NULL;
+	cfg.reload = &reload_flag;
+	cfg.on_reload = on_reload;
+	lc.cfg = &cfg;
+	lc.opts = &o;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
 	sa.sa_handler = SIG_IGN;
 	sigaction(SIGPIPE, &sa, NULL);
 
@@ -591,8 +694,6 @@ int main(int argc, char **argv)
 	}
 	log_line(&lc, RD_LOG_INFO, "stopped");
 out:
-	rd_secrets_free(secrets);
-	free(mods);
-	rd_conf_free(conf);
+	retire_all(&lc, conf);
 	return ret;
 }

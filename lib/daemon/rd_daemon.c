@@ -14,6 +14,9 @@
 #include "lib/xport/rd_xport.h"
 
 struct worker {
+	/* The configuration as it was when the connection came: a reload
+	 * changes what new connections get, never a session in flight. */
+	struct rd_daemon_cfg snap;
 	const struct rd_daemon_cfg *cfg;
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
@@ -264,6 +267,11 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->log_ctx, rd_listener_port(ls[0]), where);
 	while (!cfg->stop || !*cfg->stop) {
+		if (cfg->reload && *cfg->reload) {
+			*cfg->reload = 0;
+			if (cfg->on_reload)
+				cfg->on_reload(cfg->log_ctx);
+		}
 		ret = next_request(ls, nls, 500, &which, &req, &creq);
 		if (ret == 1)
 			continue;
@@ -309,7 +317,8 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 				rd_conn_reject(req, &rej);
 				continue;
 			}
-			w->cfg = cfg;
+			w->snap = *cfg;
+			w->cfg = &w->snap;
 			w->req = req;
 			w->creq = creq;
 			w->active = &active;

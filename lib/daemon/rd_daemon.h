@@ -44,6 +44,14 @@ struct rd_daemon_cfg {
 	const struct rd_conf *conf;
 	struct rd_tls_cfg tls;
 	int auth_timeout_ms;
+	/*
+	 * SIGHUP: when *reload is set, the accept loop clears it and calls
+	 * on_reload, which may change this struct's fields for the
+	 * connections that come next (sessions in flight keep a copy of what
+	 * they started with; what it replaces must stay allocated).
+	 */
+	volatile int *reload;
+	void (*on_reload)(void *ctx);
 };
 
 struct rd_daemon {
