@@ -36,7 +36,8 @@
 #define RDCPD_CAPS                                                                             \
 	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |     \
 	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM | \
-	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP)
+	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |                \
+	 RD_CONF_CAP_MODULE_CONNS)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 

@@ -244,6 +244,7 @@ int rd_conf_check(struct rd_conf *c, unsigned flags);
 #define RD_CONF_CAP_LIMITS	 (1u << 9) /* per host, per module, auth timeout */
 #define RD_CONF_CAP_LIST	 (1u << 10)
 #define RD_CONF_CAP_DROP	 (1u << 11) /* global user, group: drop privileges */
+#define RD_CONF_CAP_MODULE_CONNS (1u << 12) /* a module's max connections */
 int rd_conf_check_support(struct rd_conf *c, unsigned caps);
 
 /*

@@ -531,7 +531,7 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 			     "refuse checksum none", where);
 	if (!(caps & RD_CONF_CAP_CHECKSUM) && m->set[RD_CK_CHECKSUM])
 		not_enforced(c, m->set[RD_CK_CHECKSUM], RD_CONF_WARNING, "checksum", where);
-	if (!(caps & RD_CONF_CAP_LIMITS) && m->set[RD_CK_MOD_MAX_CONNS])
+	if (!(caps & RD_CONF_CAP_MODULE_CONNS) && m->set[RD_CK_MOD_MAX_CONNS])
 		not_enforced(c, m->set[RD_CK_MOD_MAX_CONNS], RD_CONF_WARNING, "max connections",
 			     where);
 	if (!(caps & RD_CONF_CAP_LIST) && m->set[RD_CK_LIST])

@@ -45,7 +45,59 @@ struct session_auth {
 	const struct rd_daemon_cfg *cfg;
 	struct rd_peer_id peer;
 	const struct rd_conf_module *entered; /* whose uid/gid this thread has */
+	int counted[RD_OPEN_PATHS_MAX];	      /* module slots this session holds */
+	int ncounted;
 };
+
+/*
+ * Sessions per module, for a module's "max connections": by name, so the
+ * count survives a reload. One table for the daemon (one daemon per process).
+ */
+static struct {
+	char name[RD_CONF_MODNAME_MAX];
+	int n;
+} mod_use[RD_CONF_MODULES_MAX];
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Take a slot of module m, or refuse when it has max connections already. */
+static int module_slot(struct session_auth *a, const struct rd_conf_module *m,
+		       struct rd_err *err)
+{
+	int i, k, ret = 0;
+
+	for (k = 0; k < a->ncounted; k++)
+		if (!strcmp(mod_use[a->counted[k]].name, m->name))
+			return 0; /* one slot per session and module */
+	pthread_mutex_lock(&mod_lock);
+	for (i = 0; i < RD_CONF_MODULES_MAX && mod_use[i].name[0]; i++)
+		if (!strcmp(mod_use[i].name, m->name))
+			break;
+	if (i == RD_CONF_MODULES_MAX) {
+		ret = rd_err_set(err, RD_EPERM, 0, "module %s: too many modules in use", m->name);
+	} else if (m->max_conns > 0 && mod_use[i].n >= m->max_conns) {
+		ret = rd_err_set(err, RD_EPERM, 0,
+				 "module %s is busy: %d connections already (max connections); "
+				 "try again later",
+				 m->name, mod_use[i].n);
+	} else {
+		snprintf(mod_use[i].name, sizeof(mod_use[i].name), "%s", m->name);
+		mod_use[i].n++;
+		a->counted[a->ncounted++] = i;
+	}
+	pthread_mutex_unlock(&mod_lock);
+	return ret;
+}
+
+static void module_release(struct session_auth *a)
+{
+	int k;
+
+	pthread_mutex_lock(&mod_lock);
+	for (k = 0; k < a->ncounted; k++)
+		mod_use[a->counted[k]].n--;
+	a->ncounted = 0;
+	pthread_mutex_unlock(&mod_lock);
+}
 
 static int authorize(void *ctx, const struct rd_module *mod, int push, char *digest, size_t cap,
 		     struct rd_err *err)
@@ -59,6 +111,8 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 	if (!digest[0])
 		snprintf(digest, cap, "%s", m->checksum);
 	ret = rd_access_check(a->cfg->conf, m, &a->peer, push, digest, err);
+	if (!ret && a->ncounted < RD_OPEN_PATHS_MAX)
+		ret = module_slot(a, m, err);
 	if (ret)
 		return ret;
 	/* One identity per session: the files are opened later, by the engine. */
@@ -176,6 +230,7 @@ out:
 	rd_conn_close(c);
 	if (sa.entered)
 		rd_access_leave();
+	module_release(&sa);
 	pthread_mutex_lock(w->lock);
 	(*w->active)--;
 	pthread_mutex_unlock(w->lock);

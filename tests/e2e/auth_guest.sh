@@ -14,7 +14,7 @@ RDCPD=$2
 AP=18710 # the default port: operands without :port reach it
 
 server() {
-	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many /tmp/nob /tmp/nobw
+	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many /tmp/nob /tmp/nobw /tmp/one
 	chmod 1777 /tmp/nobw
 	echo "root only" >/tmp/nob/rootonly
 	chmod 600 /tmp/nob/rootonly
@@ -53,6 +53,10 @@ server() {
 		[many]
 		    path = /tmp/many
 		    auth users = alice:rw
+		[one]
+		    path = /tmp/one
+		    max connections = 1
+		    auth = none
 		[nob]
 		    path = /tmp/nob
 		    uid = nobody
@@ -163,6 +167,20 @@ client() {
 	RC=$?
 	check "no secret at all: exit 1" [ "$RC" -eq 1 ]
 	check "  says where to put it" out_has "password-file FILE or in RDCP_PASSWORD"
+
+	# A module's max connections: the second client is told it is busy.
+	head -c $((200 * 1024 * 1024)) /dev/urandom >/tmp/src/big.bin
+	"$RDCP" -q /tmp/src/big.bin "$S::one/" >/tmp/one.out 2>&1 &
+	local op=$!
+	sleep 1.5
+	run /tmp/src/data.bin "$S::one/"
+	check "max connections = 1: a second client is refused (exit 14)" [ "$RC" -eq 14 ]
+	check "  told the module is busy" out_has "module one is busy"
+	wait $op
+	check "  the first one finishes" [ $? -eq 0 ]
+	run /tmp/src/data.bin "$S::one/"
+	check "  and then the slot is free again" [ "$RC" -eq 0 ]
+	rm -f /tmp/src/big.bin
 
 	# A module's uid/gid: its files are read and written as that user.
 	run /tmp/src/data.bin "$S::nob/"
