@@ -4,10 +4,7 @@
  * (lib/conf merges the two), installs signal handlers, logs; lib/daemon
  * does the rest.
  */
-#include <errno.h>
 #include <getopt.h>
-#include <grp.h>
-#include <pwd.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -36,8 +33,7 @@
 #define RDCPD_CAPS                                                                             \
 	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |     \
 	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM | \
-	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |                \
-	 RD_CONF_CAP_MODULE_CONNS)
+	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_MODULE_CONNS)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 
@@ -71,7 +67,6 @@ struct logctx {
 	struct rd_secrets *old_secrets[RD_RELOAD_MAX + 1];
 	struct rd_conf *old_confs[RD_RELOAD_MAX];
 	int nold, nconfs;
-	int failed; /* could not drop privileges: stop */
 };
 
 static void log_line(void *ctx, int level, const char *line)
@@ -124,59 +119,12 @@ static void notify(struct logctx *lc, const char *state)
 		log_line(lc, RD_LOG_WARN, e.msg);
 }
 
-/*
- * user/group: after the listeners are bound (the port may be < 1024), give
- * up root for good (every thread: glibc broadcasts setgid/setuid). No
- * capability is kept: registration needs RLIMIT_MEMLOCK (LimitMEMLOCK=),
- * which a setuid does not change.
- */
-static int drop_privileges(struct logctx *lc)
-{
-	const struct rd_conf *c = lc->conf;
-	char buf[8192], line[256];
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
-	gid_t gid;
-
-	if (!c->user[0])
-		return 0;
-	if (getpwnam_r(c->user, &pw, buf, sizeof(buf), &pwp) || !pwp) {
-		snprintf(line, sizeof(line), "user %s: no such user", c->user);
-		goto fail;
-	}
-	gid = pw.pw_gid;
-	if (c->group[0]) {
-		if (getgrnam_r(c->group, &gr, buf, sizeof(buf), &grp) || !grp) {
-			snprintf(line, sizeof(line), "group %s: no such group", c->group);
-			goto fail;
-		}
-		gid = gr.gr_gid;
-	}
-	if (setgroups(1, &gid) || setgid(gid) || setuid(pw.pw_uid) || !setuid(0)) {
-		snprintf(line, sizeof(line), "cannot switch to user %s: %s", c->user,
-			 strerror(errno ? errno : EPERM));
-		goto fail;
-	}
-	snprintf(line, sizeof(line), "running as user %s (uid %u, gid %u)", c->user,
-		 (unsigned)pw.pw_uid, (unsigned)gid);
-	log_line(lc, RD_LOG_INFO, line);
-	return 0;
-fail:
-	log_line(lc, RD_LOG_ERR, line);
-	return -1;
-}
-
 static void on_ready(void *ctx, unsigned port, const char *where)
 {
 	struct logctx *lc = ctx;
 	char line[1700], state[1800];
 	FILE *f;
 
-	if (drop_privileges(lc)) {
-		lc->failed = 1;
-		stop_flag = 1;
-		return;
-	}
 	snprintf(line, sizeof(line), "listening on port %u: %s", port, where);
 	log_line(ctx, RD_LOG_INFO, line);
 	snprintf(state, sizeof(state), "READY=1\nSTATUS=%s", line);
@@ -684,10 +632,6 @@ int main(int argc, char **argv)
 	lc.conf = conf;
 	ret = rd_daemon_run(&d, &cfg);
 	notify(&lc, "STOPPING=1");
-	if (!ret && lc.failed) {
-		ret = 1;
-		goto out;
-	}
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);
 		ret = ret == -RD_ENODEV ? 12 : 10;

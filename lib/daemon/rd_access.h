@@ -18,7 +18,6 @@
 #define RDCP_DAEMON_RD_ACCESS_H
 
 #include <stdint.h>
-#include <sys/types.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/conf/rd_conf.h"
@@ -47,17 +46,5 @@ int rd_access_anon_any(const struct rd_conf *c);
 
 /* lib/tls lookup callback over a secrets file (ctx: struct rd_secrets). */
 int rd_access_psk(void *secrets, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
-
-/*
- * Take on the module's uid/gid for this thread's file operations
- * (setfsuid/setfsgid and the thread's supplementary groups, by raw system
- * calls, so other sessions' threads keep theirs). A module without uid/gid
- * keeps the daemon's identity. Needs root; -RD_EPERM with a message
- * otherwise. rd_access_leave() goes back to the daemon's identity.
- */
-int rd_access_enter(const struct rd_conf_module *m, struct rd_err *err);
-void rd_access_leave(void);
-/* The numeric ids of a module's uid/gid (-1: not set). 0 or -RD_ENOENT. */
-int rd_access_ids(const struct rd_conf_module *m, uid_t *uid, gid_t *gid, struct rd_err *err);
 
 #endif

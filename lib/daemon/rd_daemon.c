@@ -44,7 +44,6 @@ static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, .
 struct session_auth {
 	const struct rd_daemon_cfg *cfg;
 	struct rd_peer_id peer;
-	const struct rd_conf_module *entered; /* whose uid/gid this thread has */
 	int counted[RD_OPEN_PATHS_MAX];	      /* module slots this session holds */
 	int ncounted;
 };
@@ -115,16 +114,7 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 		ret = module_slot(a, m, err);
 	if (ret)
 		return ret;
-	/* One identity per session: the files are opened later, by the engine. */
-	if (a->entered && (strcmp(a->entered->uid, m->uid) || strcmp(a->entered->gid, m->gid)))
-		return rd_err_set(err, RD_EPERM, 0,
-				  "modules %s and %s act as different users (uid/gid): copy from "
-				  "them in separate sessions",
-				  a->entered->name, m->name);
-	ret = rd_access_enter(m, err);
-	if (!ret)
-		a->entered = m;
-	return ret;
+	return 0;
 }
 
 /* "addr:port" or "[v6addr]:port" -> the address alone. */
@@ -228,8 +218,6 @@ static void *serve_one(void *arg)
 	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
 out:
 	rd_conn_close(c);
-	if (sa.entered)
-		rd_access_leave();
 	module_release(&sa);
 	pthread_mutex_lock(w->lock);
 	(*w->active)--;
