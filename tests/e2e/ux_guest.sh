@@ -12,7 +12,7 @@ S=$RIG_SELF_IP
 
 mkdir -p /tmp/mod /tmp/src
 start_daemon d --module m=/tmp/mod || exit 1
-head -c $((24 << 20)) /dev/urandom >/tmp/src/big
+head -c $((64 << 20)) /dev/urandom >/tmp/src/big
 head -c 1000 /dev/urandom >/tmp/src/small
 : >/tmp/src/empty
 
