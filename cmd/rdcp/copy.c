@@ -194,7 +194,7 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 		rd_err_copy(&cl->err, &ssh.err);
 		return ret;
 	}
-	if (ssh.ready.ver_max < RD_PROTO_MIN || ssh.ready.ver_min > RD_PROTO_MAX) {
+	if (!rd_proto_versions_overlap(ssh.ready.ver_min, ssh.ready.ver_max)) {
 		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
 				 "%s: protocol version mismatch: the remote rdcp speaks %u..%u, "
 				 "this one %u..%u; install the same rdcp on both hosts",

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 #include "cmd/rdcp/rdcp.h"
-#include "lib/rdmadev/rd_dev.h"
+#include "lib/xport/rd_xport_dev.h"
 
 /* rdcp registers about this much: receive pool plus send buffers. */
 #define RDCP_TYPICAL_LOCKED (128ull << 20)

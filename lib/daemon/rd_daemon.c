@@ -99,7 +99,7 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		memset(&rej, 0, sizeof(rej));
 		rej.ver_min = RD_PROTO_MIN;
 		rej.ver_max = RD_PROTO_MAX;
-		if (creq.ver_max < RD_PROTO_MIN || creq.ver_min > RD_PROTO_MAX) {
+		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
 			logf_(cfg, RD_LOG_WARN,
 			      "%s: refused: speaks protocol %u..%u, this server %u..%u",
 			      rd_conn_req_peer(req), creq.ver_min, creq.ver_max, RD_PROTO_MIN,

@@ -88,6 +88,14 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *s);
 /* Encode and send one message; 0, RD_XPORT_BUSY, or a negative status. */
 int rd_engine_send_msg(struct rd_conn *c, struct rd_msg *m, struct rd_err *err);
 
+/*
+ * The same, but wait (polling c) while no credit is free: up to
+ * timeout_ms, or with -1 until the connection's own silence timeout.
+ * Returns 0 or a negative status.
+ */
+int rd_engine_send_msg_wait(struct rd_conn *c, struct rd_msg *m, struct rd_err *err,
+			    int timeout_ms);
+
 /* Turn a peer's ERROR message into a local error; returns -status. */
 int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, const char *peer);
 /* Send ERROR to the peer, best effort. */

@@ -69,25 +69,39 @@ int rd_engine_send_msg(struct rd_conn *c, struct rd_msg *m, struct rd_err *err)
 	return r;
 }
 
+int rd_engine_send_msg_wait(struct rd_conn *c, struct rd_msg *m, struct rd_err *err,
+			    int timeout_ms)
+{
+	int r, waited = 0;
+
+	for (;;) {
+		r = rd_engine_send_msg(c, m, err);
+		if (r != RD_XPORT_BUSY)
+			return r;
+		if (timeout_ms >= 0 && waited >= timeout_ms)
+			return rd_err_set(err, RD_ETIMEOUT, 0, "%s gave no credit to send %s for %d ms",
+					  rd_conn_info(c)->peer, rd_msg_type_name(m->hdr.type),
+					  waited);
+		r = rd_conn_poll(c, 20);
+		if (r < 0)
+			return rd_err_copy(err, rd_conn_err(c));
+		waited += 20;
+	}
+}
+
 /* Send ERROR to the peer, best effort (the session is ending anyway). */
 void rd_engine_send_error(struct rd_conn *c, int status, const char *text)
 {
 	struct rd_msg m;
 	struct rd_err ignore;
 	size_t n = strlen(text);
-	int i;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_ERROR;
 	m.u.error.code = (uint16_t)(status < 0 ? -status : status);
 	m.u.error.text.ptr = text;
 	m.u.error.text.len = (uint16_t)(n > RD_MSG_TEXT_MAX ? RD_MSG_TEXT_MAX : n);
-	for (i = 0; i < 50; i++) {
-		if (rd_engine_send_msg(c, &m, &ignore) != RD_XPORT_BUSY)
-			break;
-		if (rd_conn_poll(c, 20) < 0)
-			break;
-	}
+	rd_engine_send_msg_wait(c, &m, &ignore, 1000);
 }
 
 /*

@@ -374,6 +374,8 @@ int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r);
 void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r);
 int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r);
 const char *rd_rej_reason_str(uint16_t reason);
+/* Does a peer speaking ver_min..ver_max share a version with us? 1 if yes. */
+int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max);
 
 /*
  * Encode msg (its hdr.type selects the union member; hdr.length is

@@ -179,3 +179,8 @@ out:
 		*why = reason;
 	return reason ? -RD_EPROTO : 0;
 }
+
+int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max)
+{
+	return ver_min <= ver_max && ver_max >= RD_PROTO_MIN && ver_min <= RD_PROTO_MAX;
+}

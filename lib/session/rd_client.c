@@ -69,7 +69,7 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, uint32_t asked
 static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o)
 {
 	struct rd_msg m;
-	int i, r;
+	int i;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN;
@@ -93,14 +93,7 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 		m.u.open.paths[i].ptr = o->remote[i];
 		m.u.open.paths[i].len = (uint16_t)n;
 	}
-	for (;;) {
-		r = rd_engine_send_msg(c, &m, &cl->err);
-		if (r != RD_XPORT_BUSY)
-			return r;
-		r = rd_conn_poll(c, 100);
-		if (r < 0)
-			return rd_err_copy(&cl->err, rd_conn_err(c));
-	}
+	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
 }
 
 int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struct rd_err *err)

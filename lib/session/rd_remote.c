@@ -25,7 +25,7 @@
 #include <openssl/rand.h>
 
 #include "lib/proto/rd_proto.h"
-#include "lib/rdmadev/rd_dev.h"
+#include "lib/xport/rd_xport_dev.h"
 
 int rd_ready_format(char *buf, size_t len, const struct rd_ready *r)
 {
@@ -261,7 +261,7 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 			rd_conn_reject(req, &rej);
 			continue;
 		}
-		if (creq.ver_max < RD_PROTO_MIN || creq.ver_min > RD_PROTO_MAX) {
+		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
 			rej.reason = RD_REJ_VERSION;
 			rd_conn_reject(req, &rej);
 			ret = rd_err_set(&r->err, RD_EVERSION, 0,

@@ -246,21 +246,13 @@ static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
 			const struct rd_msg_open *o, struct rd_err *err)
 {
 	struct rd_msg m;
-	int r;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN_OK;
 	m.u.open_ok.flags = honoured(cfg, o);
 	m.u.open_ok.chunk_size = o->chunk_size;
 	m.u.open_ok.digest = o->digest;
-	for (;;) {
-		r = rd_engine_send_msg(c, &m, err);
-		if (r != RD_XPORT_BUSY)
-			return r;
-		r = rd_conn_poll(c, 100);
-		if (r < 0)
-			return rd_err_copy(err, rd_conn_err(c));
-	}
+	return rd_engine_send_msg_wait(c, &m, err, -1);
 }
 
 static void summarize(char *summary, size_t sumlen, const char *what, const struct rd_engine *e,

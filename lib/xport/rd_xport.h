@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The transport: one reliable connection with a credit-controlled control
- * channel and one-sided bulk writes. The RDMA implementation
- * (rd_xport_rdma.c: librdmacm + libibverbs, RC QP) is the only one today;
- * the ops table is the seam for a TCP fallback.
+ * channel and one-sided bulk writes. Every call below dispatches through
+ * the connection's ops table (rd_xport_impl.h, private to lib/xport); the
+ * RDMA implementation (rd_xport_rdma*.c: librdmacm + libibverbs, RC QP) is
+ * the only place that knows verbs.
  *
  * Control messages are SEND/RECV into posted, registered buffers of
  * RD_CTRL_MAX bytes. The transport owns credits (see lib/proto/rd_proto.h):
@@ -62,17 +63,6 @@ struct rd_conn_info {
 	unsigned version;  /* negotiated protocol version */
 };
 
-struct rd_xport_ops {
-	const char *name;
-	int (*connect)(struct rd_conn **out, const char *host, const char *port,
-		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		       struct rd_cm_rep *rep, struct rd_err *err);
-	int (*listen)(struct rd_listener **out, const char *addr, const char *port, int backlog,
-		      struct rd_err *err);
-};
-
-extern const struct rd_xport_ops rd_xport_rdma;
-
 /* --- client --- */
 int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
@@ -97,14 +87,14 @@ int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		   const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err);
 /* Reject with a reason. Frees req. */
 void rd_conn_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej);
-/* Listener fd for poll() (readable when a request may be waiting). */
-int rd_listener_fd(const struct rd_listener *l);
 const struct rd_err *rd_listener_err(const struct rd_listener *l);
 void rd_listener_close(struct rd_listener *l);
 
 /* --- both --- */
 const struct rd_err *rd_conn_err(const struct rd_conn *c);
 const struct rd_conn_info *rd_conn_info(const struct rd_conn *c);
+/* The transport under c: "rdma", "tcp" or "loop". */
+const char *rd_conn_transport(const struct rd_conn *c);
 void rd_conn_set_sent_cb(struct rd_conn *c, rd_conn_sent_fn fn, void *ctx);
 
 /* Register memory: remote_write only for the receive pool. */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * RDMA transport: librdmacm for addressing and connection setup, one RC
- * QP per connection, one PD, one CQ with a completion channel so the
- * loop can sleep in poll() and still notice CM events (a peer that went
- * away) on the same wait.
+ * RDMA transport, data path: one RC QP per connection, one PD, one CQ
+ * with a completion channel so the loop can sleep in poll() and still
+ * notice CM events (a peer that went away) on the same wait. Credits are
+ * counted by the shared layer in rd_xport.c; this file posts and reaps.
  *
  * wr_id layout (64 bits), so completions need no lookup table:
  *   bits 63..56  kind (WR_RECV, WR_CTRL, WR_DATA)
@@ -11,11 +11,10 @@
  *   bits 39..0   caller's cookie (WR_DATA only)
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_priv.h"
+#include "lib/xport/rd_xport_rdma_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/rdmadev/rd_dev.h"
+#include "lib/xport/rd_xport_dev.h"
 
 enum { WR_RECV = 1, WR_CTRL = 2, WR_DATA = 3 };
 
@@ -33,24 +32,14 @@ enum { WR_RECV = 1, WR_CTRL = 2, WR_DATA = 3 };
 #define WR_IDX(id)    ((unsigned)(((id) >> 40) & 0xffff))
 #define WR_COOKIE(id) ((id) & 0xffffffffffull)
 
-#define DEFAULT_DEPTH	  64
-#define DEFAULT_WRITES	  64
-#define DEFAULT_TIMEOUT	  30000
-#define RESOLVE_TIMEOUT	  5000
-
-static int conn_fail(struct rd_conn *c, int status, int errnum, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int conn_fail(struct rd_conn *c, int status, int errnum, const char *fmt, ...)
+static struct rd_rdma_conn *rdma_of(struct rd_conn *c)
 {
-	va_list ap;
-	int ret;
+	return (struct rd_rdma_conn *)c;
+}
 
-	va_start(ap, fmt);
-	ret = rd_err_vset(&c->err, status, errnum, fmt, ap);
-	va_end(ap);
-	c->dead = 1;
-	return ret;
+static const struct rd_rdma_conn *rdma_ofc(const struct rd_conn *c)
+{
+	return (const struct rd_rdma_conn *)c;
 }
 
 const char *rd_wc_status_explain(int status)
@@ -115,35 +104,37 @@ static int set_nonblock(int fd)
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
 
-static void fill_info(struct rd_conn *c)
+static void fill_info(struct rd_rdma_conn *rc)
 {
+	struct rd_conn *c = &rc->c;
 	struct ibv_port_attr pa;
 	char gid[48];
 
 	snprintf(c->info.device, sizeof(c->info.device), "%s",
-		 ibv_get_device_name(c->id->verbs->device));
-	c->info.port = c->id->port_num;
-	if (!ibv_query_port(c->id->verbs, c->id->port_num, &pa))
+		 ibv_get_device_name(rc->id->verbs->device));
+	c->info.port = rc->id->port_num;
+	if (!ibv_query_port(rc->id->verbs, rc->id->port_num, &pa))
 		snprintf(c->info.link, sizeof(c->info.link), "%s",
 			 pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand");
-	if (inet_ntop(AF_INET6, c->id->route.addr.addr.ibaddr.sgid.raw, gid, sizeof(gid)))
+	if (inet_ntop(AF_INET6, rc->id->route.addr.addr.ibaddr.sgid.raw, gid, sizeof(gid)))
 		snprintf(c->info.gid, sizeof(c->info.gid), "%s", gid);
 }
 
 static int post_recv(struct rd_conn *c, unsigned idx)
 {
+	struct rd_rdma_conn *rc = rdma_of(c);
 	struct ibv_sge sge = {
-		.addr = (uintptr_t)(c->rbuf + (size_t)idx * RD_CTRL_MAX),
+		.addr = (uintptr_t)rd_xc_rbuf(c, idx),
 		.length = RD_CTRL_MAX,
-		.lkey = c->rmr->lkey,
+		.lkey = rc->rmr->lkey,
 	};
 	struct ibv_recv_wr wr = {.wr_id = WR_ID(WR_RECV, idx, 0), .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int r = ibv_post_recv(c->id->qp, &wr, &bad);
+	int r = ibv_post_recv(rc->id->qp, &wr, &bad);
 
 	if (r)
-		return conn_fail(c, RD_ECONN, r, "%s: posting a receive buffer failed",
-				 c->info.device);
+		return rd_xc_fail(c, RD_ECONN, r, "%s: posting a receive buffer failed",
+				  c->info.device);
 	return 0;
 }
 
@@ -161,163 +152,131 @@ static int reg_fail(struct rd_conn *c, size_t len, int errnum)
 			  errnum == ENOMEM ? " (raise the locked-memory limit: ulimit -l)" : "");
 }
 
-/* Create PD, CQ, QP and the control buffers for c->id. */
-int rd_conn_setup_verbs(struct rd_conn *c, const struct rd_conn_opts *o)
+struct rd_rdma_conn *rd_rdma_conn_new(void)
 {
+	struct rd_rdma_conn *rc = calloc(1, sizeof(*rc));
+
+	if (rc) {
+		rc->c.ops = &rd_rdma_conn_ops;
+		rc->c.rq_cur = -1;
+	}
+	return rc;
+}
+
+/* Create PD, CQ, QP and the control buffers for rc->id. */
+int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
+{
+	struct rd_conn *c = &rc->c;
 	struct ibv_qp_init_attr qa;
 	unsigned i, cqe;
 	int r;
 
-	c->rdepth = o && o->ctrl_depth ? o->ctrl_depth : DEFAULT_DEPTH;
-	if (c->rdepth > 1024)
-		c->rdepth = 1024;
-	c->sdepth = c->rdepth + 4;
-	c->max_writes = o && o->max_writes ? o->max_writes : DEFAULT_WRITES;
-	c->timeout_ms = o && o->timeout_ms ? o->timeout_ms : DEFAULT_TIMEOUT;
-	fill_info(c);
+	r = rd_xc_init(c, o);
+	if (r)
+		return r;
+	rc->sdepth = c->rdepth + 4;
+	fill_info(rc);
 
-	c->pd = ibv_alloc_pd(c->id->verbs);
-	if (!c->pd)
-		return conn_fail(c, RD_ENOMEM, errno, "%s: cannot allocate a protection domain",
-				 c->info.device);
-	c->cch = ibv_create_comp_channel(c->id->verbs);
-	if (!c->cch || set_nonblock(c->cch->fd))
-		return conn_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion channel",
-				 c->info.device);
-	cqe = c->rdepth + c->sdepth + c->max_writes + 16;
-	c->cq = ibv_create_cq(c->id->verbs, (int)cqe, c, c->cch, 0);
-	if (!c->cq)
-		return conn_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion queue of %u",
-				 c->info.device, cqe);
-	if (ibv_req_notify_cq(c->cq, 0))
-		return conn_fail(c, RD_ECONN, errno, "%s: ibv_req_notify_cq", c->info.device);
+	rc->pd = ibv_alloc_pd(rc->id->verbs);
+	if (!rc->pd)
+		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot allocate a protection domain",
+				  c->info.device);
+	rc->cch = ibv_create_comp_channel(rc->id->verbs);
+	if (!rc->cch || set_nonblock(rc->cch->fd))
+		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion channel",
+				  c->info.device);
+	cqe = c->rdepth + rc->sdepth + c->max_writes + 16;
+	rc->cq = ibv_create_cq(rc->id->verbs, (int)cqe, rc, rc->cch, 0);
+	if (!rc->cq)
+		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion queue of %u",
+				  c->info.device, cqe);
+	if (ibv_req_notify_cq(rc->cq, 0))
+		return rd_xc_fail(c, RD_ECONN, errno, "%s: ibv_req_notify_cq", c->info.device);
 
 	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = c->cq;
-	qa.recv_cq = c->cq;
+	qa.send_cq = rc->cq;
+	qa.recv_cq = rc->cq;
 	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = c->sdepth + c->max_writes + 4;
+	qa.cap.max_send_wr = rc->sdepth + c->max_writes + 4;
 	qa.cap.max_recv_wr = c->rdepth;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	qa.sq_sig_all = 0;
-	r = rdma_create_qp(c->id, c->pd, &qa);
+	r = rdma_create_qp(rc->id, rc->pd, &qa);
 	if (r)
-		return conn_fail(c, RD_ENOMEM, errno,
-				 "%s port %u: cannot create a queue pair (%u send, %u receive)",
-				 c->info.device, c->info.port, qa.cap.max_send_wr, c->rdepth);
+		return rd_xc_fail(c, RD_ENOMEM, errno,
+				  "%s port %u: cannot create a queue pair (%u send, %u receive)",
+				  c->info.device, c->info.port, qa.cap.max_send_wr, c->rdepth);
 
-	c->rbuf = calloc(c->rdepth, RD_CTRL_MAX);
-	c->sbuf = calloc(c->sdepth, RD_CTRL_MAX);
-	c->sfree = calloc(c->sdepth, sizeof(*c->sfree));
-	c->rq = calloc(c->rdepth, sizeof(*c->rq));
-	c->rqlen = calloc(c->rdepth, sizeof(*c->rqlen));
-	if (!c->rbuf || !c->sbuf || !c->sfree || !c->rq || !c->rqlen)
-		return conn_fail(c, RD_ENOMEM, ENOMEM, "control buffers");
-	c->rmr = ibv_reg_mr(c->pd, c->rbuf, (size_t)c->rdepth * RD_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE);
-	if (!c->rmr) {
+	rc->sbuf = calloc(rc->sdepth, RD_CTRL_MAX);
+	rc->sfree = calloc(rc->sdepth, sizeof(*rc->sfree));
+	if (!rc->sbuf || !rc->sfree)
+		return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "control buffers");
+	rc->rmr = ibv_reg_mr(rc->pd, c->rbuf, (size_t)c->rdepth * RD_CTRL_MAX,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (!rc->rmr) {
 		c->dead = 1;
 		return reg_fail(c, (size_t)c->rdepth * RD_CTRL_MAX, errno);
 	}
-	c->smr = ibv_reg_mr(c->pd, c->sbuf, (size_t)c->sdepth * RD_CTRL_MAX, IBV_ACCESS_LOCAL_WRITE);
-	if (!c->smr) {
+	rc->smr = ibv_reg_mr(rc->pd, rc->sbuf, (size_t)rc->sdepth * RD_CTRL_MAX,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (!rc->smr) {
 		c->dead = 1;
-		return reg_fail(c, (size_t)c->sdepth * RD_CTRL_MAX, errno);
+		return reg_fail(c, (size_t)rc->sdepth * RD_CTRL_MAX, errno);
 	}
-	for (i = 0; i < c->sdepth; i++)
-		c->sfree[c->nsfree++] = i;
+	for (i = 0; i < rc->sdepth; i++)
+		rc->sfree[rc->nsfree++] = i;
 	for (i = 0; i < c->rdepth; i++) {
 		r = post_recv(c, i);
 		if (r)
 			return r;
 	}
-	c->rq_cur = -1;
 	return 0;
 }
 
-static void now(struct timespec *t)
+static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
 {
-	clock_gettime(CLOCK_MONOTONIC, t);
-}
-
-static long ms_since(const struct timespec *t)
-{
-	struct timespec n;
-
-	now(&n);
-	return (n.tv_sec - t->tv_sec) * 1000 + (n.tv_nsec - t->tv_nsec) / 1000000;
-}
-
-static int handle_wc(struct rd_conn *c, const struct ibv_wc *wc)
-{
+	struct rd_conn *c = &rc->c;
 	unsigned kind = WR_KIND(wc->wr_id), idx = WR_IDX(wc->wr_id);
-	struct rd_hdr h;
-	const uint8_t *m;
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		if (wc->status == IBV_WC_WR_FLUSH_ERR && c->err.status)
 			return -c->err.status;
 		if (wc->status == IBV_WC_WR_FLUSH_ERR)
-			return conn_fail(c, RD_ECONN, 0, "%s closed the connection",
-					 c->info.peer);
-		return conn_fail(c, RD_ECONN, 0, "RDMA connection to %s via %s port %u failed: %s",
-				 c->info.peer, c->info.device, c->info.port,
-				 rd_wc_status_explain(wc->status));
+			return rd_xc_fail(c, RD_ECONN, 0, "%s closed the connection",
+					  c->info.peer);
+		return rd_xc_fail(c, RD_ECONN, 0, "RDMA connection to %s via %s port %u failed: %s",
+				  c->info.peer, c->info.device, c->info.port,
+				  rd_wc_status_explain(wc->status));
 	}
 	switch (kind) {
 	case WR_RECV:
-		if (idx >= c->rdepth)
-			return conn_fail(c, RD_EPROTO, 0, "bad receive completion");
-		m = c->rbuf + (size_t)idx * RD_CTRL_MAX;
-		if (wc->byte_len < RD_HDR_LEN)
-			return conn_fail(c, RD_EPROTO, 0, "%s sent a %u-byte control message",
-					 c->info.peer, wc->byte_len);
-		h.type = m[0];
-		h.credits = (uint16_t)((m[2] << 8) | m[3]);
-		if (h.credits > c->sdepth || c->credits + h.credits > (int)c->peer_depth)
-			return conn_fail(c, RD_EPROTO, 0, "%s returned %u credits it never had",
-					 c->info.peer, h.credits);
-		c->credits += h.credits;
-		c->recv_seen++;
-		now(&c->last_rx);
-		if (h.type == RD_MSG_CREDIT) {
-			if (wc->byte_len != RD_HDR_LEN)
-				return conn_fail(c, RD_EPROTO, 0, "malformed CREDIT from %s",
-						 c->info.peer);
-			c->to_return++;
-			return post_recv(c, idx);
-		}
-		c->rq[(c->rq_head + c->rq_count) % c->rdepth] = idx;
-		c->rqlen[(c->rq_head + c->rq_count) % c->rdepth] = wc->byte_len;
-		c->rq_count++;
-		return 0;
+		return rd_xc_rx(c, idx, wc->byte_len);
 	case WR_CTRL:
 	case WR_DATA:
-		if (idx >= c->sdepth)
-			return conn_fail(c, RD_EPROTO, 0, "bad send completion");
-		c->sfree[c->nsfree++] = idx;
-		if (kind == WR_DATA) {
-			c->writes_inflight--;
-			if (c->sent_fn)
-				c->sent_fn(c->sent_ctx, WR_COOKIE(wc->wr_id));
-		}
+		if (idx >= rc->sdepth)
+			return rd_xc_fail(c, RD_EPROTO, 0, "bad send completion");
+		rc->sfree[rc->nsfree++] = idx;
+		if (kind == WR_DATA)
+			rd_xc_sent(c, WR_COOKIE(wc->wr_id));
 		return 0;
 	}
-	return conn_fail(c, RD_EPROTO, 0, "unknown completion kind %u", kind);
+	return rd_xc_fail(c, RD_EPROTO, 0, "unknown completion kind %u", kind);
 }
 
-static int drain_cq(struct rd_conn *c)
+static int drain_cq(struct rd_rdma_conn *rc)
 {
 	struct ibv_wc wc[32];
 	int n, i, r, total = 0;
 
 	for (;;) {
-		n = ibv_poll_cq(c->cq, 32, wc);
+		n = ibv_poll_cq(rc->cq, 32, wc);
 		if (n < 0)
-			return conn_fail(c, RD_ECONN, 0, "%s: polling the completion queue failed",
-					 c->info.device);
+			return rd_xc_fail(&rc->c, RD_ECONN, 0,
+					  "%s: polling the completion queue failed",
+					  rc->c.info.device);
 		for (i = 0; i < n; i++) {
-			r = handle_wc(c, &wc[i]);
+			r = handle_wc(rc, &wc[i]);
 			if (r)
 				return r;
 		}
@@ -327,248 +286,142 @@ static int drain_cq(struct rd_conn *c)
 	}
 }
 
-static int cm_events(struct rd_conn *c)
+static int cm_events(struct rd_rdma_conn *rc)
 {
+	struct rd_conn *c = &rc->c;
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type t;
 
-	while (!rdma_get_cm_event(c->ech, &ev)) {
+	while (!rdma_get_cm_event(rc->ech, &ev)) {
 		t = ev->event;
 		rdma_ack_cm_event(ev);
 		if (t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_DEVICE_REMOVAL ||
 		    t == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
 			c->disconnected = 1;
 			/* Messages that arrived before the disconnect still count. */
-			drain_cq(c);
+			drain_cq(rc);
 			if (!c->dead)
-				conn_fail(c, RD_ECONN, 0,
-					  t == RDMA_CM_EVENT_DEVICE_REMOVAL
-						  ? "RDMA device %s was removed"
-						  : "%s closed the connection%s",
-					  t == RDMA_CM_EVENT_DEVICE_REMOVAL ? c->info.device
-									    : c->info.peer,
-					  t == RDMA_CM_EVENT_DEVICE_REMOVAL
-						  ? ""
-						  : " (the peer process ended or was killed)");
+				rd_xc_fail(c, RD_ECONN, 0,
+					   t == RDMA_CM_EVENT_DEVICE_REMOVAL
+						   ? "RDMA device %s was removed"
+						   : "%s closed the connection%s",
+					   t == RDMA_CM_EVENT_DEVICE_REMOVAL ? c->info.device
+									     : c->info.peer,
+					   t == RDMA_CM_EVENT_DEVICE_REMOVAL
+						   ? ""
+						   : " (the peer process ended or was killed)");
 		}
 	}
 	return c->dead && !c->rq_count ? -c->err.status : 0;
 }
 
-/* Send a CREDIT message if enough receive buffers wait to be announced. */
-static int maybe_credit(struct rd_conn *c)
+/* Reap completions and CM events, then announce credits if due. */
+static int progress(struct rd_rdma_conn *rc)
 {
-	uint8_t *b;
-	unsigned idx;
-	struct ibv_sge sge;
-	struct ibv_send_wr wr, *bad;
-	int r;
+	int n = drain_cq(rc), r;
 
-	if (c->to_return < c->rdepth / 4 + 1 || c->credits < 1 || !c->nsfree)
-		return 0;
-	idx = c->sfree[--c->nsfree];
-	b = c->sbuf + (size_t)idx * RD_CTRL_MAX;
-	memset(b, 0, RD_HDR_LEN);
-	b[0] = RD_MSG_CREDIT;
-	rd_msg_set_credits(b, (uint16_t)c->to_return);
-	c->to_return = 0;
-	sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = RD_HDR_LEN, .lkey = c->smr->lkey};
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = WR_ID(WR_CTRL, idx, 0);
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_SEND;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	r = ibv_post_send(c->id->qp, &wr, &bad);
+	if (n < 0)
+		return n;
+	r = cm_events(rc);
 	if (r)
-		return conn_fail(c, RD_ECONN, r, "%s: posting a send failed", c->info.device);
-	c->credits--;
-	return 0;
+		return r;
+	r = rd_xc_maybe_credit(&rc->c);
+	return r ? r : n;
 }
 
-int rd_conn_poll(struct rd_conn *c, int timeout_ms)
+static int rdma_poll(struct rd_conn *c, int timeout_ms)
 {
+	struct rd_rdma_conn *rc = rdma_of(c);
 	struct pollfd p[2];
 	struct ibv_cq *ecq;
 	void *ectx;
 	int n, r;
-	long waited;
 
 	if (c->dead)
 		return c->rq_count ? 0 : -c->err.status;
-	n = drain_cq(c);
+	n = progress(rc);
 	if (n < 0)
 		return n;
-	r = cm_events(c);
-	if (r)
-		return r;
-	r = maybe_credit(c);
-	if (r)
-		return r;
 	if (n > 0 || timeout_ms == 0)
 		return 0;
 
-	p[0] = (struct pollfd){.fd = c->cch->fd, .events = POLLIN};
-	p[1] = (struct pollfd){.fd = c->ech->fd, .events = POLLIN};
+	p[0] = (struct pollfd){.fd = rc->cch->fd, .events = POLLIN};
+	p[1] = (struct pollfd){.fd = rc->ech->fd, .events = POLLIN};
 	r = poll(p, 2, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
 	if (r < 0 && errno != EINTR)
-		return conn_fail(c, RD_ECONN, errno, "poll");
+		return rd_xc_fail(c, RD_ECONN, errno, "poll");
 	if (p[0].revents) {
-		if (!ibv_get_cq_event(c->cch, &ecq, &ectx)) {
-			c->cq_unacked++;
-			if (c->cq_unacked >= 64) {
-				ibv_ack_cq_events(c->cq, c->cq_unacked);
-				c->cq_unacked = 0;
+		if (!ibv_get_cq_event(rc->cch, &ecq, &ectx)) {
+			rc->cq_unacked++;
+			if (rc->cq_unacked >= 64) {
+				ibv_ack_cq_events(rc->cq, rc->cq_unacked);
+				rc->cq_unacked = 0;
 			}
 		}
-		if (ibv_req_notify_cq(c->cq, 0))
-			return conn_fail(c, RD_ECONN, errno, "ibv_req_notify_cq");
+		if (ibv_req_notify_cq(rc->cq, 0))
+			return rd_xc_fail(c, RD_ECONN, errno, "ibv_req_notify_cq");
 	}
-	n = drain_cq(c);
+	n = progress(rc);
 	if (n < 0)
 		return n;
-	r = cm_events(c);
-	if (r)
-		return r;
-	r = maybe_credit(c);
-	if (r)
-		return r;
-	waited = ms_since(&c->last_rx);
-	if (n == 0 && waited >= c->timeout_ms)
-		return conn_fail(c, RD_ETIMEOUT, 0, "no message from %s for %ld s; giving up",
-				 c->info.peer, waited / 1000);
-	return 0;
+	return n == 0 ? rd_xc_check_silence(c) : 0;
 }
 
-int rd_conn_can_send(const struct rd_conn *c)
+static int rdma_can_xmit(const struct rd_conn *c)
 {
-	return !c->dead && c->credits >= 2 && c->nsfree > 0;
+	return rdma_ofc(c)->nsfree > 0;
 }
 
-static int post_ctrl(struct rd_conn *c, const void *msg, size_t len, struct ibv_send_wr *first,
-		     uint64_t wr_id_kind, uint64_t cookie)
+/* Post one SEND (credits already patched), preceded by an unsignaled WRITE
+ * if w is set: RC ordering places the data before the message arrives. */
+static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w)
 {
-	struct ibv_sge sge;
-	struct ibv_send_wr wr, *bad;
+	struct rd_rdma_conn *rc = rdma_of(c);
+	struct ibv_sge sge, dsge;
+	struct ibv_send_wr wr, dwr, *bad;
 	unsigned idx;
 	uint8_t *b;
 	int r;
 
-	if (len < RD_HDR_LEN || len > RD_CTRL_MAX)
-		return rd_err_set(&c->err, RD_EUSAGE, 0, "control message of %zu bytes", len);
-	if (c->dead)
-		return -c->err.status;
-	if (!rd_conn_can_send(c))
-		return RD_XPORT_BUSY;
-	idx = c->sfree[--c->nsfree];
-	b = c->sbuf + (size_t)idx * RD_CTRL_MAX;
+	idx = rc->sfree[--rc->nsfree];
+	b = rc->sbuf + (size_t)idx * RD_CTRL_MAX;
 	memcpy(b, msg, len);
-	rd_msg_set_credits(b, (uint16_t)(c->to_return > 65535 ? 65535 : c->to_return));
-	c->to_return -= c->to_return > 65535 ? 65535 : c->to_return;
-	sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = (uint32_t)len, .lkey = c->smr->lkey};
+	sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = (uint32_t)len, .lkey = rc->smr->lkey};
 	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = WR_ID(wr_id_kind, idx, cookie);
+	wr.wr_id = w ? WR_ID(WR_DATA, idx, w->cookie) : WR_ID(WR_CTRL, idx, 0);
 	wr.sg_list = &sge;
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
-	if (first)
-		first->next = &wr;
-	r = ibv_post_send(c->id->qp, first ? first : &wr, &bad);
-	if (r) {
-		c->sfree[c->nsfree++] = idx;
-		return conn_fail(c, RD_ECONN, r, "%s: posting a send to %s failed", c->info.device,
-				 c->info.peer);
+	if (w) {
+		dsge = (struct ibv_sge){.addr = (uintptr_t)w->mr->addr + w->off,
+					.length = (uint32_t)w->len,
+					.lkey = w->mr->lkey};
+		memset(&dwr, 0, sizeof(dwr));
+		dwr.wr_id = WR_ID(WR_DATA, 0, w->cookie); /* unsignaled: never completes alone */
+		dwr.sg_list = &dsge;
+		dwr.num_sge = 1;
+		dwr.opcode = IBV_WR_RDMA_WRITE;
+		dwr.wr.rdma.remote_addr = w->raddr;
+		dwr.wr.rdma.rkey = w->rkey;
+		dwr.next = &wr;
 	}
-	c->credits--;
+	r = ibv_post_send(rc->id->qp, w ? &dwr : &wr, &bad);
+	if (r) {
+		rc->sfree[rc->nsfree++] = idx;
+		return rd_xc_fail(c, RD_ECONN, r, "%s: posting a send to %s failed",
+				  c->info.device, c->info.peer);
+	}
 	return 0;
 }
 
-int rd_conn_send(struct rd_conn *c, const void *msg, size_t len)
-{
-	return post_ctrl(c, msg, len, NULL, WR_CTRL, 0);
-}
-
-int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, size_t len,
-		       uint64_t raddr, uint32_t rkey, const void *msg, size_t msglen,
-		       uint64_t cookie)
-{
-	struct ibv_sge sge;
-	struct ibv_send_wr wr;
-	int r;
-
-	if (off > mr->len || len > mr->len - off || len > UINT32_MAX)
-		return rd_err_set(&c->err, RD_EUSAGE, 0, "write outside the registered buffer");
-	if (c->writes_inflight >= c->max_writes)
-		return RD_XPORT_BUSY;
-	if (!len) {
-		/* Nothing to write (empty tail): the message alone, buffer free now. */
-		r = rd_conn_send(c, msg, msglen);
-		if (r == 0 && c->sent_fn)
-			c->sent_fn(c->sent_ctx, cookie);
-		return r;
-	}
-	sge = (struct ibv_sge){
-		.addr = (uintptr_t)mr->addr + off, .length = (uint32_t)len, .lkey = mr->lkey};
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = WR_ID(WR_DATA, 0, cookie); /* unsignaled: never completes alone */
-	wr.sg_list = &sge;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.wr.rdma.remote_addr = raddr;
-	wr.wr.rdma.rkey = rkey;
-	r = post_ctrl(c, msg, msglen, &wr, WR_DATA, cookie);
-	if (r == 0)
-		c->writes_inflight++;
-	return r;
-}
-
-int rd_conn_recv(struct rd_conn *c, const uint8_t **msg, size_t *len)
-{
-	unsigned idx;
-
-	if (c->rq_cur >= 0) {
-		idx = (unsigned)c->rq_cur;
-		*msg = c->rbuf + (size_t)idx * RD_CTRL_MAX;
-		*len = c->rqlen[c->rq_head];
-		return 1;
-	}
-	if (!c->rq_count)
-		return 0;
-	idx = c->rq[c->rq_head];
-	c->rq_cur = (int)idx;
-	*msg = c->rbuf + (size_t)idx * RD_CTRL_MAX;
-	*len = c->rqlen[c->rq_head];
-	return 1;
-}
-
-int rd_conn_recv_done(struct rd_conn *c)
-{
-	unsigned idx;
-	int r;
-
-	if (c->rq_cur < 0)
-		return 0;
-	idx = (unsigned)c->rq_cur;
-	c->rq_cur = -1;
-	c->rq_head = (c->rq_head + 1) % c->rdepth;
-	c->rq_count--;
-	if (c->dead || c->disconnected)
-		return 0; /* nothing more will arrive; let queued messages drain */
-	r = post_recv(c, idx);
-	if (r)
-		return r;
-	c->to_return++;
-	return maybe_credit(c);
-}
-
-int rd_conn_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr)
+static int rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr)
 {
 	struct ibv_mr *m;
 	int access = IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0);
 
 	memset(mr, 0, sizeof(*mr));
-	m = ibv_reg_mr(c->pd, buf, len, access);
+	m = ibv_reg_mr(rdma_of(c)->pd, buf, len, access);
 	if (!m)
 		return reg_fail(c, len, errno);
 	mr->addr = buf;
@@ -579,82 +432,80 @@ int rd_conn_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, stru
 	return 0;
 }
 
-void rd_conn_dereg(struct rd_conn *c, struct rd_mr *mr)
+static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr)
 {
-	if (mr && mr->priv) {
-		ibv_dereg_mr(mr->priv);
-		mr->priv = NULL;
-	}
+	ibv_dereg_mr(mr->priv);
+	mr->priv = NULL;
 }
 
-const struct rd_err *rd_conn_err(const struct rd_conn *c)
+static void rdma_close(struct rd_conn *c)
 {
-	return &c->err;
-}
-
-const struct rd_conn_info *rd_conn_info(const struct rd_conn *c)
-{
-	return &c->info;
-}
-
-void rd_conn_set_sent_cb(struct rd_conn *c, rd_conn_sent_fn fn, void *ctx)
-{
-	c->sent_fn = fn;
-	c->sent_ctx = ctx;
-}
-
-void rd_conn_close(struct rd_conn *c)
-{
+	struct rd_rdma_conn *rc = rdma_of(c);
 	struct rdma_cm_event *ev;
 
-	if (!c)
-		return;
-	if (c->id && c->established && !c->disconnected) {
-		rdma_disconnect(c->id);
+	if (rc->id && c->established && !c->disconnected) {
+		rdma_disconnect(rc->id);
 		/* Give the peer's DREQ/DREP a moment; never block for long. */
-		if (c->ech && !rd_cm_wait(c->ech, 200, &ev))
+		if (rc->ech && !rd_cm_wait(rc->ech, 200, &ev))
 			rdma_ack_cm_event(ev);
 	}
-	if (c->id && c->id->qp)
-		rdma_destroy_qp(c->id);
-	if (c->rmr)
-		ibv_dereg_mr(c->rmr);
-	if (c->smr)
-		ibv_dereg_mr(c->smr);
-	if (c->cq) {
-		if (c->cq_unacked)
-			ibv_ack_cq_events(c->cq, c->cq_unacked);
-		ibv_destroy_cq(c->cq);
+	if (rc->id && rc->id->qp)
+		rdma_destroy_qp(rc->id);
+	if (rc->rmr)
+		ibv_dereg_mr(rc->rmr);
+	if (rc->smr)
+		ibv_dereg_mr(rc->smr);
+	if (rc->cq) {
+		if (rc->cq_unacked)
+			ibv_ack_cq_events(rc->cq, rc->cq_unacked);
+		ibv_destroy_cq(rc->cq);
 	}
-	if (c->cch)
-		ibv_destroy_comp_channel(c->cch);
-	if (c->pd)
-		ibv_dealloc_pd(c->pd);
-	if (c->id)
-		rdma_destroy_id(c->id);
-	if (c->ech)
-		rdma_destroy_event_channel(c->ech);
-	free(c->rbuf);
-	free(c->sbuf);
-	free(c->sfree);
-	free(c->rq);
-	free(c->rqlen);
-	free(c);
+	if (rc->cch)
+		ibv_destroy_comp_channel(rc->cch);
+	if (rc->pd)
+		ibv_dealloc_pd(rc->pd);
+	if (rc->id)
+		rdma_destroy_id(rc->id);
+	if (rc->ech)
+		rdma_destroy_event_channel(rc->ech);
+	rd_xc_fini(c);
+	free(rc->sbuf);
+	free(rc->sfree);
+	free(rc);
 }
 
-int rd_conn_flush(struct rd_conn *c, int timeout_ms)
+static int rdma_flush(struct rd_conn *c, int timeout_ms)
 {
+	struct rd_rdma_conn *rc = rdma_of(c);
 	struct timespec t0;
 	int r;
 
-	now(&t0);
-	while (c->nsfree < c->sdepth) {
-		if (ms_since(&t0) > timeout_ms)
-			return conn_fail(c, RD_ETIMEOUT, 0, "%s did not acknowledge our last messages",
-					 c->info.peer);
-		r = rd_conn_poll(c, 50);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (rc->nsfree < rc->sdepth) {
+		if (rd_xc_ms_since(&t0) > timeout_ms)
+			return rd_xc_fail(c, RD_ETIMEOUT, 0,
+					  "%s did not acknowledge our last messages",
+					  c->info.peer);
+		r = rdma_poll(c, 50);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
+
+const struct rd_conn_ops rd_rdma_conn_ops = {
+	.name = "rdma",
+	.poll = rdma_poll,
+	.send = rd_xc_send,
+	.can_send = rd_xc_can_send,
+	.write_send = rd_xc_write_send,
+	.recv = rd_xc_recv,
+	.recv_done = rd_xc_recv_done,
+	.reg = rdma_reg,
+	.dereg = rdma_dereg,
+	.flush = rdma_flush,
+	.close = rdma_close,
+	.can_xmit = rdma_can_xmit,
+	.xmit = rdma_xmit,
+	.repost = post_recv,
+};

@@ -6,8 +6,8 @@
  * allows registering buffers. Used by `rdcp --list-devices` and by the
  * transport to explain failures (which device, port, GID).
  */
-#ifndef RDCP_RDMADEV_RD_DEV_H
-#define RDCP_RDMADEV_RD_DEV_H
+#ifndef RDCP_XPORT_RD_XPORT_DEV_H
+#define RDCP_XPORT_RD_XPORT_DEV_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * Connection setup with the RDMA connection manager: address and route
+ * RDMA transport, connection setup with the RDMA connection manager: address and route
  * resolution, connect/accept/reject with rdcp's private data, and every
  * failure turned into a sentence that names the peer and the device.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_priv.h"
+#include "lib/xport/rd_xport_rdma_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,11 +46,12 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 }
 
 /* Wait for one specific CM event; anything else is an explained failure. */
-static int expect(struct rd_conn *c, enum rdma_cm_event_type want, int timeout_ms,
+static int expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int timeout_ms,
 		  const char *what, struct rdma_cm_event **out)
 {
+	struct rd_conn *c = &rc->c;
 	struct rdma_cm_event *ev;
-	int r = rd_cm_wait(c->ech, timeout_ms, &ev);
+	int r = rd_cm_wait(rc->ech, timeout_ms, &ev);
 
 	if (r == -ETIMEDOUT)
 		return rd_err_set(&c->err, RD_ECONN, 0, "%s: no answer over RDMA while %s (%d s)",
@@ -119,25 +120,47 @@ static int expect(struct rd_conn *c, enum rdma_cm_event_type want, int timeout_m
 	return -c->err.status;
 }
 
-int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
-		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		    struct rd_cm_rep *rep, struct rd_err *err)
+/* The connection parameters, the same both ways. */
+static void conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t len)
+{
+	memset(p, 0, sizeof(*p));
+	p->private_data = pdata;
+	p->private_data_len = len;
+	p->responder_resources = 1;
+	p->initiator_depth = 1;
+	p->retry_count = 7;
+	p->rnr_retry_count = 7;
+}
+
+static int open_cm(struct rdma_event_channel **ech, struct rd_err *err)
+{
+	*ech = rdma_create_event_channel();
+	if (!*ech || nonblock((*ech)->fd))
+		return rd_err_set(err, RD_ENODEV, errno,
+				  "cannot open the RDMA connection manager (/dev/infiniband/rdma_cm); "
+				  "is an RDMA device present? see rdcp --list-devices");
+	return 0;
+}
+
+static int rdma_connect_(struct rd_conn **out, const char *host, const char *port,
+			 const struct rd_conn_opts *o, const struct rd_cm_req *req,
+			 struct rd_cm_rep *rep, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
 	uint8_t pdata[RD_CM_REQ_LEN];
 	struct rd_cm_req r = *req;
+	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
 	int ret, gai;
 
 	*out = NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
+	rc = rd_rdma_conn_new();
+	if (!rc)
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
-	c->rq_cur = -1;
-	snprintf(c->info.peer, sizeof(c->info.peer), "%s%s%s:%s", strchr(host, ':') ? "[" : "",
-		 host, strchr(host, ':') ? "]" : "", port);
+	c = &rc->c;
+	rd_xc_peer_name(c->info.peer, sizeof(c->info.peer), host, port);
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
@@ -148,102 +171,87 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 				 gai_strerror(gai));
 		goto out;
 	}
-	c->ech = rdma_create_event_channel();
-	if (!c->ech) {
-		ret = rd_err_set(&c->err, errno == ENODEV ? RD_ENODEV : RD_ENODEV, errno,
-				 "cannot open the RDMA connection manager (/dev/infiniband/rdma_cm); "
-				 "is an RDMA device present? see rdcp --list-devices");
+	ret = open_cm(&rc->ech, &c->err);
+	if (ret)
 		goto out;
-	}
-	if (nonblock(c->ech->fd) || rdma_create_id(c->ech, &c->id, c, RDMA_PS_TCP)) {
+	if (rdma_create_id(rc->ech, &rc->id, rc, RDMA_PS_TCP)) {
 		ret = rd_err_set(&c->err, RD_ENODEV, errno, "rdma_create_id");
 		goto out;
 	}
-	if (rdma_resolve_addr(c->id, NULL, ai->ai_addr, RESOLVE_MS)) {
+	if (rdma_resolve_addr(rc->id, NULL, ai->ai_addr, RESOLVE_MS)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno,
 				 "%s: no RDMA device can reach this address", c->info.peer);
 		goto out;
 	}
-	ret = expect(c, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
+	ret = expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
 		     &ev);
 	if (ret)
 		goto out;
 	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(c->id, RESOLVE_MS)) {
+	if (rdma_resolve_route(rc->id, RESOLVE_MS)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: route resolution", c->info.peer);
 		goto out;
 	}
-	ret = expect(c, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
+	ret = expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
 		     &ev);
 	if (ret)
 		goto out;
 	rdma_ack_cm_event(ev);
 
-	ret = rd_conn_setup_verbs(c, o);
+	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
 	r.ctrl_depth = (uint16_t)c->rdepth;
 	rd_cm_req_encode(pdata, &r);
-	memset(&param, 0, sizeof(param));
-	param.private_data = pdata;
-	param.private_data_len = sizeof(pdata);
-	param.responder_resources = 1;
-	param.initiator_depth = 1;
-	param.retry_count = 7;
-	param.rnr_retry_count = 7;
-	if (rdma_connect(c->id, &param)) {
+	conn_param(&param, pdata, sizeof(pdata));
+	if (rdma_connect(rc->id, &param)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_connect", c->info.peer);
 		goto out;
 	}
-	ret = expect(c, RDMA_CM_EVENT_ESTABLISHED, c->timeout_ms, "connecting", &ev);
+	ret = expect(rc, RDMA_CM_EVENT_ESTABLISHED, c->timeout_ms, "connecting", &ev);
 	if (ret)
 		goto out;
+	c->established = 1;
 	if (!ev->param.conn.private_data ||
 	    rd_cm_rep_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, rep)) {
 		rdma_ack_cm_event(ev);
-		c->established = 1;
 		ret = rd_err_set(&c->err, RD_EPROTO, 0,
 				 "%s accepted but is not an rdcp server (bad accept data)",
 				 c->info.peer);
 		goto out;
 	}
 	rdma_ack_cm_event(ev);
-	c->established = 1;
-	if (rep->version < RD_PROTO_MIN || rep->version > RD_PROTO_MAX || !rep->ctrl_depth) {
-		ret = rd_err_set(&c->err, RD_EVERSION, 0, "%s chose protocol version %u, which "
-				 "this rdcp (%u..%u) does not speak", c->info.peer, rep->version,
-				 RD_PROTO_MIN, RD_PROTO_MAX);
+	ret = rd_xc_check_rep(c, rep);
+	if (ret)
 		goto out;
-	}
-	c->info.version = rep->version;
-	c->peer_depth = rep->ctrl_depth;
-	c->credits = (int)rep->ctrl_depth;
-	clock_gettime(CLOCK_MONOTONIC, &c->last_rx);
+	rd_xc_start(c, rep->ctrl_depth, rep->version);
 	*out = c;
-	c = NULL;
+	rc = NULL;
 	ret = 0;
 out:
 	if (ai)
 		freeaddrinfo(ai);
-	if (c) {
-		rd_err_copy(err, &c->err);
-		rd_conn_close(c);
+	if (rc) {
+		rd_err_copy(err, &rc->c.err);
+		rd_conn_close(&rc->c);
 	}
 	return ret;
 }
 
-int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
-		     struct rd_err *err)
+static const struct rd_listener_ops rdma_listener_ops;
+
+static int rdma_listen_(struct rd_listener **out, const char *addr, const char *port,
+			int backlog, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL;
-	struct rd_listener *l;
-	struct sockaddr *sa;
+	struct rd_rdma_listener *rl;
 	int ret = 0, gai;
 
 	*out = NULL;
-	l = calloc(1, sizeof(*l));
-	if (!l)
+	rl = calloc(1, sizeof(*rl));
+	if (!rl)
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "listener");
+	rl->l.ops = &rdma_listener_ops;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
@@ -254,18 +262,14 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 				 addr ? addr : "*", port, gai_strerror(gai));
 		goto out;
 	}
-	l->ech = rdma_create_event_channel();
-	if (!l->ech || nonblock(l->ech->fd)) {
-		ret = rd_err_set(err, RD_ENODEV, errno,
-				 "cannot open the RDMA connection manager (/dev/infiniband/rdma_cm); "
-				 "is an RDMA device present? see rdcp --list-devices");
+	ret = open_cm(&rl->ech, err);
+	if (ret)
 		goto out;
-	}
-	if (rdma_create_id(l->ech, &l->id, l, RDMA_PS_TCP)) {
+	if (rdma_create_id(rl->ech, &rl->id, rl, RDMA_PS_TCP)) {
 		ret = rd_err_set(err, RD_ENODEV, errno, "rdma_create_id");
 		goto out;
 	}
-	if (rdma_bind_addr(l->id, ai->ai_addr)) {
+	if (rdma_bind_addr(rl->id, ai->ai_addr)) {
 		ret = rd_err_set(err, errno == EADDRINUSE ? RD_EUSAGE : RD_ENODEV, errno,
 				 "cannot listen on %s port %s over RDMA%s", addr ? addr : "*", port,
 				 errno == EADDRNOTAVAIL || errno == ENODEV
@@ -273,57 +277,48 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 					 : "");
 		goto out;
 	}
-	if (rdma_listen(l->id, backlog > 0 ? backlog : 16)) {
+	if (rdma_listen(rl->id, backlog > 0 ? backlog : 16)) {
 		ret = rd_err_set(err, RD_ECONN, errno, "rdma_listen on port %s", port);
 		goto out;
 	}
-	sa = rdma_get_local_addr(l->id);
-	l->port = ntohs(rdma_get_src_port(l->id));
-	(void)sa;
-	*out = l;
-	l = NULL;
+	rl->l.port = ntohs(rdma_get_src_port(rl->id));
+	*out = &rl->l;
+	rl = NULL;
 out:
 	if (ai)
 		freeaddrinfo(ai);
-	rd_listener_close(l);
+	if (rl)
+		rd_listener_close(&rl->l);
 	return ret;
 }
 
-unsigned rd_listener_port(const struct rd_listener *l)
+static void reject_id(struct rdma_cm_id *id, const struct rd_cm_rej *rej)
 {
-	return l->port;
-}
-
-int rd_listener_fd(const struct rd_listener *l)
-{
-	return l->ech->fd;
-}
-
-const struct rd_err *rd_listener_err(const struct rd_listener *l)
-{
-	return &l->err;
-}
-
-static void reject_id(struct rdma_cm_id *id, uint16_t reason)
-{
-	struct rd_cm_rej rej = {.reason = reason, .ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
 	uint8_t pd[RD_CM_REJ_LEN];
 
-	rd_cm_rej_encode(pd, &rej);
+	rd_cm_rej_encode(pd, rej);
 	rdma_reject(id, pd, sizeof(pd));
 	rdma_destroy_id(id);
 }
 
-int rd_listener_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
+static void reject_bad(struct rdma_cm_id *id, uint16_t reason)
+{
+	struct rd_cm_rej rej = {.reason = reason, .ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
+
+	reject_id(id, &rej);
+}
+
+static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
 		     struct rd_cm_req *creq)
 {
+	struct rd_rdma_listener *rl = (struct rd_rdma_listener *)l;
 	struct rdma_cm_event *ev;
-	struct rd_conn_req *r;
+	struct rd_rdma_req *r;
 	int ret;
 
 	*req = NULL;
 	for (;;) {
-		ret = rd_cm_wait(l->ech, timeout_ms, &ev);
+		ret = rd_cm_wait(rl->ech, timeout_ms, &ev);
 		if (ret == -ETIMEDOUT)
 			return 1;
 		if (ret)
@@ -339,96 +334,79 @@ int rd_listener_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req *
 		}
 		r = calloc(1, sizeof(*r));
 		if (!r) {
-			reject_id(ev->id, RD_REJ_BUSY);
+			reject_bad(ev->id, RD_REJ_BUSY);
 			rdma_ack_cm_event(ev);
 			continue;
 		}
+		r->r.ops = &rdma_listener_ops;
 		r->id = ev->id;
-		addr_str(rdma_get_peer_addr(ev->id), r->peer, sizeof(r->peer));
+		addr_str(rdma_get_peer_addr(ev->id), r->r.peer, sizeof(r->r.peer));
 		if (!ev->param.conn.private_data ||
 		    rd_cm_req_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
-				     creq)) {
+				     creq) ||
+		    !creq->ctrl_depth) {
 			rdma_ack_cm_event(ev);
-			reject_id(r->id, RD_REJ_BADREQ);
+			reject_bad(r->id, RD_REJ_BADREQ);
 			free(r);
 			continue;
 		}
 		rdma_ack_cm_event(ev);
-		r->peer_depth = creq->ctrl_depth;
-		if (!r->peer_depth) {
-			reject_id(r->id, RD_REJ_BADREQ);
-			free(r);
-			continue;
-		}
-		*req = r;
+		r->r.peer_depth = creq->ctrl_depth;
+		*req = &r->r;
 		return 0;
 	}
 }
 
-const char *rd_conn_req_peer(const struct rd_conn_req *r)
+static void rdma_reject_(struct rd_conn_req *req, const struct rd_cm_rej *rej)
 {
-	return r->peer;
+	struct rd_rdma_req *r = (struct rd_rdma_req *)req;
+
+	reject_id(r->id, rej);
+	free(r);
 }
 
-void rd_conn_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej)
+static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
+			const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
 {
-	uint8_t pd[RD_CM_REJ_LEN];
-
-	if (!req)
-		return;
-	rd_cm_rej_encode(pd, rej);
-	rdma_reject(req->id, pd, sizeof(pd));
-	rdma_destroy_id(req->id);
-	free(req);
-}
-
-int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
-		   const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
-{
+	struct rd_rdma_req *rq = (struct rd_rdma_req *)req;
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
 	uint8_t pdata[RD_CM_REP_LEN];
 	struct rd_cm_rep p = *rep;
+	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
+	unsigned peer_depth = req->peer_depth;
 	int ret;
 
 	*out = NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c) {
+	rc = rd_rdma_conn_new();
+	if (!rc) {
 		struct rd_cm_rej rej = {.reason = RD_REJ_BUSY};
 
-		rd_conn_reject(req, &rej);
+		rdma_reject_(req, &rej);
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
 	}
-	c->rq_cur = -1;
+	c = &rc->c;
 	snprintf(c->info.peer, sizeof(c->info.peer), "%s", req->peer);
-	c->id = req->id;
-	c->id->context = c;
-	c->peer_depth = req->peer_depth;
-	free(req);
-	c->ech = rdma_create_event_channel();
-	if (!c->ech || nonblock(c->ech->fd) || rdma_migrate_id(c->id, c->ech)) {
+	rc->id = rq->id;
+	rc->id->context = rc;
+	free(rq);
+	rc->ech = rdma_create_event_channel();
+	if (!rc->ech || nonblock(rc->ech->fd) || rdma_migrate_id(rc->id, rc->ech)) {
 		ret = rd_err_set(&c->err, RD_ENOMEM, errno, "%s: own event channel", c->info.peer);
 		goto out;
 	}
-	ret = rd_conn_setup_verbs(c, o);
+	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
-	c->credits = (int)c->peer_depth;
 	p.ctrl_depth = (uint16_t)c->rdepth;
 	rd_cm_rep_encode(pdata, &p);
-	memset(&param, 0, sizeof(param));
-	param.private_data = pdata;
-	param.private_data_len = sizeof(pdata);
-	param.responder_resources = 1;
-	param.initiator_depth = 1;
-	param.retry_count = 7;
-	param.rnr_retry_count = 7;
-	if (rdma_accept(c->id, &param)) {
+	conn_param(&param, pdata, sizeof(pdata));
+	if (rdma_accept(rc->id, &param)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_accept", c->info.peer);
 		goto out;
 	}
-	ret = rd_cm_wait(c->ech, c->timeout_ms, &ev);
+	ret = rd_cm_wait(rc->ech, c->timeout_ms, &ev);
 	if (ret || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
 		if (!ret)
 			rdma_ack_cm_event(ev);
@@ -437,46 +415,39 @@ int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		goto out;
 	}
 	rdma_ack_cm_event(ev);
-	c->established = 1;
-	c->info.version = rep->version;
-	clock_gettime(CLOCK_MONOTONIC, &c->last_rx);
+	rd_xc_start(c, peer_depth, rep->version);
 	*out = c;
-	c = NULL;
+	rc = NULL;
 	ret = 0;
 out:
-	if (c) {
-		rd_err_copy(err, &c->err);
-		rd_conn_close(c);
+	if (rc) {
+		rd_err_copy(err, &rc->c.err);
+		rd_conn_close(&rc->c);
 	}
 	return ret;
 }
 
-void rd_listener_close(struct rd_listener *l)
+static void rdma_listener_close(struct rd_listener *l)
 {
-	if (!l)
-		return;
-	if (l->id)
-		rdma_destroy_id(l->id);
-	if (l->ech)
-		rdma_destroy_event_channel(l->ech);
-	free(l);
+	struct rd_rdma_listener *rl = (struct rd_rdma_listener *)l;
+
+	if (rl->id)
+		rdma_destroy_id(rl->id);
+	if (rl->ech)
+		rdma_destroy_event_channel(rl->ech);
+	free(rl);
 }
 
-static int ops_connect(struct rd_conn **out, const char *host, const char *port,
-		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		       struct rd_cm_rep *rep, struct rd_err *err)
-{
-	return rd_conn_connect(out, host, port, o, req, rep, err);
-}
-
-static int ops_listen(struct rd_listener **out, const char *addr, const char *port, int backlog,
-		      struct rd_err *err)
-{
-	return rd_listener_open(out, addr, port, backlog, err);
-}
-
-const struct rd_xport_ops rd_xport_rdma = {
+static const struct rd_listener_ops rdma_listener_ops = {
 	.name = "rdma",
-	.connect = ops_connect,
-	.listen = ops_listen,
+	.next = rdma_next,
+	.accept = rdma_accept_,
+	.reject = rdma_reject_,
+	.close = rdma_listener_close,
+};
+
+const struct rd_xport rd_xport_rdma = {
+	.name = "rdma",
+	.connect = rdma_connect_,
+	.listen = rdma_listen_,
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-#include "lib/rdmadev/rd_dev.h"
+#include "lib/xport/rd_xport_dev.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

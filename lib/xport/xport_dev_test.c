@@ -7,7 +7,7 @@
 #include <sys/resource.h>
 #include <cmocka.h>
 
-#include "lib/rdmadev/rd_dev.h"
+#include "lib/xport/rd_xport_dev.h"
 
 static void test_memlock_unlimited_is_enough(void **state)
 {

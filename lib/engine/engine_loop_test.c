@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The engine driven end to end over the loopback transport: the sender in
+ * a thread, the receiver in the test's thread, real files in a temporary
+ * directory. Loopback hooks corrupt, delay, reorder, drop and cut; a
+ * scripted peer sends what a broken or hostile engine would. Every test
+ * asserts what must come out, so each can fail.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/engine/rd_engine.h"
+#include "lib/xport/rd_xport_loop.h"
+
+#define CH 4096u /* chunk size: RD_CHUNK_MIN, so small files have many chunks */
+
+static char g_root[256];
+static char g_src[300], g_dst[300];
+
+/* --- files --- */
+
+static void put_file(const char *dir, const char *name, size_t size, unsigned seed)
+{
+	char path[600];
+	uint8_t *b = malloc(size ? size : 1);
+	size_t i;
+	int fd;
+
+	assert_non_null(b);
+	for (i = 0; i < size; i++)
+		b[i] = (uint8_t)((i * 2654435761u + seed * 40503u) >> 7);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, size), (ssize_t)size);
+	close(fd);
+	free(b);
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *b;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return NULL;
+	fstat(fd, &st);
+	b = malloc((size_t)st.st_size + 1);
+	*len = (size_t)read(fd, b, (size_t)st.st_size);
+	close(fd);
+	return b;
+}
+
+/* dst/<top>/name equals src/name byte for byte */
+static int same_file(const char *name)
+{
+	char a[700], b[700];
+	size_t la = 0, lb = 0;
+	uint8_t *x, *y;
+	int same;
+
+	snprintf(a, sizeof(a), "%s/%s", g_src, name);
+	snprintf(b, sizeof(b), "%s/src/%s", g_dst, name);
+	x = slurp(a, &la);
+	y = slurp(b, &lb);
+	same = x && y && la == lb && !memcmp(x, y, la);
+	free(x);
+	free(y);
+	return same;
+}
+
+static int exists_in_dst(const char *name)
+{
+	char b[700];
+
+	snprintf(b, sizeof(b), "%s/src/%s", g_dst, name);
+	return access(b, F_OK) == 0;
+}
+
+static void rm_rf(const char *path)
+{
+	char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	const char *t = getenv("TEST_TMPDIR");
+
+	snprintf(g_root, sizeof(g_root), "%s/engXXXXXX", t ? t : "/tmp");
+	assert_non_null(mkdtemp(g_root));
+	snprintf(g_src, sizeof(g_src), "%s/src", g_root);
+	snprintf(g_dst, sizeof(g_dst), "%s/dst", g_root);
+	assert_int_equal(mkdir(g_src, 0755), 0);
+	assert_int_equal(mkdir(g_dst, 0755), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	rm_rf(g_root);
+	return 0;
+}
+
+/* --- running both engines --- */
+
+struct run {
+	rd_loop_hook_fn hook;
+	void *hctx;
+	struct rd_engine_opts eo;
+	int timeout_ms;
+	const char *extra_src; /* a second source (e.g. a missing one) */
+	struct rd_engine se, re;
+	int sret, rret;
+	struct rd_conn *a;
+	struct rd_tree *t;
+	int nfailed_reports;
+	int last_report_status;
+};
+
+static void report(void *ctx, const char *path, size_t len, int status, const char *msg)
+{
+	struct run *r = ctx;
+
+	if (status < 0) {
+		r->nfailed_reports++;
+		r->last_report_status = status;
+	}
+}
+
+static void *sender_main(void *arg)
+{
+	struct run *r = arg;
+
+	r->sret = rd_engine_send(&r->se, r->a, r->t);
+	rd_conn_close(r->a);
+	return NULL;
+}
+
+static void run_copy(struct run *r)
+{
+	struct rd_conn_opts co = {.ctrl_depth = 16, .timeout_ms = r->timeout_ms ? r->timeout_ms : 5000};
+	const char *srcs[2] = {g_src, r->extra_src};
+	struct rd_conn *b = NULL;
+	struct rd_sink *sink = NULL;
+	struct rd_err err;
+	pthread_t th;
+	int dfd;
+
+	if (!r->eo.chunk_size)
+		r->eo.chunk_size = CH;
+	if (!r->eo.pool_bytes)
+		r->eo.pool_bytes = 8 * CH;
+	if (!r->eo.depth)
+		r->eo.depth = 4;
+	assert_int_equal(rd_engine_init(&r->se, &r->eo), 0);
+	assert_int_equal(rd_engine_init(&r->re, &r->eo), 0);
+	r->se.report = report;
+	r->se.report_ctx = r;
+	assert_int_equal(rd_tree_open_paths(&r->t, srcs, r->extra_src ? 2 : 1, RD_TREE_RECURSIVE, &err),
+			 0);
+	dfd = open(g_dst, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, &err), 0);
+	close(dfd);
+	assert_int_equal(rd_loop_pair(&r->a, &b, &co, r->hook, r->hctx, &err), 0);
+	assert_int_equal(pthread_create(&th, NULL, sender_main, r), 0);
+	r->rret = rd_engine_recv(&r->re, b, sink);
+	rd_conn_close(b);
+	pthread_join(th, NULL);
+	rd_sink_close(sink);
+	rd_tree_close(r->t);
+	rd_engine_fini(&r->se);
+	rd_engine_fini(&r->re);
+}
+
+static void make_set(void)
+{
+	char sub[400];
+
+	put_file(g_src, "empty", 0, 1);
+	put_file(g_src, "one", 1, 2);
+	put_file(g_src, "chunk_minus", CH - 1, 3);
+	put_file(g_src, "chunk", CH, 4);
+	put_file(g_src, "chunk_plus", CH + 1, 5);
+	put_file(g_src, "many", 37 * CH + 123, 6);
+	snprintf(sub, sizeof(sub), "%s/sub", g_src);
+	mkdir(sub, 0755);
+	put_file(sub, "inner", 3 * CH, 7);
+}
+
+static void assert_set_copied(void)
+{
+	assert_true(same_file("empty"));
+	assert_true(same_file("one"));
+	assert_true(same_file("chunk_minus"));
+	assert_true(same_file("chunk"));
+	assert_true(same_file("chunk_plus"));
+	assert_true(same_file("many"));
+	assert_true(same_file("sub/inner"));
+}
+
+/* --- plain copies --- */
+
+static void test_copy(void **state)
+{
+	struct run r = {0};
+
+	make_set();
+	run_copy(&r);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_set_copied();
+	/* 7 files; src and sub announced twice (before and after, RD_FF_POST) */
+	assert_int_equal(r.se.st.files_ok, 11);
+	assert_int_equal(r.re.st.files_ok, 11);
+	assert_int_equal(r.se.st.files_failed, 0);
+	assert_true(r.re.st.bytes_data == r.se.st.bytes_data);
+}
+
+/* Window and slot limits: count in flight as the wire sees it. */
+struct window_watch {
+	int files_open, max_files_open;
+	int gets_open, max_gets_open;
+};
+
+static enum rd_loop_action watch_window(void *ctx, struct rd_loop_event *ev)
+{
+	struct window_watch *w = ctx;
+
+	if (ev->side == 0 && ev->type == RD_MSG_FILE)
+		w->files_open++;
+	if (ev->side == 1 && ev->type == RD_MSG_DONE)
+		w->files_open--;
+	if (ev->side == 1 && ev->type == RD_MSG_GET)
+		w->gets_open++;
+	if (ev->side == 0 && (ev->type == RD_MSG_DATA || ev->type == RD_MSG_CHUNK_ERR))
+		w->gets_open--;
+	if (w->files_open > w->max_files_open)
+		w->max_files_open = w->files_open;
+	if (w->gets_open > w->max_gets_open)
+		w->max_gets_open = w->gets_open;
+	return RD_LOOP_PASS;
+}
+
+static void test_window_limits(void **state)
+{
+	struct window_watch w = {0};
+	struct run r = {.hook = watch_window, .hctx = &w};
+	char name[32];
+	int i;
+
+	for (i = 0; i < 3 * RD_WINDOW_FILES; i++) {
+		snprintf(name, sizeof(name), "f%03d", i);
+		put_file(g_src, name, (size_t)(i % 5) * CH / 2 + 1, (unsigned)i);
+	}
+	r.eo.pool_bytes = 4 * CH; /* 4 slots */
+	run_copy(&r);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	for (i = 0; i < 3 * RD_WINDOW_FILES; i++) {
+		snprintf(name, sizeof(name), "f%03d", i);
+		assert_true(same_file(name));
+	}
+	assert_true(w.max_files_open <= RD_WINDOW_FILES);
+	assert_true(w.max_files_open >= RD_WINDOW_FILES / 2); /* the window was used */
+	assert_true(w.max_gets_open <= 4);
+	assert_true(w.max_gets_open >= 2);
+}
+
+/* --- corruption, retries, giving up --- */
+
+struct corrupt {
+	unsigned nth, every; /* corrupt the nth DATA payload; or every one */
+	unsigned seen, done;
+};
+
+static enum rd_loop_action corrupt_data(void *ctx, struct rd_loop_event *ev)
+{
+	struct corrupt *c = ctx;
+
+	if (ev->side != 0 || ev->type != RD_MSG_DATA || !ev->data || !ev->dlen)
+		return RD_LOOP_PASS;
+	c->seen++;
+	if (c->every || c->seen == c->nth) {
+		ev->data[ev->dlen / 2] ^= 0x5a;
+		c->done++;
+	}
+	return RD_LOOP_PASS;
+}
+
+static void test_retry_after_corruption(void **state)
+{
+	struct corrupt c = {.nth = 3};
+	struct run r = {.hook = corrupt_data, .hctx = &c};
+
+	make_set();
+	run_copy(&r);
+	assert_int_equal(c.done, 1);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_set_copied();
+	assert_int_equal(r.re.st.chunks_retried, 1);
+	assert_int_equal(r.se.st.chunks_retried, 1);
+}
+
+static void test_give_up_after_max_retries(void **state)
+{
+	struct corrupt c = {.every = 1};
+	struct run r = {.hook = corrupt_data, .hctx = &c, .eo.max_retries = 2};
+
+	put_file(g_src, "doomed", 2 * CH, 9);
+	put_file(g_src, "empty", 0, 1);
+	run_copy(&r);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_false(exists_in_dst("doomed"));
+	assert_true(same_file("empty")); /* nothing to corrupt: arrives */
+	assert_int_equal(r.se.st.files_failed, 1);
+	assert_int_equal(r.nfailed_reports, 1);
+	assert_int_equal(r.last_report_status, -RD_ECORRUPT);
+	/* the first chunk tried 1 + max_retries times, then the file failed */
+	assert_true(r.re.st.chunks_retried >= 2);
+}
+
+/* --- SUM: the receiver already has the file --- */
+
+static void copy_to_dst(const char *name)
+{
+	char a[700], b[700], cmd[1500];
+
+	snprintf(a, sizeof(a), "%s/%s", g_src, name);
+	snprintf(b, sizeof(b), "%s/src", g_dst);
+	mkdir(b, 0755);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/'", a, b);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_sum_equal(void **state)
+{
+	struct run r = {0};
+
+	put_file(g_src, "same", 10 * CH + 5, 11);
+	copy_to_dst("same");
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	assert_true(same_file("same"));
+	assert_int_equal(r.re.st.files_same, 1);
+	assert_true(r.re.st.bytes_data == 0);
+	assert_true(r.se.st.bytes_data == 0);
+}
+
+static void flip_dst(const char *name, off_t off)
+{
+	char b[700];
+	uint8_t x;
+	int fd;
+
+	snprintf(b, sizeof(b), "%s/src/%s", g_dst, name);
+	fd = open(b, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &x, 1, off), 1);
+	x ^= 0xff;
+	assert_int_equal(pwrite(fd, &x, 1, off), 1);
+	close(fd);
+}
+
+static void test_sum_different(void **state)
+{
+	struct run r = {0};
+	int k;
+
+	put_file(g_src, "diff", 6 * CH, 12);
+	copy_to_dst("diff");
+	for (k = 0; k < 6; k++)
+		flip_dst("diff", (off_t)k * CH + 7);
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	assert_true(same_file("diff"));
+	assert_int_equal(r.re.st.files_same, 0);
+	assert_true(r.re.st.bytes_data == 6 * CH);
+}
+
+static void test_sum_partly_equal(void **state)
+{
+	struct run r = {0};
+
+	put_file(g_src, "part", 8 * CH, 13);
+	copy_to_dst("part");
+	flip_dst("part", 5 * CH + 1); /* chunk 5 only */
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	assert_true(same_file("part"));
+	assert_int_equal(r.re.st.files_same, 0);
+	assert_true(r.re.st.bytes_data == CH); /* one chunk moved */
+}
+
+/* --- a file that changes while it is sent --- */
+
+struct resize {
+	const char *path;
+	off_t to;
+	int done;
+};
+
+static enum rd_loop_action resize_at_first_get(void *ctx, struct rd_loop_event *ev)
+{
+	struct resize *z = ctx;
+
+	if (ev->side == 1 && ev->type == RD_MSG_GET && !z->done) {
+		assert_int_equal(truncate(z->path, z->to), 0);
+		z->done = 1;
+	}
+	return RD_LOOP_PASS;
+}
+
+static void test_file_shrinks(void **state)
+{
+	char p[600];
+	struct resize z = {.path = p, .to = CH};
+	struct run r = {.hook = resize_at_first_get, .hctx = &z};
+
+	snprintf(p, sizeof(p), "%s/shrinks", g_src);
+	put_file(g_src, "shrinks", 10 * CH, 14);
+	run_copy(&r);
+	assert_true(z.done);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	assert_false(exists_in_dst("shrinks"));
+	assert_int_equal(r.nfailed_reports, 1);
+}
+
+static void test_file_grows(void **state)
+{
+	char p[600], d[700];
+	struct resize z = {.path = p, .to = 20 * CH};
+	struct run r = {.hook = resize_at_first_get, .hctx = &z};
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/grows", g_src);
+	put_file(g_src, "grows", 10 * CH, 15);
+	run_copy(&r);
+	assert_true(z.done);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	/* what was announced arrives: the size at the time it was opened */
+	snprintf(d, sizeof(d), "%s/src/grows", g_dst);
+	assert_int_equal(stat(d, &st), 0);
+	assert_int_equal(st.st_size, 10 * CH);
+}
+
+/* --- NOTE: a source that cannot be read --- */
+
+static void test_note_for_missing_source(void **state)
+{
+	char missing[600];
+	struct run r = {.extra_src = missing};
+
+	snprintf(missing, sizeof(missing), "%s/no-such-file", g_root);
+	put_file(g_src, "ok", 100, 16);
+	run_copy(&r);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_true(same_file("ok"));
+	assert_int_equal(r.re.st.files_failed, 1);
+	assert_int_equal(r.se.st.files_failed, 1);
+}
+
+/* --- receiver cannot write (file size limit: the sink's write fails) --- */
+
+static void test_receiver_write_fails(void **state)
+{
+	struct rlimit old, lim;
+	struct run r = {0};
+
+	put_file(g_src, "big", 16 * CH, 17);
+	put_file(g_src, "small", 100, 18);
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	lim = old;
+	lim.rlim_cur = 8 * CH;
+	setrlimit(RLIMIT_FSIZE, &lim);
+	run_copy(&r);
+	setrlimit(RLIMIT_FSIZE, &old);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	assert_false(exists_in_dst("big"));
+	assert_true(same_file("small"));
+}
+
+/* --- FIN ordering --- */
+
+struct order {
+	char log[4096];
+	size_t n;
+};
+
+static enum rd_loop_action record_order(void *ctx, struct rd_loop_event *ev)
+{
+	struct order *o = ctx;
+
+	if (ev->type == RD_MSG_CREDIT || o->n + 3 >= sizeof(o->log))
+		return RD_LOOP_PASS;
+	o->log[o->n++] = ev->side ? 'r' : 's';
+	o->log[o->n++] = (char)('A' + ev->type);
+	return RD_LOOP_PASS;
+}
+
+static void test_fin_ordering(void **state)
+{
+	struct order o = {0};
+	struct run r = {.hook = record_order, .hctx = &o};
+	char sfin[3] = {'s', (char)('A' + RD_MSG_FIN), 0};
+	char rfin[3] = {'r', (char)('A' + RD_MSG_FIN), 0};
+	char send_[3] = {'s', (char)('A' + RD_MSG_END), 0};
+	char rdone[3] = {'r', (char)('A' + RD_MSG_DONE), 0};
+	const char *ps, *pr, *pe, *pd, *q;
+
+	make_set();
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	o.log[o.n] = 0;
+	ps = strstr(o.log, sfin);
+	pr = strstr(o.log, rfin);
+	pe = strstr(o.log, send_);
+	assert_non_null(ps);
+	assert_non_null(pr);
+	assert_non_null(pe);
+	/* END after every FILE, receiver's FIN after END and every DONE, sender's FIN last */
+	for (q = o.log, pd = NULL; (q = strstr(q, rdone)); q += 2)
+		pd = q;
+	assert_non_null(pd);
+	assert_true(pe < pr);
+	assert_true(pd < pr);
+	assert_true(pr < ps);
+	assert_int_equal(ps - o.log, (long)o.n - 2);
+}
+
+/* --- delay, reorder, drop --- */
+
+struct misc {
+	uint8_t type;
+	int side;
+	unsigned nth, seen;
+	enum rd_loop_action act;
+	int delay_ms;
+};
+
+static enum rd_loop_action misc_hook(void *ctx, struct rd_loop_event *ev)
+{
+	struct misc *m = ctx;
+
+	if (ev->side != m->side || ev->type != m->type)
+		return RD_LOOP_PASS;
+	if (++m->seen != m->nth)
+		return RD_LOOP_PASS;
+	ev->delay_ms = m->delay_ms;
+	return m->act;
+}
+
+static void test_delay_and_reorder(void **state)
+{
+	struct misc m1 = {.type = RD_MSG_DATA, .side = 0, .nth = 2, .act = RD_LOOP_DELAY,
+			  .delay_ms = 300};
+	/* GETs carry a strictly increasing seq (a reordered GET is refused, see
+	 * engine_proto_test); DATA may overtake DATA, DONE may overtake DONE */
+	struct misc m2 = {.type = RD_MSG_DATA, .side = 0, .nth = 3, .act = RD_LOOP_HOLD};
+	struct misc m3 = {.type = RD_MSG_DONE, .side = 1, .nth = 1, .act = RD_LOOP_HOLD};
+	struct run r1 = {.hook = misc_hook, .hctx = &m1};
+	struct run r2 = {.hook = misc_hook, .hctx = &m2};
+	struct run r3 = {.hook = misc_hook, .hctx = &m3};
+
+	make_set();
+	run_copy(&r1);
+	assert_int_equal(r1.rret, 0);
+	assert_int_equal(r1.sret, 0);
+	assert_set_copied();
+	rm_rf(g_dst);
+	mkdir(g_dst, 0755);
+	run_copy(&r2);
+	assert_int_equal(r2.rret, 0);
+	assert_int_equal(r2.sret, 0);
+	assert_set_copied();
+	rm_rf(g_dst);
+	mkdir(g_dst, 0755);
+	run_copy(&r3);
+	assert_int_equal(r3.rret, 0);
+	assert_int_equal(r3.sret, 0);
+	assert_set_copied();
+}
+
+static void test_dropped_message_times_out(void **state)
+{
+	struct misc m = {.type = RD_MSG_GET, .side = 1, .nth = 2, .act = RD_LOOP_DROP};
+	struct run r = {.hook = misc_hook, .hctx = &m, .timeout_ms = 1500};
+
+	make_set();
+	run_copy(&r);
+	assert_int_equal(m.seen >= 2, 1);
+	/*
+	 * Neither side hangs: the receiver waits for a DATA that never comes,
+	 * the sender for a GET; the first to give up closes, the other sees it.
+	 */
+	assert_true(r.rret == -RD_ETIMEOUT || r.sret == -RD_ETIMEOUT);
+	assert_true(r.rret == -RD_ETIMEOUT || r.rret == -RD_ECONN);
+	assert_true(r.sret == -RD_ETIMEOUT || r.sret == -RD_ECONN);
+}
+
+/* --- the peer disappears at every message number --- */
+
+struct cut {
+	int side;
+	unsigned at;
+	int cut;
+};
+
+static enum rd_loop_action cut_hook(void *ctx, struct rd_loop_event *ev)
+{
+	struct cut *c = ctx;
+
+	if (ev->side == c->side && ev->n == c->at) {
+		c->cut = 1;
+		return RD_LOOP_CUT;
+	}
+	return RD_LOOP_PASS;
+}
+
+struct counter {
+	unsigned n[2];
+};
+
+static enum rd_loop_action count_hook(void *ctx, struct rd_loop_event *ev)
+{
+	struct counter *k = ctx;
+
+	k->n[ev->side] = ev->n;
+	return RD_LOOP_PASS;
+}
+
+static void test_cut_at_every_message(void **state)
+{
+	struct counter k = {{0, 0}};
+	struct run r0 = {.hook = count_hook, .hctx = &k};
+	unsigned at, ncut = 0, nruns = 0;
+	int side;
+	char name[16];
+
+	put_file(g_src, "a", 3 * CH + 1, 21);
+	put_file(g_src, "b", 0, 22);
+	put_file(g_src, "c", 2 * CH, 23);
+	run_copy(&r0);
+	assert_int_equal(r0.rret, 0);
+	assert_true(k.n[0] > 5 && k.n[1] > 5);
+	for (side = 0; side < 2; side++) {
+		for (at = 1; at <= k.n[side]; at++) {
+			struct cut c = {.side = side, .at = at};
+			struct run r = {.hook = cut_hook, .hctx = &c, .timeout_ms = 3000};
+
+			rm_rf(g_dst);
+			mkdir(g_dst, 0755);
+			run_copy(&r);
+			nruns++;
+			/* credit returns depend on timing: a run may send fewer messages */
+			if (!c.cut) {
+				assert_int_equal(r.rret, 0);
+				assert_int_equal(r.sret, 0);
+				continue;
+			}
+			ncut++;
+			/* each side ends, with success only if it got everything confirmed */
+			assert_true(r.rret == 0 || r.rret == -RD_ECONN);
+			assert_true(r.sret == 0 || r.sret == -RD_ECONN);
+			if (r.rret == 0) {
+				/* the receiver finished: every file is in place */
+				assert_true(same_file("a"));
+				assert_true(same_file("b"));
+				assert_true(same_file("c"));
+			}
+			if (r.rret != 0) {
+				/* nothing half-written under a final name */
+				snprintf(name, sizeof(name), "a");
+				assert_true(!exists_in_dst(name) || same_file(name));
+				assert_true(!exists_in_dst("c") || same_file("c"));
+			}
+		}
+	}
+	assert_true(ncut >= nruns * 3 / 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_window_limits, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_retry_after_corruption, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_give_up_after_max_retries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sum_equal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sum_different, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sum_partly_equal, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_shrinks, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_grows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_note_for_missing_source, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_receiver_write_fails, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fin_ordering, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_delay_and_reorder, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dropped_message_times_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_cut_at_every_message, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

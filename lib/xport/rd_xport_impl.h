@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Private to lib/xport: the seam every transport plugs into.
+ *
+ * A connection is a struct rd_conn head followed by the transport's own
+ * state (the head is the first member, so a transport casts). Every public
+ * rd_conn_*() call in rd_xport.h dispatches through c->ops; nothing above
+ * lib/xport sees a transport's types.
+ *
+ * Two layers, in the manner of curl's connection filters:
+ *
+ *  - A transport (RDMA, TCP, loopback) moves control messages and bulk
+ *    writes. The credit machinery is the same for all of them and lives in
+ *    rd_xport.c (the rd_xc_* helpers below); a transport supplies only the
+ *    three lower hooks (can_xmit, xmit, repost) and its own poll, flush,
+ *    reg/dereg and close, and points the remaining public ops at the
+ *    rd_xc_* functions.
+ *
+ *  - A filter (e.g. TLS on the control channel) is a connection whose
+ *    ops transform and forward to c->lower with the public rd_conn_*()
+ *    calls; it leaves the lower hooks NULL. rd_conn_wrap() puts one on top
+ *    of an existing connection; closing the filter closes what it wraps.
+ */
+#ifndef RDCP_XPORT_RD_XPORT_IMPL_H
+#define RDCP_XPORT_RD_XPORT_IMPL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "lib/xport/rd_xport.h"
+
+/* One bulk write that travels ahead of a control message. */
+struct rd_xwrite {
+	const struct rd_mr *mr;
+	size_t off, len;
+	uint64_t raddr;
+	uint32_t rkey;
+	uint64_t cookie;
+};
+
+struct rd_conn_ops {
+	const char *name; /* "rdma", "tcp", "loop", or a filter's name */
+
+	/* --- the public operations (rd_xport.h) --- */
+	int (*poll)(struct rd_conn *c, int timeout_ms);
+	int (*send)(struct rd_conn *c, const void *msg, size_t len);
+	int (*can_send)(const struct rd_conn *c);
+	int (*write_send)(struct rd_conn *c, const struct rd_xwrite *w, const void *msg,
+			  size_t msglen);
+	int (*recv)(struct rd_conn *c, const uint8_t **msg, size_t *len);
+	int (*recv_done)(struct rd_conn *c);
+	int (*reg)(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr);
+	void (*dereg)(struct rd_conn *c, struct rd_mr *mr);
+	int (*flush)(struct rd_conn *c, int timeout_ms);
+	void (*close)(struct rd_conn *c);
+
+	/* --- lower hooks, used by the rd_xc_* credit layer only --- */
+	/* Is a send buffer (or socket room) free for one more message? */
+	int (*can_xmit)(const struct rd_conn *c);
+	/* Put one control message (credits already patched) on the wire,
+	 * preceded by the bulk write w if not NULL. */
+	int (*xmit)(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w);
+	/* Receive buffer idx is free again. */
+	int (*repost)(struct rd_conn *c, unsigned idx);
+};
+
+struct rd_conn {
+	const struct rd_conn_ops *ops;
+	struct rd_conn *lower; /* a filter's wrapped connection, else NULL */
+
+	/* control receive buffers: rdepth x RD_CTRL_MAX */
+	unsigned rdepth;
+	uint8_t *rbuf;
+	unsigned *rq; /* completed receives, in arrival order */
+	uint32_t *rqlen;
+	unsigned rq_head, rq_count;
+	int rq_cur; /* buffer handed out by rd_conn_recv, or -1 */
+
+	/* credits (lib/proto/rd_proto.h) */
+	int credits;	     /* messages we may still send */
+	unsigned peer_depth; /* the peer's posted receives */
+	unsigned to_return;  /* re-posted receives not yet announced */
+	uint64_t recv_seen;
+
+	unsigned max_writes, writes_inflight;
+	int timeout_ms;
+	struct timespec last_rx;
+
+	rd_conn_sent_fn sent_fn;
+	void *sent_ctx;
+
+	int established, disconnected, dead;
+	struct rd_conn_info info;
+	struct rd_err err;
+};
+
+/* --- the listening side --- */
+struct rd_listener_ops {
+	const char *name;
+	int (*next)(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
+		    struct rd_cm_req *creq);
+	int (*accept)(struct rd_conn_req *req, const struct rd_conn_opts *o,
+		      const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err);
+	void (*reject)(struct rd_conn_req *req, const struct rd_cm_rej *rej);
+	void (*close)(struct rd_listener *l);
+};
+
+struct rd_listener {
+	const struct rd_listener_ops *ops;
+	unsigned port;
+	struct rd_err err;
+};
+
+struct rd_conn_req {
+	const struct rd_listener_ops *ops;
+	unsigned peer_depth;
+	char peer[80];
+};
+
+/* One transport's entry points. */
+struct rd_xport {
+	const char *name;
+	int (*connect)(struct rd_conn **out, const char *host, const char *port,
+		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		       struct rd_cm_rep *rep, struct rd_err *err);
+	int (*listen)(struct rd_listener **out, const char *addr, const char *port, int backlog,
+		      struct rd_err *err);
+};
+
+extern const struct rd_xport rd_xport_rdma;
+
+/* --- the credit layer shared by every transport (rd_xport.c) --- */
+#define RD_XC_DEFAULT_DEPTH   64
+#define RD_XC_DEFAULT_WRITES  64
+#define RD_XC_DEFAULT_TIMEOUT 30000
+
+/* Depths, timeout and the receive queue from o; buffers allocated. */
+int rd_xc_init(struct rd_conn *c, const struct rd_conn_opts *o);
+void rd_xc_fini(struct rd_conn *c);
+static inline uint8_t *rd_xc_rbuf(const struct rd_conn *c, unsigned idx)
+{
+	return c->rbuf + (size_t)idx * RD_CTRL_MAX;
+}
+/* Mark c dead with a message; returns -status. */
+int rd_xc_fail(struct rd_conn *c, int status, int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A control message of len bytes arrived in receive buffer idx. */
+int rd_xc_rx(struct rd_conn *c, unsigned idx, size_t len);
+/* A write_send's message left: its data buffer may be reused. */
+void rd_xc_sent(struct rd_conn *c, uint64_t cookie);
+/* Send a CREDIT message if enough receive buffers wait to be announced. */
+int rd_xc_maybe_credit(struct rd_conn *c);
+/* -RD_ETIMEOUT (and c dead) after timeout_ms of silence from the peer. */
+int rd_xc_check_silence(struct rd_conn *c);
+/* Connection established: credits from the peer's depth, silence clock. */
+void rd_xc_start(struct rd_conn *c, unsigned peer_depth, unsigned version);
+long rd_xc_ms_since(const struct timespec *t);
+
+int rd_xc_send(struct rd_conn *c, const void *msg, size_t len);
+int rd_xc_can_send(const struct rd_conn *c);
+int rd_xc_write_send(struct rd_conn *c, const struct rd_xwrite *w, const void *msg,
+		     size_t msglen);
+int rd_xc_recv(struct rd_conn *c, const uint8_t **msg, size_t *len);
+int rd_xc_recv_done(struct rd_conn *c);
+
+/*
+ * Put filter f (its ops set, the rest zero) on top of lower: f takes
+ * lower's info and from then on owns it (closing f must close lower).
+ */
+void rd_conn_filter_init(struct rd_conn *f, const struct rd_conn_ops *ops, struct rd_conn *lower);
+
+/* The server's accept data is usable: a version we speak, a depth. */
+int rd_xc_check_rep(struct rd_conn *c, const struct rd_cm_rep *rep);
+
+/* "host:port", with brackets around an IPv6 host. */
+void rd_xc_peer_name(char *buf, size_t len, const char *host, const char *port);
+
+#endif
