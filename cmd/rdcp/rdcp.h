@@ -40,6 +40,7 @@ struct rdcp_opts {
 	int remote_server;	 /* hidden: the ssh-started half */
 	int json;		 /* --json: machine-readable summary on stdout */
 	int progress;		 /* --progress: meter even when not a terminal */
+	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
 };
 
 int rdcp_list_devices(void);

@@ -117,6 +117,11 @@ unsigned rd_listener_port(const struct rd_listener *l)
 	return l->port;
 }
 
+const char *rd_listener_where(const struct rd_listener *l)
+{
+	return l->where;
+}
+
 const struct rd_err *rd_listener_err(const struct rd_listener *l)
 {
 	return &l->err;

@@ -52,6 +52,7 @@ struct rd_conn_opts {
 	unsigned max_writes;	/* data writes in flight (default 64) */
 	int timeout_ms;		/* connect/accept and peer-silence timeout */
 	int verbose;		/* fill rd_conn_info() strings */
+	int family;		/* AF_INET or AF_INET6 to force one (-4/-6); 0: any */
 };
 
 struct rd_conn_info {
@@ -69,10 +70,16 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 		    struct rd_cm_rep *rep, struct rd_err *err);
 
 /* --- server --- */
+/*
+ * addr NULL or "": every address of both families (one IPv6 wildcard
+ * listener with v6only off; IPv4 wildcard alone where IPv6 is unavailable).
+ */
 int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
 		     struct rd_err *err);
 /* Bound port (useful with port "0"). */
 unsigned rd_listener_port(const struct rd_listener *l);
+/* What it listens on, for the log: "[::]:18710 (IPv6 and IPv4)", "10.0.0.1:18710". */
+const char *rd_listener_where(const struct rd_listener *l);
 /*
  * Wait up to timeout_ms (-1 forever) for a connect request. Returns 0 with
  * *req set, 1 on timeout, or a negative status. The request's private data
