@@ -94,6 +94,27 @@ say "building $version and $old_version packages in $W"
 "$top/packaging/build-deb.sh" "$W/new" >"$W/build-new.log" 2>&1 ||
 	{ tail -n 30 "$W/build-new.log" >&2; fail "build-deb.sh (log above)"; exit 1; }
 say "ok: .debs built, lintian clean ($(($(date +%s) - t0)) s)"
+# dpkg-buildflags reached the compiler: PIE, stack protector, fortify,
+# relro, bindnow in the binaries (hardening-check; bookworm's hardening=+all
+# has no -fcf-protection), and every C compilation unit in the -dbgsym
+# packages' debug info was compiled with -fstack-protector-strong (Bazel's
+# own default is -fstack-protector: this is the flag from dpkg-buildflags).
+hardened() {
+	local x="$W/x" f n units=0
+	rm -rf "$x"
+	mkdir -p "$x"
+	for f in "$W/new"/*.deb "$W/new"/dbgsym/*.deb; do dpkg-deb -x "$f" "$x"; done
+	hardening-check --nocfprotection "$x/usr/bin/rdcp" "$x/usr/sbin/rdcpd" || return 1
+	while IFS= read -r f; do
+		n=$(readelf --debug-dump=info "$f" 2>/dev/null | grep 'DW_AT_producer.*GNU C' |
+			grep -vc -- '-fstack-protector-strong') || true
+		[ "$n" = 0 ] || { echo "$f: $n units without -fstack-protector-strong"; return 1; }
+		units=$((units + 1))
+	done < <(find "$x/usr/lib/debug" -name '*.debug')
+	[ "$units" = 2 ] || { echo "expected the debug info of 2 programs, found $units"; return 1; }
+	rm -rf "$x"
+}
+check "hardening=+all flags in the binaries" hardened
 "$top/packaging/build-rpm.sh" "$W/rpm" >"$W/build-rpm.log" 2>&1 ||
 	{ tail -n 30 "$W/build-rpm.log" >&2; fail "build-rpm.sh (log above)"; exit 1; }
 check "rpm and deb ship the same files" "$top/packaging/compare-packages.sh" "$W/new" "$W/rpm"
