@@ -108,6 +108,12 @@ static void on_ready(void *ctx, unsigned port, const char *where)
 	}
 }
 
+/* Shutting down (sessions get their grace period next): tell systemd. */
+static void on_stopping(void *ctx)
+{
+	notify(ctx, "STOPPING=1");
+}
+
 static void usage(FILE *out)
 {
 	fprintf(
@@ -432,6 +438,7 @@ int main(int argc, char **argv)
 	cfg.log_ctx = &lc;
 	cfg.stop = &stop_flag;
 	cfg.on_ready = on_ready;
+	cfg.on_stopping = on_stopping;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -453,7 +460,6 @@ int main(int argc, char **argv)
 		log_line(&lc, RD_LOG_WARN, line);
 	}
 	ret = rd_daemon_run(&d, &cfg);
-	notify(&lc, "STOPPING=1");
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);
 		ret = ret == -RD_ENODEV ? 12 : 10;
