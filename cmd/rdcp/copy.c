@@ -9,6 +9,7 @@
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/addrsel/rd_addrsel.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
 #include "lib/progress/rd_progress.h"
 #include "lib/report/rd_report.h"
@@ -70,11 +71,11 @@ static void print_escaped(FILE *out, const char *s, size_t len)
 
 static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
 {
+	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
 	struct report_ctx *rc = ctx;
 
 	/* Messages that already start with the path need it only once. */
-	if (msg && len && !strncmp(msg, path, len) && msg[len] == ':' && msg[len + 1] == ' ')
-		msg += len + 2;
+	msg = rd_report_strip_path(msg, path, len);
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
 	if (status == 0) {
@@ -84,13 +85,9 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 		}
 		return;
 	}
+	rd_report_line(line, sizeof(line), path, len, status, msg);
 	rd_progress_suspend(rc->meter);
-	fputs("rdcp: ", stderr);
-	print_escaped(stderr, path, len);
-	fputs(": ", stderr);
-	print_escaped(stderr, msg ? msg : rd_status_name(status),
-		      strlen(msg ? msg : rd_status_name(status)));
-	fputc('\n', stderr);
+	fprintf(stderr, "rdcp: %s\n", line);
 	rd_progress_resume(rc->meter);
 }
 
@@ -347,6 +344,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
 			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0);
+	co.umask = rd_sink_process_umask();
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;

@@ -594,10 +594,9 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		n = e->o.depth * 4;
 	r->nslots = (unsigned)n;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
-	r->scratch = malloc(e->o.chunk_size);
-	if (!r->slots || !r->scratch ||
-	    posix_memalign((void **)&r->pool, 4096, (size_t)r->nslots * e->o.chunk_size)) {
-		r->pool = NULL;
+	r->scratch = calloc(1, e->o.chunk_size);
+	r->pool = rd_engine_pool_alloc((size_t)r->nslots * e->o.chunk_size);
+	if (!r->slots || !r->scratch || !r->pool) {
 		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receive pool of %u x %u bytes",
 				 r->nslots, e->o.chunk_size);
 		goto out;

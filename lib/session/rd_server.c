@@ -320,7 +320,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		goto out;
 	}
 	if (o->mode == RD_MODE_PUSH)
-		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), &sink, err);
+		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
+				    err);
 	else
 		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
@@ -410,7 +411,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),
 			 o->paths[i].ptr + off);
 		if (o->mode == RD_MODE_PUSH) {
-			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), err);
+			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), cfg->umask,
+					   err);
 			if (ret) {
 				char why[RD_ERR_MSG_MAX];
 
