@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* rdcp SOURCE... DEST: classify operands, run a client session, report. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/addrsel/rd_addrsel.h"
@@ -47,6 +49,8 @@ int rdcp_exit_from_status(int status)
 		return RDCP_EXIT_NOMEM;
 	case RD_ECORRUPT:
 		return RDCP_EXIT_CORRUPT;
+	case RD_ESTOPPED:
+		return RDCP_EXIT_SIGNAL;
 	default:
 		return RDCP_EXIT_FILEIO;
 	}
@@ -91,9 +95,31 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	rd_progress_resume(rc->meter);
 }
 
+static volatile int g_stop;
+static volatile sig_atomic_t g_armed, g_signals;
+
+/*
+ * SIGINT/SIGTERM (issue 7 item 10). Before the session is connected
+ * nothing can have been written: leave at once. After, stop the engine:
+ * it ends within a second, aborting the files in progress, so their
+ * temporaries are removed; then rdcp exits 20. A second signal leaves at
+ * once.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (!g_armed || g_signals++)
+		_exit(RDCP_EXIT_SIGNAL);
+	g_stop = 1;
+}
+
 static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
-	(void)ctx;
+	const struct report_ctx *rc = ctx;
+
+	g_armed = 1;
+	if (!rc->o->verbose)
+		return;
 	fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
 		i->peer, i->device, i->port, i->link, i->gid, i->version);
 }
@@ -353,8 +379,17 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.verbose = o->verbose;
 	co.co.family = o->family;
 
-	if (o->verbose)
-		cl->on_connected = on_connected;
+	cl->on_connected = on_connected;
+	cl->ctx = &rc;
+	co.eo.stop = &g_stop;
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	if (o->verbose)

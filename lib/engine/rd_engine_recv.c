@@ -534,6 +534,8 @@ static int recv_loop(struct receiver *r)
 	int ret, progress;
 
 	for (;;) {
+		if (r->e->o.stop && *r->e->o.stop)
+			return rd_err_set(&r->e->err, RD_ESTOPPED, 0, "stopped");
 		progress = drain_msgs(r);
 		if (progress < 0)
 			return progress;

@@ -375,6 +375,8 @@ static int send_loop(struct sender *s)
 	int r, progress;
 
 	for (;;) {
+		if (s->e->o.stop && *s->e->o.stop)
+			return rd_err_set(&s->e->err, RD_ESTOPPED, 0, "stopped");
 		progress = drain_msgs(s);
 		if (progress < 0)
 			return progress;

@@ -60,6 +60,8 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, uint32_t asked
 			rd_conn_recv_done(c);
 			return r;
 		}
+		if (cl->e.o.stop && *cl->e.o.stop)
+			return rd_err_set(&cl->err, RD_ESTOPPED, 0, "stopped");
 		r = rd_conn_poll(c, 1000);
 		if (r < 0)
 			return rd_err_copy(&cl->err, rd_conn_err(c));
