@@ -1,43 +1,25 @@
 // SPDX-License-Identifier: MIT
 /* rdcp SOURCE... DEST: classify operands, run a client session, report. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/addrsel/rd_addrsel.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
 #include "lib/progress/rd_progress.h"
 #include "lib/report/rd_report.h"
 #include "lib/operand/rd_operand.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session.h"
-
-int rdcp_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
 
 int rdcp_exit_from_status(int status)
 {
@@ -64,10 +46,13 @@ int rdcp_exit_from_status(int status)
 	case RD_ETIMEOUT:
 		return RDCP_EXIT_TIMEOUT;
 	case RD_EMEMLOCK:
-	case RD_ENOMEM:
 		return RDCP_EXIT_MEMLOCK;
+	case RD_ENOMEM:
+		return RDCP_EXIT_NOMEM;
 	case RD_ECORRUPT:
 		return RDCP_EXIT_CORRUPT;
+	case RD_ESTOPPED:
+		return RDCP_EXIT_SIGNAL;
 	default:
 		return RDCP_EXIT_FILEIO;
 	}
@@ -93,11 +78,11 @@ static void print_escaped(FILE *out, const char *s, size_t len)
 
 static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
 {
+	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
 	struct report_ctx *rc = ctx;
 
 	/* Messages that already start with the path need it only once. */
-	if (msg && len && !strncmp(msg, path, len) && msg[len] == ':' && msg[len + 1] == ' ')
-		msg += len + 2;
+	msg = rd_report_strip_path(msg, path, len);
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
 	if (status == 0) {
@@ -107,13 +92,9 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 		}
 		return;
 	}
+	rd_report_line(line, sizeof(line), path, len, status, msg);
 	rd_progress_suspend(rc->meter);
-	fputs("rdcp: ", stderr);
-	print_escaped(stderr, path, len);
-	fputs(": ", stderr);
-	print_escaped(stderr, msg ? msg : rd_status_name(status),
-		      strlen(msg ? msg : rd_status_name(status)));
-	fputc('\n', stderr);
+	fprintf(stderr, "rdcp: %s\n", line);
 	rd_progress_resume(rc->meter);
 }
 
@@ -131,12 +112,31 @@ static const char *auth_words(enum rd_auth_kind k)
 	}
 }
 
+static volatile int g_stop;
+static volatile sig_atomic_t g_armed, g_signals;
+
+/*
+ * SIGINT/SIGTERM (issue 7 item 10). Before the session is connected
+ * nothing can have been written: leave at once. After, stop the engine:
+ * it ends within a second, aborting the files in progress, so their
+ * temporaries are removed; then rdcp exits 20. A second signal leaves at
+ * once.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (!g_armed || g_signals++)
+		_exit(RDCP_EXIT_SIGNAL);
+	g_stop = 1;
+}
+
 static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
 	const struct report_ctx *rc = ctx;
 	const struct rdcp_opts *o = rc->o;
 	const struct rd_tls_peer *t = &rc->cl->tls;
 
+	g_armed = 1;
 	/* auto chose TCP: always said, one line */
 	if (i->note[0])
 		fprintf(stderr, "%s\n", i->note);
@@ -182,22 +182,26 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/*
+ * Line by line, each line escaped: only real line breaks of our own
+ * multi-line hints break lines. An escaped "\\n" stays as it is (text from
+ * a peer arrives escaped already: rd_engine_fail_remote; issue 7 item 11).
+ */
 static int error_out(const char *msg, int status)
 {
 	char buf[RD_ERR_MSG_MAX * 4];
+	const char *p = msg, *nl;
 
-	rd_escape(buf, sizeof(buf), msg, strlen(msg));
-	/* keep the line breaks of multi-line hints readable */
 	fprintf(stderr, "rdcp: ");
-	for (const char *p = buf; *p; p++) {
-		if (p[0] == '\\' && p[1] == 'n') {
-			fputc('\n', stderr);
-			p++;
-		} else {
-			fputc(*p, stderr);
-		}
+	for (;;) {
+		nl = strchrnul(p, '\n');
+		rd_escape(buf, sizeof(buf), p, (size_t)(nl - p));
+		fputs(buf, stderr);
+		fputc('\n', stderr);
+		if (!*nl || !nl[1])
+			break;
+		p = nl + 1;
 	}
-	fputc('\n', stderr);
 	return rdcp_exit_from_status(status);
 }
 
@@ -404,10 +408,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.local = local;
 	co.nlocal = nlocal;
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
+		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
 		   (o->fsync ? RD_OF_FSYNC : 0);
-	co.sink_flags = RD_SINK_PRESERVE_TIMES |
-			(o->preserve ? RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_OWNER : 0) |
-			(o->fsync ? RD_SINK_FSYNC : 0);
+	/* -p: modes and times only; owners and groups only with -o / -g */
+	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
+			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
+			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0);
+	co.umask = rd_sink_process_umask();
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
@@ -433,6 +440,15 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	rc.cl = cl;
 	cl->on_connected = on_connected;
 	cl->ctx = &rc;
+	co.eo.stop = &g_stop;
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	if (o->verbose)
@@ -456,6 +472,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	dt = now_s() - t0;
 	rd_progress_stop(rc.meter);
 	rc.meter = NULL;
+	if (co.push && cl->connected && !o->quiet &&
+	    (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
+		fprintf(stderr, "rdcp: note: %s does not keep owners or groups for this client; "
+				"files belong to the server's user\n",
+			op.host);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
 		code = error_out(cl->err.msg, ret);

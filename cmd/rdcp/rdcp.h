@@ -13,10 +13,12 @@ enum rdcp_exit {
 	RDCP_EXIT_PROTOCOL = 2,	 /* protocol incompatibility / violation */
 	RDCP_EXIT_FILEIO = 11,	 /* error in local file I/O */
 	RDCP_EXIT_PARTIAL = 23,	 /* some files failed; the rest were copied */
+	RDCP_EXIT_SIGNAL = 20,	 /* interrupted: SIGINT or SIGTERM */
 	RDCP_EXIT_CONN = 10,	 /* connection or RDMA failure */
 	RDCP_EXIT_NODEV = 12,	 /* no usable RDMA device */
 	RDCP_EXIT_REMOTE = 14,	 /* remote side refused or failed to start */
 	RDCP_EXIT_AUTH = 5,	 /* authentication refused */
+	RDCP_EXIT_NOMEM = 9,	 /* out of memory (malloc) */
 	RDCP_EXIT_TIMEOUT = 30,	 /* peer went silent */
 	RDCP_EXIT_MEMLOCK = 22,	 /* could not register memory (ulimit -l) */
 	RDCP_EXIT_CORRUPT = 24,	 /* data failed verification */
@@ -30,7 +32,7 @@ enum rdcp_exit {
 #define RD_ENGINE_DEPTH_DEFAULT_CMD 16
 
 struct rdcp_opts {
-	int recursive, preserve, quiet, verbose, fsync, list_devices;
+	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
 	const char *checksum;
 	uint64_t chunk_size, pool_size;
 	int depth;
@@ -53,7 +55,6 @@ int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
-int rdcp_parse_size(const char *s, uint64_t *out);
 /* TLS client settings for a daemon at host as user (or none); -1 with msg. */
 int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host,
 		    struct rd_tls_cfg *cfg, char *msg, size_t msglen);

@@ -35,6 +35,14 @@ struct rd_daemon_cfg {
 	 * file); where says on what ("[::]:18710 (IPv6 and IPv4)", ...).
 	 */
 	void (*on_ready)(void *ctx, unsigned port, const char *where);
+	/* Called once when the listeners stop, before sessions are waited for. */
+	void (*on_stopping)(void *ctx);
+	/*
+	 * After *stop: sessions get grace_ms (0: RD_DAEMON_GRACE_MS) to end;
+	 * the rest are aborted (files in progress removed), then every session
+	 * thread is joined before rd_daemon_run returns.
+	 */
+	int grace_ms;
 	/*
 	 * Who may do what (lib/daemon/rd_access.h), and how peers prove who
 	 * they are (a server-role lib/tls config: secrets lookup, certificates,
@@ -53,6 +61,8 @@ struct rd_daemon_cfg {
 	volatile int *reload;
 	void (*on_reload)(void *ctx);
 };
+
+#define RD_DAEMON_GRACE_MS 10000
 
 struct rd_daemon {
 	struct rd_err err;

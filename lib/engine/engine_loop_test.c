@@ -178,7 +178,7 @@ static void run_copy(struct run *r)
 			 0);
 	dfd = open(g_dst, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
-	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, &err), 0);
+	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, 022, &err), 0);
 	close(dfd);
 	assert_int_equal(rd_loop_pair(&r->a, &b, &co, r->hook, r->hctx, &err), 0);
 	assert_int_equal(pthread_create(&th, NULL, sender_main, r), 0);

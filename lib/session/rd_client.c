@@ -38,6 +38,7 @@ static int adopt(struct rd_client *cl, const char *asked, const struct rd_msg_op
 
 /* Wait for the server's answer to OPEN. */
 static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *asked,
+			 uint32_t asked_flags,
 			 struct rd_msg_open_ok *ok)
 {
 	const uint8_t *buf;
@@ -67,9 +68,16 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *as
 			}
 			*ok = m.u.open_ok;
 			r = adopt(cl, asked, ok);
+			if (!r && (ok->flags & ~asked_flags))
+				r = rd_err_set(&cl->err, RD_EPROTO, 0,
+					       "%s claims to honour options never asked for (0x%x)",
+					       cl->info.peer, (unsigned)(ok->flags & ~asked_flags));
+			cl->honoured = ok->flags;
 			rd_conn_recv_done(c);
 			return r;
 		}
+		if (cl->e.o.stop && *cl->e.o.stop)
+			return rd_err_set(&cl->err, RD_ESTOPPED, 0, "stopped");
 		r = rd_conn_poll(c, 1000);
 		if (r < 0)
 			return rd_err_copy(&cl->err, rd_conn_err(c));
@@ -106,7 +114,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
 }
 
-int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struct rd_err *err)
+int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
+		  struct rd_err *err)
 {
 	char *d1 = strdup(dest), *d2 = strdup(dest);
 	const char *parent, *base;
@@ -129,7 +138,7 @@ int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struc
 				 "destination directory %s", parent);
 		goto out;
 	}
-	ret = rd_sink_open(sink, fd, base, flags, err);
+	ret = rd_sink_open(sink, fd, base, flags, umask, err);
 	if (!ret)
 		rd_sink_set_label(*sink, dest);
 out:
@@ -215,7 +224,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			ret = rd_err_set(&cl->err, RD_EUSAGE, 0, "one local destination expected");
 			goto out;
 		}
-		ret = rd_local_sink(o->local[0], o->sink_flags, &sink, &cl->err);
+		ret = rd_local_sink(o->local[0], o->sink_flags, o->umask, &sink, &cl->err);
 		if (ret)
 			goto out;
 		ret = expect_roots(cl, sink, o);
@@ -241,7 +250,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = send_open(cl, c, o);
 	if (ret)
 		goto out;
-	ret = await_open_ok(cl, c, o->eo.digest, &ok);
+	ret = await_open_ok(cl, c, o->eo.digest, o->flags, &ok);
 	if (!ret)
 		ret = rd_session_chunk_key(c, &cl->e, &cl->err);
 	if (ret)

@@ -86,8 +86,8 @@ static int refuse(struct rd_conn *c, struct rd_err *err, int status, const char 
 	return -status;
 }
 
-static int await_open(struct rd_conn *c, uint8_t *copy, size_t *clen, struct rd_msg *m,
-		      struct rd_err *err)
+static int await_open(struct rd_conn *c, volatile int *stop, uint8_t *copy, size_t *clen,
+		      struct rd_msg *m, struct rd_err *err)
 {
 	const uint8_t *buf;
 	size_t len;
@@ -109,6 +109,8 @@ static int await_open(struct rd_conn *c, uint8_t *copy, size_t *clen, struct rd_
 					      rd_conn_info(c)->peer, rd_msg_type_name(m->hdr.type));
 			return 0;
 		}
+		if (stop && *stop)
+			return refuse(c, err, RD_ESTOPPED, "the server is shutting down");
 		r = rd_conn_poll(c, 1000);
 		if (r < 0)
 			return rd_err_copy(err, rd_conn_err(c));
@@ -221,15 +223,38 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 	return 0;
 }
 
-/* What we will do: the client's flags, our chunk size and digest. */
-static int send_open_ok(struct rd_conn *c, const struct rd_engine *e, const struct rd_msg_open *o,
+/*
+ * Owner policy (issue 7 item 2), decided here and nowhere else: is this
+ * client mapped to a local identity whose owners it may set? An
+ * ssh-started server runs as the user who logged in: yes, like scp/rsync.
+ * A daemon client: not until modules have a uid/gid mapping, so a daemon
+ * never chowns to wire ids and never keeps setuid/setgid bits.
+ */
+static int client_mapped(const struct rd_server_cfg *cfg)
+{
+	return cfg->fixed_mode != 0;
+}
+
+/* The OPEN flags this server honours for this client. */
+static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
+{
+	uint32_t f = o->flags & RD_OF_KNOWN;
+
+	if (o->mode == RD_MODE_PUSH && !client_mapped(cfg))
+		f &= ~(RD_OF_OWNER | RD_OF_GROUP);
+	return f;
+}
+
+/* What we will do: the flags we honour, our chunk size and digest. */
+static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
+			const struct rd_engine *e, const struct rd_msg_open *o,
 			struct rd_err *err)
 {
 	struct rd_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN_OK;
-	m.u.open_ok.flags = o->flags;
+	m.u.open_ok.flags = honoured(cfg, o);
 	m.u.open_ok.chunk_size = e->o.chunk_size;
 	m.u.open_ok.digest.ptr = e->dg->name;
 	m.u.open_ok.digest.len = (uint16_t)strlen(e->dg->name);
@@ -261,9 +286,13 @@ static void summarize(char *summary, size_t sumlen, const char *what, const char
 
 static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
 {
+	uint32_t f = honoured(cfg, o);
+
 	return cfg->sink_flags | RD_SINK_PRESERVE_TIMES |
-	       ((o->flags & RD_OF_PRESERVE) ? RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_OWNER : 0) |
-	       ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
+	       ((f & RD_OF_PRESERVE) ? RD_SINK_PRESERVE_MODE : 0) |
+	       ((f & RD_OF_OWNER) ? RD_SINK_PRESERVE_OWNER : 0) |
+	       ((f & RD_OF_GROUP) ? RD_SINK_PRESERVE_GROUP : 0) |
+	       ((f & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
 }
 
 /* Refuse with the message already in err (it is reused for the reply). */
@@ -276,7 +305,8 @@ static int refuse_err(struct rd_conn *c, struct rd_err *err, int ret)
 }
 
 /* Accept the OPEN and run the engine with the roles its mode gives us. */
-static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_open *o,
+static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd_engine *e,
+		   const struct rd_msg_open *o,
 		   struct rd_sink *sink, struct rd_tree *t, int fixed, char *summary,
 		   size_t sumlen, struct rd_err *err)
 {
@@ -284,12 +314,17 @@ static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_o
 	double t0 = now_s();
 	char where[RD_MODULE_NAME_MAX + 16];
 
-	ret = send_open_ok(c, e, o, err);
+	ret = send_open_ok(c, cfg, e, o, err);
 	if (!ret)
 		ret = rd_session_chunk_key(c, e, err);
 	if (ret)
 		return ret;
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
+	if (ret == -RD_ESTOPPED) {
+		/* tell the client why, as far as the connection still takes it */
+		rd_engine_send_error(c, RD_ESTOPPED, "the server is shutting down");
+		rd_conn_flush(c, 1000);
+	}
 	if (fixed)
 		snprintf(where, sizeof(where), "(ssh-started)");
 	else
@@ -323,7 +358,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		goto out;
 	}
 	if (o->mode == RD_MODE_PUSH)
-		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), &sink, err);
+		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
+				    err);
 	else
 		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
@@ -331,7 +367,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = refuse_err(c, err, ret);
 		goto out;
 	}
-	ret = run_job(c, e, o, sink, t, 1, summary, sumlen, err);
+	ret = run_job(c, cfg, e, o, sink, t, 1, summary, sumlen, err);
 out:
 	rd_tree_close(t);
 	rd_sink_close(sink);
@@ -357,9 +393,14 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
-	ret = await_open(c, copy, &clen, &m, err);
+	ret = await_open(c, cfg->eo.stop, copy, &clen, &m, err);
 	if (ret)
 		goto out;
+	if (o->flags & ~RD_OF_KNOWN) {
+		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for unknown flags 0x%x",
+			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
+		goto out;
+	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
 	/* The chunk size is ours to decide: at most what the client asked. */
 	eo.chunk_size = o->chunk_size;
@@ -420,7 +461,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),
 			 o->paths[i].ptr + off);
 		if (o->mode == RD_MODE_PUSH) {
-			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), err);
+			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), cfg->umask,
+					   err);
 			if (ret) {
 				char why[RD_ERR_MSG_MAX];
 
@@ -462,7 +504,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 		}
 	}
-	ret = run_job(c, &e, o, sink, t, 0, summary, sumlen, err);
+	ret = run_job(c, cfg, &e, o, sink, t, 0, summary, sumlen, err);
 out:
 	for (i = 0; i < nsrcs; i++)
 		close(srcs[i].dirfd);

@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/engine/rd_engine.h"
@@ -37,6 +38,7 @@ struct rd_client_opts {
 	int nlocal;
 	unsigned flags;			 /* RD_OF_* */
 	unsigned sink_flags;		 /* RD_SINK_* for pulls */
+	mode_t umask;			 /* for pulls: rd_sink_process_umask() at start */
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
 	/*
@@ -68,6 +70,7 @@ struct rd_client {
 	struct rd_tls_peer tls; /* how the session was authenticated, its cipher */
 	struct rd_err err;
 	int connected;
+	uint32_t honoured; /* RD_OF_* the server answered it will honour */
 	/* Optional: told once the connection is up (for -v output). */
 	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
 	void *ctx;
@@ -94,6 +97,7 @@ struct rd_server_cfg {
 	int nfixed;
 	struct rd_engine_opts eo; /* pool/depth/retry limits of this server */
 	unsigned sink_flags;	  /* extra RD_SINK_* (e.g. FSYNC) */
+	mode_t umask;		  /* applied without -p: read once at start */
 	uint32_t max_chunk;	  /* largest chunk this server accepts (0: any) */
 	/*
 	 * Daemon: may the authenticated peer use module mod (push: send files
@@ -149,6 +153,7 @@ struct rd_remote_opts {
 	struct rd_conn_opts co;
 	struct rd_engine_opts eo;
 	unsigned sink_flags;
+	mode_t umask;
 	/* Print the ready line (stdout) and log refusals (stderr). */
 	void (*announce)(void *ctx, const char *line);
 	rd_remote_log_fn log;

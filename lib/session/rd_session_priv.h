@@ -7,7 +7,8 @@
 #include "lib/sink/rd_sink.h"
 
 /* A local destination: confined to its parent, placed by its name. */
-int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struct rd_err *err);
+int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
+		  struct rd_err *err);
 
 /* Keyed digests: the chunk key from the session's TLS exporter. */
 int rd_session_chunk_key(struct rd_conn *c, struct rd_engine *e, struct rd_err *err);
