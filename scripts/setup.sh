@@ -17,6 +17,9 @@ PACKAGES=(
 	openssh-server openssh-client rsync tmux netcat-openbsd python3 xz-utils
 	# man page checks
 	groff-base man-db
+	# packaging: .deb and .rpm builds, lintian/rpmlint, the install test's
+	# Debian root, the completion test
+	debhelper dpkg-dev fakeroot lintian rpm rpmlint debootstrap systemd bash-completion
 	ca-certificates
 )
 

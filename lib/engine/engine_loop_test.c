@@ -174,7 +174,7 @@ static void run_copy(struct run *r)
 	assert_int_equal(rd_engine_init(&r->re, &r->eo), 0);
 	r->se.report = report;
 	r->se.report_ctx = r;
-	assert_int_equal(rd_tree_open(&r->t, srcs, r->extra_src ? 2 : 1, RD_TREE_RECURSIVE, &err),
+	assert_int_equal(rd_tree_open_paths(&r->t, srcs, r->extra_src ? 2 : 1, RD_TREE_RECURSIVE, &err),
 			 0);
 	dfd = open(g_dst, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);

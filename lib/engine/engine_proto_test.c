@@ -92,7 +92,7 @@ static void start(struct peer *p, int engine_sends)
 	if (engine_sends) {
 		snprintf(path, sizeof(path), "%s/f", g_root);
 		put_file(path, 3 * CH);
-		assert_int_equal(rd_tree_open(&p->t, srcs, 1, 0, &err), 0);
+		assert_int_equal(rd_tree_open_paths(&p->t, srcs, 1, 0, &err), 0);
 	} else {
 		dfd = open(g_root, O_RDONLY | O_DIRECTORY);
 		assert_int_equal(rd_sink_open(&p->sink, dfd, "", 0, &err), 0);

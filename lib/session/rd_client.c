@@ -156,11 +156,12 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 		return rd_err_set(&cl->err, RD_EUSAGE, 0, "between 1 and %d remote paths",
 				  RD_OPEN_PATHS_MAX);
 	for (i = 0; i < n; i++) {
-		/* A daemon path that is only a module names no entry either. */
-		if (!o->asked && !strchr(asked[i], '/'))
-			names[i][0] = '\0';
-		else
-			rd_expected_root(asked[i], names[i], sizeof(names[i]));
+		/*
+		 * Daemon paths come normalized: a module root ("mod") arrives
+		 * named after the module. Nameless ssh paths (".", "~/") are
+		 * accepted only where the sink renames the one entry.
+		 */
+		rd_expected_root(asked[i], names[i], sizeof(names[i]));
 		ptrs[i] = names[i];
 	}
 	if (rd_sink_expect_roots(sink, ptrs, (unsigned)n))
@@ -189,7 +190,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		goto out;
 	}
 	if (o->push) {
-		ret = rd_tree_open(&t, o->local, o->nlocal,
+		ret = rd_tree_open_paths(&t, o->local, o->nlocal,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, &cl->err);
 		if (ret)
 			goto out;

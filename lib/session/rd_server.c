@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -113,7 +114,11 @@ static int await_open(struct rd_conn *c, uint8_t *copy, size_t *clen, struct rd_
 	}
 }
 
-/* Resolve rel beneath dirfd; returns an O_PATH fd or -errno. */
+/*
+ * Resolve rel beneath dirfd without following any symlink (not even one
+ * inside the module: what a client sees must be what lies in the module
+ * directory). Returns an fd or -errno.
+ */
 static int open_beneath(int dirfd, const char *rel, int flags)
 {
 	struct open_how how;
@@ -121,9 +126,98 @@ static int open_beneath(int dirfd, const char *rel, int flags)
 
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
 	r = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
 	return r < 0 ? -errno : (int)r;
+}
+
+/*
+ * "a//./b/" -> "a/b" in out (cap RD_PATH_MAX + 1); "" for the module
+ * root. Returns -1 for a ".." component.
+ */
+static int normalize_rel(const char *in, char *out)
+{
+	const char *p = in, *e;
+	size_t n, o = 0;
+
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return -1;
+		if (!(n == 1 && p[0] == '.')) {
+			if (o)
+				out[o++] = '/';
+			memcpy(out + o, p, n);
+			o += n;
+		}
+		p = e;
+	}
+	out[o] = '\0';
+	return 0;
+}
+
+/*
+ * A pull source: check "module/rel" beneath the module, then hand the tree
+ * the descriptor of its parent directory and its last name, so the tree
+ * opens it (O_NOFOLLOW) from the directory that was checked; nothing is
+ * resolved by path again (issue 7 item 1). The module root is sent under
+ * the module's name (the client knows it; issue 7 item 3).
+ */
+static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd,
+		       const char *asked, struct rd_tree_src *src, char *rel, struct rd_err *err)
+{
+	struct stat st;
+	char *slash;
+	int fd;
+
+	memset(src, 0, sizeof(*src));
+	src->dirfd = -1;
+	if (normalize_rel(asked, rel))
+		return refuse(c, err, RD_EPERM, "%s/%s: '..' is not allowed", mod->name, asked);
+	if (!rel[0]) {
+		src->dirfd = fcntl(modfd, F_DUPFD_CLOEXEC, 0);
+		src->wire = mod->name;
+		return src->dirfd < 0 ? refuse(c, err, RD_ESYS, "module '%s': %s", mod->name,
+					       strerror(errno))
+				      : 0;
+	}
+	fd = open_beneath(modfd, rel, O_PATH | O_NOFOLLOW);
+	if (fd < 0)
+		return refuse(c, err, fd == -ENOENT ? RD_ENOENT : RD_EPERM, "%s/%s: %s", mod->name,
+			      rel,
+			      fd == -EXDEV   ? "leaves the module"
+			      : fd == -ELOOP ? "a symlink; paths through symlinks are refused"
+					     : strerror(-fd));
+	/* O_PATH|O_NOFOLLOW opens a final symlink itself: refuse it too */
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		close(fd);
+		return refuse(c, err, RD_EPERM, "%s/%s: %s", mod->name, rel,
+			      "a symlink; paths through symlinks are refused");
+	}
+	close(fd);
+	slash = strrchr(rel, '/');
+	if (slash) {
+		*slash = '\0';
+		fd = open_beneath(modfd, rel, O_RDONLY | O_DIRECTORY);
+		*slash = '/';
+		if (fd < 0)
+			return refuse(c, err, RD_EPERM, "%s/%s: %s", mod->name, rel,
+				      "changed while checking it");
+		src->name = slash + 1;
+	} else {
+		fd = fcntl(modfd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return refuse(c, err, RD_ESYS, "module '%s': %s", mod->name,
+				      strerror(errno));
+		src->name = rel;
+	}
+	src->dirfd = fd;
+	return 0;
 }
 
 static int send_open_ok(struct rd_conn *c, const struct rd_msg_open *o, struct rd_err *err)
@@ -200,7 +294,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 	if (o->mode == RD_MODE_PUSH)
 		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), &sink, err);
 	else
-		ret = rd_tree_open(&t, cfg->fixed_paths, cfg->nfixed,
+		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
 	if (ret) {
 		ret = refuse_err(c, err, ret);
@@ -226,7 +320,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	struct rd_sink *sink = NULL;
 	struct rd_tree *t = NULL;
 	char digest[RD_DIGEST_NAME_MAX + 1], rel[RD_PATH_MAX + 1];
-	char *srcs[RD_OPEN_PATHS_MAX];
+	struct rd_tree_src srcs[RD_OPEN_PATHS_MAX];
+	char (*rels)[RD_PATH_MAX + 1] = NULL;
 	int nsrcs = 0, modfd = -1, ret, i;
 
 	memset(&e, 0, sizeof(e));
@@ -298,48 +393,22 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 				rd_sink_set_label(sink, label);
 			}
 		} else {
-			int fd = open_beneath(modfd, rel[0] ? rel : ".", O_PATH);
-			char proc[64], real[PATH_MAX];
-			ssize_t n;
-
-			if (fd < 0) {
-				ret = refuse(c, err, fd == -ENOENT ? RD_ENOENT : RD_EPERM,
-					     "%s/%s: %s", mod->name, rel,
-					     fd == -EXDEV ? "leaves the module" : strerror(-fd));
-				goto out;
+			if (!rels) {
+				rels = calloc(RD_OPEN_PATHS_MAX, sizeof(*rels));
+				if (!rels) {
+					ret = refuse(c, err, RD_ENOMEM, "out of memory");
+					goto out;
+				}
 			}
-			snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-			n = readlink(proc, real, sizeof(real) - 1);
-			close(fd);
-			if (n <= 0) {
-				ret = refuse(c, err, RD_ESYS, "%s/%s: cannot resolve", mod->name,
-					     rel);
+			ret = pull_source(c, mod, modfd, rel, &srcs[nsrcs], rels[nsrcs], err);
+			if (ret)
 				goto out;
-			}
-			real[n] = '\0';
-			srcs[nsrcs] = strdup(real);
-			if (!srcs[nsrcs]) {
-				ret = refuse(c, err, RD_ENOMEM, "out of memory");
-				goto out;
-			}
 			nsrcs++;
 		}
 	}
 	if (o->mode == RD_MODE_PULL) {
-		ret = rd_tree_open(&t, (const char *const *)srcs, nsrcs,
+		ret = rd_tree_open(&t, srcs, nsrcs,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
-		/* Answer with the names asked for, even where they were symlinks. */
-		for (i = 0; !ret && i < nsrcs; i++) {
-			char want[NAME_MAX + 1], path[RD_PATH_MAX + 1];
-
-			snprintf(path, sizeof(path), "%.*s", (int)o->paths[i].len,
-				 o->paths[i].ptr);
-			rd_expected_root(path, want, sizeof(want));
-			if (want[0] && memchr(o->paths[i].ptr, '/', o->paths[i].len) &&
-			    rd_tree_set_root_name(t, i, want)) {
-				ret = rd_err_copy(err, rd_tree_err(t));
-			}
-		}
 		if (ret) {
 			ret = refuse_err(c, err, ret);
 			goto out;
@@ -348,7 +417,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	ret = run_job(c, &e, o, sink, t, 0, summary, sumlen, err);
 out:
 	for (i = 0; i < nsrcs; i++)
-		free(srcs[i]);
+		close(srcs[i].dirfd);
+	free(rels);
 	rd_tree_close(t);
 	rd_sink_close(sink);
 	if (modfd >= 0)

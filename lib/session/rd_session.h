@@ -51,7 +51,8 @@ struct rd_client_opts {
 
 /*
  * The top-level name a pull of `path` must bring: its last component, or
- * "" (any one name) when the path names none (".", "..", "/", "~", "").
+ * "" (any one name, rename mode only) when the path names none (".",
+ * "..", "/", "~", ""). A daemon path "module" names the module.
  */
 void rd_expected_root(const char *path, char *out, size_t len);
 

@@ -266,6 +266,17 @@ int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n
 	for (i = 0; i < n; i++) {
 		if (strlen(names[i]) > NAME_MAX)
 			return rd_err_set(&s->err, RD_EUSAGE, 0, "requested name too long");
+		/*
+		 * "" is "any one name": safe only where that one entry gets
+		 * the destination's name (rename mode), never inside an
+		 * existing directory (scp CVE-2019-6111 class).
+		 */
+		if (!names[i][0] && s->into)
+			return rd_err_set(&s->err, RD_EUSAGE, 0,
+					  "%s is an existing directory and a requested path "
+					  "names no file (like \".\" or \"~/\"): name the "
+					  "entry to copy, or a destination that does not exist yet",
+					  s->dest_esc);
 		strcpy(s->expect[i], names[i]);
 		s->expect_used[i] = 0;
 	}

@@ -60,10 +60,12 @@ void rd_sink_close(struct rd_sink *s); /* accepts NULL */
 /*
  * Pulls: only accept the top-level entries that were asked for. names[i]
  * is the last component of the i-th requested path, or "" for a request
- * that names no component (a module root: any one name). Once called,
- * every RD_FF_ROOT entry must match an unused name, and every other entry
- * must lie under a top-level entry accepted before; anything else fails
- * with -RD_EPROTO. Returns 0 or -RD_EUSAGE (too many names).
+ * that names no component ("." or "~/" over ssh: any one name, allowed
+ * only when the destination does not exist, so that the entry is renamed
+ * to it). Once called, every RD_FF_ROOT entry must match an unused name,
+ * and every other entry must lie under a top-level entry accepted before;
+ * anything else fails with -RD_EPROTO. Returns 0 or -RD_EUSAGE (too many
+ * names, or a "" where the destination is an existing directory).
  */
 int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n);
 const struct rd_err *rd_sink_err(const struct rd_sink *s);

@@ -327,11 +327,15 @@ static void test_sink_expect_roots(void **state)
 {
 	struct fx *x = *state;
 	struct rd_sink *s = sopen(x, "dest", 0);
-	const char *names[] = {"want", ""};
+	const char *names[] = {"want", "any"};
+	const char *nameless[] = {"want", ""};
 
+	/* issue 7 item 3: into an existing directory "" is never "any name" */
+	assert_int_equal(rd_sink_expect_roots(s, nameless, 2), -RD_EUSAGE);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "names no file"));
 	assert_int_equal(rd_sink_expect_roots(s, names, 2), 0);
 	assert_int_equal(put_file(s, "want", 1, "ok", 0644), 0);
-	assert_int_equal(mk(s, "any", 1), 0); /* the "" request: any one name */
+	assert_int_equal(mk(s, "any", 1), 0);
 	assert_int_equal(put_file(s, "any/x", 0, "ok", 0644), 0);
 	assert_int_equal(put_file(s, ".bashrc", 1, "evil", 0644), -RD_EPROTO);
 	assert_non_null(strstr(rd_sink_err(s)->msg, "not requested"));
@@ -341,6 +345,22 @@ static void test_sink_expect_roots(void **state)
 	rd_sink_close(s);
 	expect_listing(tp(x, "dest"), "any|want");
 	expect_content(tp(x, "dest/want"), "again");
+}
+
+/* Rename mode: the one entry of a nameless request takes DEST's name. */
+static void test_sink_expect_nameless_rename(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest/new", 0);
+	const char *nameless[] = {""};
+
+	assert_int_equal(rd_sink_expect_roots(s, nameless, 1), 0);
+	assert_int_equal(mk(s, "home", 1), 0);
+	assert_int_equal(put_file(s, "home/.bashrc", 0, "ok", 0644), 0);
+	assert_int_equal(put_file(s, ".bashrc", 1, "evil", 0644), -RD_EPROTO);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "new");
+	expect_content(tp(x, "dest/new/.bashrc"), "ok");
 }
 
 static void test_sink_abort_cleans_up(void **state)
@@ -606,6 +626,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_enospc, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_large_offset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_expect_roots, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_expect_nameless_rename, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_deferred_post, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),

@@ -2,24 +2,27 @@
 /*
  * Source walk for the sender.
  *
- * libarchive's disk reader lists a whole directory before it descends
- * into any of its subdirectories, and it never reports leaving one. That
- * order cannot place a directory's POST entry right after its contents
- * without remembering every pending subdirectory. So each directory level
- * gets its own reader that lists just that directory (descend once, on
- * its first header); a subdirectory found in the listing pushes a new
- * level, and a level's EOF is exactly "this directory is done": emit its
- * POST and pop. The walk is depth-first and the state is one reader plus
- * a few lengths per level: memory is bounded by depth, not by file count.
+ * Every object is reached from its parent's open descriptor by one name:
+ * fstatat(AT_SYMLINK_NOFOLLOW) says what it is, openat(O_NOFOLLOW) opens
+ * it, fstat on the new descriptor says what was really opened (a swap
+ * between the two calls shows up as "changed while walking"). A path
+ * string is never resolved again, so a symlink swapped in anywhere below
+ * a source cannot lead the walk out of it (issue 7, item 1).
  *
- * The wire path of the current directory and its local path live in two
+ * Each directory level is one DIR stream (fdopendir); a subdirectory
+ * found in a listing pushes a new level, and the end of a listing is
+ * exactly "this directory is done": emit its POST entry and pop. The
+ * walk is depth-first and its state is one stream plus a few lengths per
+ * level: memory is bounded by depth, not by file count.
+ *
+ * The wire path of the current directory and its display path (the local
+ * path for command-line sources, the wire path otherwise) live in two
  * buffers; each level records where its part ends, so popping is a
  * truncation.
  */
 #include "lib/tree/rd_tree.h"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,38 +34,39 @@
 
 #include "lib/base/rd_escape.h"
 
-#define LOCAL_MAX (PATH_MAX + RD_PATH_MAX + 2)
-#define AGAIN	  1000 /* internal: nothing to return yet, loop */
-
-#define DISK_BEHAVIOR                                                                       \
-	(ARCHIVE_READDISK_NO_XATTR | ARCHIVE_READDISK_NO_ACL | ARCHIVE_READDISK_NO_FFLAGS | \
-	 ARCHIVE_READDISK_NO_SPARSE)
+#define SHOW_MAX (PATH_MAX + RD_PATH_MAX + 2)
+#define AGAIN	 1000 /* internal: nothing to return yet, loop */
+#define OPEN_RD	 (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 struct level {
-	struct archive *a;
-	int started; /* first header (the directory itself) consumed */
-	int dead;    /* reader failed: finish this level at the next call */
-	size_t wire_len, local_len;
+	DIR *d;
+	int dead; /* listing failed: finish this level at the next call */
+	size_t wire_len, show_len;
 	uint32_t mode, uid, gid;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 };
 
+struct src {
+	char *path; /* command-line source, opened following symlinks; or NULL */
+	int dirfd;  /* else: our dup of the caller's descriptor */
+	char *name; /* one component beneath dirfd, or NULL: dirfd itself */
+	char *wire; /* wire name (NULL: from path or name) */
+};
+
 struct rd_tree {
 	struct rd_err err;
 	unsigned flags;
-	char **sources; /* copies: the caller's array may go away */
-	char **names;	/* wire names of the sources, NULL = their base names */
+	struct src *src;
 	int nsources, next_source;
-	struct archive_entry *ae;
 	struct level *lv;
 	size_t depth, cap;
 	char wire[RD_PATH_MAX + 1];
-	char local[LOCAL_MAX];
+	char show[SHOW_MAX];
 	char esc[RD_ERR_MSG_MAX / 2]; /* leaves room for the reason */
 };
 
-/* Escaped copy of a local path for messages (one at a time), "..." if cut. */
+/* Escaped copy of a path for messages (one at a time), "..." if cut. */
 static const char *esc(struct rd_tree *t, const char *p)
 {
 	if (rd_escape(t->esc, sizeof(t->esc), p, strlen(p)) >= sizeof(t->esc))
@@ -70,24 +74,9 @@ static const char *esc(struct rd_tree *t, const char *p)
 	return t->esc;
 }
 
-/* libarchive reports -1 for "no errno" */
-static int ar_errno(struct archive *a)
-{
-	int e = archive_errno(a);
-
-	return e > 0 ? e : 0;
-}
-
 static void entry_reset(struct rd_tree_entry *e)
 {
-	e->type = 0;
-	e->flags = 0;
-	e->mode = 0;
-	e->uid = 0;
-	e->gid = 0;
-	e->size = 0;
-	e->mtime_sec = 0;
-	e->mtime_nsec = 0;
+	memset(e, 0, offsetof(struct rd_tree_entry, path));
 	e->path[0] = '\0';
 	e->path_len = 0;
 	e->target[0] = '\0';
@@ -104,21 +93,22 @@ static void entry_stat(struct rd_tree_entry *e, const struct stat *st)
 	e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
 }
 
-/* A skip: e->path gets the local path (truncated), the message is set. */
-static int skip(struct rd_tree *t, struct rd_tree_entry *e, const char *local, int errnum,
+/* A skip: e->path gets the display path (truncated), the message is set. */
+static int skip(struct rd_tree *t, struct rd_tree_entry *e, const char *show, int errnum,
 		const char *why)
 {
-	size_t n = strlen(local);
+	size_t n = strlen(show);
 
 	if (n > RD_PATH_MAX)
 		n = RD_PATH_MAX;
-	memcpy(e->path, local, n);
+	memcpy(e->path, show, n);
 	e->path[n] = '\0';
 	e->path_len = n;
+	e->fd = -1;
 	if (why)
-		rd_err_set(&t->err, RD_ESYS, errnum, "%s: %s", esc(t, local), why);
+		rd_err_set(&t->err, RD_ESYS, errnum, "%s: %s", esc(t, show), why);
 	else
-		rd_err_set(&t->err, RD_ESYS, errnum, "%s", esc(t, local));
+		rd_err_set(&t->err, RD_ESYS, errnum, "%s", esc(t, show));
 	return RD_TREE_SKIP;
 }
 
@@ -129,68 +119,34 @@ static void set_wire(struct rd_tree_entry *e, const char *p, size_t n)
 	e->path_len = n;
 }
 
-/* Open a regular file now; size and times come from the same fd. */
-static int emit_file(struct rd_tree *t, struct rd_tree_entry *e, const char *local, int follow)
-{
-	struct stat st;
-	int fd;
-
-	fd = open(local, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0)
-		return skip(t, e, local, errno, NULL);
-	if (fstat(fd, &st) < 0) {
-		int err = errno;
-
-		close(fd);
-		return skip(t, e, local, err, NULL);
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return skip(t, e, local, 0, "changed while walking; skipped");
-	}
-	/* O_NONBLOCK only guarded the open against a fifo swapped in */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-	e->type = RD_FT_REG;
-	entry_stat(e, &st);
-	e->size = (uint64_t)st.st_size;
-	e->fd = fd;
-	return RD_TREE_ENTRY;
-}
-
-static int push_level(struct rd_tree *t, const char *local, int follow, const struct stat *st,
-		      size_t wire_len, size_t local_len)
+static int push_level(struct rd_tree *t, int fd, const struct stat *st, size_t wire_len,
+		      size_t show_len)
 {
 	struct level *l;
-	int ret = 0;
 
 	if (t->depth == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 16;
 		struct level *n = realloc(t->lv, cap * sizeof(*n));
 
-		if (!n)
-			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, local));
+		if (!n) {
+			close(fd);
+			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
+		}
 		t->lv = n;
 		t->cap = cap;
 	}
 	l = &t->lv[t->depth];
 	memset(l, 0, sizeof(*l));
-	l->a = archive_read_disk_new();
-	if (!l->a)
-		return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, local));
-	if (follow)
-		archive_read_disk_set_symlink_hybrid(l->a);
-	else
-		archive_read_disk_set_symlink_physical(l->a);
-	archive_read_disk_set_behavior(l->a, DISK_BEHAVIOR);
-	if (archive_read_disk_open(l->a, local) != ARCHIVE_OK) {
-		ret = rd_err_set(&t->err, RD_ESYS, ar_errno(l->a), "walk %s: %s", esc(t, local),
-				 archive_error_string(l->a));
-		archive_read_free(l->a);
-		l->a = NULL;
-		return ret;
+	l->d = fdopendir(fd);
+	if (!l->d) {
+		int e = errno;
+
+		close(fd);
+		return rd_err_set(&t->err, e == ENOMEM ? RD_ENOMEM : RD_ESYS, e, "walk %s",
+				  esc(t, t->show));
 	}
 	l->wire_len = wire_len;
-	l->local_len = local_len;
+	l->show_len = show_len;
 	l->mode = st->st_mode;
 	l->uid = st->st_uid;
 	l->gid = st->st_gid;
@@ -200,18 +156,96 @@ static int push_level(struct rd_tree *t, const char *local, int follow, const st
 	return 0;
 }
 
-/* Check a directory can be opened before announcing it. */
-static int probe_dir(const char *local, int follow, struct stat *st)
+static void pop_level(struct rd_tree *t)
 {
-	int fd, err = 0;
+	struct level *l = &t->lv[--t->depth];
 
-	fd = open(local, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW));
-	if (fd < 0)
-		return errno;
-	if (fstat(fd, st) < 0)
-		err = errno;
-	close(fd);
-	return err;
+	closedir(l->d);
+	l->d = NULL;
+	if (t->depth) {
+		l = &t->lv[t->depth - 1];
+		t->wire[l->wire_len] = '\0';
+		t->show[l->show_len] = '\0';
+	}
+}
+
+/*
+ * fd was just opened for the entry whose wire path is in e and whose
+ * display path is t->show: a regular file becomes the entry, a directory
+ * a new level (top = it is a source: -r applies). Takes fd.
+ */
+static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, size_t wl,
+		   size_t sl)
+{
+	struct stat st;
+	int ret;
+
+	if (fstat(fd, &st) < 0) {
+		int err = errno;
+
+		close(fd);
+		return skip(t, e, t->show, err, NULL);
+	}
+	if (S_ISREG(st.st_mode)) {
+		/* O_NONBLOCK only guarded the open against a fifo swapped in */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		e->type = RD_FT_REG;
+		entry_stat(e, &st);
+		e->size = (uint64_t)st.st_size;
+		e->fd = fd;
+		return RD_TREE_ENTRY;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		close(fd);
+		return skip(t, e, t->show, 0,
+			    top ? "not a regular file, directory or symlink; skipped"
+				: "changed while walking; skipped");
+	}
+	if (top && !(t->flags & RD_TREE_RECURSIVE)) {
+		close(fd);
+		return skip(t, e, t->show, 0, "is a directory (use -r)");
+	}
+	ret = push_level(t, fd, &st, wl, sl);
+	if (ret < 0)
+		return ret;
+	e->type = RD_FT_DIR;
+	entry_stat(e, &st);
+	return RD_TREE_ENTRY;
+}
+
+/*
+ * Entry `name` beneath dirfd, never following a symlink; wire path and
+ * display path are already in e and t->show.
+ */
+static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
+		   int top, size_t wl, size_t sl)
+{
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return skip(t, e, t->show, errno, NULL);
+	if (S_ISLNK(st.st_mode)) {
+		n = readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
+		if (n <= 0 || n > RD_PATH_MAX)
+			return skip(t, e, t->show, n < 0 ? errno : 0,
+				    "symlink target too long or unreadable; skipped");
+		e->target[n] = '\0';
+		e->target_len = (size_t)n;
+		e->type = RD_FT_SYMLINK;
+		entry_stat(e, &st);
+		return RD_TREE_ENTRY;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return skip(t, e, t->show, 0, "not a regular file, directory or symlink; skipped");
+	fd = openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	if (fd < 0) {
+		if (errno == ELOOP || errno == ENOTDIR)
+			return skip(t, e, t->show, 0, "changed while walking; skipped");
+		return skip(t, e, t->show, errno, NULL);
+	}
+	return emit_fd(t, e, fd, top, wl, sl);
 }
 
 /* Wire name of a command-line source: its base name, or realpath's. */
@@ -251,61 +285,56 @@ out:
 	return ret;
 }
 
-static int start_source(struct rd_tree *t, struct rd_tree_entry *e, const char *src)
+/* A command-line source: symlinks named there are followed (cp -H). */
+static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct src *s)
 {
 	char name[NAME_MAX + 1];
 	struct stat st;
-	size_t n = strlen(src), wl;
-	int ret, err;
+	size_t n = strlen(s->path), wl;
+	int ret, fd;
 
-	if (stat(src, &st) < 0)
-		return skip(t, e, src, errno, NULL);
-	if (t->names && t->names[t->next_source - 1]) {
-		snprintf(name, sizeof(name), "%s", t->names[t->next_source - 1]);
-	} else {
-		ret = root_name(t, e, src, name, sizeof(name));
-		if (ret != RD_TREE_ENTRY)
-			return ret;
-	}
-	while (n > 1 && src[n - 1] == '/')
+	while (n > 1 && s->path[n - 1] == '/')
 		n--;
-	if (n >= sizeof(t->local))
-		return skip(t, e, src, ENAMETOOLONG, NULL);
-	memcpy(t->local, src, n);
-	t->local[n] = '\0';
+	if (n >= PATH_MAX)
+		return skip(t, e, s->path, ENAMETOOLONG, NULL);
+	if (stat(s->path, &st) < 0)
+		return skip(t, e, s->path, errno, NULL);
+	ret = root_name(t, e, s->path, name, sizeof(name));
+	if (ret != RD_TREE_ENTRY)
+		return ret;
+	memcpy(t->show, s->path, n);
+	t->show[n] = '\0';
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return skip(t, e, t->show, 0, "not a regular file, directory or symlink; skipped");
+	if (S_ISDIR(st.st_mode) && !(t->flags & RD_TREE_RECURSIVE))
+		return skip(t, e, t->show, 0, "is a directory (use -r)");
 	wl = strlen(name);
+	memcpy(t->wire, name, wl + 1);
 	set_wire(e, name, wl);
 	e->flags = RD_FF_ROOT;
-
-	if (S_ISREG(st.st_mode))
-		return emit_file(t, e, t->local, 1);
-	if (!S_ISDIR(st.st_mode))
-		return skip(t, e, src, 0, "not a regular file, directory or symlink; skipped");
-	if (!(t->flags & RD_TREE_RECURSIVE))
-		return skip(t, e, src, 0, "is a directory (use -r)");
-	err = probe_dir(t->local, 1, &st);
-	if (err)
-		return skip(t, e, src, err, NULL);
-	memcpy(t->wire, name, wl + 1);
-	ret = push_level(t, t->local, 1, &st, wl, n);
-	if (ret < 0)
-		return ret;
-	e->type = RD_FT_DIR;
-	entry_stat(e, &st);
-	return RD_TREE_ENTRY;
+	fd = open(s->path, OPEN_RD | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	if (fd < 0)
+		return skip(t, e, t->show, errno, NULL);
+	return emit_fd(t, e, fd, 1, wl, n);
 }
 
-static void pop_level(struct rd_tree *t)
+/* A descriptor source: shown by its wire name only. */
+static int start_fd(struct rd_tree *t, struct rd_tree_entry *e, const struct src *s)
 {
-	struct level *l = &t->lv[--t->depth];
+	const char *w = s->wire ? s->wire : s->name;
+	size_t wl = strlen(w);
+	int fd;
 
-	archive_read_free(l->a);
-	l->a = NULL;
-	if (t->depth) {
-		l = &t->lv[t->depth - 1];
-		t->wire[l->wire_len] = '\0';
-		t->local[l->local_len] = '\0';
-	}
+	memcpy(t->wire, w, wl + 1);
+	memcpy(t->show, w, wl + 1);
+	set_wire(e, w, wl);
+	e->flags = RD_FF_ROOT;
+	if (s->name)
+		return emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
+	fd = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return skip(t, e, t->show, errno, NULL);
+	return emit_fd(t, e, fd, 1, wl, wl);
 }
 
 /* The directory of the top level is done: its POST entry. */
@@ -325,113 +354,51 @@ static int emit_post(struct rd_tree *t, struct rd_tree_entry *e)
 	return RD_TREE_ENTRY;
 }
 
-/* One child of the top level's directory, named by its last component. */
-static int emit_child(struct rd_tree *t, struct rd_tree_entry *e)
-{
-	struct level *l = &t->lv[t->depth - 1];
-	const char *p = archive_entry_pathname(t->ae), *name, *tgt;
-	size_t nl, wl, ll, tl;
-	struct stat st;
-	int ret, err;
-
-	if (!p)
-		return rd_err_set(&t->err, RD_ESYS, 0, "walk %s: entry without a name",
-				  esc(t, t->local));
-	name = strrchr(p, '/');
-	name = name ? name + 1 : p;
-	nl = strlen(name);
-	wl = l->wire_len + 1 + nl;
-	ll = l->local_len + 1 + nl;
-	if (ll >= sizeof(t->local))
-		return skip(t, e, p, ENAMETOOLONG, NULL);
-	/* Build the local path in place; pop_level() truncates it again. */
-	t->local[l->local_len] = '/';
-	memcpy(t->local + l->local_len + 1, name, nl + 1);
-	if (wl > RD_PATH_MAX) {
-		ret = skip(t, e, t->local, 0, "name too long for the wire; skipped");
-		goto out;
-	}
-	t->wire[l->wire_len] = '/';
-	memcpy(t->wire + l->wire_len + 1, name, nl + 1);
-	set_wire(e, t->wire, wl);
-
-	switch (archive_entry_filetype(t->ae)) {
-	case AE_IFREG:
-		ret = emit_file(t, e, t->local, 0);
-		break;
-	case AE_IFLNK:
-		tgt = archive_entry_symlink(t->ae);
-		tl = tgt ? strlen(tgt) : 0;
-		if (!tgt || tl > RD_PATH_MAX) {
-			ret = skip(t, e, t->local, 0,
-				   "symlink target too long or unreadable; skipped");
-			break;
-		}
-		e->type = RD_FT_SYMLINK;
-		entry_stat(e, archive_entry_stat(t->ae));
-		memcpy(e->target, tgt, tl + 1);
-		e->target_len = tl;
-		ret = RD_TREE_ENTRY;
-		break;
-	case AE_IFDIR:
-		err = probe_dir(t->local, 0, &st);
-		if (err) {
-			ret = skip(t, e, t->local, err, NULL);
-			break;
-		}
-		ret = push_level(t, t->local, 0, &st, wl, ll);
-		if (ret < 0)
-			break;
-		e->type = RD_FT_DIR;
-		entry_stat(e, &st);
-		return RD_TREE_ENTRY; /* buffers now belong to the new level */
-	default:
-		ret = skip(t, e, t->local, 0, "not a regular file, directory or symlink; skipped");
-		break;
-	}
-out:
-	t->wire[l->wire_len] = '\0';
-	t->local[l->local_len] = '\0';
-	return ret;
-}
-
 /* Advance the top level; returns an rd_tree_next() result or AGAIN. */
 static int step_level(struct rd_tree *t, struct rd_tree_entry *e)
 {
 	struct level *l = &t->lv[t->depth - 1];
-	int r;
+	struct dirent *de;
+	size_t nl, wl, sl;
+	int ret;
 
 	if (l->dead)
 		return emit_post(t, e);
-	r = archive_read_next_header2(l->a, t->ae);
-	if (r == ARCHIVE_EOF)
-		return emit_post(t, e);
-	if (r == ARCHIVE_RETRY)
-		return AGAIN;
-	if (r == ARCHIVE_FATAL || (r == ARCHIVE_FAILED && !l->started)) {
+	errno = 0;
+	de = readdir(l->d);
+	if (!de) {
+		if (!errno)
+			return emit_post(t, e);
 		l->dead = 1;
-		return skip(t, e, t->local, ar_errno(l->a), archive_error_string(l->a));
+		return skip(t, e, t->show, errno, "reading the directory");
 	}
-	if (r == ARCHIVE_FAILED) {
-		const char *p = archive_entry_pathname(t->ae);
-
-		return skip(t, e, p ? p : t->local, ar_errno(l->a), archive_error_string(l->a));
-	}
-	if (!l->started) {
-		/* The directory itself, already announced by its parent. */
-		l->started = 1;
-		if (archive_entry_filetype(t->ae) != AE_IFDIR ||
-		    archive_read_disk_descend(l->a) != ARCHIVE_OK) {
-			l->dead = 1;
-			return skip(t, e, t->local, 0, "changed while walking; skipped");
-		}
+	if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 		return AGAIN;
+	nl = strlen(de->d_name);
+	wl = l->wire_len + 1 + nl;
+	sl = l->show_len + 1 + nl;
+	/* Build both paths in place; the level's lengths truncate them again. */
+	t->show[l->show_len] = '/';
+	memcpy(t->show + l->show_len + 1, de->d_name, nl + 1);
+	if (wl > RD_PATH_MAX) {
+		ret = skip(t, e, t->show, 0, "name too long for the wire; skipped");
+		goto out;
 	}
-	return emit_child(t, e);
+	t->wire[l->wire_len] = '/';
+	memcpy(t->wire + l->wire_len + 1, de->d_name, nl + 1);
+	set_wire(e, t->wire, wl);
+	ret = emit_at(t, e, dirfd(l->d), de->d_name, 0, wl, sl);
+	if (ret == RD_TREE_ENTRY && e->type == RD_FT_DIR)
+		return ret; /* the buffers now belong to the new level */
+out:
+	t->wire[l->wire_len] = '\0';
+	t->show[l->show_len] = '\0';
+	return ret;
 }
 
 int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e)
 {
+	const struct src *s;
 	int ret;
 
 	for (;;) {
@@ -439,7 +406,8 @@ int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e)
 		if (t->depth) {
 			ret = step_level(t, e);
 		} else if (t->next_source < t->nsources) {
-			ret = start_source(t, e, t->sources[t->next_source++]);
+			s = &t->src[t->next_source++];
+			ret = s->path ? start_path(t, e, s) : start_fd(t, e, s);
 		} else {
 			ret = RD_TREE_END;
 		}
@@ -448,40 +416,98 @@ int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e)
 	}
 }
 
-int rd_tree_open(struct rd_tree **out, const char *const *sources, int nsources, unsigned flags,
-		 struct rd_err *err)
+static int tree_new(struct rd_tree **out, int n, unsigned flags, struct rd_err *err)
 {
 	struct rd_tree *t;
 	int i;
 
 	*out = NULL;
-	if (nsources < 0 || (nsources > 0 && !sources))
+	if (n < 0)
 		return rd_err_set(err, RD_EUSAGE, 0, "no sources");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
-	t->ae = archive_entry_new();
-	if (!t->ae) {
-		free(t);
-		return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
-	}
 	t->flags = flags;
-	if (nsources > 0) {
-		t->sources = calloc((size_t)nsources, sizeof(*t->sources));
-		if (!t->sources)
-			goto nomem;
+	if (n > 0) {
+		t->src = calloc((size_t)n, sizeof(*t->src));
+		if (!t->src) {
+			free(t);
+			return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+		}
 	}
+	for (i = 0; i < n; i++)
+		t->src[i].dirfd = -1;
+	t->nsources = n;
+	*out = t;
+	return 0;
+}
+
+static int one_name(const char *n)
+{
+	return n && n[0] && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..") &&
+	       strlen(n) <= NAME_MAX;
+}
+
+int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int nsources,
+		 unsigned flags, struct rd_err *err)
+{
+	struct rd_tree *t;
+	int i, ret;
+
+	if (nsources > 0 && !sources)
+		return rd_err_set(err, RD_EUSAGE, 0, "no sources");
+	ret = tree_new(&t, nsources, flags, err);
+	if (ret)
+		return ret;
 	for (i = 0; i < nsources; i++) {
-		t->sources[i] = strdup(sources[i] ? sources[i] : "");
-		if (!t->sources[i])
-			goto nomem;
-		t->nsources = i + 1;
+		const struct rd_tree_src *s = &sources[i];
+		struct src *d = &t->src[i];
+
+		if ((s->name && !one_name(s->name)) || (s->wire && !one_name(s->wire)) ||
+		    (!s->name && !s->wire)) {
+			ret = rd_err_set(err, RD_EUSAGE, 0, "source %d: bad name", i);
+			goto fail;
+		}
+		d->dirfd = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0);
+		if (d->dirfd < 0) {
+			ret = rd_err_set(err, errno == EMFILE ? RD_ENOMEM : RD_ESYS, errno,
+					 "source %d", i);
+			goto fail;
+		}
+		d->name = s->name ? strdup(s->name) : NULL;
+		d->wire = s->wire ? strdup(s->wire) : NULL;
+		if ((s->name && !d->name) || (s->wire && !d->wire)) {
+			ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+			goto fail;
+		}
 	}
 	*out = t;
 	return 0;
-nomem:
+fail:
 	rd_tree_close(t);
-	return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+	return ret;
+}
+
+int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npaths,
+		       unsigned flags, struct rd_err *err)
+{
+	struct rd_tree *t;
+	int i, ret;
+
+	if (npaths > 0 && !paths)
+		return rd_err_set(err, RD_EUSAGE, 0, "no sources");
+	ret = tree_new(&t, npaths, flags, err);
+	if (ret)
+		return ret;
+	for (i = 0; i < npaths; i++) {
+		t->src[i].path = strdup(paths[i] ? paths[i] : "");
+		if (!t->src[i].path) {
+			rd_tree_close(t);
+			return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+		}
+	}
+	*out = t;
+	return 0;
 }
 
 const struct rd_err *rd_tree_err(const struct rd_tree *t)
@@ -499,29 +525,12 @@ void rd_tree_close(struct rd_tree *t)
 		pop_level(t);
 	free(t->lv);
 	for (i = 0; i < t->nsources; i++) {
-		free(t->sources[i]);
-		if (t->names)
-			free(t->names[i]);
+		free(t->src[i].path);
+		free(t->src[i].name);
+		free(t->src[i].wire);
+		if (t->src[i].dirfd >= 0)
+			close(t->src[i].dirfd);
 	}
-	free(t->sources);
-	free(t->names);
-	archive_entry_free(t->ae);
+	free(t->src);
 	free(t);
-}
-
-int rd_tree_set_root_name(struct rd_tree *t, int i, const char *name)
-{
-	size_t n = strlen(name);
-
-	if (i < 0 || i >= t->nsources || !n || n > NAME_MAX || strchr(name, '/') ||
-	    !strcmp(name, ".") || !strcmp(name, ".."))
-		return rd_err_set(&t->err, RD_EUSAGE, 0, "bad top-level name");
-	if (!t->names) {
-		t->names = calloc((size_t)t->nsources, sizeof(*t->names));
-		if (!t->names)
-			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "names");
-	}
-	free(t->names[i]);
-	t->names[i] = strdup(name);
-	return t->names[i] ? 0 : rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "names");
 }

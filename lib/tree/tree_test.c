@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -140,7 +142,7 @@ static void walk(struct walk *w, const char *const *src, int n, unsigned flags)
 
 	memset(w, 0, sizeof(*w));
 	rd_err_clear(&err);
-	assert_int_equal(rd_tree_open(&t, src, n, flags, &err), 0);
+	assert_int_equal(rd_tree_open_paths(&t, src, n, flags, &err), 0);
 	for (;;) {
 		w->e = realloc(w->e, (w->n + 1) * sizeof(*w->e));
 		w->kind = realloc(w->kind, (w->n + 1) * sizeof(*w->kind));
@@ -408,7 +410,7 @@ static void test_tree_close_midway_no_leak(void **state)
 	struct rd_err err;
 	int fds = count_fds(), i;
 
-	assert_int_equal(rd_tree_open(&t, src, 1, RD_TREE_RECURSIVE, &err), 0);
+	assert_int_equal(rd_tree_open_paths(&t, src, 1, RD_TREE_RECURSIVE, &err), 0);
 	for (i = 0; i < 12; i++) {
 		assert_true(rd_tree_next(t, &e) > 0);
 		if (e.fd >= 0)
@@ -417,6 +419,131 @@ static void test_tree_close_midway_no_leak(void **state)
 	rd_tree_close(t);
 	rd_tree_close(NULL);
 	assert_int_equal(count_fds(), fds);
+}
+
+/* Descriptor sources: named by their wire name, never by where they live. */
+static void test_tree_fd_sources(void **state)
+{
+	struct rd_tree_src src[3];
+	struct rd_tree_entry e;
+	struct rd_tree *t;
+	struct rd_err err;
+	int dfd = open(bp("src"), O_RDONLY | O_DIRECTORY), ffd = open(bp("file1"), O_RDONLY);
+	int r, fds, nskip = 0, nent = 0, sawfifo = 0;
+
+	assert_true(dfd >= 0 && ffd >= 0);
+	fds = count_fds();
+	memset(src, 0, sizeof(src));
+	src[0].dirfd = dfd; /* the directory itself, named "mod" */
+	src[0].wire = "mod";
+	src[1].dirfd = dfd; /* a symlink beneath it: sent as a link */
+	src[1].name = "lnk";
+	src[2].dirfd = ffd;
+	src[2].wire = "f";
+	assert_int_equal(rd_tree_open(&t, src, 3, RD_TREE_RECURSIVE, &err), 0);
+	close(dfd);
+	close(ffd);
+	while ((r = rd_tree_next(t, &e)) > 0) {
+		if (r == RD_TREE_SKIP) {
+			nskip++;
+			/* the skip names the wire path, not the server's path */
+			assert_null(strstr(e.path, base));
+			assert_null(strstr(rd_tree_err(t)->msg, base));
+			if (!strcmp(e.path, "mod/fifo"))
+				sawfifo = 1;
+			continue;
+		}
+		nent++;
+		if (e.flags & RD_FF_ROOT)
+			assert_true(!strcmp(e.path, "mod") || !strcmp(e.path, "lnk") ||
+				    !strcmp(e.path, "f"));
+		if (!strcmp(e.path, "lnk")) {
+			assert_int_equal(e.type, RD_FT_SYMLINK);
+			assert_string_equal(e.target, "a.txt");
+		}
+		if (!strcmp(e.path, "f"))
+			assert_int_equal(e.size, 10);
+		if (e.fd >= 0)
+			close(e.fd);
+	}
+	assert_int_equal(r, RD_TREE_END);
+	assert_true(sawfifo);
+	assert_int_equal(nskip, 1);
+	assert_true(nent > 10);
+	rd_tree_close(t);
+	assert_int_equal(count_fds(), fds - 2);
+	/* names must be one component */
+	src[0].name = "a/b";
+	assert_int_equal(rd_tree_open(&t, src, 1, 0, &err), -RD_EUSAGE);
+	src[0].name = "..";
+	assert_int_equal(rd_tree_open(&t, src, 1, 0, &err), -RD_EUSAGE);
+}
+
+/*
+ * Issue 7 item 1: a local user swaps "x" and a symlink to a secret
+ * outside the source (renameat2 RENAME_EXCHANGE) as fast as it can while
+ * the sender opens x and walks the directory: not one byte of the secret
+ * may come out.
+ */
+static volatile int swap_stop;
+
+static void *swapper(void *arg)
+{
+	int dfd = *(int *)arg;
+
+	while (!swap_stop)
+		syscall(SYS_renameat2, dfd, "x", dfd, "y", 2 /* RENAME_EXCHANGE */);
+	return NULL;
+}
+
+static void test_tree_swap_never_leaks(void **state)
+{
+	struct rd_tree_src src;
+	struct rd_tree_entry e;
+	struct rd_tree *t;
+	struct rd_err err;
+	char buf[64], target[PATH_MAX];
+	pthread_t th;
+	int dfd, r, i, nfile = 0, nlink = 0;
+	ssize_t n;
+
+	mk("swap");
+	put("swap/x", "public");
+	put("swap-secret", "SECRET");
+	snprintf(target, sizeof(target), "%s/swap-secret", base);
+	ln(target, "swap/y");
+	dfd = open(bp("swap"), O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	swap_stop = 0;
+	assert_int_equal(pthread_create(&th, NULL, swapper, &dfd), 0);
+	for (i = 0; i < 4000; i++) {
+		memset(&src, 0, sizeof(src));
+		src.dirfd = dfd;
+		src.name = (i & 1) ? "x" : NULL; /* one file, or the whole directory */
+		src.wire = (i & 1) ? NULL : "swap";
+		assert_int_equal(rd_tree_open(&t, &src, 1, RD_TREE_RECURSIVE, &err), 0);
+		while ((r = rd_tree_next(t, &e)) > 0) {
+			if (e.fd < 0) {
+				nlink += e.type == RD_FT_SYMLINK;
+				continue;
+			}
+			n = pread(e.fd, buf, sizeof(buf), 0);
+			close(e.fd);
+			assert_true(n >= 0);
+			assert_null(memmem(buf, (size_t)n, "SECRET", 6));
+			nfile++;
+		}
+		assert_int_equal(r, RD_TREE_END);
+		rd_tree_close(t);
+	}
+	swap_stop = 1;
+	pthread_join(th, NULL);
+	close(dfd);
+	/* the race really ran: x was seen both as the file and as the link */
+	assert_true(nfile > 0);
+	assert_true(nlink > 0);
+	rm_rf(bp("swap"));
+	unlink(bp("swap-secret"));
 }
 
 int main(void)
@@ -429,6 +556,8 @@ int main(void)
 	    cmocka_unit_test(test_tree_unreadable),
 	    cmocka_unit_test(test_tree_name_too_long),
 	    cmocka_unit_test(test_tree_close_midway_no_leak),
+	    cmocka_unit_test(test_tree_fd_sources),
+	    cmocka_unit_test(test_tree_swap_never_leaks),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

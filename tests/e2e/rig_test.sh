@@ -3,7 +3,9 @@
 # and run a guest script there with the built binaries.
 #   rig_test.sh 1|2 GUEST_SCRIPT [VAR=value ...]
 # Binaries come from Bazel runfiles, resolved to real paths (the guests see
-# the host's / read-only, but not Bazel's sandbox or symlink forest).
+# the host's / read-only, but not Bazel's sandbox or symlink forest). The
+# guests mount tmpfs over /tmp, /root, ...: --bind-runfiles binds the
+# checkout (and output base) the runfiles point into when it is there.
 set -euo pipefail
 
 mode=$1
@@ -28,9 +30,10 @@ for kv in "$@"; do
 done
 
 timeout_s=${RIG_TEST_TIMEOUT:-600}
+rig_opts=(--timeout "$timeout_s" --bind-runfiles="${TEST_SRCDIR:-$runfiles/..}")
 cmd=(env RIG_MODE="$mode" "${env_args[@]}" bash "$guest" "$rdcp" "$rdcpd" "$lib")
 if [ "$mode" = 1 ]; then
-	exec bash "$rig" run1 --timeout "$timeout_s" -- "${cmd[@]}"
+	exec bash "$rig" run1 "${rig_opts[@]}" -- "${cmd[@]}"
 fi
 printf -v qcmd '%q ' "${cmd[@]}"
-exec bash "$rig" run2 --timeout "$timeout_s" --a "$qcmd" --b "$qcmd"
+exec bash "$rig" run2 "${rig_opts[@]}" --a "$qcmd" --b "$qcmd"

@@ -139,12 +139,56 @@ fi
 mkdir -p /tmp/pullall
 timeout 60 "$RDCP" -r --timeout 10 "$IP::m" /tmp/pullall/ >$LOGS/pull-all.out 2>&1
 rc=$?
-if [ $rc -ne 124 ] && [ -L /tmp/pullall/mod/link ] && ! grep -rqs secret /tmp/pullall; then
-	pass "pull -r m: the planted link came over as a link, no target data (exit $rc)"
+if [ $rc -ne 124 ] && [ -L /tmp/pullall/m/link ] && ! grep -rqs secret /tmp/pullall; then
+	pass "pull -r m: the module root arrived named m, the planted link as a link, no target data (exit $rc)"
 else
 	fail "pull -r m: exit $rc; $(cat $LOGS/pull-all.out); $(find /tmp/pullall -exec ls -ld {} + 2>&1)"
 fi
 rm -rf /tmp/outside/secret /tmp/pullall
+
+# Issue 7 item 1: a local user swaps m/sw/x and a symlink to a secret
+# outside the module (renameat2 RENAME_EXCHANGE, tight loop) while rdcp
+# pulls m/sw/x and m/sw over and over: never a byte of the secret arrives.
+mkdir -p /tmp/mod/sw
+printf 'public\n' >/tmp/mod/sw/x
+printf 'TOPSECRET\n' >/tmp/outside/secret
+ln -s /tmp/outside/secret /tmp/mod/sw/y
+timeout 60 "$RDCP" --timeout 10 "$IP::m/sw/y" /tmp/pulled >$LOGS/pull-y.out 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ ! -e /tmp/pulled ] && grep -q symlink $LOGS/pull-y.out; then
+	pass "pull m/sw/y (a symlink) refused: paths through symlinks are refused (exit $rc)"
+else
+	fail "pull m/sw/y: exit $rc, $(cat $LOGS/pull-y.out), /tmp/pulled: $(ls -l /tmp/pulled 2>&1)"
+fi
+rm -f /tmp/pulled
+"$EVIL" swap /tmp/mod/sw x y "${HOSTILE_SWAP_SECONDS:-40}" >$LOGS/swap.out 2>&1 &
+SWPID=$!
+pulls=0 okx=0 okdir=0 leaked=0
+end=$(($(date +%s) + ${HOSTILE_SWAP_SECONDS:-40} - 5))
+while [ "$(date +%s)" -lt $end ]; do
+	rm -rf /tmp/swp
+	mkdir /tmp/swp
+	if [ $((pulls % 2)) -eq 0 ]; then
+		timeout 30 "$RDCP" --timeout 10 "$IP::m/sw/x" /tmp/swp/ >$LOGS/swp.out 2>&1 &&
+			okx=$((okx + 1))
+	else
+		timeout 30 "$RDCP" -r --timeout 10 "$IP::m/sw" /tmp/swp/ >$LOGS/swp.out 2>&1 &&
+			okdir=$((okdir + 1))
+	fi
+	pulls=$((pulls + 1))
+	if grep -rqs TOPSECRET /tmp/swp; then
+		leaked=$((leaked + 1))
+		echo "    leak on pull $pulls: $(find /tmp/swp -exec ls -ld {} + 2>&1)"
+	fi
+done
+wait $SWPID
+echo "    $(cat $LOGS/swap.out); $pulls pulls: $okx of m/sw/x and $okdir of m/sw succeeded"
+if [ $leaked -eq 0 ] && [ $pulls -ge 6 ] && [ $okx -gt 0 ] && [ $okdir -gt 0 ]; then
+	pass "swapper: $pulls pulls during the swap, none brought the secret"
+else
+	fail "swapper: $leaked of $pulls pulls brought the secret ($okx/$okdir succeeded)"
+fi
+rm -rf /tmp/swp /tmp/mod/sw /tmp/outside/secret
 if kill -0 $DPID 2>/dev/null; then
 	pass "rdcpd still running at the end"
 else
@@ -158,8 +202,12 @@ sed 's/^/    /' $LOGS/rdcpd.log
 # ---------------------------------------------------------------- pull side
 echo "=== pull side: real rdcp against rdcp_evil serve-evil"
 # Each case once into an existing DEST (entries go inside it); "extra" a
-# second time into a DEST that does not exist yet (rename mode).
-CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra"
+# second time into a DEST that does not exist yet (rename mode). Then the
+# plant cases again for module-root requests (m, m/, m/.) into a DEST that
+# holds dotfiles (issue 7 item 3: the module root must arrive named m).
+CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra plant plant-noroot plant plant-noroot plant"
+# the path each case asks for (by position)
+ASK="m/x m/x m/x m/x m/x m/x m/x m/x m/x m/x m m m/ m/ m/."
 # shellcheck disable=SC2086
 "$EVIL" serve-evil $EPORT $CASES >$LOGS/evil.log 2>&1 &
 EPID=$!
@@ -174,12 +222,18 @@ for c in $CASES; do
 	rm -rf /tmp/dest
 	mkdir /tmp/dest
 	dest=/tmp/dest/
-	[ "$c" = extra ] && [ $n -gt 9 ] && dest=/tmp/dest/new
+	[ "$c" = extra ] && [ $n -eq 10 ] && dest=/tmp/dest/new
+	ask=$(echo "$ASK" | cut -d' ' -f$n)
+	if [ $n -gt 10 ]; then
+		printf 'original\n' >/tmp/dest/.bashrc
+		mkdir /tmp/dest/.ssh
+		printf 'original\n' >/tmp/dest/.ssh/authorized_keys
+	fi
 	[ "$c" = plant ] && printf 'original\n' >/tmp/dest/.bashrc
-	timeout 60 "$RDCP" -r --timeout 10 "rdcp://$IP:$EPORT/m/x" "$dest" \
+	timeout 60 "$RDCP" -r --timeout 10 "rdcp://$IP:$EPORT/$ask" "$dest" \
 		>$LOGS/pull.$n.out 2>&1
 	rc=$?
-	echo "pull case $c -> $dest: rdcp exited $rc: $(tr '\n' ' ' <$LOGS/pull.$n.out)"
+	echo "pull case $c asking $ask -> $dest: rdcp exited $rc: $(tr '\n' ' ' <$LOGS/pull.$n.out)"
 	# The case counts only if the evil server really ran it with this client.
 	if wait_for $LOGS/evil.log "^pull case #$n $c: served" 30; then
 		pass "pull $c: serve-evil ran the session"
@@ -191,17 +245,20 @@ for c in $CASES; do
 		# The client must refuse top-level names it never asked for
 		# (scp CVE-2019-6111 class).
 		if [ "$(cat /tmp/dest/.bashrc)" = original ] && [ $rc -ne 0 ]; then
-			pass "pull $c: DEST/.bashrc left alone, exit $rc"
+			pass "pull $c asking $ask: DEST/.bashrc left alone, exit $rc"
 		else
-			fail "pull $c: asked for x, the server replaced DEST/.bashrc (exit $rc)"
+			fail "pull $c: asked for $ask, the server replaced DEST/.bashrc (exit $rc)"
 		fi
 		;;
 	plant-noroot)
 		# The same with entries that carry no RD_FF_ROOT at all.
-		if [ ! -e /tmp/dest/.ssh/authorized_keys ] && [ $rc -ne 0 ]; then
+		if [ $n -gt 10 ] && [ "$(cat /tmp/dest/.ssh/authorized_keys)" = original ] &&
+			[ $rc -ne 0 ]; then
+			pass "pull $c asking $ask: DEST/.ssh/authorized_keys left alone, exit $rc"
+		elif [ $n -le 10 ] && [ ! -e /tmp/dest/.ssh/authorized_keys ] && [ $rc -ne 0 ]; then
 			pass "pull $c: no DEST/.ssh/authorized_keys, exit $rc"
 		else
-			fail "pull $c: asked for x, the server created DEST/.ssh/authorized_keys (exit $rc)"
+			fail "pull $c: asked for $ask, the server wrote DEST/.ssh/authorized_keys (exit $rc)"
 		fi
 		;;
 	extra)

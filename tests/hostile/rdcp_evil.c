@@ -35,6 +35,10 @@
  *	given, or none at all). Exit 0 if refused as unauthenticated, 1 if
  *	accepted, 2 on any other failure.
  *
+ *   rdcp_evil swap DIR A B SECONDS
+ *	A hostile local user: exchange DIR/A and DIR/B (renameat2
+ *	RENAME_EXCHANGE) in a tight loop for SECONDS; prints the count.
+ *
  * FILE messages are built by a raw encoder here (rd_msg_encode refuses bad
  * paths, as it should); the raw encoder is checked against rd_msg_encode on
  * a valid path before anything is sent.
@@ -45,7 +49,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/random.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1087,13 +1093,36 @@ static int bad_secret(const char *host, const char *port, const char *hex)
 	return err.status == RD_EAUTH ? 0 : 2;
 }
 
+static int swap_loop(const char *dir, const char *a, const char *b, const char *secs)
+{
+	time_t end = time(NULL) + atoi(secs);
+	unsigned long n = 0, failed = 0;
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0) {
+		perror(dir);
+		return 2;
+	}
+	while (time(NULL) < end) {
+		for (int i = 0; i < 1000; i++) {
+			if (syscall(SYS_renameat2, dfd, a, dfd, b, 2 /* RENAME_EXCHANGE */))
+				failed++;
+			n++;
+		}
+	}
+	printf("swap: %lu exchanges, %lu failed\n", n, failed);
+	close(dfd);
+	return failed == n ? 1 : 0;
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: rdcp_evil push-paths HOST PORT MODULE\n"
 			"       rdcp_evil serve-evil PORT [CASE...]\n"
 			"       rdcp_evil pull-cases\n"
 			"       rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]\n"
-			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n");
+			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n"
+			"       rdcp_evil swap DIR A B SECONDS\n");
 }
 
 int main(int argc, char **argv)
@@ -1111,6 +1140,8 @@ int main(int argc, char **argv)
 		return serve_evil_ssh(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bad-secret"))
 		return bad_secret(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
+	if (argc == 6 && !strcmp(argv[1], "swap"))
+		return swap_loop(argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 2 && !strcmp(argv[1], "pull-cases")) {
 		for (i = 0; i < NELEM(pull_cases); i++)
 			printf("%s\n", pull_cases[i].name);

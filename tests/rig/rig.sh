@@ -3,12 +3,16 @@
 # Debian's stock kernel and chroot into this host's / (read-only, over 9p).
 #
 #   rig.sh prepare                       fetch kernel, build initramfs (cached)
-#   rig.sh run1 [--timeout S] -- CMD...  one VM, rxe0 on veth0 (10.77.1.1)
-#   rig.sh run2 [--timeout S] --a CMD_A --b CMD_B
+#   rig.sh run1 [OPTS] -- CMD...         one VM, rxe0 on veth0 (10.77.1.1)
+#   rig.sh run2 [OPTS] --a CMD_A --b CMD_B
 #                                        two VMs on a virtual wire, rxe0 on eth0
 #                                        (a = 10.77.2.1, b = 10.77.2.2)
-#   rig.sh shell [1|2]                   interactive shell (VM a); exit or Ctrl-A x
+#   rig.sh shell [OPTS] [1|2]            interactive shell (VM a); exit or Ctrl-A x
 #   rig.sh install-deps                  apt-get install the host packages
+# OPTS: --timeout S; --bind DIR (a host dir hidden by a guest tmpfs, e.g. under
+#   /tmp or /root, bound in read-only; repeatable); --bind-runfiles[=DIR] (the
+#   Bazel runfiles tree DIR, default $RUNFILES_DIR or $TEST_SRCDIR: bind the
+#   checkout and output base its links point into, where hidden).
 #
 # RIG_ROOT=DIR: the guests chroot into DIR (e.g. a debootstrap root with the
 # packages installed) instead of this host's /; it needs bash, iproute2 and
@@ -35,12 +39,13 @@ ibverbs-utils rdmacm-utils perftest iputils-ping"
 QEMU_PIDFILES=()
 TIMEOUT_PIDS=()
 RUN_TMP=""
+BINDS=()
 KEEP_TMP="${RIG_KEEP:-0}"
 
 log() { printf 'rig: %s\n' "$*" >&2; }
 die() { printf 'rig: error: %s\n' "$*" >&2; exit "$EXIT_RIG"; }
 usage() {
-  sed -n '2,16s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,21s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
@@ -386,7 +391,88 @@ make_ctl() {
         ;;
     esac
     for n in ${RIG_BINDS:-}; do echo "$n"; done
+    for n in "${BINDS[@]}"; do echo "$n"; done
   } >"$c/binds"
+}
+
+# ---------------------------------------------------------------------------
+# host directories the guest's tmpfs mounts hide
+# ---------------------------------------------------------------------------
+is_hidden() {
+  case "$1" in
+    /tmp/?* | /var/tmp/?* | /run/?* | /root/?* | /dev/shm/?*) return 0 ;;
+  esac
+  return 1
+}
+
+add_bind() {
+  local p=$1
+  [[ "$p" == /* ]] || { log "--bind $p: not an absolute path"; exit 2; }
+  [[ "$p" != *$'\n'* ]] || { log "--bind: a path with a newline"; exit 2; }
+  [ -d "$p" ] || { log "--bind $p: not a directory on this host"; exit 2; }
+  p=$(readlink -f "$p")
+  is_hidden "$p" && BINDS+=("$p")
+  return 0
+}
+
+# The directory to bind for a hidden path TARGET that runfiles entry REL
+# (path inside its repository) points to: a Bazel output base (the part
+# before /execroot/), else the checkout (TARGET minus REL), else its dir.
+bind_root() {
+  local target=$1 rel=$2
+  if [[ "$target" == */execroot/* ]]; then
+    printf '%s\n' "${target%%/execroot/*}"
+  elif [ -n "$rel" ] && [[ "$target" == */"$rel" ]]; then
+    printf '%s\n' "${target%/"$rel"}"
+  else
+    dirname "$target"
+  fi
+}
+
+# --bind-runfiles[=DIR]: bind everything the runfiles tree DIR leads to that
+# a guest would not see: DIR itself, and the checkout and output base its
+# links point into (Bazel's source links go straight into the checkout).
+add_runfiles_binds() {
+  local rf=${1:-${RUNFILES_DIR:-${TEST_SRCDIR:-}}} link t rel
+  [ -n "$rf" ] || { log "--bind-runfiles: no DIR and no RUNFILES_DIR/TEST_SRCDIR"; exit 2; }
+  [ -d "$rf" ] || { log "--bind-runfiles $rf: not a directory"; exit 2; }
+  rf=$(readlink -f "$rf")
+  local -A seen=()
+  if is_hidden "$rf"; then
+    if [[ "$rf" == */execroot/* ]]; then seen[${rf%%/execroot/*}]=1; else seen[$rf]=1; fi
+  fi
+  while IFS= read -r -d '' link; do
+    t=$(readlink -f "$link") || continue
+    is_hidden "$t" || continue
+    rel=${link#"$rf"/}
+    rel=${rel#*/} # drop the repository name
+    seen[$(bind_root "$t" "$rel")]=1
+  done < <(find "$rf" -type l -print0)
+  # Outermost directories only: a bind inside another one is redundant.
+  local p q inner
+  for p in "${!seen[@]}"; do
+    inner=0
+    for q in "${!seen[@]}"; do
+      [ "$p" != "$q" ] && [[ "$p" == "$q"/* ]] && inner=1
+    done
+    [ "$inner" = 1 ] || BINDS+=("$p")
+  done
+  return 0
+}
+
+# parse_common_opt ARGS...: consumes one option shared by run1/run2/shell;
+# sets SHIFT to the number of arguments used (0 if not one of them).
+parse_common_opt() {
+  SHIFT=0
+  case "$1" in
+    --timeout) [ "$#" -ge 2 ] || usage; parse_timeout "$2"; SHIFT=2 ;;
+    --timeout=*) parse_timeout "${1#*=}"; SHIFT=1 ;;
+    --bind) [ "$#" -ge 2 ] || usage; add_bind "$2"; SHIFT=2 ;;
+    --bind=*) add_bind "${1#*=}"; SHIFT=1 ;;
+    --bind-runfiles) add_runfiles_binds ""; SHIFT=1 ;;
+    --bind-runfiles=*) add_runfiles_binds "${1#*=}"; SHIFT=1 ;;
+  esac
+  return 0
 }
 
 # start_vm ROLE NETARGS... (background; sets VM_TPID)
@@ -465,9 +551,9 @@ cmd_from_args() {
 do_run1() {
   TIMEOUT=$DEFAULT_TIMEOUT
   while [ "$#" -gt 0 ]; do
+    parse_common_opt "$@"
+    if [ "$SHIFT" -gt 0 ]; then shift "$SHIFT"; continue; fi
     case "$1" in
-      --timeout) [ "$#" -ge 2 ] || usage; parse_timeout "$2"; shift 2 ;;
-      --timeout=*) parse_timeout "${1#*=}"; shift ;;
       --) shift; break ;;
       *) break ;;
     esac
@@ -527,9 +613,9 @@ do_run2() {
   TIMEOUT=$DEFAULT_TIMEOUT
   local ca="" cb="" have_a=0 have_b=0
   while [ "$#" -gt 0 ]; do
+    parse_common_opt "$@"
+    if [ "$SHIFT" -gt 0 ]; then shift "$SHIFT"; continue; fi
     case "$1" in
-      --timeout) [ "$#" -ge 2 ] || usage; parse_timeout "$2"; shift 2 ;;
-      --timeout=*) parse_timeout "${1#*=}"; shift ;;
       --a) [ "$#" -ge 2 ] || usage; ca=$2; have_a=1; shift 2 ;;
       --b) [ "$#" -ge 2 ] || usage; cb=$2; have_b=1; shift 2 ;;
       *) usage ;;
@@ -578,8 +664,13 @@ do_run2() {
 }
 
 do_shell() {
-  local n=${1:-1}
   TIMEOUT=${RIG_TIMEOUT:-0}
+  while [ "$#" -gt 0 ]; do
+    parse_common_opt "$@"
+    [ "$SHIFT" -gt 0 ] || break
+    shift "$SHIFT"
+  done
+  local n=${1:-1}
   do_prepare
   setup_traps
   new_run_tmp
