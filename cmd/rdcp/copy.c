@@ -116,8 +116,8 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
 	const struct rdcp_opts *o = ctx;
 
-	/* auto chose TCP: always said, one line */
-	if (i->note[0])
+	/* auto chose TCP: said in one line (unless -q: errors only) */
+	if (i->note[0] && !o->quiet)
 		fprintf(stderr, "%s\n", i->note);
 	if (!o->verbose)
 		return;
@@ -243,7 +243,7 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	}
 	if (!naddrs) {
 		/* The remote half listens on TCP too: reach it where ssh did. */
-		if (co->co.transport == RD_XPORT_AUTO)
+		if (co->co.transport == RD_XPORT_AUTO && !o->quiet)
 			fprintf(stderr, "rdcp: %s has no RDMA address; using TCP\n", op->host);
 		co->co.transport = RD_XPORT_TCP;
 		addrs[naddrs++] = op->host;

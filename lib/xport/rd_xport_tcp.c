@@ -66,6 +66,10 @@ struct tcp_conn {
 	unsigned *sfree, nsfree;
 	struct tout *out;
 	unsigned ocap, ohead, ocount;
+	/* writes whose payload the kernel has: reported from poll, never from
+	 * inside a send (the caller may not expect its callback there) */
+	uint64_t *done;
+	unsigned ndone;
 
 	/* input */
 	int in_state;
@@ -273,7 +277,7 @@ static int out_flush(struct tcp_conn *t, int *n)
 			t->ocount--;
 			(*n)++;
 			if (o->has_cookie)
-				rd_xc_sent(&t->c, o->cookie);
+				t->done[t->ndone++] = o->cookie;
 		}
 	}
 	return 0;
@@ -466,9 +470,14 @@ static int in_read(struct tcp_conn *t, int *n)
 static int progress(struct tcp_conn *t)
 {
 	struct rd_conn *c = &t->c;
+	unsigned i, nd;
 	int n = 0, r;
 
 	r = out_flush(t, &n);
+	nd = t->ndone;
+	t->ndone = 0;
+	for (i = 0; i < nd; i++)
+		rd_xc_sent(c, t->done[i]);
 	if (!r)
 		r = in_read(t, &n);
 	if (r)
@@ -595,6 +604,7 @@ static void tcp_close(struct rd_conn *c)
 	free(t->sfree);
 	free(t->out);
 	free(t->rfree);
+	free(t->done);
 	free(t);
 }
 
@@ -633,7 +643,8 @@ static struct tcp_conn *conn_new(int fd, const struct rd_conn_opts *o)
 	t->sfree = calloc(t->sdepth, sizeof(*t->sfree));
 	t->out = calloc(t->ocap, sizeof(*t->out));
 	t->rfree = calloc(t->c.rdepth, sizeof(*t->rfree));
-	if (!t->sbuf || !t->sfree || !t->out || !t->rfree)
+	t->done = calloc(t->ocap, sizeof(*t->done));
+	if (!t->sbuf || !t->sfree || !t->out || !t->rfree || !t->done)
 		goto fail;
 	for (i = 0; i < t->sdepth; i++)
 		t->sfree[t->nsfree++] = i;

@@ -35,6 +35,9 @@ exec unshare --mount --net --fork -- bash -c '
 	mount --make-rprivate /
 	mount -t tmpfs -o size=2g,mode=1777 tmpfs /tmp
 	mount -t tmpfs -o mode=1777 tmpfs /var/tmp
+	# as in the rig guests, the system is read-only (a test may try to write there)
+	mount --bind /usr /usr
+	mount -o remount,bind,ro /usr
 	mkdir -p /tmp/.rig-shared
 	export RIG_SHARED=/tmp/.rig-shared RIG_SELF_IP=127.0.0.1 RIG_PEER_IP=127.0.0.1
 	export RIG_MODE=$mode E2E_TRANSPORT=tcp RDCP_EVIL=$evil RIG_CWD=/nonexistent
