@@ -227,6 +227,17 @@ static struct tout *out_push(struct tcp_conn *t)
 	return o;
 }
 
+static int tcp_lost(struct tcp_conn *t, int errnum)
+{
+	if (errnum == ECONNRESET || errnum == EPIPE)
+		return rd_xc_fail(&t->c, RD_ECONN, 0,
+				  "%s closed the connection (reset: the peer process ended or "
+				  "was killed)",
+				  t->c.info.peer);
+	return rd_xc_fail(&t->c, RD_ECONN, errnum, "TCP connection to %s failed",
+			  t->c.info.peer);
+}
+
 /* Write what the socket takes; 0 or a negative status. *n counts events. */
 static int out_flush(struct tcp_conn *t, int *n)
 {
@@ -258,8 +269,7 @@ static int out_flush(struct tcp_conn *t, int *n)
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return 0;
-			return rd_xc_fail(&t->c, RD_ECONN, errno, "TCP connection to %s failed",
-					  t->c.info.peer);
+			return tcp_lost(t, errno);
 		}
 		left = (size_t)w;
 		for (k = 0; k < i && left; k++) {
@@ -430,8 +440,7 @@ static int in_read(struct tcp_conn *t, int *n)
 			if (r < 0) {
 				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 					return 0;
-				return rd_xc_fail(c, RD_ECONN, errno, "TCP connection to %s failed",
-						  c->info.peer);
+				return tcp_lost(t, errno);
 			}
 			t->igot += (size_t)r;
 			if ((size_t)r < want)

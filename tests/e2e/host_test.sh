@@ -22,13 +22,14 @@ evil=$(real tests/hostile/rdcp_evil)
 for f in "$guest" "$lib" "$rdcp" "$rdcpd" "$evil"; do
 	[ -e "$f" ] || { echo "missing $f"; exit 1; }
 done
-if ! unshare --mount --net true 2>/dev/null; then
+if ! unshare --mount --net --pid --fork true 2>/dev/null; then
 	echo "host_test: cannot make mount and network namespaces here (need root); skipped"
 	exit 0
 fi
 
+# A pid namespace too: what the scripts leave running (daemons) ends with it.
 # shellcheck disable=SC2016 # expanded by the inner shell
-exec unshare --mount --net --fork -- bash -c '
+exec unshare --mount --net --pid --fork --mount-proc -- bash -c '
 	set -eu
 	mode=$1 guest=$2 rdcp=$3 rdcpd=$4 lib=$5 evil=$6
 	ip link set lo up
@@ -43,16 +44,23 @@ exec unshare --mount --net --fork -- bash -c '
 	export RIG_MODE=$mode E2E_TRANSPORT=tcp RDCP_EVIL=$evil RIG_CWD=/nonexistent
 	export STRAY_DIRS="/tmp /var/tmp"
 	cd /tmp
+	if [ "${guest##*/}" = hostile_guest.sh ]; then
+		RIG_ROLE=a sh "$guest" "$rdcp" "$rdcpd" "$evil"
+		exit $?
+	fi
 	if [ "$mode" = 1 ]; then
 		RIG_ROLE=a bash "$guest" "$rdcp" "$rdcpd" "$lib" "$evil"
 		exit $?
 	fi
-	RIG_ROLE=b bash "$guest" "$rdcp" "$rdcpd" "$lib" "$evil" 2>&1 | sed "s/^/b| /" &
+	# logs to files: a daemon left running must not hold a pipe we wait on
+	RIG_ROLE=b bash "$guest" "$rdcp" "$rdcpd" "$lib" "$evil" >/tmp/.b.log 2>&1 &
 	b=$!
-	RIG_ROLE=a bash "$guest" "$rdcp" "$rdcpd" "$lib" "$evil" 2>&1 | sed "s/^/a| /"
-	ra=${PIPESTATUS[0]}
-	wait $b
-	rb=$?
+	ra=0
+	RIG_ROLE=a bash "$guest" "$rdcp" "$rdcpd" "$lib" "$evil" >/tmp/.a.log 2>&1 || ra=$?
+	rb=0
+	wait $b || rb=$?
+	sed "s/^/a| /" /tmp/.a.log
+	sed "s/^/b| /" /tmp/.b.log
 	echo "host_test: role a exit $ra, role b exit $rb"
 	[ "$ra" -eq 0 ] && [ "$rb" -eq 0 ]
 ' host_test "$mode" "$guest" "$rdcp" "$rdcpd" "$lib" "$evil"

@@ -67,7 +67,9 @@ run -v /tmp/src/small "$S::m/v"
 if over_rdma; then
 	check "-v names the device, port and link" out_has "via rxe0 port 1 (RoCE)"
 	check "-v shows the GID" out_has "GID ::ffff:$S"
-else
+fi
+check "-v shows the chunk plan" out_has "plan: chunks of 4096 KiB, checksum sha256"
+if ! over_rdma; then
 	check "-v says TCP" out_has "connected to $S:[0-9]* over TCP"
 	check "auto says it uses TCP, in one line" out_has "no RDMA route to $S (no RDMA device here); using TCP"
 	run -q /tmp/src/small "$S::m/v2"
@@ -77,7 +79,6 @@ else
 	run --list-devices "$S"
 	check "--list-devices HOST says tcp" out_has "transport to $S: tcp"
 fi
-check "-v shows the chunk plan" out_has "plan: chunks of 4096 KiB, checksum sha256"
 # --- operands and the ends' versions ---
 run /tmp/src/small hostx:/tmp/a hosty:/tmp/b
 check "two remote operands: exit 1" [ "$RC" -eq 1 ]
