@@ -19,7 +19,7 @@ PACKAGES=(
 	groff-base man-db
 	# packaging: .deb and .rpm builds, lintian/rpmlint, the install test's
 	# Debian root, the completion test
-	debhelper dpkg-dev fakeroot lintian rpm rpmlint debootstrap systemd bash-completion
+	debhelper dpkg-dev devscripts fakeroot lintian rpm rpmlint debootstrap systemd bash-completion
 	ca-certificates
 )
 

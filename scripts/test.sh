@@ -23,5 +23,20 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	# The build itself failed, or bazel stopped before testing.
 	failed=1
 fi
+
+# The packages on a fresh Debian 12 root (build, install, upgrade, purge, and
+# a copy in the rig with the packaged programs): outside Bazel, as it builds
+# the packages with their own Bazel and needs root and chroot.
+# RDCP_SKIP_INSTALL_TEST=1 skips it.
+if [ -z "${RDCP_SKIP_INSTALL_TEST:-}" ]; then
+	if bash tests/packaging/install_test.sh; then
+		echo "tests/packaging/install_test PASSED"
+		passed=$((passed + 1))
+	else
+		echo "tests/packaging/install_test FAILED"
+		failed=$((failed + 1))
+		rc=1
+	fi
+fi
 echo "$passed passed, $failed failed"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]

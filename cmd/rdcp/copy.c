@@ -4,9 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 
 #include "cmd/rdcp/rdcp.h"
+#include "lib/addrsel/rd_addrsel.h"
 #include "lib/base/rd_escape.h"
 #include "lib/progress/rd_progress.h"
 #include "lib/report/rd_report.h"
@@ -229,11 +231,23 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 		*rstatus = rd_ssh_finish(&ssh, 2000);
 		return ret;
 	}
-	if (o->rdma_host)
+	if (o->rdma_host) {
 		addrs[naddrs++] = o->rdma_host;
-	else if (co->co.transport != RD_XPORT_TCP)
+	} else if (co->co.transport != RD_XPORT_TCP && ssh.ready.naddrs) {
 		for (i = 0; i < ssh.ready.naddrs; i++)
 			addrs[naddrs++] = ssh.ready.addrs[i];
+		/* RFC 6724 order; -4/-6 keep one family. */
+		naddrs = rd_addr_order(addrs, naddrs, o->family, NULL, NULL);
+		if (!naddrs) {
+			ret = rd_err_set(&cl->err, RD_ECONN, 0,
+					 "%s reports no %sRDMA address this host can use", op->host,
+					 o->family == AF_INET    ? "IPv4 (-4) "
+					 : o->family == AF_INET6 ? "IPv6 (-6) "
+								 : "");
+			*rstatus = rd_ssh_finish(&ssh, 2000);
+			return ret;
+		}
+	}
 	if (!naddrs && co->co.transport == RD_XPORT_RDMA) {
 		ret = rd_err_set(&cl->err, RD_ENODEV, 0,
 				 "%s has no RDMA device with an address (--transport rdma)",
@@ -378,6 +392,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.timeout_ms = o->timeout_s * 1000;
 	co.co.verbose = o->verbose;
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
+	co.co.family = o->family;
 
 	cl->on_connected = on_connected;
 	cl->ctx = (void *)(uintptr_t)o;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/proto/rd_proto.h"
@@ -32,6 +33,8 @@ static void usage(FILE *out)
 		"  -p, --preserve             keep exact modes (and owners when root)\n"
 		"  -q, --quiet                print only errors\n"
 		"  -v, --verbose              say more (repeatable): connection, device, GID\n"
+		"  -4, -6                     use IPv4 (IPv6) addresses only, for the host\n"
+		"                             named and for what an ssh-started side reports\n"
 		"      --checksum ALG         chunk digest: sha256 (default), any OpenSSL\n"
 		"                             digest name (sha512, blake2b512, ...), or none\n"
 		"      --chunk-size SIZE      bytes per chunk (default 4M; 4K..64M)\n"
@@ -46,8 +49,10 @@ static void usage(FILE *out)
 		"      --transport MODE       auto (default): RDMA when the route to the host\n"
 		"                             reaches an RDMA device, else TCP (said on\n"
 		"                             stderr); rdma: RDMA or fail; tcp: TCP only\n"
-		"      --rdma-host ADDR       connect over RDMA to ADDR, not to the address\n"
-		"                             the remote side reports (implies rdma)\n"
+		"      --rdma-host ADDR       connect over RDMA to ADDR, not to the addresses\n"
+		"                             the remote side reports (tried in RFC 6724\n"
+		"                             order: global IPv6, IPv4, unique-local IPv6);\n"
+		"                             implies rdma\n"
 		"      --remote-rdcp PATH     rdcp's path on the remote host (default rdcp)\n"
 		"      --progress             show the progress meter even when stderr is not a\n"
 		"                             terminal (it shows on a terminal unless -q)\n"
@@ -116,8 +121,14 @@ int main(int argc, char **argv)
 	o.checksum = "sha256";
 	o.fsync = 1;
 	o.timeout_s = 30;
-	while ((c = getopt_long(argc, argv, "rpqvhe:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rpqvhe:46", longopts, NULL)) != -1) {
 		switch (c) {
+		case '4':
+			o.family = AF_INET;
+			break;
+		case '6':
+			o.family = AF_INET6;
+			break;
 		case 'r':
 			o.recursive = 1;
 			break;

@@ -40,6 +40,7 @@ struct rdcp_opts {
 	int json;		 /* --json: machine-readable summary on stdout */
 	int progress;		 /* --progress: meter even when not a terminal */
 	int transport;		 /* --transport: enum rd_transport */
+	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);

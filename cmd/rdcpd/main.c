@@ -26,7 +26,7 @@
  * memory budget, idle timeout and log level yet. Settings that restrict access and are
  * not enforced make it refuse to start (see rd_conf_check_support).
  */
-#define RDCPD_CAPS RD_CONF_CAP_TCP
+#define RDCPD_CAPS (RD_CONF_CAP_TCP | RD_CONF_CAP_MULTI_LISTEN)
 
 static volatile int stop_flag;
 
@@ -88,13 +88,13 @@ static void notify(struct logctx *lc, const char *state)
 		log_line(lc, RD_LOG_WARN, e.msg);
 }
 
-static void on_ready(void *ctx, unsigned port)
+static void on_ready(void *ctx, unsigned port, const char *where)
 {
 	struct logctx *lc = ctx;
-	char line[128], state[160];
+	char line[1700], state[1800];
 	FILE *f;
 
-	snprintf(line, sizeof(line), "listening on port %u", port);
+	snprintf(line, sizeof(line), "listening on port %u: %s", port, where);
 	log_line(ctx, RD_LOG_INFO, line);
 	snprintf(state, sizeof(state), "READY=1\nSTATUS=%s", line);
 	notify(lc, state);
@@ -118,7 +118,8 @@ static void usage(FILE *out)
 	    "      --config FILE           read FILE (default %s, if it exists)\n"
 	    "      --check-config          report every problem of the config and exit\n"
 	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
-	    "  -l, --listen ADDR           listen on this address (default: all)\n"
+	    "  -l, --listen ADDR           listen on this address, IPv4 or IPv6 (repeatable;\n"
+	    "                              default: every address of both families)\n"
 	    "  -P, --port PORT             port (default %d)\n"
 	    "      --transport MODE        rdma, tcp, or both (default: RDMA and TCP on the\n"
 	    "                              same port; TCP alone where RDMA is missing)\n"
@@ -143,6 +144,7 @@ static void usage(FILE *out)
 struct opts {
 	struct rd_conf_cli cli;
 	const char *modules[RD_CONF_MODULES_MAX]; /* cli.modules */
+	const char *listen[RD_CONF_LISTEN_MAX];	  /* cli.listen */
 	const char *config;
 	int check, foreground;
 	uint64_t pool_bytes;
@@ -203,6 +205,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	int c;
 
 	o->cli.modules = o->modules;
+	o->cli.listen = o->listen;
 	while ((c = getopt_long(argc, argv, "m:l:P:vh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'c':
@@ -219,7 +222,12 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			o->modules[o->cli.nmodules++] = optarg;
 			break;
 		case 'l':
-			o->cli.listen = optarg;
+			if (o->cli.nlisten >= RD_CONF_LISTEN_MAX) {
+				fprintf(stderr, "rdcpd: at most %d --listen addresses\n",
+					RD_CONF_LISTEN_MAX);
+				return 1;
+			}
+			o->listen[o->cli.nlisten++] = optarg;
 			break;
 		case 'P':
 			o->cli.port = optarg;
@@ -312,15 +320,28 @@ static int configure(struct rd_conf *c, const struct opts *o, int *conns)
 	return (int)c->nerrors;
 }
 
+static const char *listen_list(const struct rd_conf *c, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < c->nlisten && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "", c->listen[i]);
+	return buf;
+}
+
 static void check_summary(const struct rd_conf *c, int conns)
 {
+	char where[RD_CONF_LISTEN_MAX * 66];
 	int i, ro = 0;
 
 	for (i = 0; i < c->nmods; i++)
 		ro += c->mods[i]->read_only;
 	printf("%s: ok: %d module%s (%d read-only), port %u, %s, up to %d connection%s%s\n",
 	       c->file[0] ? c->file : "command line", c->nmods, c->nmods == 1 ? "" : "s", ro,
-	       c->port, c->nlisten ? c->listen[0] : "all addresses", conns, conns == 1 ? "" : "s",
+	       c->port, c->nlisten ? listen_list(c, where, sizeof(where)) : "all addresses (IPv4 and IPv6)",
+	       conns, conns == 1 ? "" : "s",
 	       c->nwarnings ? " (see the warnings)" : "");
 }
 
@@ -360,6 +381,7 @@ int main(int argc, char **argv)
 	struct rd_module *mods = NULL;
 	struct rd_conf *conf = NULL;
 	struct rd_daemon_cfg cfg;
+	const char *listen_addrs[RD_CONF_LISTEN_MAX];
 	struct rd_daemon d;
 	struct logctx lc = {.level = RD_LOG_INFO};
 	struct opts o;
@@ -419,7 +441,10 @@ int main(int argc, char **argv)
 	lc.level = conf->log_level;
 	snprintf(portbuf, sizeof(portbuf), "%u", conf->port);
 	cfg.port = portbuf;
-	cfg.listen_addr = conf->nlisten ? conf->listen[0] : NULL;
+	for (i = 0; i < conf->nlisten; i++)
+		listen_addrs[i] = conf->listen[i];
+	cfg.listen_addrs = listen_addrs;
+	cfg.nlisten = conf->nlisten;
 	cfg.max_conns = conns;
 	cfg.co.timeout_ms = conf->idle_timeout_s * 1000;
 	cfg.co.transport = conf->transport == RD_TRANSPORT_RDMA  ? RD_XPORT_RDMA

@@ -688,6 +688,8 @@ static void test_cli_merge(void **state)
 	static const char *const mods[] = {"cli=/srv/cli,ro", "two=/srv/two"};
 	static const char *const clash[] = {"file=/elsewhere"};
 	static const char *const twice[] = {"x=/x", "x=/y"};
+	static const char *const l6[] = {"[::1]", "10.0.0.7"};
+	static const char *const lh[] = {"localhost", "fd00::2", "[fd00:0::2]"};
 	static const char *const bad[] = {"noeq", "a/b=/x", "rel=x,ro", "..=/x", "e=,ro"};
 	struct rd_conf_cli cli;
 	struct rd_conf *c;
@@ -700,7 +702,8 @@ static void test_cli_merge(void **state)
 	memset(&cli, 0, sizeof(cli));
 	cli.modules = mods;
 	cli.nmodules = 2;
-	cli.listen = "[::1]";
+	cli.listen = l6;
+	cli.nlisten = 2;
 	cli.port = "2000";
 	cli.max_conns = 3;
 	cli.idle_timeout_s = 60;
@@ -713,8 +716,9 @@ static void test_cli_merge(void **state)
 	assert_int_equal(c->mods[1]->read_only, 1);
 	assert_int_equal(c->mods[1]->line, RD_CONF_FROM_CLI);
 	assert_int_equal(c->mods[2]->read_only, 0);
-	assert_int_equal(c->nlisten, 1); /* replaced, not added */
+	assert_int_equal(c->nlisten, 2); /* replaced, not added */
 	assert_string_equal(c->listen[0], "::1");
+	assert_string_equal(c->listen[1], "10.0.0.7");
 	assert_int_equal(c->port, 2000);
 	assert_int_equal(c->set[RD_CK_PORT], RD_CONF_FROM_CLI);
 	assert_int_equal(c->max_conns, 3);
@@ -735,13 +739,14 @@ static void test_cli_merge(void **state)
 	cli.modules = twice;
 	cli.nmodules = 2;
 	cli.port = "65536";
-	cli.listen = "localhost";
+	cli.listen = lh;
+	cli.nlisten = 3;
 	assert_int_equal(rd_conf_apply_cli(c, &cli), -RD_EUSAGE);
 	assert_reported(&rec, "-:0: --module x is given twice");
 	assert_reported(&rec, "-:0: --port '65536': give 0 to 65535");
 	assert_reported(&rec, "-:0: --listen 'localhost': give a numeric IPv4 or IPv6 address");
+	assert_reported(&rec, "-:0: --listen: fd00::2 is given twice");
 	assert_int_equal(c->port, 18710);
-	assert_int_equal(c->nlisten, 0);
 	rd_conf_free(c);
 
 	c = parse("", &ret);

@@ -204,7 +204,8 @@ int rd_conf_parse(struct rd_conf *c, const char *file, const char *text, size_t 
 struct rd_conf_cli {
 	const char *const *modules; /* "NAME=DIR[,ro|,rw]" */
 	int nmodules;
-	const char *listen; /* NULL: keep */
+	const char *const *listen; /* --listen, repeatable; none: keep */
+	int nlisten;
 	const char *port;   /* NULL: keep */
 	const char *transport; /* NULL: keep (--transport rdma|tcp|both) */
 	int max_conns;	    /* 0: keep */

@@ -108,6 +108,26 @@ static int cli_module(struct rd_conf *c, const char *spec)
 	return 0;
 }
 
+/* One --listen address, canonical, not twice. */
+static void cli_listen(struct rd_conf *c, const char *a)
+{
+	char canon[sizeof(c->listen[0])];
+	int i;
+
+	if (rd_conf_addr_canon(a, canon, sizeof(canon))) {
+		rd_conf_report(c, NULL, 0, RD_CONF_ERROR,
+			       "--listen '%.200s': give a numeric IPv4 or IPv6 address", a);
+		return;
+	}
+	for (i = 0; i < c->nlisten; i++)
+		if (!strcmp(c->listen[i], canon)) {
+			rd_conf_report(c, NULL, 0, RD_CONF_ERROR, "--listen: %s is given twice",
+				       canon);
+			return;
+		}
+	memcpy(c->listen[c->nlisten++], canon, sizeof(canon));
+}
+
 int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 {
 	unsigned before = c->nerrors;
@@ -117,15 +137,14 @@ int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 
 	for (i = 0; i < cli->nmodules; i++)
 		cli_module(c, cli->modules[i]);
-	if (cli->listen) {
-		if (rd_conf_addr_canon(cli->listen, c->listen[0], sizeof(c->listen[0]))) {
-			rd_conf_report(c, NULL, 0, RD_CONF_ERROR,
-				       "--listen '%.200s': give a numeric IPv4 or IPv6 address",
-				       cli->listen);
-		} else {
-			c->nlisten = 1;
-			c->set[RD_CK_LISTEN] = RD_CONF_FROM_CLI;
-		}
+	if (cli->nlisten > RD_CONF_LISTEN_MAX) {
+		rd_conf_report(c, NULL, 0, RD_CONF_ERROR, "--listen: at most %d addresses",
+			       RD_CONF_LISTEN_MAX);
+	} else if (cli->nlisten > 0) {
+		c->nlisten = 0;
+		for (i = 0; i < cli->nlisten; i++)
+			cli_listen(c, cli->listen[i]);
+		c->set[RD_CK_LISTEN] = RD_CONF_FROM_CLI;
 	}
 	if (cli->port) {
 		errno = 0;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
@@ -53,13 +54,9 @@ static void *serve_one(void *arg)
 		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);
 		goto out;
 	}
-	if (!strcmp(rd_conn_info(c)->transport, "rdma"))
-		logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
-		      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
-		      rep.version);
-	else
-		logf_(cfg, RD_LOG_INFO, "%s: connected over %s, protocol %u", peer,
-		      rd_conn_info(c)->link, rep.version);
+	logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
+	      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
+	      rep.version);
 	ret = rd_server_serve(&cfg->server, c, summary, sizeof(summary), &err);
 	if (ret && ret != -RD_EPARTIAL)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
@@ -73,33 +70,95 @@ out:
 	return NULL;
 }
 
+/*
+ * Open one listener per configured address (or one for all), all on one
+ * port: with port "0" the first one picks it. where gets "A, B, ...".
+ */
+static int open_listeners(struct rd_daemon *d, const struct rd_daemon_cfg *cfg,
+			  struct rd_listener **ls, int *n, char *where, size_t wlen)
+{
+	const char *port = cfg->port;
+	char pbuf[8];
+	size_t used = 0;
+	int i, ret = 0, want = cfg->nlisten > 0 ? cfg->nlisten : 1;
+
+	*n = 0;
+	where[0] = '\0';
+	if (want > RD_DAEMON_LISTEN_MAX)
+		return rd_err_set(&d->err, RD_EUSAGE, 0, "at most %d listen addresses, not %d",
+				  RD_DAEMON_LISTEN_MAX, want);
+	for (i = 0; i < want; i++) {
+		ret = rd_listener_open(&ls[i], cfg->nlisten > 0 ? cfg->listen_addrs[i] : NULL,
+				       port, 64, cfg->co.transport, &d->err);
+		if (ret)
+			break;
+		(*n)++;
+		if (*rd_listener_note(ls[i]))
+			logf_(cfg, RD_LOG_WARN, "%s", rd_listener_note(ls[i]));
+		if (!i) {
+			snprintf(pbuf, sizeof(pbuf), "%u", rd_listener_port(ls[0]));
+			port = pbuf;
+		}
+		if (used < wlen)
+			used += (size_t)snprintf(where + used, wlen - used, "%s%s", i ? ", " : "",
+						 rd_listener_where(ls[i]));
+	}
+	return ret;
+}
+
+/*
+ * The next request on any listener: one listener waits up to timeout_ms
+ * itself; several are polled in turn, with short naps while all are idle.
+ */
+static int next_request(struct rd_listener **ls, int n, int timeout_ms, int *which,
+			struct rd_conn_req **req, struct rd_cm_req *creq)
+{
+	static const struct timespec nap = {0, 20 * 1000 * 1000};
+	int i, ret, waited;
+
+	if (n == 1) {
+		*which = 0;
+		return rd_listener_next(ls[0], timeout_ms, req, creq);
+	}
+	for (waited = 0; waited <= timeout_ms; waited += 20) {
+		for (i = 0; i < n; i++) {
+			ret = rd_listener_next(ls[i], 0, req, creq);
+			if (ret != 1) {
+				*which = i;
+				return ret;
+			}
+		}
+		nanosleep(&nap, NULL);
+	}
+	return 1;
+}
+
 int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-	struct rd_listener *l = NULL;
+	struct rd_listener *ls[RD_DAEMON_LISTEN_MAX] = {NULL};
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
 	pthread_attr_t attr;
 	pthread_t th;
-	int active = 0, ret, n, waited;
+	char where[RD_DAEMON_LISTEN_MAX * 100];
+	int active = 0, ret, n, waited, nls = 0, which = 0, i;
 
 	rd_err_clear(&d->err);
-	ret = rd_listener_open(&l, cfg->listen_addr, cfg->port, 64, cfg->co.transport, &d->err);
-	if (ret)
-		return ret;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (*rd_listener_note(l))
-		logf_(cfg, RD_LOG_WARN, "%s", rd_listener_note(l));
+	ret = open_listeners(d, cfg, ls, &nls, where, sizeof(where));
+	if (ret)
+		goto out;
 	if (cfg->on_ready)
-		cfg->on_ready(cfg->log_ctx, rd_listener_port(l));
+		cfg->on_ready(cfg->log_ctx, rd_listener_port(ls[0]), where);
 	while (!cfg->stop || !*cfg->stop) {
-		ret = rd_listener_next(l, 500, &req, &creq);
+		ret = next_request(ls, nls, 500, &which, &req, &creq);
 		if (ret == 1)
 			continue;
 		if (ret < 0) {
-			rd_err_copy(&d->err, rd_listener_err(l));
+			rd_err_copy(&d->err, rd_listener_err(ls[which]));
 			goto out;
 		}
 		memset(&rej, 0, sizeof(rej));
@@ -166,6 +225,7 @@ out:
 		}
 	}
 	pthread_attr_destroy(&attr);
-	rd_listener_close(l);
+	for (i = 0; i < nls; i++)
+		rd_listener_close(ls[i]);
 	return ret;
 }

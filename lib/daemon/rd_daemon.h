@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rdcpd's service loop: one RDMA listener, one thread per accepted
+ * rdcpd's service loop: RDMA listeners (one per address), one thread per accepted
  * connection (up to max_conns; more are rejected as busy), each serving a
  * session with lib/session. A failing or hostile client ends only its own
  * thread. lib/ never prints: log lines go to the caller's log function.
@@ -11,12 +11,16 @@
 #include "lib/base/rd_err.h"
 #include "lib/session/rd_session.h"
 
+#define RD_DAEMON_LISTEN_MAX 16
+
 typedef void (*rd_daemon_log_fn)(void *ctx, int level, const char *line);
 
 enum { RD_LOG_ERR = 3, RD_LOG_WARN = 4, RD_LOG_INFO = 6, RD_LOG_DEBUG = 7 };
 
 struct rd_daemon_cfg {
-	const char *listen_addr; /* NULL: all addresses */
+	/* Numeric addresses to listen on; none: every address, IPv4 and IPv6. */
+	const char *const *listen_addrs;
+	int nlisten; /* at most RD_DAEMON_LISTEN_MAX */
 	const char *port;
 	int max_conns;
 	struct rd_server_cfg server;
@@ -24,8 +28,11 @@ struct rd_daemon_cfg {
 	rd_daemon_log_fn log;
 	void *log_ctx;
 	volatile int *stop;	/* set non-zero (e.g. from a signal) to stop */
-	/* Called once listening (e.g. to print the port or write a ready file). */
-	void (*on_ready)(void *ctx, unsigned port);
+	/*
+	 * Called once listening (e.g. to print the port or write a ready
+	 * file); where says on what ("[::]:18710 (IPv6 and IPv4)", ...).
+	 */
+	void (*on_ready)(void *ctx, unsigned port, const char *where);
 };
 
 struct rd_daemon {

@@ -118,6 +118,11 @@ unsigned rd_listener_port(const struct rd_listener *l)
 	return l->port;
 }
 
+const char *rd_listener_where(const struct rd_listener *l)
+{
+	return l->where;
+}
+
 const struct rd_err *rd_listener_err(const struct rd_listener *l)
 {
 	return &l->err;
@@ -304,6 +309,8 @@ static int listen_both(struct rd_listener **out, const char *addr, const char *p
 	}
 	m->l.ops = &multi_ops;
 	m->l.port = t->port;
+	snprintf(m->l.where, sizeof(m->l.where), "%s over %s", t->where,
+		 r ? "RDMA and TCP" : "TCP");
 	if (r)
 		m->sub[m->nsub++] = r;
 	else

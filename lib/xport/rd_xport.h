@@ -64,6 +64,7 @@ struct rd_conn_opts {
 	unsigned max_writes;	/* data writes in flight (default 64) */
 	int timeout_ms;		/* connect/accept and peer-silence timeout */
 	int verbose;		/* fill rd_conn_info() strings */
+	int family;		/* AF_INET or AF_INET6 to force one (-4/-6); 0: any */
 };
 
 struct rd_conn_info {
@@ -90,9 +91,11 @@ int rd_xport_probe(const char *host, char *dev, size_t devlen, char *why, size_t
 
 /* --- server --- */
 /*
- * Listen on addr:port. RD_XPORT_AUTO listens over RDMA and TCP on the same
- * port number (TCP only when no RDMA device is usable; see
- * rd_listener_note()); port "0" picks one free for both.
+ * Listen on addr:port. addr NULL or "": every address of both families (one
+ * IPv6 wildcard listener with v6only off; IPv4 wildcard alone where IPv6 is
+ * unavailable). RD_XPORT_AUTO listens over RDMA and TCP on the same port
+ * number (TCP only when no RDMA device is usable; see rd_listener_note());
+ * port "0" picks one free for both.
  */
 int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
 		     int transport, struct rd_err *err);
@@ -100,6 +103,8 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 const char *rd_listener_note(const struct rd_listener *l);
 /* Bound port (useful with port "0"). */
 unsigned rd_listener_port(const struct rd_listener *l);
+/* What it listens on, for the log: "[::]:18710 (IPv6 and IPv4)", "10.0.0.1:18710". */
+const char *rd_listener_where(const struct rd_listener *l);
 /*
  * Wait up to timeout_ms (-1 forever) for a connect request. Returns 0 with
  * *req set, 1 on timeout, or a negative status. The request's private data

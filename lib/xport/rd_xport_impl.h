@@ -111,6 +111,7 @@ struct rd_listener_ops {
 struct rd_listener {
 	const struct rd_listener_ops *ops;
 	unsigned port;
+	char where[96]; /* rd_listener_where() */
 	struct rd_err err;
 	char note[256];
 };

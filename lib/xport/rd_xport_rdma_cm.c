@@ -236,11 +236,14 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	rd_xc_peer_name(c->info.peer, sizeof(c->info.peer), host, port);
 
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = o && o->family ? o->family : AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, port, &hints, &ai);
 	if (gai) {
-		ret = rd_err_set(&c->err, RD_ECONN, 0, "cannot resolve host '%s': %s", host,
+		ret = rd_err_set(&c->err, RD_ECONN, 0, "cannot resolve host '%s'%s: %s", host,
+				 hints.ai_family == AF_INET    ? " as IPv4 (-4)"
+				 : hints.ai_family == AF_INET6 ? " as IPv6 (-6)"
+							       : "",
 				 gai_strerror(gai));
 		goto out;
 	}
@@ -290,12 +293,38 @@ out:
 
 static const struct rd_listener_ops rdma_listener_ops;
 
+/*
+ * Bind rl->id to sa. For the IPv6 wildcard, v6only is turned off first, so
+ * that one listener takes IPv4 requests too (the kernel's default follows
+ * net.ipv6.bindv6only). Returns 0 or an errno value.
+ */
+static int bind_id(struct rd_rdma_listener *rl, const struct sockaddr *sa, int dual)
+{
+	int off = 0;
+
+	if (rdma_create_id(rl->ech, &rl->id, rl, RDMA_PS_TCP))
+		return errno ? errno : ENODEV;
+	if (dual && rdma_set_option(rl->id, RDMA_OPTION_ID, RDMA_OPTION_ID_AFONLY, &off,
+				    sizeof(off)))
+		goto fail;
+	if (rdma_bind_addr(rl->id, (struct sockaddr *)(uintptr_t)sa))
+		goto fail;
+	return 0;
+fail:
+	off = errno ? errno : EINVAL;
+	rdma_destroy_id(rl->id);
+	rl->id = NULL;
+	return off;
+}
+
+/* addr NULL or "": [::] with v6only off, or 0.0.0.0 where IPv6 is missing. */
 static int rdma_listen_(struct rd_listener **out, const char *addr, const char *port,
 			int backlog, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct rd_rdma_listener *rl;
-	int ret = 0, gai;
+	int ret = 0, gai, e, any = !addr || !*addr;
+	size_t n;
 
 	*out = NULL;
 	rl = calloc(1, sizeof(*rl));
@@ -305,24 +334,28 @@ static int rdma_listen_(struct rd_listener **out, const char *addr, const char *
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	gai = getaddrinfo(addr && *addr ? addr : "0.0.0.0", port, &hints, &ai);
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+	gai = getaddrinfo(any ? "::" : addr, port, &hints, &ai);
 	if (gai) {
 		ret = rd_err_set(err, RD_EUSAGE, 0, "cannot resolve listen address '%s' port '%s': %s",
-				 addr ? addr : "*", port, gai_strerror(gai));
+				 any ? "::" : addr, port, gai_strerror(gai));
 		goto out;
 	}
 	ret = open_cm(&rl->ech, err);
 	if (ret)
 		goto out;
-	if (rdma_create_id(rl->ech, &rl->id, rl, RDMA_PS_TCP)) {
-		ret = rd_err_set(err, RD_ENODEV, errno, "rdma_create_id");
-		goto out;
+	e = bind_id(rl, ai->ai_addr, any);
+	if (e && any) {
+		/* No IPv6 here (disabled, or the kernel lacks it): IPv4 alone. */
+		struct sockaddr_in v4 = {.sin_family = AF_INET};
+
+		v4.sin_port = ((struct sockaddr_in6 *)(void *)ai->ai_addr)->sin6_port;
+		e = bind_id(rl, (struct sockaddr *)&v4, 0);
 	}
-	if (rdma_bind_addr(rl->id, ai->ai_addr)) {
-		ret = rd_err_set(err, errno == EADDRINUSE ? RD_EUSAGE : RD_ENODEV, errno,
-				 "cannot listen on %s port %s over RDMA%s", addr ? addr : "*", port,
-				 errno == EADDRNOTAVAIL || errno == ENODEV
+	if (e) {
+		ret = rd_err_set(err, e == EADDRINUSE ? RD_EUSAGE : RD_ENODEV, e,
+				 "cannot listen on %s port %s over RDMA%s", any ? "*" : addr, port,
+				 e == EADDRNOTAVAIL || e == ENODEV
 					 ? " (no RDMA device has that address)"
 					 : "");
 		goto out;
@@ -332,6 +365,13 @@ static int rdma_listen_(struct rd_listener **out, const char *addr, const char *
 		goto out;
 	}
 	rl->l.port = ntohs(rdma_get_src_port(rl->id));
+	addr_str(rdma_get_local_addr(rl->id), rl->l.where, sizeof(rl->l.where));
+	n = strlen(rl->l.where);
+	if (any)
+		snprintf(rl->l.where + n, sizeof(rl->l.where) - n, " (%s)",
+			 rdma_get_local_addr(rl->id)->sa_family == AF_INET6
+				 ? "IPv6 and IPv4"
+				 : "IPv4 only: no IPv6 here");
 	*out = &rl->l;
 	rl = NULL;
 out:

@@ -723,11 +723,14 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 	*out = NULL;
 	rd_xc_peer_name(peer, sizeof(peer), host, port);
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = o && o->family ? o->family : AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, port, &hints, &ai);
 	if (gai)
-		return rd_err_set(err, RD_ECONN, 0, "cannot resolve host '%s': %s", host,
+		return rd_err_set(err, RD_ECONN, 0, "cannot resolve host '%s'%s: %s", host,
+				  hints.ai_family == AF_INET    ? " as IPv4 (-4)"
+				  : hints.ai_family == AF_INET6 ? " as IPv6 (-6)"
+								: "",
 				  gai_strerror(gai));
 	ret = -ECONNREFUSED;
 	for (a = ai; a; a = a->ai_next) {
@@ -849,10 +852,18 @@ static int tcp_listen(struct rd_listener **out, const char *addr, const char *po
 				 "cannot listen on %s port %s over TCP", addr ? addr : "*", port);
 		goto out;
 	}
-	if (!getsockname(tl->fd, (struct sockaddr *)&ss, &sl))
+	if (!getsockname(tl->fd, (struct sockaddr *)&ss, &sl)) {
+		size_t n;
+
 		tl->l.port = ss.ss_family == AF_INET6
 				     ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 				     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		addr_str((struct sockaddr *)&ss, tl->l.where, sizeof(tl->l.where));
+		n = strlen(tl->l.where);
+		if (!(addr && *addr))
+			snprintf(tl->l.where + n, sizeof(tl->l.where) - n, " (%s)",
+				 ss.ss_family == AF_INET6 ? "IPv6 and IPv4" : "IPv4 only");
+	}
 	*out = &tl->l;
 	tl = NULL;
 out:

@@ -39,7 +39,7 @@ run --check-config --config "$sample"
 check "the sample passes --check-config" [ "$RC" -eq 0 ]
 check "  silently" [ -z "$ERR" ]
 check "  with a one-line summary" \
-	grep -qE "^$sample: ok: 0 modules \(0 read-only\), port 18710, all addresses, up to [0-9]+ connections?\$" "$tmp/out"
+	grep -qE "^$sample: ok: 0 modules \(0 read-only\), port 18710, all addresses \(IPv4 and IPv6\), up to [0-9]+ connections?\$" "$tmp/out"
 
 # --- a good config ---
 cat >"$tmp/good.conf" <<CONF
@@ -59,7 +59,7 @@ CONF
 run --check-config --config "$tmp/good.conf"
 check "a good config passes" [ "$RC" -eq 0 ]
 check "  summary: modules, port, connections" \
-	out_is "$tmp/good.conf: ok: 2 modules (1 read-only), port 18999, all addresses, up to 8 connections"
+	out_is "$tmp/good.conf: ok: 2 modules (1 read-only), port 18999, all addresses (IPv4 and IPv6), up to 8 connections"
 
 # the command line adds and overrides
 run --check-config --config "$tmp/good.conf" --module "extra=$tmp/extra,ro" --port 5000 \

@@ -112,12 +112,12 @@ client() {
 case "${RIG_ROLE}:${RIG_MODE:-2}" in
 a:1)
 	server || exit 1
-	client "$RIG_SELF_IP"
+	client "$(br "$RIG_SELF_IP")"
 	check "daemon still alive" daemon_alive d
 	;;
 a:2)
 	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
-	client "$RIG_PEER_IP"
+	client "$(br "$RIG_PEER_IP")"
 	touch "$RIG_SHARED/client-done"
 	;;
 b:2)

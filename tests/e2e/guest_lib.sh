@@ -11,6 +11,9 @@ FAILS=0
 : "${RIG_SHARED:?run inside the rig}"
 PORT=${PORT:-18710}
 
+# br ADDR: ADDR as a host part of an operand ([v6] in brackets).
+br() { case $1 in *:*) echo "[$1]" ;; *) echo "$1" ;; esac; }
+
 pass() { PASSES=$((PASSES + 1)); echo "PASS: $*"; }
 fail() { FAILS=$((FAILS + 1)); echo "FAIL: $*"; }
 check() { # check "what" cmd...
@@ -92,3 +95,4 @@ run() {
 }
 
 out_has() { grep -q -- "$1" /tmp/out; }
+not() { ! "$@"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Host side of an end-to-end test: boot the Soft-RoCE rig (one VM or two)
 # and run a guest script there with the built binaries.
-#   rig_test.sh 1|2 GUEST_SCRIPT [VAR=value ...]
+#   rig_test.sh 1|2 GUEST_SCRIPT [--rig=RIG_OPTION ...] [VAR=value ...]
 # Binaries come from Bazel runfiles, resolved to real paths (the guests see
 # the host's / read-only, but not Bazel's sandbox or symlink forest). The
 # guests mount tmpfs over /tmp, /root, ...: --bind-runfiles binds the
@@ -25,12 +25,16 @@ for f in "$rig" "$guest" "$lib" "$rdcp" "$rdcpd"; do
 done
 
 env_args=()
+extra_rig=()
 for kv in "$@"; do
-	env_args+=("$kv")
+	case "$kv" in
+	--rig=*) extra_rig+=("${kv#--rig=}") ;;
+	*) env_args+=("$kv") ;;
+	esac
 done
 
 timeout_s=${RIG_TEST_TIMEOUT:-600}
-rig_opts=(--timeout "$timeout_s" --bind-runfiles="${TEST_SRCDIR:-$runfiles/..}")
+rig_opts=(--timeout "$timeout_s" --bind-runfiles="${TEST_SRCDIR:-$runfiles/..}" "${extra_rig[@]}")
 cmd=(env RIG_MODE="$mode" "${env_args[@]}" bash "$guest" "$rdcp" "$rdcpd" "$lib")
 if [ "$mode" = 1 ]; then
 	exec bash "$rig" run1 "${rig_opts[@]}" -- "${cmd[@]}"

@@ -12,7 +12,9 @@
 # OPTS: --timeout S; --bind DIR (a host dir hidden by a guest tmpfs, e.g. under
 #   /tmp or /root, bound in read-only; repeatable); --bind-runfiles[=DIR] (the
 #   Bazel runfiles tree DIR, default $RUNFILES_DIR or $TEST_SRCDIR: bind the
-#   checkout and output base its links point into, where hidden).
+#   checkout and output base its links point into, where hidden); --ipv6 (also
+#   fd00::1/64 on a, fd00::2/64 on b: RIG_SELF_IP6, RIG_PEER_IP6); --ipv6-only
+#   (those alone, no IPv4: RIG_SELF_IP and RIG_PEER_IP are the IPv6 ones).
 #
 # RIG_ROOT=DIR: the guests chroot into DIR (e.g. a debootstrap root with the
 # packages installed) instead of this host's /; it needs bash, iproute2 and
@@ -40,12 +42,13 @@ QEMU_PIDFILES=()
 TIMEOUT_PIDS=()
 RUN_TMP=""
 BINDS=()
+IPV6=0
 KEEP_TMP="${RIG_KEEP:-0}"
 
 log() { printf 'rig: %s\n' "$*" >&2; }
 die() { printf 'rig: error: %s\n' "$*" >&2; exit "$EXIT_RIG"; }
 usage() {
-  sed -n '2,21s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,24s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
@@ -130,12 +133,17 @@ ip link set lo up || setup_fail "lo up"
 if [ "$RIG_MODE" = one ]; then
   ip link add veth0 type veth peer name veth1 || setup_fail "veth add"
   ip link set veth1 mtu 9000 up && ip link set veth0 mtu 9000 up || setup_fail "veth up"
-  ip addr add "$RIG_SELF_IP/24" dev veth0 || setup_fail "addr veth0"
   nd=veth0
 else
   ip link set eth0 mtu 9000 up || setup_fail "eth0 up"
-  ip addr add "$RIG_SELF_IP/24" dev eth0 || setup_fail "addr eth0"
   nd=eth0
+fi
+if [ "$RIG_IPV6" != only ]; then
+  ip addr add "$RIG_SELF_IP/24" dev "$nd" || setup_fail "addr $nd"
+fi
+if [ "$RIG_IPV6" != 0 ]; then
+  # nodad: usable at once (the wire has no other host to collide with).
+  ip -6 addr add "$RIG_SELF_IP6/64" dev "$nd" nodad || setup_fail "addr $RIG_SELF_IP6 on $nd"
 fi
 rdma link add rxe0 type rxe netdev "$nd" 2>>"$C/setup.err" || setup_fail "rdma link add rxe0 on $nd"
 for _ in $(seq 100); do
@@ -143,6 +151,15 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 grep -q ACTIVE /sys/class/infiniband/rxe0/ports/1/state || setup_fail "rxe0 port not ACTIVE"
+if [ "$RIG_IPV6" != 0 ]; then
+  # rxe0's RoCE v2 GID for the IPv6 address (fd00:0000:...).
+  for _ in $(seq 100); do
+    cat /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null | grep -q '^fd00:' && break
+    sleep 0.1
+  done
+  cat /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null | grep -q '^fd00:' ||
+    setup_fail "rxe0 has no GID for $RIG_SELF_IP6"
+fi
 if [ "$RIG_MODE" = two ]; then
   : >"/run/rig/share/sync/ready-$RIG_ROLE"
   peer=b; [ "$RIG_ROLE" = b ] && peer=a
@@ -152,14 +169,16 @@ if [ "$RIG_MODE" = two ]; then
     sleep 0.1
   done
   [ -e "/run/rig/share/sync/ready-$peer" ] || setup_fail "VM $peer never came up"
-  ok=0
-  for _ in $(seq 20); do
-    if busybox ping -c1 -W1 "$RIG_PEER_IP" >/dev/null 2>&1; then ok=1; break; fi
+  for ip in "$RIG_PEER_IP" ${RIG_PEER_IP6:+"$RIG_PEER_IP6"}; do
+    ok=0
+    for _ in $(seq 20); do
+      if busybox ping -c1 -W1 "$ip" >/dev/null 2>&1; then ok=1; break; fi
+    done
+    if [ "$ok" != 1 ]; then
+      { busybox ping -c1 -W1 "$ip"; ip addr; ip route; ip -6 route; } >>"$C/setup.err" 2>&1
+      setup_fail "no IP connectivity to $ip"
+    fi
   done
-  if [ "$ok" != 1 ]; then
-    { busybox ping -c1 -W1 "$RIG_PEER_IP"; ip addr; ip route; } >>"$C/setup.err" 2>&1
-    setup_fail "no IP connectivity to $RIG_PEER_IP"
-  fi
 fi
 if [ -n "${RIG_MEMLOCK:-}" ]; then
   ulimit -l "$RIG_MEMLOCK" || setup_fail "ulimit -l $RIG_MEMLOCK"
@@ -376,8 +395,16 @@ make_ctl() {
       printf 'export %s=%s\n' "$n" "$(shq "${!n}")"
     done
     [ -n "${TERM:-}" ] && printf 'export TERM=%s\n' "$(shq "$TERM")"
-    printf 'export RIG_ROLE=%s RIG_SELF_IP=%s RIG_PEER_IP=%s RIG_MODE=%s RIG_SHELL=%s\n' \
-      "$role" "$self" "$peer" "$mode" "$shell"
+    if [ "$IPV6" != 0 ]; then
+      # a is fd00::1, b fd00::2; one VM is fd00::1 for both.
+      local self6=fd00::1 peer6=fd00::2
+      [ "$role" = b ] && { self6=fd00::2; peer6=fd00::1; }
+      [ "$mode" = one ] && peer6=fd00::1
+      printf 'export RIG_SELF_IP6=%s RIG_PEER_IP6=%s\n' "$self6" "$peer6"
+      [ "$IPV6" = only ] && { self=$self6; peer=$peer6; }
+    fi
+    printf 'export RIG_ROLE=%s RIG_SELF_IP=%s RIG_PEER_IP=%s RIG_MODE=%s RIG_SHELL=%s RIG_IPV6=%s\n' \
+      "$role" "$self" "$peer" "$mode" "$shell" "$IPV6"
     printf 'export RIG_SHARED=/run/rig/share/data RIG_CWD=%s\n' "$(shq "$cwd")"
   } >"$c/env"
   # cwd (and a Bazel output base) under a guest tmpfs is bind-mounted from the host.
@@ -470,6 +497,8 @@ parse_common_opt() {
     --bind) [ "$#" -ge 2 ] || usage; add_bind "$2"; SHIFT=2 ;;
     --bind=*) add_bind "${1#*=}"; SHIFT=1 ;;
     --bind-runfiles) add_runfiles_binds ""; SHIFT=1 ;;
+    --ipv6) IPV6=1; SHIFT=1 ;;
+    --ipv6-only) IPV6=only; SHIFT=1 ;;
     --bind-runfiles=*) add_runfiles_binds "${1#*=}"; SHIFT=1 ;;
   esac
   return 0
