@@ -16,27 +16,6 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session.h"
 
-int rdcp_parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-
-	if (end == s)
-		return -1;
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; end++; break;
-	case 'm': case 'M': v <<= 20; end++; break;
-	case 'g': case 'G': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end == 'i' || *end == 'B')
-		end++;
-	if (*end)
-		return -1;
-	*out = v;
-	return 0;
-}
-
 int rdcp_exit_from_status(int status)
 {
 	switch (status < 0 ? -status : status) {
@@ -62,8 +41,9 @@ int rdcp_exit_from_status(int status)
 	case RD_ETIMEOUT:
 		return RDCP_EXIT_TIMEOUT;
 	case RD_EMEMLOCK:
-	case RD_ENOMEM:
 		return RDCP_EXIT_MEMLOCK;
+	case RD_ENOMEM:
+		return RDCP_EXIT_NOMEM;
 	case RD_ECORRUPT:
 		return RDCP_EXIT_CORRUPT;
 	default:
@@ -161,22 +141,26 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/*
+ * Line by line, each line escaped: only real line breaks of our own
+ * multi-line hints break lines. An escaped "\\n" stays as it is (text from
+ * a peer arrives escaped already: rd_engine_fail_remote; issue 7 item 11).
+ */
 static int error_out(const char *msg, int status)
 {
 	char buf[RD_ERR_MSG_MAX * 4];
+	const char *p = msg, *nl;
 
-	rd_escape(buf, sizeof(buf), msg, strlen(msg));
-	/* keep the line breaks of multi-line hints readable */
 	fprintf(stderr, "rdcp: ");
-	for (const char *p = buf; *p; p++) {
-		if (p[0] == '\\' && p[1] == 'n') {
-			fputc('\n', stderr);
-			p++;
-		} else {
-			fputc(*p, stderr);
-		}
+	for (;;) {
+		nl = strchrnul(p, '\n');
+		rd_escape(buf, sizeof(buf), p, (size_t)(nl - p));
+		fputs(buf, stderr);
+		fputc('\n', stderr);
+		if (!*nl || !nl[1])
+			break;
+		p = nl + 1;
 	}
-	fputc('\n', stderr);
 	return rdcp_exit_from_status(status);
 }
 
@@ -381,10 +365,12 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.local = local;
 	co.nlocal = nlocal;
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
+		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
 		   (o->fsync ? RD_OF_FSYNC : 0);
-	co.sink_flags = RD_SINK_PRESERVE_TIMES |
-			(o->preserve ? RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_OWNER : 0) |
-			(o->fsync ? RD_SINK_FSYNC : 0);
+	/* -p: modes and times only; owners and groups only with -o / -g */
+	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
+			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
+			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0);
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
@@ -418,6 +404,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	dt = now_s() - t0;
 	rd_progress_stop(rc.meter);
 	rc.meter = NULL;
+	if (co.push && cl->connected && !o->quiet &&
+	    (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
+		fprintf(stderr, "rdcp: note: %s does not keep owners or groups for this client; "
+				"files belong to the server's user\n",
+			op.host);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
 		code = error_out(cl->err.msg, ret);

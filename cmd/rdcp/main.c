@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "cmd/rdcp/rdcp.h"
+#include "lib/base/rd_num.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/version/rd_version.h"
 #include "lib/xport/rd_xport.h"
@@ -30,7 +31,9 @@ static void usage(FILE *out)
 		"\n"
 		"Options:\n"
 		"  -r, --recursive            copy directories and their contents\n"
-		"  -p, --preserve             keep exact modes (and owners when root)\n"
+		"  -p, --preserve             keep exact modes and times (never owners)\n"
+		"  -o, --owner                keep owners (as root; with -p also setuid/setgid)\n"
+		"  -g, --group                keep groups (as root)\n"
 		"  -q, --quiet                print only errors\n"
 		"  -v, --verbose              say more (repeatable): connection, device, GID\n"
 		"  -4, -6                     use IPv4 (IPv6) addresses only, for the host\n"
@@ -64,8 +67,9 @@ static void usage(FILE *out)
 		"  -h, --help                 this text\n"
 		"\n"
 		"Exit status: 0 ok, 1 usage, 2 protocol, 5 auth, 10 connection/RDMA,\n"
-		"11 local file I/O, 12 no RDMA device, 14 remote refused, 22 locked memory,\n"
-		"23 some files failed, 24 data failed verification, 30 timeout.\n",
+		"9 out of memory, 11 local file I/O, 12 no RDMA device, 14 remote refused,\n"
+		"22 locked memory (ulimit -l), 23 some files failed, 24 data failed\n"
+		"verification, 30 timeout.\n",
 		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_DEFAULT_PORT);
 }
 
@@ -90,6 +94,8 @@ enum {
 static const struct option longopts[] = {
 	{"recursive", no_argument, NULL, 'r'},
 	{"preserve", no_argument, NULL, 'p'},
+	{"owner", no_argument, NULL, 'o'},
+	{"group", no_argument, NULL, 'g'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
@@ -115,13 +121,14 @@ static const struct option longopts[] = {
 int main(int argc, char **argv)
 {
 	struct rdcp_opts o;
+	uint64_t v;
 	int c, r;
 
 	memset(&o, 0, sizeof(o));
 	o.checksum = "sha256";
 	o.fsync = 1;
 	o.timeout_s = 30;
-	while ((c = getopt_long(argc, argv, "rpqvhe:46", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rpogqvhe:46", longopts, NULL)) != -1) {
 		switch (c) {
 		case '4':
 			o.family = AF_INET;
@@ -134,6 +141,12 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			o.preserve = 1;
+			break;
+		case 'o':
+			o.owner = 1;
+			break;
+		case 'g':
+			o.group = 1;
 			break;
 		case 'q':
 			o.quiet = 1;
@@ -156,8 +169,8 @@ int main(int argc, char **argv)
 			o.checksum = optarg;
 			break;
 		case OPT_CHUNK:
-			if (rdcp_parse_size(optarg, &o.chunk_size) || o.chunk_size < RD_CHUNK_MIN ||
-			    o.chunk_size > RD_CHUNK_MAX) {
+			if (rd_num_parse(optarg, RD_NUM_SIZE, RD_CHUNK_MIN, RD_CHUNK_MAX,
+					 &o.chunk_size)) {
 				fprintf(stderr,
 					"rdcp: --chunk-size '%s': give a size from 4K to 64M\n",
 					optarg);
@@ -165,22 +178,22 @@ int main(int argc, char **argv)
 			}
 			break;
 		case OPT_DEPTH:
-			o.depth = atoi(optarg);
-			if (o.depth < 1 || o.depth > 256) {
+			if (rd_num_parse(optarg, 0, 1, 256, &v)) {
 				fprintf(stderr, "rdcp: --depth '%s': give 1 to 256\n", optarg);
 				return RDCP_EXIT_USAGE;
 			}
+			o.depth = (int)v;
 			break;
 		case OPT_POOL:
-			if (rdcp_parse_size(optarg, &o.pool_size) || o.pool_size < (1u << 20)) {
-				fprintf(stderr, "rdcp: --pool-size '%s': give a size of 1M or more\n",
+			if (rd_num_parse(optarg, RD_NUM_SIZE, 1u << 20, 1ull << 40, &o.pool_size)) {
+				fprintf(stderr, "rdcp: --pool-size '%s': give a size from 1M to 1024G\n",
 					optarg);
 				return RDCP_EXIT_USAGE;
 			}
 			break;
 		case OPT_PORT:
 			o.port = optarg;
-			if (atoi(optarg) < 1 || atoi(optarg) > 65535) {
+			if (rd_num_parse(optarg, 0, 1, 65535, &v)) {
 				fprintf(stderr, "rdcp: --port '%s': give 1 to 65535\n", optarg);
 				return RDCP_EXIT_USAGE;
 			}
@@ -189,12 +202,12 @@ int main(int argc, char **argv)
 			o.fsync = 0;
 			break;
 		case OPT_TIMEOUT:
-			o.timeout_s = atoi(optarg);
-			if (o.timeout_s < 1) {
-				fprintf(stderr, "rdcp: --timeout '%s': give seconds, 1 or more\n",
+			if (rd_num_parse(optarg, 0, 1, 86400, &v)) {
+				fprintf(stderr, "rdcp: --timeout '%s': give seconds, 1 to 86400\n",
 					optarg);
 				return RDCP_EXIT_USAGE;
 			}
+			o.timeout_s = (int)v;
 			break;
 		case 'e':
 			o.rsh = optarg;

@@ -17,6 +17,7 @@ enum rdcp_exit {
 	RDCP_EXIT_NODEV = 12,	 /* no usable RDMA device */
 	RDCP_EXIT_REMOTE = 14,	 /* remote side refused or failed to start */
 	RDCP_EXIT_AUTH = 5,	 /* authentication refused */
+	RDCP_EXIT_NOMEM = 9,	 /* out of memory (malloc) */
 	RDCP_EXIT_TIMEOUT = 30,	 /* peer went silent */
 	RDCP_EXIT_MEMLOCK = 22,	 /* could not register memory (ulimit -l) */
 	RDCP_EXIT_CORRUPT = 24,	 /* data failed verification */
@@ -27,7 +28,7 @@ enum rdcp_exit {
 #define RD_ENGINE_DEPTH_DEFAULT_CMD 16
 
 struct rdcp_opts {
-	int recursive, preserve, quiet, verbose, fsync, list_devices;
+	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
 	const char *checksum;
 	uint64_t chunk_size, pool_size;
 	int depth;
@@ -47,6 +48,5 @@ int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
-int rdcp_parse_size(const char *s, uint64_t *out);
 
 #endif

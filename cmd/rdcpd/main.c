@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_num.h"
 #include "lib/conf/rd_conf.h"
 #include "lib/daemon/rd_daemon.h"
 #include "lib/proto/rd_proto.h"
@@ -107,6 +108,12 @@ static void on_ready(void *ctx, unsigned port, const char *where)
 	}
 }
 
+/* Shutting down (sessions get their grace period next): tell systemd. */
+static void on_stopping(void *ctx)
+{
+	notify(ctx, "STOPPING=1");
+}
+
 static void usage(FILE *out)
 {
 	fprintf(
@@ -151,34 +158,6 @@ struct opts {
 	unsigned sink_flags;
 };
 
-/* All of s is a decimal number in [min, max], times 2^shift for a suffix. */
-static int parse_num(const char *s, int sizes, unsigned long long min, unsigned long long max,
-		     unsigned long long *out)
-{
-	unsigned long long v = 0;
-	unsigned shift = 0;
-
-	if (*s < '0' || *s > '9')
-		return -1;
-	for (; *s >= '0' && *s <= '9'; s++) {
-		if (v > (max - (unsigned)(*s - '0')) / 10)
-			return -1;
-		v = v * 10 + (unsigned)(*s - '0');
-	}
-	if (sizes && (*s == 'M' || *s == 'm'))
-		shift = 20;
-	else if (sizes && (*s == 'G' || *s == 'g'))
-		shift = 30;
-	else if (*s)
-		return -1;
-	if (shift && s[1])
-		return -1;
-	if (v > (max >> shift) || (v << shift) < min)
-		return -1;
-	*out = v << shift;
-	return 0;
-}
-
 /* 0 to go on, 1 on a usage error (said), -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 {
@@ -201,7 +180,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
-	unsigned long long v;
+	uint64_t v;
 	int c;
 
 	o->cli.modules = o->modules;
@@ -242,7 +221,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			o->cli.no_auth = 1;
 			break;
 		case 'C':
-			if (parse_num(optarg, 0, 1, 4096, &v)) {
+			if (rd_num_parse(optarg, 0, 1, 4096, &v)) {
 				fprintf(stderr, "rdcpd: --max-conns '%s': give 1 to 4096\n",
 					optarg);
 				return 1;
@@ -250,7 +229,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			o->cli.max_conns = (int)v;
 			break;
 		case 'S':
-			if (parse_num(optarg, 1, 1u << 20, 1ull << 40, &v)) {
+			if (rd_num_parse(optarg, RD_NUM_SIZE, 1u << 20, 1ull << 40, &v)) {
 				fprintf(stderr, "rdcpd: --pool-size '%s': give 1M to 1024G\n",
 					optarg);
 				return 1;
@@ -261,7 +240,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			o->sink_flags |= RD_SINK_FSYNC;
 			break;
 		case 'T':
-			if (parse_num(optarg, 0, 1, 86400, &v)) {
+			if (rd_num_parse(optarg, 0, 1, 86400, &v)) {
 				fprintf(stderr, "rdcpd: --timeout '%s': give seconds, 1 to 86400\n",
 					optarg);
 				return 1;
@@ -374,6 +353,17 @@ static void log_exports(struct logctx *lc, const struct rd_conf *c)
 			 c->mods[i]->read_only ? " (read-only)" : "");
 		log_line(lc, RD_LOG_INFO, line);
 	}
+	/* Owner policy: rd_server keeps no owners and no setuid bits for clients. */
+	for (i = 0; i < c->nmods && geteuid() == 0; i++) {
+		if (c->mods[i]->read_only || c->mods[i]->uid[0])
+			continue;
+		snprintf(line, sizeof(line),
+			 "WARNING: running as root and module %s has no uid: files pushed into "
+			 "it are owned by root (clients' owners and setuid/setgid bits are "
+			 "never kept)",
+			 c->mods[i]->name);
+		log_line(lc, RD_LOG_WARN, line);
+	}
 }
 
 int main(int argc, char **argv)
@@ -458,6 +448,7 @@ int main(int argc, char **argv)
 	cfg.log_ctx = &lc;
 	cfg.stop = &stop_flag;
 	cfg.on_ready = on_ready;
+	cfg.on_stopping = on_stopping;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -479,7 +470,6 @@ int main(int argc, char **argv)
 		log_line(&lc, RD_LOG_WARN, line);
 	}
 	ret = rd_daemon_run(&d, &cfg);
-	notify(&lc, "STOPPING=1");
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);
 		ret = ret == -RD_ENODEV ? 12 : 10;

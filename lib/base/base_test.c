@@ -9,6 +9,7 @@
 
 #include "lib/base/rd_err.h"
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_num.h"
 
 static void test_err_set_returns_negative_and_formats(void **state)
 {
@@ -73,6 +74,34 @@ static void test_escape_truncates_safely(void **state)
 	assert_int_equal(strlen(out), 3);
 }
 
+/* Issue 7 item 12: "80abc", "-1", " 5", "0x10" are not numbers. */
+static void test_num_strict(void **state)
+{
+	static const char *const bad[] = {"",	 "80abc", "-1", " 5", "+5", "0x10", "5 ",
+					  "1e3", "4M",	  "99999999999999999999"};
+	uint64_t v = 7;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(rd_num_parse(bad[i], 0, 0, UINT64_MAX, &v), -1);
+		assert_int_equal(v, 7);
+	}
+	assert_int_equal(rd_num_parse("80", 0, 1, 65535, &v), 0);
+	assert_int_equal(v, 80);
+	assert_int_equal(rd_num_parse("65536", 0, 1, 65535, &v), -1);
+	assert_int_equal(rd_num_parse("0", 0, 1, 65535, &v), -1);
+	assert_int_equal(rd_num_parse("4M", RD_NUM_SIZE, 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 4u << 20);
+	assert_int_equal(rd_num_parse("4KiB", RD_NUM_SIZE, 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(rd_num_parse("1g", RD_NUM_SIZE, 0, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 1u << 30);
+	assert_int_equal(rd_num_parse("4MX", RD_NUM_SIZE, 0, UINT64_MAX, &v), -1);
+	assert_int_equal(rd_num_parse("4Mi B", RD_NUM_SIZE, 0, UINT64_MAX, &v), -1);
+	assert_int_equal(rd_num_parse("17179869184G", RD_NUM_SIZE, 0, UINT64_MAX, &v), -1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -82,6 +111,7 @@ int main(void)
 		cmocka_unit_test(test_escape_controls),
 		cmocka_unit_test(test_escape_utf8_and_invalid),
 		cmocka_unit_test(test_escape_truncates_safely),
+		cmocka_unit_test(test_num_strict),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

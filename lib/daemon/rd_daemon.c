@@ -211,6 +211,8 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 	}
 	ret = 0;
 out:
+	if (nls && cfg->on_stopping)
+		cfg->on_stopping(cfg->log_ctx);
 	/* Let running sessions end (bounded) before the listener goes. */
 	for (waited = 0; waited < 100; waited++) {
 		pthread_mutex_lock(&lock);

@@ -33,6 +33,8 @@ struct rd_daemon_cfg {
 	 * file); where says on what ("[::]:18710 (IPv6 and IPv4)", ...).
 	 */
 	void (*on_ready)(void *ctx, unsigned port, const char *where);
+	/* Called once when the listeners stop, before sessions are waited for. */
+	void (*on_stopping)(void *ctx);
 };
 
 struct rd_daemon {

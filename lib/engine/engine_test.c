@@ -4,9 +4,29 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <cmocka.h>
 
 #include "lib/engine/rd_engine_priv.h"
+
+/* Issue 7 item 11: a peer's ERROR text cannot break our output lines. */
+static void test_fail_remote_escapes(void **state)
+{
+	static const char text[] = "no\nrdcp: 0 failed\r\033[2J";
+	struct rd_msg_error m;
+	struct rd_err err;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.code = RD_ENOENT;
+	m.text.ptr = text;
+	m.text.len = (uint16_t)strlen(text);
+	assert_int_equal(rd_engine_fail_remote(&err, &m, "peer"), -RD_ENOENT);
+	assert_null(strchr(err.msg, '\n'));
+	assert_null(strchr(err.msg, '\r'));
+	assert_null(strchr(err.msg, '\033'));
+	assert_non_null(strstr(err.msg, "no\\nrdcp"));
+}
 
 static void test_nchunks(void **state)
 {
@@ -54,6 +74,7 @@ static void test_engine_init_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_fail_remote_escapes),
 		cmocka_unit_test(test_nchunks),
 		cmocka_unit_test(test_chunk_len),
 		cmocka_unit_test(test_engine_init_limits),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include "lib/engine/rd_engine.h"
+#include "lib/base/rd_escape.h"
 #include "lib/engine/rd_engine_priv.h"
 
 #include <errno.h>
@@ -103,11 +104,18 @@ void rd_engine_send_error(struct rd_conn *c, int status, const char *text)
 	rd_engine_send_msg_wait(c, &m, &ignore, 1000);
 }
 
+/*
+ * The peer's text goes into our message escaped: it can never carry a
+ * line break or a terminal control sequence into what we print (issue 7
+ * item 11: a peer must not forge output lines).
+ */
 int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, const char *peer)
 {
 	int code = m->code > 0 && m->code < RD_STATUS_MAX ? m->code : RD_EREMOTE;
+	char text[RD_ERR_MSG_MAX];
 
-	return rd_err_set(err, code, 0, "%s: %.*s", peer, (int)m->text.len, m->text.ptr);
+	rd_escape(text, sizeof(text), m->text.ptr, m->text.len);
+	return rd_err_set(err, code, 0, "%s: %s", peer, text);
 }
 
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk)

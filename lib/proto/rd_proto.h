@@ -65,7 +65,7 @@
  *	 + str path[npaths] "module" or "module/path", rd_path_check()
  *
  *    OPEN_OK (3), server -> client:
- *	 0 u32 flags	  RD_OF_* the server will honour
+ *	 0 u32 flags	  RD_OF_* the server will honour (a subset of OPEN's)
  *	 4 u32 chunk_size RD_CHUNK_MIN..RD_CHUNK_MAX
  *	 8 str digest	  as in OPEN
  *
@@ -242,9 +242,19 @@ enum rd_msg_type {
 enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 
 /* OPEN flags */
+/*
+ * OPEN flags. A server refuses an OPEN with bits it does not know
+ * (RD_OF_KNOWN) and answers in OPEN_OK only the bits it will honour: a
+ * daemon drops RD_OF_OWNER/RD_OF_GROUP for a client that is not mapped to
+ * a local identity (it never chowns to wire ids for such a client, and
+ * never keeps setuid/setgid bits for it).
+ */
 #define RD_OF_RECURSIVE 0x1u
-#define RD_OF_PRESERVE	0x2u /* mode, times (and owner when root) */
-#define RD_OF_FSYNC	0x4u /* fsync each file before rename */
+#define RD_OF_PRESERVE	0x2u  /* -p: permission bits and times (never owners) */
+#define RD_OF_FSYNC	0x4u  /* fsync each file before rename */
+#define RD_OF_OWNER	0x8u  /* -o: owner (uid); with it setuid/setgid bits */
+#define RD_OF_GROUP	0x10u /* -g: group (gid) */
+#define RD_OF_KNOWN	0x1fu
 
 enum rd_ftype { RD_FT_REG = 1, RD_FT_DIR = 2, RD_FT_SYMLINK = 3 };
 

@@ -16,7 +16,8 @@
 #include "lib/tree/rd_tree.h"
 
 /* Wait for the server's answer to OPEN. */
-static int await_open_ok(struct rd_client *cl, struct rd_conn *c, struct rd_msg_open_ok *ok)
+static int await_open_ok(struct rd_client *cl, struct rd_conn *c, uint32_t asked,
+			 struct rd_msg_open_ok *ok)
 {
 	const uint8_t *buf;
 	size_t len;
@@ -51,6 +52,11 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, struct rd_msg_
 			    ok->chunk_size != cl->e.o.chunk_size)
 				r = rd_err_set(&cl->err, RD_EPROTO, 0,
 					       "%s changed the checksum or chunk size", cl->info.peer);
+			else if (ok->flags & ~asked)
+				r = rd_err_set(&cl->err, RD_EPROTO, 0,
+					       "%s claims to honour options never asked for (0x%x)",
+					       cl->info.peer, (unsigned)(ok->flags & ~asked));
+			cl->honoured = ok->flags;
 			rd_conn_recv_done(c);
 			return r;
 		}
@@ -224,7 +230,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = send_open(cl, c, o);
 	if (ret)
 		goto out;
-	ret = await_open_ok(cl, c, &ok);
+	ret = await_open_ok(cl, c, o->flags, &ok);
 	if (ret)
 		goto out;
 	if (o->push)

@@ -220,13 +220,36 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 	return 0;
 }
 
-static int send_open_ok(struct rd_conn *c, const struct rd_msg_open *o, struct rd_err *err)
+/*
+ * Owner policy (issue 7 item 2), decided here and nowhere else: is this
+ * client mapped to a local identity whose owners it may set? An
+ * ssh-started server runs as the user who logged in: yes, like scp/rsync.
+ * A daemon client: not until modules have a uid/gid mapping, so a daemon
+ * never chowns to wire ids and never keeps setuid/setgid bits.
+ */
+static int client_mapped(const struct rd_server_cfg *cfg)
+{
+	return cfg->fixed_mode != 0;
+}
+
+/* The OPEN flags this server honours for this client. */
+static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
+{
+	uint32_t f = o->flags & RD_OF_KNOWN;
+
+	if (o->mode == RD_MODE_PUSH && !client_mapped(cfg))
+		f &= ~(RD_OF_OWNER | RD_OF_GROUP);
+	return f;
+}
+
+static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
+			const struct rd_msg_open *o, struct rd_err *err)
 {
 	struct rd_msg m;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN_OK;
-	m.u.open_ok.flags = o->flags;
+	m.u.open_ok.flags = honoured(cfg, o);
 	m.u.open_ok.chunk_size = o->chunk_size;
 	m.u.open_ok.digest = o->digest;
 	return rd_engine_send_msg_wait(c, &m, err, -1);
@@ -244,9 +267,13 @@ static void summarize(char *summary, size_t sumlen, const char *what, const stru
 
 static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
 {
+	uint32_t f = honoured(cfg, o);
+
 	return cfg->sink_flags | RD_SINK_PRESERVE_TIMES |
-	       ((o->flags & RD_OF_PRESERVE) ? RD_SINK_PRESERVE_MODE | RD_SINK_PRESERVE_OWNER : 0) |
-	       ((o->flags & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
+	       ((f & RD_OF_PRESERVE) ? RD_SINK_PRESERVE_MODE : 0) |
+	       ((f & RD_OF_OWNER) ? RD_SINK_PRESERVE_OWNER : 0) |
+	       ((f & RD_OF_GROUP) ? RD_SINK_PRESERVE_GROUP : 0) |
+	       ((f & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
 }
 
 /* Refuse with the message already in err (it is reused for the reply). */
@@ -259,13 +286,14 @@ static int refuse_err(struct rd_conn *c, struct rd_err *err, int ret)
 }
 
 /* Accept the OPEN and run the engine with the roles its mode gives us. */
-static int run_job(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_open *o,
+static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd_engine *e,
+		   const struct rd_msg_open *o,
 		   struct rd_sink *sink, struct rd_tree *t, int fixed, char *summary,
 		   size_t sumlen, struct rd_err *err)
 {
 	int push = o->mode == RD_MODE_PUSH, ret;
 
-	ret = send_open_ok(c, o, err);
+	ret = send_open_ok(c, cfg, o, err);
 	if (ret)
 		return ret;
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
@@ -300,7 +328,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = refuse_err(c, err, ret);
 		goto out;
 	}
-	ret = run_job(c, e, o, sink, t, 1, summary, sumlen, err);
+	ret = run_job(c, cfg, e, o, sink, t, 1, summary, sumlen, err);
 out:
 	rd_tree_close(t);
 	rd_sink_close(sink);
@@ -329,6 +357,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	ret = await_open(c, copy, &clen, &m, err);
 	if (ret)
 		goto out;
+	if (o->flags & ~RD_OF_KNOWN) {
+		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for unknown flags 0x%x",
+			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
+		goto out;
+	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
 	eo.chunk_size = o->chunk_size;
 	eo.digest = digest;
@@ -414,7 +447,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 		}
 	}
-	ret = run_job(c, &e, o, sink, t, 0, summary, sumlen, err);
+	ret = run_job(c, cfg, &e, o, sink, t, 0, summary, sumlen, err);
 out:
 	for (i = 0; i < nsrcs; i++)
 		close(srcs[i].dirfd);

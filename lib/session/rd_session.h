@@ -61,6 +61,7 @@ struct rd_client {
 	struct rd_conn_info info;
 	struct rd_err err;
 	int connected;
+	uint32_t honoured; /* RD_OF_* the server answered it will honour */
 	/* Optional: told once the connection is up (for -v output). */
 	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
 	void *ctx;

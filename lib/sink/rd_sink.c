@@ -370,16 +370,39 @@ static int readonly(struct rd_sink *s, const char *path, size_t len)
 	return rd_err_set(&s->err, RD_EPERM, 0, "%s: read-only", esc(s, path, len));
 }
 
-static mode_t final_mode(const struct rd_sink *s, const struct rd_sink_meta *m)
-{
-	if (s->flags & RD_SINK_PRESERVE_MODE)
-		return (mode_t)(m->mode & (geteuid() == 0 ? 07777u : 0777u));
-	return (mode_t)(m->mode & 0777u) & ~s->umask;
-}
-
 static int want_owner(const struct rd_sink *s)
 {
 	return (s->flags & RD_SINK_PRESERVE_OWNER) && geteuid() == 0;
+}
+
+static int want_group(const struct rd_sink *s)
+{
+	return (s->flags & RD_SINK_PRESERVE_GROUP) && geteuid() == 0;
+}
+
+/*
+ * setuid/setgid only together with the owner (issue 7 items 2 and 4): a
+ * file must never become setuid to an owner that was not chosen.
+ */
+static mode_t final_mode(const struct rd_sink *s, const struct rd_sink_meta *m)
+{
+	if (s->flags & RD_SINK_PRESERVE_MODE)
+		return (mode_t)(m->mode & (want_owner(s) ? 07777u : 01777u));
+	return (mode_t)(m->mode & 0777u) & ~s->umask;
+}
+
+/* chown to what was asked for: uid with OWNER, gid with GROUP (-1: keep) */
+static int chown_meta(const struct rd_sink *s, int fd, const char *name,
+		      const struct rd_sink_meta *m)
+{
+	uid_t uid = want_owner(s) ? (uid_t)m->uid : (uid_t)-1;
+	gid_t gid = want_group(s) ? (gid_t)m->gid : (gid_t)-1;
+
+	if (uid == (uid_t)-1 && gid == (gid_t)-1)
+		return 0;
+	if (name)
+		return fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+	return fchown(fd, uid, gid);
 }
 
 static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
@@ -575,7 +598,7 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
 	if (fd < 0)
 		return fail(s, errno, path, len, "open directory");
-	if (want_owner(s) && fchown(fd, m->uid, m->gid) < 0) {
+	if (chown_meta(s, fd, NULL, m) < 0) {
 		ret = fail(s, errno, path, len, "chown");
 		goto out;
 	}
@@ -637,7 +660,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 		ret = fail(s, errno, path, len, "symlink");
 		goto out;
 	}
-	if (want_owner(s) && fchownat(pl.pfd, tmp, m->uid, m->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+	if (chown_meta(s, pl.pfd, tmp, m) < 0) {
 		ret = fail(s, errno, path, len, "chown");
 		goto unlink;
 	}
@@ -865,7 +888,7 @@ static int apply_meta(struct rd_sink_file *f, int fd)
 {
 	struct timespec ts[2];
 
-	if (want_owner(f->s) && fchown(fd, f->m.uid, f->m.gid) < 0)
+	if (chown_meta(f->s, fd, NULL, &f->m) < 0)
 		return ffail(f, errno, "chown");
 	if (fchmod(fd, final_mode(f->s, &f->m)) < 0)
 		return ffail(f, errno, "chmod");

@@ -29,7 +29,8 @@
 
 #define RD_SINK_PRESERVE_MODE  0x1u  /* exact permission bits */
 #define RD_SINK_PRESERVE_TIMES 0x2u  /* mtime (atime = mtime) */
-#define RD_SINK_PRESERVE_OWNER 0x4u  /* uid/gid, only effective as root */
+#define RD_SINK_PRESERVE_OWNER 0x4u  /* uid, only as root; keeps setuid/setgid */
+#define RD_SINK_PRESERVE_GROUP 0x20u /* gid, only as root */
 #define RD_SINK_FSYNC	       0x8u  /* fsync file before rename */
 #define RD_SINK_READONLY       0x10u /* refuse every write (read-only module) */
 /* Testing only: take the fallback paths even where the kernel has more. */

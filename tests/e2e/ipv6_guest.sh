@@ -23,7 +23,13 @@ server() {
 		--module m=/tmp/mod2 || return 1
 	check "rdcpd --listen v4 --listen [v6] logs both" \
 		grep -q "listening on port 18720: $RIG_SELF_IP:18720, \[$RIG_SELF_IP6\]:18720" /tmp/l.log
-	grep listening /tmp/d.log /tmp/l.log | sed 's/^/    /'
+	# The same from a config file: one 'listen' key per family.
+	printf 'port = 18730\nlisten = %s\nlisten = [%s]\n[c]\n    path = /tmp/mod2\n    auth = none\n' \
+		"$RIG_SELF_IP" "$RIG_SELF_IP6" >/tmp/two.conf
+	start_daemon c --config /tmp/two.conf || return 1
+	check "rdcpd.conf with two 'listen' keys logs both" \
+		grep -q "listening on port 18730: $RIG_SELF_IP:18730, \[$RIG_SELF_IP6\]:18730" /tmp/c.log
+	grep listening /tmp/d.log /tmp/l.log /tmp/c.log | sed 's/^/    /'
 
 	ssh-keygen -q -t ed25519 -N '' -f /tmp/hostkey || return 1
 	wait_for "$SH/client.pub" 120 || return 1
@@ -43,6 +49,7 @@ server() {
 	check "  and an IPv4 client (logged as IPv4, not v4-mapped)" \
 		grep -q " $RIG_PEER_IP:[0-9]*: connected" /tmp/d.log
 	check "rdcpd with two --listen still alive" daemon_alive l
+	stop_daemon c
 	sed 's/^/    d| /' /tmp/d.log | grep -v 'refused\|warning' | tail -12
 	stop_daemon d
 	stop_daemon l
@@ -107,6 +114,10 @@ client() {
 	check "--listen [v6]: push over IPv6" [ "$RC" -eq 0 ]
 	run "rdcp://$V4:18720/m/l6.txt" /tmp/pull/l4.txt
 	check "--listen v4: pull over IPv4" cmp /tmp/src/small.txt /tmp/pull/l4.txt
+	run "rdcp://$V6:18730/c/l6.txt" /tmp/pull/c6.txt
+	check "listen keys: pull over IPv6" cmp /tmp/src/small.txt /tmp/pull/c6.txt
+	run "rdcp://$V4:18730/c/l6.txt" /tmp/pull/c4.txt
+	check "listen keys: pull over IPv4" cmp /tmp/src/small.txt /tmp/pull/c4.txt
 
 	# --- ssh over IPv6 ---
 	rcp() { run -e "$SSHE" --remote-rdcp "$RDCP" "$@"; }

@@ -161,10 +161,10 @@ client() {
 	rcp "$S:ga" /tmp/back/ga-home
 	check "pull b:ga (relative to home)" [ "$(cat /tmp/back/ga-home 2>&1)" = a ]
 
-	# --- 2. -p: exact modes, owners, nanosecond mtimes; without -p ---
+	# --- 2. -p -o -g: exact modes, owners, nanosecond mtimes; -p alone; without -p ---
 	meta /tmp/src/perm >/tmp/meta.src
-	rcp -rp /tmp/src/perm "$S:/tmp/dst/permp"
-	check "push -rp" [ "$RC" -eq 0 ]
+	rcp -rp -o -g /tmp/src/perm "$S:/tmp/dst/permp"
+	check "push -rp -o -g" [ "$RC" -eq 0 ]
 	b_meta /tmp/dst/permp >/tmp/meta.b 2>&1
 	check "  modes (0777, 4755, 0751 dirs, ...), owners and ns mtimes kept exactly" \
 		same_text /tmp/meta.src /tmp/meta.b
@@ -173,14 +173,19 @@ client() {
 	check "  and the directory's" \
 		[ "$(on_b 'stat -c %y /tmp/dst/permp/sub')" = "$(stat -c %y /tmp/src/perm/sub)" ]
 	if over_rdma; then
-		rcp -rp --rdma-host "$S" "$S:/tmp/dst/permp" /tmp/back/
-		check "pull -rp back (and --rdma-host $S)" [ "$RC" -eq 0 ]
+		rcp -rpog --rdma-host "$S" "$S:/tmp/dst/permp" /tmp/back/
+		check "pull -rpog back (and --rdma-host $S)" [ "$RC" -eq 0 ]
 	else
-		rcp -rp "$S:/tmp/dst/permp" /tmp/back/
-		check "pull -rp back" [ "$RC" -eq 0 ]
+		rcp -rpog "$S:/tmp/dst/permp" /tmp/back/
+		check "pull -rpog back" [ "$RC" -eq 0 ]
 	fi
 	meta /tmp/back/permp >/tmp/meta.back
 	check "  modes, owners and ns mtimes kept exactly" same_text /tmp/meta.src /tmp/meta.back
+	# issue 7 item 4: -p alone keeps modes and times, never owners or setuid
+	rcp -rp /tmp/src/perm "$S:/tmp/dst/permp2"
+	check "push -rp (no -o/-g)" [ "$RC" -eq 0 ]
+	check "  the 4755 file arrives 755, owned by root; the 65534 file by root" \
+		[ "$(on_b 'stat -c "%a %u:%g" /tmp/dst/permp2/f4755 /tmp/dst/permp2/f600' | tr '\n' ' ')" = "755 0:0 600 0:0 " ]
 
 	rcp -r /tmp/src/perm "$S:/tmp/dst/permnp"
 	check "push -r without -p to a fresh name" [ "$RC" -eq 0 ]

@@ -127,6 +127,51 @@ if kill -0 $DPID 2>/dev/null; then
 else
 	fail "rdcpd died after the legit push"
 fi
+# Issue 7 item 2: rdcpd (root here) never makes setuid/setgid files and
+# never chowns to wire ids for a daemon client, whatever it asks for.
+mkdir -p /tmp/own
+printf '#!/bin/sh\n' >/tmp/own/suid
+chown 1234:2345 /tmp/own/suid
+chmod 6755 /tmp/own/suid
+timeout 60 "$RDCP" -p -o -g --timeout 10 /tmp/own/suid "$IP::m/" >$LOGS/own.out 2>&1
+rc=$?
+st=$(stat -c '%a %u %g' /tmp/mod/suid 2>&1)
+if [ $rc -eq 0 ] && [ "$st" = "755 0 0" ]; then
+	pass "push -p -o -g of a 6755 file owned 1234:2345 to rdcpd: lands 755 root:root"
+else
+	fail "push -p -o -g to rdcpd: exit $rc, got '$st': $(cat $LOGS/own.out)"
+fi
+RDCP_EVIL_OPEN_FLAGS=0x1b "$EVIL" push-paths "$IP" $DPORT m >$LOGS/flags.out 2>&1
+if grep -q "OPEN_OK flags 0x3\$" $LOGS/flags.out && ! grep -q "OPEN_OK flags 0x1b" $LOGS/flags.out; then
+	pass "OPEN asking owner+group: OPEN_OK honours only recursive+preserve (0x3)"
+else
+	fail "OPEN asking owner+group: $(grep OPEN $LOGS/flags.out | sort -u | tr '\n' ' ')"
+fi
+# Issue 7 item 11: unknown OPEN flags are refused, not echoed as honoured.
+RDCP_EVIL_OPEN_FLAGS=0x80000001 "$EVIL" push-paths "$IP" $DPORT m >$LOGS/flags.out 2>&1
+if grep -q "OPEN refused: .*unknown flags 0x80000000" $LOGS/flags.out &&
+	! grep -q "OPEN_OK" $LOGS/flags.out; then
+	pass "OPEN with an unknown flag bit refused"
+else
+	fail "OPEN with an unknown flag bit: $(grep OPEN $LOGS/flags.out | sort -u | tr '\n' ' ')"
+fi
+# Issue 7 item 4: rdcp -p keeps modes and times, never owners (and so no
+# setuid/setgid); -o -g keep them, as root.
+cp -p /tmp/own/suid /tmp/mod/suid2
+chown 1234:2345 /tmp/mod/suid2
+chmod 6755 /tmp/mod/suid2
+rm -rf /tmp/ownp && mkdir /tmp/ownp
+timeout 60 "$RDCP" -p --timeout 10 "$IP::m/suid2" /tmp/ownp/p >$LOGS/own.out 2>&1
+timeout 60 "$RDCP" -p -o -g --timeout 10 "$IP::m/suid2" /tmp/ownp/pog >>$LOGS/own.out 2>&1
+timeout 60 "$RDCP" -p -g --timeout 10 "$IP::m/suid2" /tmp/ownp/pg >>$LOGS/own.out 2>&1
+st="$(stat -c '%a %u %g' /tmp/ownp/p 2>&1)/$(stat -c '%a %u %g' /tmp/ownp/pog 2>&1)/$(stat -c '%a %u %g' /tmp/ownp/pg 2>&1)"
+if [ "$st" = "755 0 0/6755 1234 2345/755 0 2345" ]; then
+	pass "pull -p: 755 root:root; -p -o -g: 6755 1234:2345; -p -g: 755 root:2345"
+else
+	fail "pull -p / -p -o -g / -p -g: got '$st': $(cat $LOGS/own.out)"
+fi
+rm -rf /tmp/own /tmp/ownp /tmp/mod/suid /tmp/mod/suid2
+
 # Read side: the module now holds link -> /tmp/outside. Pulling through it
 # must be refused; pulling the module must copy the link, not its target.
 echo "secret" >/tmp/outside/secret

@@ -35,6 +35,10 @@
  *	given, or none at all). Exit 0 if refused as unauthenticated, 1 if
  *	accepted, 2 on any other failure.
  *
+ *   RDCP_EVIL_OPEN_FLAGS=0x... rdcp_evil push-paths ...
+ *	Send these OPEN flags instead of RD_OF_RECURSIVE; the OPEN_OK flags
+ *	(or the refusal) are printed.
+ *
  *   rdcp_evil swap DIR A B SECONDS
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
  *	RENAME_EXCHANGE) in a tight loop for SECONDS; prints the count.
@@ -737,6 +741,8 @@ static int await_open_ok(struct peer *p)
 				printf("  OPEN answered with %s\n", rd_msg_type_name(m.hdr.type));
 			else
 				ret = 0;
+			if (!ret)
+				printf("  OPEN_OK flags 0x%x\n", (unsigned)m.u.open_ok.flags);
 			rd_conn_recv_done(p->c);
 			return ret;
 		}
@@ -788,7 +794,9 @@ static int push_one(const char *host, const char *port, const char *module, cons
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN;
 	m.u.open.mode = RD_MODE_PUSH;
-	m.u.open.flags = RD_OF_RECURSIVE;
+	m.u.open.flags = getenv("RDCP_EVIL_OPEN_FLAGS")
+			     ? (uint32_t)strtoul(getenv("RDCP_EVIL_OPEN_FLAGS"), NULL, 0)
+			     : RD_OF_RECURSIVE;
 	m.u.open.chunk_size = EVIL_CHUNK;
 	m.u.open.digest.ptr = EVIL_DIGEST;
 	m.u.open.digest.len = (uint16_t)strlen(EVIL_DIGEST);
