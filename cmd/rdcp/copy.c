@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: MIT
 /* rdcp SOURCE... DEST: classify operands, run a client session, report. */
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/addrsel/rd_addrsel.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
 #include "lib/progress/rd_progress.h"
 #include "lib/report/rd_report.h"
@@ -46,6 +49,8 @@ int rdcp_exit_from_status(int status)
 		return RDCP_EXIT_NOMEM;
 	case RD_ECORRUPT:
 		return RDCP_EXIT_CORRUPT;
+	case RD_ESTOPPED:
+		return RDCP_EXIT_SIGNAL;
 	default:
 		return RDCP_EXIT_FILEIO;
 	}
@@ -70,11 +75,11 @@ static void print_escaped(FILE *out, const char *s, size_t len)
 
 static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
 {
+	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
 	struct report_ctx *rc = ctx;
 
 	/* Messages that already start with the path need it only once. */
-	if (msg && len && !strncmp(msg, path, len) && msg[len] == ':' && msg[len + 1] == ' ')
-		msg += len + 2;
+	msg = rd_report_strip_path(msg, path, len);
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
 	if (status == 0) {
@@ -84,20 +89,36 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 		}
 		return;
 	}
+	rd_report_line(line, sizeof(line), path, len, status, msg);
 	rd_progress_suspend(rc->meter);
-	fputs("rdcp: ", stderr);
-	print_escaped(stderr, path, len);
-	fputs(": ", stderr);
-	print_escaped(stderr, msg ? msg : rd_status_name(status),
-		      strlen(msg ? msg : rd_status_name(status)));
-	fputc('\n', stderr);
+	fprintf(stderr, "rdcp: %s\n", line);
 	rd_progress_resume(rc->meter);
+}
+
+static volatile int g_stop;
+static volatile sig_atomic_t g_armed, g_signals;
+
+/*
+ * SIGINT/SIGTERM (issue 7 item 10). Before the session is connected
+ * nothing can have been written: leave at once. After, stop the engine:
+ * it ends within a second, aborting the files in progress, so their
+ * temporaries are removed; then rdcp exits 20. A second signal leaves at
+ * once.
+ */
+static void on_signal(int sig)
+{
+	(void)sig;
+	if (!g_armed || g_signals++)
+		_exit(RDCP_EXIT_SIGNAL);
+	g_stop = 1;
 }
 
 static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
-	const struct rdcp_opts *o = ctx;
+	const struct report_ctx *rc = ctx;
+	const struct rdcp_opts *o = rc->o;
 
+	g_armed = 1;
 	/* auto chose TCP: said in one line (unless -q: errors only) */
 	if (i->note[0] && !o->quiet)
 		fprintf(stderr, "%s\n", i->note);
@@ -371,6 +392,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
 			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0);
+	co.umask = rd_sink_process_umask();
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
@@ -381,7 +403,16 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.family = o->family;
 
 	cl->on_connected = on_connected;
-	cl->ctx = (void *)(uintptr_t)o;
+	cl->ctx = &rc;
+	co.eo.stop = &g_stop;
+	{
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = on_signal;
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
 	cl->e.report = on_report;
 	cl->e.report_ctx = &rc;
 	if (o->verbose)

@@ -68,8 +68,8 @@ static void usage(FILE *out)
 		"\n"
 		"Exit status: 0 ok, 1 usage, 2 protocol, 5 auth, 10 connection/RDMA,\n"
 		"9 out of memory, 11 local file I/O, 12 no RDMA device, 14 remote refused,\n"
-		"22 locked memory (ulimit -l), 23 some files failed, 24 data failed\n"
-		"verification, 30 timeout.\n",
+		"20 interrupted (SIGINT/SIGTERM), 22 locked memory (ulimit -l), 23 some\n"
+		"files failed, 24 data failed verification, 30 timeout.\n",
 		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_DEFAULT_PORT);
 }
 

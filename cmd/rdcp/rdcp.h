@@ -13,6 +13,7 @@ enum rdcp_exit {
 	RDCP_EXIT_PROTOCOL = 2,	 /* protocol incompatibility / violation */
 	RDCP_EXIT_FILEIO = 11,	 /* error in local file I/O */
 	RDCP_EXIT_PARTIAL = 23,	 /* some files failed; the rest were copied */
+	RDCP_EXIT_SIGNAL = 20,	 /* interrupted: SIGINT or SIGTERM */
 	RDCP_EXIT_CONN = 10,	 /* connection or RDMA failure */
 	RDCP_EXIT_NODEV = 12,	 /* no usable RDMA device */
 	RDCP_EXIT_REMOTE = 14,	 /* remote side refused or failed to start */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmd/rdcp/rdcp.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session.h"
@@ -39,6 +40,7 @@ int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	memset(&ro, 0, sizeof(ro));
 	ro.mode = !strcmp(args[0], "recv") ? RD_MODE_PUSH : RD_MODE_PULL;
+	ro.umask = rd_sink_process_umask();
 	ro.paths = (const char *const *)(args + 1);
 	ro.npaths = nargs - 1;
 	if (ro.mode == RD_MODE_PUSH && ro.npaths != 1) {

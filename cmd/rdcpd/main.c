@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
 #include "lib/base/rd_num.h"
 #include "lib/conf/rd_conf.h"
@@ -442,6 +443,7 @@ int main(int argc, char **argv)
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
 	cfg.server.sink_flags = o.sink_flags;
+	cfg.server.umask = rd_sink_process_umask(); /* once, before any session thread */
 	cfg.server.mods = mods;
 	cfg.server.nmods = conf->nmods;
 	cfg.log = log_line;

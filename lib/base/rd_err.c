@@ -85,6 +85,7 @@ static const char *const status_names[RD_STATUS_MAX] = {
 	[RD_ECORRUPT] = "data corrupt",
 	[RD_ETIMEOUT] = "timeout",
 	[RD_EMEMLOCK] = "locked-memory limit",
+	[RD_ESTOPPED] = "stopped",
 };
 
 const char *rd_status_name(int status)

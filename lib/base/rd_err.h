@@ -35,6 +35,7 @@ enum rd_status {
 	RD_ECORRUPT = 14, /* data failed verification too often */
 	RD_ETIMEOUT = 15, /* peer went silent */
 	RD_EMEMLOCK = 16, /* locked-memory limit too low */
+	RD_ESTOPPED = 17, /* stopped: a signal, or the server shutting down */
 	RD_STATUS_MAX
 };
 

@@ -12,12 +12,19 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
 
+/*
+ * One session thread. Workers are joinable and listed in rd_daemon_run's
+ * frame, which never returns before it joined every one of them: no
+ * worker ever touches a dead stack (issue 7 item 10).
+ */
 struct worker {
 	const struct rd_daemon_cfg *cfg;
+	const struct rd_server_cfg *server; /* cfg->server with the abort flag */
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
-	int *active;
-	pthread_mutex_t *lock;
+	pthread_t th;
+	volatile int done;
+	struct worker *next;
 };
 
 static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, ...)
@@ -57,17 +64,33 @@ static void *serve_one(void *arg)
 	logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
 	      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
 	      rep.version);
-	ret = rd_server_serve(&cfg->server, c, summary, sizeof(summary), &err);
+	ret = rd_server_serve(w->server, c, summary, sizeof(summary), &err);
 	if (ret && ret != -RD_EPARTIAL)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
 	logf_(cfg, RD_LOG_INFO, "%s: %s", peer, summary);
 out:
 	rd_conn_close(c);
-	pthread_mutex_lock(w->lock);
-	(*w->active)--;
-	pthread_mutex_unlock(w->lock);
-	free(w);
+	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Join the workers that are done (all of them with wait); count the rest. */
+static int reap(struct worker **list, int wait)
+{
+	struct worker **pp = list, *w;
+	int n = 0;
+
+	while ((w = *pp)) {
+		if (wait || __atomic_load_n(&w->done, __ATOMIC_ACQUIRE)) {
+			pthread_join(w->th, NULL);
+			*pp = w->next;
+			free(w);
+			continue;
+		}
+		n++;
+		pp = &w->next;
+	}
+	return n;
 }
 
 /*
@@ -135,19 +158,19 @@ static int next_request(struct rd_listener **ls, int n, int timeout_ms, int *whi
 
 int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 {
-	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	struct rd_listener *ls[RD_DAEMON_LISTEN_MAX] = {NULL};
+	struct rd_server_cfg server = cfg->server;
+	struct worker *workers = NULL, *w;
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
-	pthread_attr_t attr;
-	pthread_t th;
+	volatile int abort_sessions = 0;
 	char where[RD_DAEMON_LISTEN_MAX * 100];
-	int active = 0, ret, n, waited, nls = 0, which = 0, i;
+	int ret, n, waited, nls = 0, which = 0, i;
+	int grace_ms = cfg->grace_ms > 0 ? cfg->grace_ms : RD_DAEMON_GRACE_MS;
 
 	rd_err_clear(&d->err);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	server.eo.stop = &abort_sessions;
 	ret = open_listeners(d, cfg, ls, &nls, where, sizeof(where));
 	if (ret)
 		goto out;
@@ -155,6 +178,7 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		cfg->on_ready(cfg->log_ctx, rd_listener_port(ls[0]), where);
 	while (!cfg->stop || !*cfg->stop) {
 		ret = next_request(ls, nls, 500, &which, &req, &creq);
+		n = reap(&workers, 0);
 		if (ret == 1)
 			continue;
 		if (ret < 0) {
@@ -164,6 +188,11 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		memset(&rej, 0, sizeof(rej));
 		rej.ver_min = RD_PROTO_MIN;
 		rej.ver_max = RD_PROTO_MAX;
+		if (cfg->stop && *cfg->stop) {
+			rej.reason = RD_REJ_BUSY;
+			rd_conn_reject(req, &rej);
+			break;
+		}
 		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
 			logf_(cfg, RD_LOG_WARN,
 			      "%s: refused: speaks protocol %u..%u, this server %u..%u",
@@ -173,9 +202,6 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			rd_conn_reject(req, &rej);
 			continue;
 		}
-		pthread_mutex_lock(&lock);
-		n = active;
-		pthread_mutex_unlock(&lock);
 		if (cfg->max_conns > 0 && n >= cfg->max_conns) {
 			logf_(cfg, RD_LOG_WARN, "%s: refused: %d connections already",
 			      rd_conn_req_peer(req), n);
@@ -183,51 +209,44 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			rd_conn_reject(req, &rej);
 			continue;
 		}
-		{
-			struct worker *w = calloc(1, sizeof(*w));
-
-			if (!w) {
-				rej.reason = RD_REJ_BUSY;
-				rd_conn_reject(req, &rej);
-				continue;
-			}
-			w->cfg = cfg;
-			w->req = req;
-			w->creq = creq;
-			w->active = &active;
-			w->lock = &lock;
-			pthread_mutex_lock(&lock);
-			active++;
-			pthread_mutex_unlock(&lock);
-			if (pthread_create(&th, &attr, serve_one, w)) {
-				pthread_mutex_lock(&lock);
-				active--;
-				pthread_mutex_unlock(&lock);
-				free(w);
-				rej.reason = RD_REJ_BUSY;
-				rd_conn_reject(req, &rej);
-			}
+		w = calloc(1, sizeof(*w));
+		if (!w) {
+			rej.reason = RD_REJ_BUSY;
+			rd_conn_reject(req, &rej);
+			continue;
 		}
+		w->cfg = cfg;
+		w->server = &server;
+		w->req = req;
+		w->creq = creq;
+		if (pthread_create(&w->th, NULL, serve_one, w)) {
+			free(w);
+			rej.reason = RD_REJ_BUSY;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
+		w->next = workers;
+		workers = w;
 	}
 	ret = 0;
 out:
-	if (nls && cfg->on_stopping)
-		cfg->on_stopping(cfg->log_ctx);
-	/* Let running sessions end (bounded) before the listener goes. */
-	for (waited = 0; waited < 100; waited++) {
-		pthread_mutex_lock(&lock);
-		n = active;
-		pthread_mutex_unlock(&lock);
-		if (!n)
-			break;
-		{
-			struct timespec ts = {0, 100 * 1000 * 1000};
-
-			nanosleep(&ts, NULL);
-		}
-	}
-	pthread_attr_destroy(&attr);
+	/* Stop accepting first: new clients are refused by the kernel. */
 	for (i = 0; i < nls; i++)
 		rd_listener_close(ls[i]);
+	if (nls && cfg->on_stopping)
+		cfg->on_stopping(cfg->log_ctx);
+	/* Let running sessions end within the grace period ... */
+	for (waited = 0; reap(&workers, 0) && waited < grace_ms; waited += 100) {
+		struct timespec ts = {0, 100 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	/* ... then abort the rest (their temporaries are removed) and join. */
+	n = reap(&workers, 0);
+	if (n)
+		logf_(cfg, RD_LOG_WARN, "stopping %d session%s still running after %d s", n,
+		      n == 1 ? "" : "s", grace_ms / 1000);
+	abort_sessions = 1;
+	reap(&workers, 1);
 	return ret;
 }

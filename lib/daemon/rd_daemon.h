@@ -35,7 +35,15 @@ struct rd_daemon_cfg {
 	void (*on_ready)(void *ctx, unsigned port, const char *where);
 	/* Called once when the listeners stop, before sessions are waited for. */
 	void (*on_stopping)(void *ctx);
+	/*
+	 * After *stop: sessions get grace_ms (0: RD_DAEMON_GRACE_MS) to end;
+	 * the rest are aborted (files in progress removed), then every session
+	 * thread is joined before rd_daemon_run returns.
+	 */
+	int grace_ms;
 };
+
+#define RD_DAEMON_GRACE_MS 10000
 
 struct rd_daemon {
 	struct rd_err err;

@@ -223,7 +223,7 @@ static void run_copy(struct run *r)
 			 0);
 	dfd = open(g_dst, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
-	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, &err), 0);
+	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, 022, &err), 0);
 	close(dfd);
 	if (r->tcp)
 		tcp_pair(&r->a, &b, &co);

@@ -95,7 +95,7 @@ static void start(struct peer *p, int engine_sends)
 		assert_int_equal(rd_tree_open_paths(&p->t, srcs, 1, 0, &err), 0);
 	} else {
 		dfd = open(g_root, O_RDONLY | O_DIRECTORY);
-		assert_int_equal(rd_sink_open(&p->sink, dfd, "", 0, &err), 0);
+		assert_int_equal(rd_sink_open(&p->sink, dfd, "", 0, 022, &err), 0);
 		close(dfd);
 	}
 	assert_int_equal(rd_loop_pair(&p->me, &p->engine, &co, NULL, NULL, &err), 0);

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
@@ -26,6 +27,25 @@ static void test_fail_remote_escapes(void **state)
 	assert_null(strchr(err.msg, '\r'));
 	assert_null(strchr(err.msg, '\033'));
 	assert_non_null(strstr(err.msg, "no\\nrdcp"));
+}
+
+/* Issue 7 item 7: registered memory starts zeroed, even reusing a dirty heap. */
+static void test_pool_zeroed(void **state)
+{
+	size_t i, n = 64 * 1024;
+	unsigned char *p;
+	int round;
+
+	(void)state;
+	for (round = 0; round < 8; round++) {
+		p = rd_engine_pool_alloc(n);
+		assert_non_null(p);
+		assert_int_equal((uintptr_t)p % 4096, 0);
+		for (i = 0; i < n; i++)
+			assert_int_equal(p[i], 0);
+		memset(p, 0xa5, n); /* what another session left behind */
+		free(p);
+	}
 }
 
 static void test_nchunks(void **state)
@@ -75,6 +95,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fail_remote_escapes),
+		cmocka_unit_test(test_pool_zeroed),
 		cmocka_unit_test(test_nchunks),
 		cmocka_unit_test(test_chunk_len),
 		cmocka_unit_test(test_engine_init_limits),

@@ -34,6 +34,12 @@ struct rd_engine_opts {
 	unsigned depth;	       /* sender: read buffers; receiver: requests in flight */
 	unsigned max_retries;  /* per chunk, after a digest mismatch */
 	const char *digest;    /* EVP name or "none" */
+	/*
+	 * Set non-zero (a signal handler, a daemon shutting down) to stop:
+	 * the engine ends within RD_ENGINE_IDLE_MS with -RD_ESTOPPED,
+	 * aborting the files in progress (their temporaries are removed).
+	 */
+	volatile int *stop;
 };
 
 /*

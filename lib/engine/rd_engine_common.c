@@ -4,6 +4,7 @@
 #include "lib/engine/rd_engine_priv.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
@@ -116,6 +117,16 @@ int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, cons
 
 	rd_escape(text, sizeof(text), m->text.ptr, m->text.len);
 	return rd_err_set(err, code, 0, "%s: %s", peer, text);
+}
+
+void *rd_engine_pool_alloc(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	memset(p, 0, len);
+	return p;
 }
 
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk)

@@ -6,6 +6,12 @@
 #include "lib/engine/rd_engine.h"
 
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
+/*
+ * Memory to register: page-aligned and zeroed, so that a peer can only
+ * ever see bytes it sent itself, never what the heap held before (another
+ * session's data; issue 7 item 7). NULL if out of memory; free() it.
+ */
+void *rd_engine_pool_alloc(size_t len);
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx);
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size);
 

@@ -534,6 +534,8 @@ static int recv_loop(struct receiver *r)
 	int ret, progress;
 
 	for (;;) {
+		if (r->e->o.stop && *r->e->o.stop)
+			return rd_err_set(&r->e->err, RD_ESTOPPED, 0, "stopped");
 		progress = drain_msgs(r);
 		if (progress < 0)
 			return progress;
@@ -594,10 +596,9 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		n = e->o.depth * 4;
 	r->nslots = (unsigned)n;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
-	r->scratch = malloc(e->o.chunk_size);
-	if (!r->slots || !r->scratch ||
-	    posix_memalign((void **)&r->pool, 4096, (size_t)r->nslots * e->o.chunk_size)) {
-		r->pool = NULL;
+	r->scratch = calloc(1, e->o.chunk_size);
+	r->pool = rd_engine_pool_alloc((size_t)r->nslots * e->o.chunk_size);
+	if (!r->slots || !r->scratch || !r->pool) {
 		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receive pool of %u x %u bytes",
 				 r->nslots, e->o.chunk_size);
 		goto out;

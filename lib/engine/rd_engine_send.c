@@ -375,6 +375,8 @@ static int send_loop(struct sender *s)
 	int r, progress;
 
 	for (;;) {
+		if (s->e->o.stop && *s->e->o.stop)
+			return rd_err_set(&s->e->err, RD_ESTOPPED, 0, "stopped");
 		progress = drain_msgs(s);
 		if (progress < 0)
 			return progress;
@@ -444,9 +446,8 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->corrupt_every = getenv("RDCP_TEST_CORRUPT_EVERY") != NULL;
 #endif
 	s->bfree = calloc(s->nbufs, sizeof(*s->bfree));
-	if (!s->bfree || posix_memalign((void **)&s->bufs, 4096,
-					(size_t)s->nbufs * e->o.chunk_size)) {
-		s->bufs = NULL;
+	s->bufs = rd_engine_pool_alloc((size_t)s->nbufs * e->o.chunk_size);
+	if (!s->bfree || !s->bufs) {
 		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers of %u bytes",
 				 s->nbufs, e->o.chunk_size);
 		goto out;

@@ -13,6 +13,48 @@
 #include "lib/report/rd_report.h"
 #include "lib/base/rd_escape.h"
 
+const char *rd_report_strip_path(const char *msg, const char *path, size_t len)
+{
+	size_t ml;
+
+	if (!msg || !path || !len)
+		return msg;
+	ml = strnlen(msg, RD_REPORT_MSG_MAX + 1);
+	if (ml >= len + 2 && !memcmp(msg, path, len) && msg[len] == ':' && msg[len + 1] == ' ')
+		return msg + len + 2;
+	return msg;
+}
+
+size_t rd_report_line(char *out, size_t cap, const char *path, size_t len, int status,
+		      const char *msg)
+{
+	size_t n = 0, ml;
+
+	if (!cap)
+		return 0;
+	out[0] = '\0';
+	if (cap < 4)
+		return 0;
+	msg = rd_report_strip_path(msg, path, len);
+	if (!msg)
+		msg = rd_status_name(status);
+	ml = strnlen(msg, RD_REPORT_MSG_MAX);
+	if (path && len) {
+		n = rd_escape(out, cap, path, len);
+		if (n + 2 < cap) {
+			memcpy(out + n, ": ", 3);
+			n += 2;
+		}
+	}
+	if (n < cap)
+		n += rd_escape(out + n, cap - n, msg, ml);
+	if (n >= cap) {
+		memcpy(out + cap - 4, "...", 4);
+		n = cap - 1;
+	}
+	return n;
+}
+
 void rd_report_init(struct rd_report *r, unsigned max_errors)
 {
 	memset(r, 0, sizeof(*r));

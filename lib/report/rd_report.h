@@ -97,6 +97,22 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
  */
 size_t rd_report_json_string(FILE *out, const char *s, size_t len);
 
+/*
+ * The terminal line for one failed entry (what rdcp prints for a NOTE from
+ * the peer or a local skip): "PATH: MESSAGE", both escaped (rd_escape), a
+ * message that already starts with "PATH: " naming the path only once.
+ * path is len raw bytes (any bytes: a NOTE's path comes off the wire); msg
+ * is NULL (then the status name) or NUL-terminated, of which at most
+ * RD_REPORT_MSG_MAX bytes are read. Never reads past either. Writes at most
+ * cap bytes to out, NUL-terminated and cut with "..." if needed (cap >= 4).
+ * Returns the length written.
+ */
+size_t rd_report_line(char *out, size_t cap, const char *path, size_t len, int status,
+		      const char *msg);
+
+/* msg without a leading "PATH: " (bounded as above); msg itself if none. */
+const char *rd_report_strip_path(const char *msg, const char *path, size_t len);
+
 /* Free what the report holds; it can then be initialized again. Accepts NULL. */
 void rd_report_free(struct rd_report *r);
 

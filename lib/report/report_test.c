@@ -578,9 +578,31 @@ out:
 	rd_report_free(&r);
 }
 
+/* Issue 7 item 8: the terminal line for a NOTE never reads past its inputs. */
+static void test_report_line(void **state)
+{
+	char out[64], tiny[8];
+	char path[3] = {'a', '\0', 'b'}; /* NUL bytes in a wire path */
+
+	(void)state;
+	rd_report_line(out, sizeof(out), "a/b", 3, -RD_ESYS, "a/b: Permission denied");
+	assert_string_equal(out, "a/b: Permission denied");
+	rd_report_line(out, sizeof(out), "x", 1, -RD_ESYS, "sender: x\nrdcp: forged");
+	assert_string_equal(out, "x: sender: x\\nrdcp: forged");
+	rd_report_line(out, sizeof(out), path, 3, -RD_ESYS, "a");
+	assert_string_equal(out, "a\\x00b: a");
+	rd_report_line(out, sizeof(out), "p", 1, -RD_ENOENT, NULL);
+	assert_non_null(strstr(out, "p: "));
+	/* "x:" is shorter than "x: ": the prefix check must not read past it */
+	assert_string_equal(rd_report_strip_path("x:", "x", 1), "x:");
+	rd_report_line(tiny, sizeof(tiny), "abcdefghij", 10, -RD_ESYS, "m");
+	assert_string_equal(tiny, "abcd...");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_report_line),
 	    cmocka_unit_test(test_validator_itself),
 	    cmocka_unit_test(test_empty),
 	    cmocka_unit_test(test_counters_and_errors),

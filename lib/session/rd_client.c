@@ -60,6 +60,8 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, uint32_t asked
 			rd_conn_recv_done(c);
 			return r;
 		}
+		if (cl->e.o.stop && *cl->e.o.stop)
+			return rd_err_set(&cl->err, RD_ESTOPPED, 0, "stopped");
 		r = rd_conn_poll(c, 1000);
 		if (r < 0)
 			return rd_err_copy(&cl->err, rd_conn_err(c));
@@ -96,7 +98,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
 }
 
-int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struct rd_err *err)
+int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
+		  struct rd_err *err)
 {
 	char *d1 = strdup(dest), *d2 = strdup(dest);
 	const char *parent, *base;
@@ -119,7 +122,7 @@ int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struc
 				 "destination directory %s", parent);
 		goto out;
 	}
-	ret = rd_sink_open(sink, fd, base, flags, err);
+	ret = rd_sink_open(sink, fd, base, flags, umask, err);
 	if (!ret)
 		rd_sink_set_label(*sink, dest);
 out:
@@ -205,7 +208,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			ret = rd_err_set(&cl->err, RD_EUSAGE, 0, "one local destination expected");
 			goto out;
 		}
-		ret = rd_local_sink(o->local[0], o->sink_flags, &sink, &cl->err);
+		ret = rd_local_sink(o->local[0], o->sink_flags, o->umask, &sink, &cl->err);
 		if (ret)
 			goto out;
 		ret = expect_roots(cl, sink, o);

@@ -287,6 +287,7 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.eo = o->eo;
 	cfg.sink_flags = o->sink_flags;
+	cfg.umask = o->umask;
 	cfg.fixed_mode = o->mode;
 	cfg.fixed_paths = o->paths;
 	cfg.nfixed = o->npaths;

@@ -85,8 +85,8 @@ static int refuse(struct rd_conn *c, struct rd_err *err, int status, const char 
 	return -status;
 }
 
-static int await_open(struct rd_conn *c, uint8_t *copy, size_t *clen, struct rd_msg *m,
-		      struct rd_err *err)
+static int await_open(struct rd_conn *c, volatile int *stop, uint8_t *copy, size_t *clen,
+		      struct rd_msg *m, struct rd_err *err)
 {
 	const uint8_t *buf;
 	size_t len;
@@ -108,6 +108,8 @@ static int await_open(struct rd_conn *c, uint8_t *copy, size_t *clen, struct rd_
 					      rd_conn_info(c)->peer, rd_msg_type_name(m->hdr.type));
 			return 0;
 		}
+		if (stop && *stop)
+			return refuse(c, err, RD_ESTOPPED, "the server is shutting down");
 		r = rd_conn_poll(c, 1000);
 		if (r < 0)
 			return rd_err_copy(err, rd_conn_err(c));
@@ -297,6 +299,11 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	if (ret)
 		return ret;
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
+	if (ret == -RD_ESTOPPED) {
+		/* tell the client why, as far as the connection still takes it */
+		rd_engine_send_error(c, RD_ESTOPPED, "the server is shutting down");
+		rd_conn_flush(c, 1000);
+	}
 	summarize(summary, sumlen, fixed ? (push ? "receive" : "send") : (push ? "push" : "pull"),
 		  e, ret);
 	if (ret)
@@ -320,7 +327,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		goto out;
 	}
 	if (o->mode == RD_MODE_PUSH)
-		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), &sink, err);
+		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
+				    err);
 	else
 		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
 				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
@@ -354,7 +362,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
-	ret = await_open(c, copy, &clen, &m, err);
+	ret = await_open(c, cfg->eo.stop, copy, &clen, &m, err);
 	if (ret)
 		goto out;
 	if (o->flags & ~RD_OF_KNOWN) {
@@ -410,7 +418,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),
 			 o->paths[i].ptr + off);
 		if (o->mode == RD_MODE_PUSH) {
-			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), err);
+			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), cfg->umask,
+					   err);
 			if (ret) {
 				char why[RD_ERR_MSG_MAX];
 

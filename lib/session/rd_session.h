@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/engine/rd_engine.h"
@@ -36,6 +37,7 @@ struct rd_client_opts {
 	int nlocal;
 	unsigned flags;			 /* RD_OF_* */
 	unsigned sink_flags;		 /* RD_SINK_* for pulls */
+	mode_t umask;			 /* for pulls: rd_sink_process_umask() at start */
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
 	const uint8_t *secret;		 /* RD_SECRET_LEN bytes, or NULL */
@@ -88,6 +90,7 @@ struct rd_server_cfg {
 	int nfixed;
 	struct rd_engine_opts eo; /* pool/depth/retry limits of this server */
 	unsigned sink_flags;	  /* extra RD_SINK_* (e.g. FSYNC) */
+	mode_t umask;		  /* applied without -p: read once at start */
 };
 
 /*
@@ -132,6 +135,7 @@ struct rd_remote_opts {
 	struct rd_conn_opts co;
 	struct rd_engine_opts eo;
 	unsigned sink_flags;
+	mode_t umask;
 	/* Print the ready line (stdout) and log refusals (stderr). */
 	void (*announce)(void *ctx, const char *line);
 	rd_remote_log_fn log;

@@ -7,6 +7,7 @@
 #include "lib/sink/rd_sink.h"
 
 /* A local destination: confined to its parent, placed by its name. */
-int rd_local_sink(const char *dest, unsigned flags, struct rd_sink **sink, struct rd_err *err);
+int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
+		  struct rd_err *err);
 
 #endif

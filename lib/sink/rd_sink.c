@@ -438,8 +438,16 @@ static int has_dotdot(const char *p)
 	}
 }
 
+mode_t rd_sink_process_umask(void)
+{
+	mode_t m = umask(022);
+
+	umask(m);
+	return m;
+}
+
 int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
-		 struct rd_err *err)
+		 mode_t um, struct rd_err *err)
 {
 	struct rd_sink *s;
 	const char *base;
@@ -455,8 +463,7 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 	s->no_openat2 = !!(flags & RD_SINK_TEST_NO_OPENAT2);
 	s->dest_fd = -1;
 	s->cache_fd = -1;
-	s->umask = umask(022);
-	umask(s->umask);
+	s->umask = um & 0777;
 	if (!dest || !*dest)
 		dest = ".";
 	rd_escape(s->dest_esc, sizeof(s->dest_esc), dest, strlen(dest));

@@ -24,6 +24,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/base/rd_err.h"
 
@@ -55,7 +56,14 @@ struct rd_sink_file;
  * ".." and is resolved with RESOLVE_BENEATH. Errors name dest.
  */
 int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
-		 struct rd_err *err);
+		 mode_t umask, struct rd_err *err);
+
+/*
+ * The process umask, read once at program start before any thread runs
+ * (reading it means setting it: umask(2) has no query). rd_sink_open takes
+ * the value, so sessions never touch the process umask (issue 7 item 9).
+ */
+mode_t rd_sink_process_umask(void);
 void rd_sink_close(struct rd_sink *s); /* accepts NULL */
 
 /*

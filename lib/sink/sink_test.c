@@ -138,7 +138,7 @@ static struct rd_sink *sopen(struct fx *x, const char *dest, unsigned flags)
 	struct rd_err err;
 
 	rd_err_clear(&err);
-	assert_int_equal(rd_sink_open(&s, x->top_fd, dest, flags | x->extra, &err), 0);
+	assert_int_equal(rd_sink_open(&s, x->top_fd, dest, flags | x->extra, rd_sink_process_umask(), &err), 0);
 	return s;
 }
 
@@ -239,11 +239,11 @@ static void test_sink_rename_mode(void **state)
 	expect_content(tp(x, "dest/f.txt"), "F");
 
 	/* the parent must exist; ".." and absolute destinations are refused */
-	assert_true(rd_sink_open(&s, x->top_fd, "nope/x", 0, &err) < 0);
+	assert_true(rd_sink_open(&s, x->top_fd, "nope/x", 0, 022, &err) < 0);
 	assert_null(s);
 	assert_non_null(strstr(err.msg, "nope/x"));
-	assert_int_equal(rd_sink_open(&s, x->top_fd, "dest/../x", 0, &err), -RD_EUSAGE);
-	assert_int_equal(rd_sink_open(&s, x->top_fd, "/etc", 0, &err), -RD_EUSAGE);
+	assert_int_equal(rd_sink_open(&s, x->top_fd, "dest/../x", 0, 022, &err), -RD_EUSAGE);
+	assert_int_equal(rd_sink_open(&s, x->top_fd, "/etc", 0, 022, &err), -RD_EUSAGE);
 	rd_sink_close(NULL);
 }
 
@@ -339,6 +339,31 @@ static void test_sink_owner_policy(void **state)
 	assert_int_equal(st.st_mode & 07000, 0);
 	assert_int_equal(st.st_uid, 1234);
 	assert_int_equal(st.st_gid, 0);
+}
+
+/*
+ * Issue 7 item 9: the umask is the one given to rd_sink_open, read once at
+ * start; opening a sink never changes the process umask.
+ */
+static void test_sink_umask_given(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s;
+	struct rd_err err;
+	struct stat st;
+	mode_t before = umask(027), after;
+
+	assert_int_equal(rd_sink_open(&s, x->top_fd, "dest", 0, 077, &err), 0);
+	after = umask(before);
+	assert_int_equal(after, 027); /* untouched */
+	assert_int_equal(put_file(s, "u", 1, "1", 0666), 0);
+	assert_int_equal(mk(s, "ud", 1), 0);
+	assert_int_equal(post(s, "ud", 0), 0);
+	rd_sink_close(s);
+	assert_int_equal(stat(tp(x, "dest/u"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	assert_int_equal(stat(tp(x, "dest/ud"), &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0700);
 }
 
 /* Offsets past 4 GiB: a sparse 5 GiB file with data at its end. */
@@ -696,6 +721,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_large_offset, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_expect_roots, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_owner_policy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_umask_given, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_expect_nameless_rename, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_deferred_post, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
