@@ -137,8 +137,8 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 	const struct rd_tls_peer *t = &rc->cl->tls;
 
 	g_armed = 1;
-	/* auto chose TCP: always said, one line */
-	if (i->note[0])
+	/* auto chose TCP: said in one line (unless -q: errors only) */
+	if (i->note[0] && !o->quiet)
 		fprintf(stderr, "%s\n", i->note);
 	if (!o->verbose)
 		return;
@@ -258,29 +258,32 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	}
 	if (o->rdma_host) {
 		addrs[naddrs++] = o->rdma_host;
-	} else if (co->co.transport != RD_XPORT_TCP) {
+	} else if (co->co.transport != RD_XPORT_TCP && ssh.ready.naddrs) {
 		for (i = 0; i < ssh.ready.naddrs; i++)
 			addrs[naddrs++] = ssh.ready.addrs[i];
 		/* RFC 6724 order; -4/-6 keep one family. */
 		naddrs = rd_addr_order(addrs, naddrs, o->family, NULL, NULL);
+		if (!naddrs) {
+			ret = rd_err_set(&cl->err, RD_ECONN, 0,
+					 "%s reports no %sRDMA address this host can use", op->host,
+					 o->family == AF_INET    ? "IPv4 (-4) "
+					 : o->family == AF_INET6 ? "IPv6 (-6) "
+								 : "");
+			*rstatus = rd_ssh_finish(&ssh, 2000);
+			return ret;
+		}
 	}
 	if (!naddrs && co->co.transport == RD_XPORT_RDMA) {
 		ret = rd_err_set(&cl->err, RD_ENODEV, 0,
-				 "%s reports no %sRDMA address this host can use (--transport rdma)",
-				 op->host,
-				 o->family == AF_INET    ? "IPv4 (-4) "
-				 : o->family == AF_INET6 ? "IPv6 (-6) "
-							 : "");
+				 "%s has no RDMA device with an address (--transport rdma)",
+				 op->host);
 		*rstatus = rd_ssh_finish(&ssh, 2000);
 		return ret;
 	}
 	if (!naddrs) {
 		/* The remote half listens on TCP too: reach it where ssh did. */
-		if (co->co.transport == RD_XPORT_AUTO)
-			fprintf(stderr, "rdcp: %s has no %sRDMA address; using TCP\n", op->host,
-				o->family == AF_INET    ? "IPv4 "
-				: o->family == AF_INET6 ? "IPv6 "
-							: "");
+		if (co->co.transport == RD_XPORT_AUTO && !o->quiet)
+			fprintf(stderr, "rdcp: %s has no RDMA address; using TCP\n", op->host);
 		co->co.transport = RD_XPORT_TCP;
 		addrs[naddrs++] = op->host;
 	}

@@ -157,7 +157,7 @@ static void usage(FILE *out)
 	    "      --config FILE           read FILE (default %s, if it exists)\n"
 	    "      --check-config          report every problem of the config and exit\n"
 	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
-	    "  -l, --listen ADDR           listen on this RDMA address, IPv4 or IPv6 (repeatable;\n"
+	    "  -l, --listen ADDR           listen on this address, IPv4 or IPv6 (repeatable;\n"
 	    "                              default: every address of both families)\n"
 	    "  -P, --port PORT             port (default %d)\n"
 	    "      --transport MODE        rdma, tcp, or both (default: RDMA and TCP on the\n"

@@ -13,6 +13,7 @@
 #ifndef RDCP_ENGINE_RD_ENGINE_H
 #define RDCP_ENGINE_RD_ENGINE_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,21 +44,46 @@ struct rd_engine_opts {
 };
 
 /*
- * Counters, written only by the engine's thread; a progress display may
- * read them from another thread (values may be a moment old).
+ * Counters, written only by the engine's thread. What a progress display
+ * reads from another thread while the engine runs is atomic: bytes_data,
+ * cur_size and cur_done (relaxed: each value whole, maybe a moment old;
+ * rd_stat_get()), and the current name, published under a sequence count
+ * so a reader gets one whole name or is told to keep the last one
+ * (rd_engine_stats_name()). The rest is read once the engine returned.
  */
 struct rd_engine_stats {
 	uint64_t entries;      /* manifest entries handled */
 	uint64_t files_ok;     /* entries finished fine */
 	uint64_t files_failed; /* entries that failed (incl. sender-side skips) */
 	uint64_t files_same;   /* regular files already identical: no data sent */
-	uint64_t bytes_data;   /* payload bytes moved by RDMA WRITE */
-	uint64_t bytes_files;  /* sizes of regular files finished */
+	_Atomic uint64_t bytes_data; /* payload bytes moved by RDMA WRITE */
+	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
-	uint64_t cur_size, cur_done; /* the oldest file in progress */
-	char cur_name[256];	     /* its wire path (raw bytes, NUL-terminated) */
+	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */
+	_Atomic unsigned cur_seq;	     /* odd while cur_name is rewritten */
+	_Atomic char cur_name[256]; /* its wire path (raw bytes, NUL-terminated) */
 	int finished;
 };
+
+static inline uint64_t rd_stat_get(const _Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static inline void rd_stat_add(_Atomic uint64_t *v, uint64_t n)
+{
+	atomic_fetch_add_explicit(v, n, memory_order_relaxed);
+}
+
+/* The engine: a new current file (name of len bytes, cut to fit). */
+void rd_engine_stats_set_cur(struct rd_engine_stats *st, const char *name, size_t len,
+			     uint64_t size);
+/*
+ * Another thread: copy the current name (NUL-terminated, at most len - 1
+ * bytes). 0, or -1 when it changed during the copy (out is then garbage:
+ * keep the previous name).
+ */
+int rd_engine_stats_name(const struct rd_engine_stats *st, char *out, size_t len);
 
 /*
  * Called once per failed entry (status < 0) with its wire path and the

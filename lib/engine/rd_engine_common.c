@@ -167,14 +167,44 @@ uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx)
 	return size - off < chunk ? (uint32_t)(size - off) : chunk;
 }
 
+void rd_engine_stats_set_cur(struct rd_engine_stats *st, const char *name, size_t len,
+			     uint64_t size)
+{
+	size_t n = len < sizeof(st->cur_name) - 1 ? len : sizeof(st->cur_name) - 1, i;
+	unsigned seq = atomic_load_explicit(&st->cur_seq, memory_order_relaxed);
+
+	/* seqlock: odd while writing; the bytes are atomics too (no data race) */
+	atomic_store_explicit(&st->cur_seq, seq + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	for (i = 0; i < n; i++)
+		atomic_store_explicit(&st->cur_name[i], name[i], memory_order_relaxed);
+	atomic_store_explicit(&st->cur_name[n], '\0', memory_order_relaxed);
+	atomic_store_explicit(&st->cur_seq, seq + 2, memory_order_release);
+	atomic_store_explicit(&st->cur_size, size, memory_order_relaxed);
+	atomic_store_explicit(&st->cur_done, 0, memory_order_relaxed);
+}
+
+int rd_engine_stats_name(const struct rd_engine_stats *st, char *out, size_t len)
+{
+	unsigned s1 = atomic_load_explicit(&st->cur_seq, memory_order_acquire), s2;
+	size_t i;
+
+	if (!len)
+		return -1;
+	for (i = 0; i + 1 < len && i < sizeof(st->cur_name); i++) {
+		out[i] = atomic_load_explicit(&st->cur_name[i], memory_order_relaxed);
+		if (!out[i])
+			break;
+	}
+	out[i < len ? i : len - 1] = '\0';
+	atomic_thread_fence(memory_order_acquire);
+	s2 = atomic_load_explicit(&st->cur_seq, memory_order_relaxed);
+	return (s1 & 1) || s1 != s2 ? -1 : 0;
+}
+
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size)
 {
-	size_t n = len < sizeof(e->st.cur_name) - 1 ? len : sizeof(e->st.cur_name) - 1;
-
-	memcpy(e->st.cur_name, path, n);
-	e->st.cur_name[n] = '\0';
-	e->st.cur_size = size;
-	e->st.cur_done = 0;
+	rd_engine_stats_set_cur(&e->st, path, len, size);
 }
 
 int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,

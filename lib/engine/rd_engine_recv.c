@@ -305,9 +305,9 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	else {
 		f->done++;
 		f->bytes += want;
-		r->e->st.bytes_data += want;
+		rd_stat_add(&r->e->st.bytes_data, want);
 		if (f->id == r->oldest)
-			r->e->st.cur_done += want;
+			rd_stat_add(&r->e->st.cur_done, want);
 	}
 	slot_release(r, s, f);
 	return 0;

@@ -250,8 +250,8 @@ static int serve_get(struct sender *s)
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
 	s->nbfree--; /* back through on_sent() */
-	s->e->st.bytes_data += want;
-	s->e->st.cur_done += want;
+	rd_stat_add(&s->e->st.bytes_data, want);
+	rd_stat_add(&s->e->st.cur_done, want);
 	goto dequeue;
 done:
 	/* buffer b was not handed to the NIC: still free */

@@ -4,15 +4,14 @@
  * engine's counters, keeps the last few snapshots of bytes_data for a
  * sliding-window rate, and redraws one line with rd_progress_format().
  *
- * The engine writes its counters without locks and we may not change it,
- * so a snapshot is read field by field through a volatile pointer (each
- * value loaded once per tick, never cached across ticks) and then only
- * trusted as far as clamping allows. A 64-bit load is atomic on the
- * 64-bit targets rdcp runs on; a torn read elsewhere shows a wrong number
- * for one second.
+ * The engine's counters the meter reads are atomics (relaxed loads: each
+ * value whole, maybe a moment old, then trusted only as far as clamping
+ * allows); the current name comes whole through rd_engine_stats_name(),
+ * or the meter keeps the name it had.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -65,18 +64,14 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void take_snap(const struct rd_engine_stats *st, struct snap *s)
+static void take_snap(const struct rd_engine_stats *st, const char *last, struct snap *s)
 {
-	const volatile struct rd_engine_stats *v = st;
-	size_t i;
-
-	s->bytes_data = v->bytes_data;
-	s->cur_size = v->cur_size;
-	s->cur_done = v->cur_done;
-	/* byte by byte: the engine may be rewriting it right now */
-	for (i = 0; i < NAME_COPY; i++)
-		s->name[i] = v->cur_name[i];
-	s->name[NAME_COPY] = '\0';
+	s->bytes_data = rd_stat_get(&st->bytes_data);
+	s->cur_size = rd_stat_get(&st->cur_size);
+	s->cur_done = rd_stat_get(&st->cur_done);
+	/* a name being rewritten right now: keep the one we had */
+	if (rd_engine_stats_name(st, s->name, sizeof(s->name)))
+		snprintf(s->name, sizeof(s->name), "%s", last);
 }
 
 /* Sliding-window rate from the samples, in bytes per second. */
@@ -131,7 +126,7 @@ static void render(struct rd_progress *p, int sample_only)
 	double t = now_s(), rate;
 	unsigned cols;
 
-	take_snap(p->st, &s);
+	take_snap(p->st, p->file_name, &s);
 	rate = window_rate(p, t, s.bytes_data);
 	if (strcmp(s.name, p->file_name) || s.cur_size != p->file_size) {
 		memcpy(p->file_name, s.name, sizeof(p->file_name));

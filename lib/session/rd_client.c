@@ -172,7 +172,7 @@ void rd_expected_root(const char *path, char *out, size_t len)
 static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 			const struct rd_client_opts *o)
 {
-	static char names[RD_OPEN_PATHS_MAX][NAME_MAX + 1];
+	char names[RD_OPEN_PATHS_MAX][NAME_MAX + 1]; /* the sink copies them */
 	const char *ptrs[RD_OPEN_PATHS_MAX];
 	const char *const *asked = o->asked ? o->asked : o->remote;
 	int n = o->asked ? o->nasked : o->nremote, i;

@@ -199,7 +199,8 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 	ret = rd_xport_tcp.connect(out, host, port, o, req, rep, err);
 	if (!ret)
 		snprintf((*out)->info.note, sizeof((*out)->info.note),
-			 "rdcp: no RDMA route to %s (%s); using TCP", host, rerr.msg);
+			 "rdcp: no RDMA route to %s (%s); using TCP", host,
+			 rerr.status == RD_ENODEV ? "no RDMA device here" : rerr.msg);
 	else {
 		struct rd_err terr = *err;
 
@@ -308,6 +309,8 @@ static int listen_both(struct rd_listener **out, const char *addr, const char *p
 	}
 	m->l.ops = &multi_ops;
 	m->l.port = t->port;
+	snprintf(m->l.where, sizeof(m->l.where), "%s over %s", t->where,
+		 r ? "RDMA and TCP" : "TCP");
 	if (r)
 		m->sub[m->nsub++] = r;
 	else

@@ -91,11 +91,11 @@ int rd_xport_probe(const char *host, char *dev, size_t devlen, char *why, size_t
 
 /* --- server --- */
 /*
- * Listen on addr:port. RD_XPORT_AUTO listens over RDMA and TCP on the same
- * port number (TCP only when no RDMA device is usable; see
- * rd_listener_note()); port "0" picks one free for both.
- * addr NULL or "": every address of both families (one IPv6 wildcard
- * listener with v6only off; IPv4 wildcard alone where IPv6 is unavailable).
+ * Listen on addr:port. addr NULL or "": every address of both families (one
+ * IPv6 wildcard listener with v6only off; IPv4 wildcard alone where IPv6 is
+ * unavailable). RD_XPORT_AUTO listens over RDMA and TCP on the same port
+ * number (TCP only when no RDMA device is usable; see rd_listener_note());
+ * port "0" picks one free for both.
  */
 int rd_listener_open(struct rd_listener **out, const char *addr, const char *port, int backlog,
 		     int transport, struct rd_err *err);

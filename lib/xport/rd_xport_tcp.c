@@ -66,6 +66,10 @@ struct tcp_conn {
 	unsigned *sfree, nsfree;
 	struct tout *out;
 	unsigned ocap, ohead, ocount;
+	/* writes whose payload the kernel has: reported from poll, never from
+	 * inside a send (the caller may not expect its callback there) */
+	uint64_t *done;
+	unsigned ndone;
 
 	/* input */
 	int in_state;
@@ -223,6 +227,17 @@ static struct tout *out_push(struct tcp_conn *t)
 	return o;
 }
 
+static int tcp_lost(struct tcp_conn *t, int errnum)
+{
+	if (errnum == ECONNRESET || errnum == EPIPE)
+		return rd_xc_fail(&t->c, RD_ECONN, 0,
+				  "%s closed the connection (reset: the peer process ended or "
+				  "was killed)",
+				  t->c.info.peer);
+	return rd_xc_fail(&t->c, RD_ECONN, errnum, "TCP connection to %s failed",
+			  t->c.info.peer);
+}
+
 /* Write what the socket takes; 0 or a negative status. *n counts events. */
 static int out_flush(struct tcp_conn *t, int *n)
 {
@@ -254,8 +269,7 @@ static int out_flush(struct tcp_conn *t, int *n)
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return 0;
-			return rd_xc_fail(&t->c, RD_ECONN, errno, "TCP connection to %s failed",
-					  t->c.info.peer);
+			return tcp_lost(t, errno);
 		}
 		left = (size_t)w;
 		for (k = 0; k < i && left; k++) {
@@ -273,7 +287,7 @@ static int out_flush(struct tcp_conn *t, int *n)
 			t->ocount--;
 			(*n)++;
 			if (o->has_cookie)
-				rd_xc_sent(&t->c, o->cookie);
+				t->done[t->ndone++] = o->cookie;
 		}
 	}
 	return 0;
@@ -426,8 +440,7 @@ static int in_read(struct tcp_conn *t, int *n)
 			if (r < 0) {
 				if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 					return 0;
-				return rd_xc_fail(c, RD_ECONN, errno, "TCP connection to %s failed",
-						  c->info.peer);
+				return tcp_lost(t, errno);
 			}
 			t->igot += (size_t)r;
 			if ((size_t)r < want)
@@ -466,9 +479,14 @@ static int in_read(struct tcp_conn *t, int *n)
 static int progress(struct tcp_conn *t)
 {
 	struct rd_conn *c = &t->c;
+	unsigned i, nd;
 	int n = 0, r;
 
 	r = out_flush(t, &n);
+	nd = t->ndone;
+	t->ndone = 0;
+	for (i = 0; i < nd; i++)
+		rd_xc_sent(c, t->done[i]);
 	if (!r)
 		r = in_read(t, &n);
 	if (r)
@@ -595,6 +613,7 @@ static void tcp_close(struct rd_conn *c)
 	free(t->sfree);
 	free(t->out);
 	free(t->rfree);
+	free(t->done);
 	free(t);
 }
 
@@ -633,7 +652,8 @@ static struct tcp_conn *conn_new(int fd, const struct rd_conn_opts *o)
 	t->sfree = calloc(t->sdepth, sizeof(*t->sfree));
 	t->out = calloc(t->ocap, sizeof(*t->out));
 	t->rfree = calloc(t->c.rdepth, sizeof(*t->rfree));
-	if (!t->sbuf || !t->sfree || !t->out || !t->rfree)
+	t->done = calloc(t->ocap, sizeof(*t->done));
+	if (!t->sbuf || !t->sfree || !t->out || !t->rfree || !t->done)
 		goto fail;
 	for (i = 0; i < t->sdepth; i++)
 		t->sfree[t->nsfree++] = i;
@@ -703,11 +723,14 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 	*out = NULL;
 	rd_xc_peer_name(peer, sizeof(peer), host, port);
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = o && o->family ? o->family : AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	gai = getaddrinfo(host, port, &hints, &ai);
 	if (gai)
-		return rd_err_set(err, RD_ECONN, 0, "cannot resolve host '%s': %s", host,
+		return rd_err_set(err, RD_ECONN, 0, "cannot resolve host '%s'%s: %s", host,
+				  hints.ai_family == AF_INET    ? " as IPv4 (-4)"
+				  : hints.ai_family == AF_INET6 ? " as IPv6 (-6)"
+								: "",
 				  gai_strerror(gai));
 	ret = -ECONNREFUSED;
 	for (a = ai; a; a = a->ai_next) {
@@ -829,10 +852,18 @@ static int tcp_listen(struct rd_listener **out, const char *addr, const char *po
 				 "cannot listen on %s port %s over TCP", addr ? addr : "*", port);
 		goto out;
 	}
-	if (!getsockname(tl->fd, (struct sockaddr *)&ss, &sl))
+	if (!getsockname(tl->fd, (struct sockaddr *)&ss, &sl)) {
+		size_t n;
+
 		tl->l.port = ss.ss_family == AF_INET6
 				     ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
 				     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		addr_str((struct sockaddr *)&ss, tl->l.where, sizeof(tl->l.where));
+		n = strlen(tl->l.where);
+		if (!(addr && *addr))
+			snprintf(tl->l.where + n, sizeof(tl->l.where) - n, " (%s)",
+				 ss.ss_family == AF_INET6 ? "IPv6 and IPv4" : "IPv4 only");
+	}
 	*out = &tl->l;
 	tl = NULL;
 out:

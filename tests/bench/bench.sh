@@ -2,6 +2,8 @@
 # bench.sh - rdcp throughput and receiver-memory benchmark on the Soft-RoCE rig.
 #
 #   bash tests/bench/bench.sh            build //cmd/..., boot two VMs once, measure, report
+#   bash tests/bench/bench.sh --host     no rig: rdcp over TCP on 127.0.0.1 beside nc and
+#                                        socat, tmpfs to tmpfs (tests/bench/host_bench.py)
 #
 # In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
 # on the same wire, for a BENCH_MB random file:
@@ -24,6 +26,11 @@
 # 1 some step produced no number (see the report); 2 usage; 3 missing tool or build
 # failure; 124/125 the rig timed out / failed before producing any result.
 set -uo pipefail
+
+if [ "${1:-}" = --host ]; then
+  shift
+  exec python3 "$(dirname "$0")/host_bench.py" "$@"
+fi
 
 readonly CHUNK=4194304
 readonly IBW_PORT=18515

@@ -4,6 +4,9 @@
 # the binaries) and the rig's RIG_* variables.
 
 PASSES=0
+# E2E_TRANSPORT=tcp: the suite runs on a host over TCP (tests/e2e/host_test.sh);
+# checks that only hold over RDMA are skipped there.
+over_rdma() { [ "${E2E_TRANSPORT:-rdma}" = rdma ]; }
 FAILS=0
 : "${RIG_SHARED:?run inside the rig}"
 PORT=${PORT:-18710}

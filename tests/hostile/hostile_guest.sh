@@ -40,7 +40,8 @@ check_absent() {
 }
 # Anything named *evil* in the writable trees, outside the allowed dir $1.
 check_no_stray() {
-	stray=$(find /tmp /var/tmp /run /root -name '*evil*' ! -name 'rdcp_evil*' \
+	# shellcheck disable=SC2086 # a list of directories
+	stray=$(find ${STRAY_DIRS:-/tmp /var/tmp /run /root} -name '*evil*' ! -name 'rdcp_evil*' \
 		! -path "$1/*" ! -path "$1" ! -path /tmp/hostile-logs/\* \
 		! -path "${RIG_CWD:-/nonexistent}/*" 2>/dev/null)
 	if [ -n "$stray" ]; then

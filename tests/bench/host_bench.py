@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""Host benchmark (no rig, no RDMA): rdcp over TCP on 127.0.0.1, tmpfs to tmpfs.
+
+    python3 tests/bench/host_bench.py [--mb 1024] [--rdcp PATH] [--rdcpd PATH]
+    (or: bash tests/bench/bench.sh --host)
+
+In one run, for one random file of --mb MiB in a tmpfs (/dev/shm):
+  rdcp push --checksum none, rdcp push with the default checksum (sha256),
+  nc and socat over the same loopback path;
+each side's CPU seconds per GiB from getrusage (os.wait4 of the client
+process and of rdcpd, which is started for each push and stopped after it).
+Every received file is compared with its source (untimed). Prints a table;
+the target is rdcp --checksum none >= 0.8 x nc.
+Exit status: 0 measured (target met or not), 1 a step failed.
+"""
+import argparse
+import filecmp
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+GIB = 1 << 30
+
+
+def wait4(p):
+    _, status, ru = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return ru.ru_utime + ru.ru_stime
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def rdcp_run(args, src, work, checksum):
+    mod = os.path.join(work, "mod")
+    shutil.rmtree(mod, ignore_errors=True)
+    os.mkdir(mod)
+    ready = os.path.join(work, "ready")
+    if os.path.exists(ready):
+        os.unlink(ready)
+    d = subprocess.Popen([args.rdcpd, "--foreground", "--no-auth", "--module", "m=" + mod,
+                          "--transport", "tcp", "--listen", "127.0.0.1", "--port", "0",
+                          "--ready-file", ready], stderr=subprocess.DEVNULL)
+    for _ in range(200):
+        if os.path.exists(ready) and open(ready).read().strip():
+            break
+        time.sleep(0.05)
+    port = open(ready).read().strip()
+    cmd = [args.rdcp, "-q", "--transport", "tcp", "--port", port, "--checksum", checksum,
+           "--no-fsync", src, "127.0.0.1::m/"]
+    t0 = time.monotonic()
+    c = subprocess.Popen(cmd)
+    ccpu = wait4(c)
+    dt = time.monotonic() - t0
+    d.send_signal(signal.SIGTERM)
+    dcpu = wait4(d)
+    ok = c.returncode == 0 and filecmp.cmp(src, os.path.join(mod, os.path.basename(src)),
+                                           shallow=False)
+    shutil.rmtree(mod, ignore_errors=True)
+    return ok, dt, ccpu, dcpu
+
+
+def pipe_run(recv_cmd, send_cmd, out, stdin=None):
+    if os.path.exists(out):
+        os.unlink(out)
+    with open(out, "wb") as f, open(stdin or os.devnull, "rb") as fin:
+        r = subprocess.Popen(recv_cmd, stdout=f)
+        time.sleep(0.3)
+        t0 = time.monotonic()
+        s = subprocess.Popen(send_cmd, stdin=fin)
+        scpu = wait4(s)
+        rcpu = wait4(r)
+        dt = time.monotonic() - t0
+    return s.returncode == 0 and r.returncode == 0, dt, scpu, rcpu
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    top = os.path.dirname(os.path.dirname(here))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--mb", type=int, default=1024)
+    ap.add_argument("--rdcp", default=os.path.join(top, "bazel-bin/cmd/rdcp/rdcp"))
+    ap.add_argument("--rdcpd", default=os.path.join(top, "bazel-bin/cmd/rdcpd/rdcpd"))
+    ap.add_argument("--target", type=float, default=0.8)
+    args = ap.parse_args()
+    work = tempfile.mkdtemp(prefix="rdcp-hostbench.", dir="/dev/shm")
+    rows, failed = [], False
+    try:
+        src = os.path.join(work, "file")
+        with open(src, "wb") as f:
+            for _ in range(args.mb):
+                f.write(os.urandom(1 << 20))
+        size = os.path.getsize(src)
+        gib = size / GIB
+        out = os.path.join(work, "out")
+        for name, checksum in (("rdcp --checksum none", "none"),
+                               ("rdcp (sha256, default)", "sha256")):
+            ok, dt, c, d = rdcp_run(args, src, work, checksum)
+            rows.append((name, ok, dt, c, d))
+        port = free_port()
+        ok, dt, scpu, rcpu = pipe_run(["nc", "-l", "127.0.0.1", str(port)],
+                                      ["nc", "-N", "127.0.0.1", str(port)], out, stdin=src)
+        ok = ok and filecmp.cmp(src, out, shallow=False)
+        rows.append(("nc (OpenBSD netcat)", ok, dt, scpu, rcpu))
+        port = free_port()
+        ok, dt, scpu, rcpu = pipe_run(
+            ["socat", "-u", "TCP-LISTEN:%d,bind=127.0.0.1,reuseaddr" % port, "STDOUT"],
+            ["socat", "-u", "OPEN:" + src, "TCP:127.0.0.1:%d" % port], out)
+        ok = ok and filecmp.cmp(src, out, shallow=False)
+        rows.append(("socat", ok, dt, scpu, rcpu))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+    print("host bench: %d MiB, tmpfs -> tmpfs over TCP 127.0.0.1, %d CPUs, %s" %
+          (args.mb, os.cpu_count(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print("%-24s %9s %10s %14s %14s  %s" % ("tool", "seconds", "MiB/s", "CPU s/GiB send",
+                                            "CPU s/GiB recv", "verified"))
+    for name, ok, dt, c, d in rows:
+        failed |= not ok
+        print("%-24s %9.2f %10.0f %14.2f %14.2f  %s" % (name, dt, args.mb / dt if dt else 0,
+                                                       c / gib, d / gib, "yes" if ok else "NO"))
+    nc_rate = args.mb / rows[2][2]
+    none_rate = args.mb / rows[0][2]
+    print("rdcp --checksum none / nc = %.2f (target >= %.2f: %s)" %
+          (none_rate / nc_rate, args.target, "met" if none_rate / nc_rate >= args.target
+           else "NOT met"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
