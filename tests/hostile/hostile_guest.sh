@@ -229,7 +229,9 @@ while [ "$(date +%s)" -lt $end ]; do
 done
 wait $SWPID
 echo "    $(cat $LOGS/swap.out); $pulls pulls: $okx of m/sw/x and $okdir of m/sw succeeded"
-if [ $leaked -eq 0 ] && [ $pulls -ge 6 ] && [ $okx -gt 0 ] && [ $okdir -gt 0 ]; then
+# A pull of m/sw/x alone is refused whenever x is the link at the check
+# (~3 in 4): requiring one of them to succeed made this flaky.
+if [ $leaked -eq 0 ] && [ $pulls -ge 6 ] && [ $okdir -gt 0 ]; then
 	pass "swapper: $pulls pulls during the swap, none brought the secret"
 else
 	fail "swapper: $leaked of $pulls pulls brought the secret ($okx/$okdir succeeded)"
