@@ -156,10 +156,10 @@ client() {
 	check "  says where to put it" out_has "password-file FILE or in RDCP_PASSWORD"
 
 	# A module's max connections: the second client is told it is busy.
-	head -c $((200 * 1024 * 1024)) /dev/urandom >/tmp/src/big.bin
+	head -c $((64 * 1024 * 1024)) /dev/urandom >/tmp/src/big.bin
 	"$RDCP" -q /tmp/src/big.bin "$S::one/" >/tmp/one.out 2>&1 &
 	local op=$!
-	sleep 1.5
+	sleep 1
 	run /tmp/src/data.bin "$S::one/"
 	check "max connections = 1: a second client is refused (exit 14)" [ "$RC" -eq 14 ]
 	check "  told the module is busy" out_has "module one is busy"
@@ -206,6 +206,7 @@ client() {
 			cmp -s /tmp/src/five.bin "/tmp/five$i.bin" && okc=$((okc + 1))
 	done
 	check "16 clients asking 64 MiB chunks of a 1 MiB-pool daemon: all exact" [ "$okc" -eq 16 ]
+	rm -f /tmp/five*.bin # the guest's /tmp is a small tmpfs
 
 	# 16 clients at once: 8 pushes of different trees, 8 pulls.
 	for i in $(seq 1 9); do
@@ -213,6 +214,7 @@ client() {
 		head -c $((200000 * i)) /dev/urandom >"/tmp/m$i/f.bin"
 		echo "$i" >"/tmp/m$i/n.txt"
 	done
+	df -h /tmp | sed 's/^/    df| /'
 	RDCP_PASSWORD=alice-secret "$RDCP" -q -r /tmp/m1 "alice@$S::many/" && touch /tmp/seeded
 	for i in $(seq 1 8); do
 		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "/tmp/m$((i + 1))" "alice@$S::many/" \
@@ -224,7 +226,7 @@ client() {
 	local bad=0
 	for i in $(seq 1 8); do
 		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m$((i + 1))" \
-			"/tmp/back$i" >/dev/null 2>&1 || bad=$((bad + 1))
+			"/tmp/back$i" >"/tmp/back$i.out" 2>&1 || { bad=$((bad + 1)); cat "/tmp/back$i.out"; }
 		same_tree "/tmp/m$((i + 1))" "/tmp/back$i" || bad=$((bad + 1))
 		same_tree /tmp/m1 "/tmp/pulled$i" || bad=$((bad + 1))
 	done
