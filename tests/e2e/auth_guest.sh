@@ -56,7 +56,8 @@ server() {
 		    auth = none
 	EOF
 	chmod 644 /tmp/auth.conf
-	start_daemon_auth auth --config /tmp/auth.conf --max-conns 32 || return 1
+	# 8 MiB pools: the guest's memory budget then holds the 16 sessions at once.
+	start_daemon_auth auth --config /tmp/auth.conf --max-conns 32 --pool-size 8M || return 1
 	# Issue 7 item 6: a small pool; clients asking 64 MiB chunks get less.
 	mkdir -p /tmp/small
 	start_daemon small --module small=/tmp/small --pool-size 1M --max-conns 16 \
@@ -230,6 +231,7 @@ client() {
 		same_tree "/tmp/m$((i + 1))" "/tmp/back$i" || bad=$((bad + 1))
 		same_tree /tmp/m1 "/tmp/pulled$i" || bad=$((bad + 1))
 	done
+	[ "$bad" -eq 0 ] || cat /tmp/push*.out /tmp/pull*.out
 	check "16 clients at once (8 push, 8 pull): all byte-exact" [ "$bad" -eq 0 ]
 }
 
