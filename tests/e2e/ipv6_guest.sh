@@ -22,13 +22,13 @@ server() {
 	start_daemon l --port 18720 --listen "$RIG_SELF_IP" --listen "[$RIG_SELF_IP6]" \
 		--module m=/tmp/mod2 || return 1
 	check "rdcpd --listen v4 --listen [v6] logs both" \
-		grep -q "listening on port 18720: $RIG_SELF_IP:18720, \[$RIG_SELF_IP6\]:18720" /tmp/l.log
+		grep -qE "listening on port 18720: $RIG_SELF_IP:18720( over [A-Za-z ]+)?, \[$RIG_SELF_IP6\]:18720" /tmp/l.log
 	# The same from a config file: one 'listen' key per family.
 	printf 'port = 18730\nlisten = %s\nlisten = [%s]\n[c]\n    path = /tmp/mod2\n    auth = none\n' \
 		"$RIG_SELF_IP" "$RIG_SELF_IP6" >/tmp/two.conf
 	start_daemon c --config /tmp/two.conf || return 1
 	check "rdcpd.conf with two 'listen' keys logs both" \
-		grep -q "listening on port 18730: $RIG_SELF_IP:18730, \[$RIG_SELF_IP6\]:18730" /tmp/c.log
+		grep -qE "listening on port 18730: $RIG_SELF_IP:18730( over [A-Za-z ]+)?, \[$RIG_SELF_IP6\]:18730" /tmp/c.log
 	grep listening /tmp/d.log /tmp/l.log /tmp/c.log | sed 's/^/    /'
 
 	ssh-keygen -q -t ed25519 -N '' -f /tmp/hostkey || return 1
