@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #define TCP_SOCKBUF	 (4 << 20)
-#define TCP_MAX_REGIONS	 16
+#define TCP_MAX_REGIONS	 1040 /* the engine registers each receive slot apart: <= 1024 */
 #define TCP_HELLO_MS	 5000 /* a connected client must send its request within this */
 #define TCP_IOV		 64
 
