@@ -468,7 +468,8 @@ static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
 		*out = best;
 		return 0;
 	}
-	if (r->reg_bytes + cap > r->max_bytes && small < r->nslots) {
+	/* a free one too small makes room when nothing else can */
+	if (small < r->nslots && (empty == r->nslots || r->reg_bytes + cap > r->max_bytes)) {
 		slot_drop(r, &r->slots[small]);
 		empty = small;
 	}

@@ -114,7 +114,8 @@ static int buf_get(struct sender *s, uint32_t len, unsigned *out)
 		*out = best;
 		return 0;
 	}
-	if (s->reg_bytes + cap > s->max_bytes && small < s->nbufs) {
+	/* a free one too small makes room when nothing else can */
+	if (small < s->nbufs && (empty == s->nbufs || s->reg_bytes + cap > s->max_bytes)) {
 		buf_drop(s, &s->bufs[small]);
 		empty = small;
 	}
