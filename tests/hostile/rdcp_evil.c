@@ -45,7 +45,8 @@
  *	silence timer, so only a deadline or a progress timer can drop us).
  *	STAGE connect (default): never start TLS; tls: finish TLS (as
  *	push-paths does) and never send OPEN; open: send OPEN(PULL) for
- *	MODULE/PATH and then never ask for a chunk. Exit 0 if the server
+ *	MODULE/PATH and then never ask for a chunk. Prints "holding" once
+ *	the stage is reached. Exit 0 if the server
  *	dropped the connection within SECONDS (printing after how long, and
  *	the server's ERROR text if one came), 1 if not, 2 if the stage was
  *	never reached (refused at once: the reason is printed).
@@ -1241,6 +1242,7 @@ static int idle_conn(const char *host, const char *port, const char *secs, const
 			return 2;
 		}
 	}
+	printf("idle %s: holding after %.1f s\n", stage, now_s() - t0);
 	while (now_s() - t0 < limit) {
 		if (now_s() - credit_at >= 0.5) {
 			empty_credit(lower);
