@@ -17,6 +17,7 @@ NCLIENTS=${NCLIENTS:-64}
 NFAIR=${NFAIR:-8}
 FAIR_MB=${FAIR_MB:-32}
 FAIR_DIR=${FAIR_DIR:-/tmp/fair}
+[ "$FAIR_DIR" = shared ] && FAIR_DIR=$RIG_SHARED/fair
 MEDIUM=3000000
 STARTUP_RUNS=${STARTUP_RUNS:-5}
 STARTUP_MAX_RATIO=${STARTUP_MAX_RATIO:-1.2}
@@ -46,12 +47,13 @@ server() {
 	touch "$RIG_SHARED/server-ready"
 }
 
-# elapsed CMD...: seconds the command took, on stdout; its output in /tmp/el.out
+# elapsed CMD...: seconds the command took, on stdout (runs in $(...):
+# its status goes to /tmp/el.rc); its output in /tmp/el.out
 elapsed() {
 	local t0 t1
 	t0=$(date +%s.%N)
 	"$@" >/tmp/el.out 2>&1
-	EL_RC=$?
+	echo $? >/tmp/el.rc
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.4f\n", b - a}'
 }
@@ -71,9 +73,9 @@ startup() {
 	: >/tmp/t.rdcp
 	for i in $(seq 1 "$STARTUP_RUNS"); do
 		t=$(elapsed rping -c -a "$S" -C 1)
-		[ "$EL_RC" -eq 0 ] && echo "$t" >>/tmp/t.rping
+		[ "$(cat /tmp/el.rc)" -eq 0 ] && echo "$t" >>/tmp/t.rping
 		t=$(elapsed "$RDCP" -q /tmp/tiny "rdcp://$S:$MPORT/m/in/tiny")
-		[ "$EL_RC" -eq 0 ] && echo "$t" >>/tmp/t.rdcp
+		[ "$(cat /tmp/el.rc)" -eq 0 ] && echo "$t" >>/tmp/t.rdcp
 	done
 	"$RDCP" -vv /tmp/tiny "rdcp://$S:$MPORT/m/in/tiny" 2>&1 | grep 'time:' | sed 's/^/    | /'
 	RPING_S=$(median </tmp/t.rping)
@@ -179,6 +181,8 @@ fair() {
 
 case "${RIG_ROLE}:${RIG_MODE:-2}" in
 a:2)
+	# b waits for these: a failing early must not leave it waiting
+	trap 'touch "$RIG_SHARED/many-pushed" "$RIG_SHARED/client-done"' EXIT
 	wait_for "$RIG_SHARED/server-ready" 120 || exit 1
 	S=$(br "$RIG_PEER_IP")
 	startup "$S"
