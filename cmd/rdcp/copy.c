@@ -85,6 +85,16 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	msg = rd_report_strip_path(msg, path, len);
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
+	if (status == 0 && msg && msg[0]) {
+		/* a note about an entry that goes on (a partial started over) */
+		if (!rc->o->quiet && !rc->o->json) {
+			rd_report_line(line, sizeof(line), path, len, 0, msg);
+			rd_progress_suspend(rc->meter);
+			fprintf(stderr, "rdcp: note: %s\n", line);
+			rd_progress_resume(rc->meter);
+		}
+		return;
+	}
 	if (status == 0) {
 		if (rc->o->verbose >= 2) {
 			print_escaped(stdout, path, len);
@@ -412,11 +422,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.nlocal = nlocal;
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
 		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
-		   (o->fsync ? RD_OF_FSYNC : 0);
+		   (o->fsync ? RD_OF_FSYNC : 0) | (o->no_partial ? RD_OF_NO_PARTIAL : 0) |
+		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0);
 	/* -p: modes and times only; owners and groups only with -o / -g */
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
-			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0);
+			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0) |
+			(o->no_partial ? RD_SINK_NO_PARTIAL : 0) |
+			(o->trust_partial ? RD_SINK_TRUST_PARTIAL : 0);
 	co.umask = rd_sink_process_umask();
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
