@@ -1127,8 +1127,10 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 		/* Keep what was verified, and the record that says so. */
 		if (f->named && rd_partial_empty(f->part))
 			rd_partial_remove(f->part, 1); /* nothing verified: no litter */
-		else if (f->named)
+		else if (f->named) {
+			rd_partial_trim(f->part, f->tmpfd);
 			rd_partial_flush(f->part, f->tmpfd, 1);
+		}
 		rd_partial_free(f->part);
 	} else if (f->named && f->pfd >= 0) {
 		unlinkat(f->pfd, f->tmpname, 0);

@@ -120,7 +120,7 @@ int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, ui
  *   TRUSTED	 in the partial, kept unverified (--trust-partial, none)
  * rd_sink_file_chunk_done: the chunk is verified and written (ok = 1) or
  * its partial copy was wrong (ok = 0); the record follows, at most every
- * 100 ms and always on abort. rd_sink_file_note: a line for the user
+ * 10 ms and always on abort. rd_sink_file_note: a line for the user
  * (the source changed since the partial was kept...), or NULL.
  */
 enum { RD_SINK_CHUNK_NONE = 0, RD_SINK_CHUNK_PARTIAL, RD_SINK_CHUNK_EXISTING, RD_SINK_CHUNK_TRUSTED };

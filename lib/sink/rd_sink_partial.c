@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +21,7 @@
 
 #define PARTIAL_MAGIC	 "RDCPPRT1"
 #define PARTIAL_HDR	 72
-#define PARTIAL_FLUSH_MS 100
+#define PARTIAL_FLUSH_MS 10
 
 struct rd_partial {
 	int pfd; /* borrowed from the sink file */
@@ -102,6 +103,34 @@ static size_t rec_len(const struct rd_partial *p)
 	return PARTIAL_HDR + p->bmlen + 8;
 }
 
+/*
+ * Take the record's bitmap (chunks of rc bytes, n of them, in len bytes)
+ * into p's chunks: a chunk is held when every old chunk it overlaps was.
+ * 1 = done, 0 = the record does not describe this size.
+ */
+static int remap(struct rd_partial *p, uint32_t rc, uint64_t n, const uint8_t *bm, size_t len)
+{
+	uint64_t c, o, first, last, end;
+	int all;
+
+	if (rc < 4096 || n != (p->id.size + rc - 1) / rc || len != (n + 7) / 8)
+		return 0;
+	for (c = 0; c < p->nchunks; c++) {
+		end = (c + 1) * p->id.chunk_size;
+		if (end > p->id.size)
+			end = p->id.size;
+		first = c * p->id.chunk_size / rc;
+		last = (end - 1) / rc;
+		all = 1;
+		for (o = first; o <= last && all; o++)
+			all = bm[o / 8] >> (o % 8) & 1;
+		if (all)
+			p->bm[c / 8] |= (uint8_t)(1u << (c % 8));
+	}
+	p->dirty = rc != p->id.chunk_size;
+	return 1;
+}
+
 /* Load and check the record; 1 if it matches p->id, 0 if not (or none). */
 static int rec_load(struct rd_partial *p, int *changed)
 {
@@ -128,11 +157,8 @@ static int rec_load(struct rd_partial *p, int *changed)
 		*changed = 1;
 		goto out;
 	}
-	if (get32(buf + 28) != p->id.chunk_size || get64(buf + 64) != p->nchunks ||
-	    (size_t)st.st_size != rec_len(p))
-		goto out;
-	memcpy(p->bm, buf + PARTIAL_HDR, p->bmlen);
-	ok = 1;
+	ok = remap(p, get32(buf + 28), get64(buf + 64), buf + PARTIAL_HDR,
+		   (size_t)st.st_size - PARTIAL_HDR - 8);
 out:
 	free(buf);
 	close(fd);
@@ -222,6 +248,23 @@ int rd_partial_reset(struct rd_partial *p, int fd)
 int rd_partial_has(const struct rd_partial *p, uint64_t chunk)
 {
 	return chunk < p->nchunks && (p->bm[chunk / 8] >> (chunk % 8) & 1);
+}
+
+void rd_partial_trim(const struct rd_partial *p, int fd)
+{
+	uint64_t c = 0, start;
+
+	while (c < p->nchunks) {
+		while (c < p->nchunks && rd_partial_has(p, c))
+			c++;
+		start = c;
+		while (c < p->nchunks && !rd_partial_has(p, c))
+			c++;
+		if (c > start)
+			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				  (off_t)(start * p->id.chunk_size),
+				  (off_t)((c - start) * p->id.chunk_size));
+	}
 }
 
 int rd_partial_empty(const struct rd_partial *p)

@@ -17,7 +17,9 @@
  *	 8 u64	 size		source size announced by the sender (FILE)
  *	16 s64	 mtime_sec	source mtime (FILE)
  *	24 u32	 mtime_nsec
- *	28 u32	 chunk_size	of the session that wrote the chunks
+ *	28 u32	 chunk_size	of the session that wrote the chunks (another
+ *				 session may cut chunks otherwise: a chunk of
+ *				 its size is held when all it overlaps are)
  *	32 u8[32] digest	checksum name that verified them, NUL padded
  *	64 u64	 nchunks
  *	72 u8[(nchunks + 7) / 8] bitmap: bit (i % 8) of byte i / 8 set = chunk
@@ -85,6 +87,12 @@ void rd_partial_mark(struct rd_partial *p, uint64_t chunk, int on);
  * record then stays).
  */
 int rd_partial_flush(struct rd_partial *p, int fd, int force);
+/*
+ * Give back the space of every chunk the record does not hold (a chunk
+ * half written when the disk filled): best effort, before an abort keeps
+ * the partial.
+ */
+void rd_partial_trim(const struct rd_partial *p, int fd);
 /* No chunk verified: nothing worth keeping. */
 int rd_partial_empty(const struct rd_partial *p);
 /* After the data file was renamed into place (or dropped): no record. */

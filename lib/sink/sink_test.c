@@ -831,6 +831,33 @@ static void test_sink_partial_long_name(void **state)
 	rd_sink_close(s);
 }
 
+
+/* Another session cuts chunks otherwise: a chunk is held if all it overlaps were. */
+static void test_sink_partial_other_chunk_size(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 5 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH];
+
+	memset(chunk, 'c', sizeof(chunk));
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, "r", 1, 1, &m, &f), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_chunk_done(f, 1, 1);
+	rd_sink_file_chunk_done(f, 2, 1);
+	rd_sink_file_chunk_done(f, 4, 1);
+	rd_sink_file_abort(f);
+	rd_sink_set_chunking(s, 2 * PCH, "gmac", 1);
+	assert_int_equal(rd_sink_file_begin(s, "r", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL); /* 0, 1 */
+	assert_int_equal(rd_sink_file_chunk_src(f, 1), RD_SINK_CHUNK_NONE);    /* 2, not 3 */
+	assert_int_equal(rd_sink_file_chunk_src(f, 2), RD_SINK_CHUNK_PARTIAL); /* 4 (the end) */
+	rd_sink_file_abort(f);
+	rd_sink_close(s);
+}
+
 int main(void)
 {
 	static const unsigned fallback = RD_SINK_TEST_NO_OPENAT2 | RD_SINK_TEST_NO_TMPFILE;
@@ -855,6 +882,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_partial, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_none_and_off, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_long_name, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_other_chunk_size, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_rename_mode, setup, teardown,
