@@ -332,7 +332,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct report_ctx rc = {.o = o};
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
-	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0;
+	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt;
+	uint64_t moved_before = 0;
+	unsigned delay;
 	char port[8];
 	struct rd_err err;
 	double t0, dt;
@@ -481,10 +483,37 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (!o->quiet && !o->json)
 		rd_progress_start(&rc.meter, stderr, &cl->e.st, o->progress ? RD_PROGRESS_FORCE : 0);
 	t0 = now_s();
-	if (op.kind == RD_OP_SSH)
-		ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
-	else
-		ret = rd_client_run(cl, &co);
+	for (attempt = 0;; attempt++) {
+		cl->connected = 0;
+		if (op.kind == RD_OP_SSH)
+			ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
+		else
+			ret = rd_client_run(cl, &co);
+		/*
+		 * --retries: a connection that dropped mid-copy (not one that
+		 * never came up) is made again after a backoff of 1, 2, 4 ...
+		 * 30 s; the receiver's partials make the next attempt resume.
+		 */
+		if ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !cl->connected ||
+		    attempt >= o->retries || g_stop)
+			break;
+		moved_before += rd_stat_get(&cl->e.st.bytes_data);
+		delay = attempt < 5 ? 1u << attempt : 30u;
+		if (delay > 30)
+			delay = 30;
+		rd_progress_stop(rc.meter);
+		rc.meter = NULL;
+		if (!o->quiet)
+			fprintf(stderr, "rdcp: %s\nrdcp: reconnecting (%d/%d) in %u s\n", cl->err.msg,
+				attempt + 1, o->retries, delay);
+		sleep(delay);
+		if (g_stop)
+			break;
+		if (!o->quiet && !o->json)
+			rd_progress_start(&rc.meter, stderr, &cl->e.st,
+					  o->progress ? RD_PROGRESS_FORCE : 0);
+	}
+	rd_stat_add(&cl->e.st.bytes_data, moved_before); /* all attempts */
 	dt = now_s() - t0;
 	rd_progress_stop(rc.meter);
 	rc.meter = NULL;

@@ -63,6 +63,9 @@ static void usage(FILE *out)
 		"                             next copy resumes from it, checking each chunk)\n"
 		"      --trust-partial        with --checksum none, keep partials on size and\n"
 		"                             mtime alone (they cannot be checked)\n"
+		"      --retries N            when the connection drops mid-copy, connect\n"
+		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
+		"                             to N times (default 0)\n"
 		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
 		"                             e.g. -e 'ssh -p 2222 -i key')\n"
 		"      --transport MODE       auto (default): RDMA when the route to the host\n"
@@ -112,6 +115,7 @@ enum {
 	OPT_ENCRYPT,
 	OPT_NO_PARTIAL,
 	OPT_TRUST_PARTIAL,
+	OPT_RETRIES,
 };
 
 static const struct option longopts[] = {
@@ -145,6 +149,7 @@ static const struct option longopts[] = {
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
 	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
 	{"trust-partial", no_argument, NULL, OPT_TRUST_PARTIAL},
+	{"retries", required_argument, NULL, OPT_RETRIES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -235,6 +240,14 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FSYNC:
 			o.fsync = 0;
+			break;
+		case OPT_RETRIES:
+			if (rd_num_parse(optarg, 0, 0, 1000, &v)) {
+				fprintf(stderr, "rdcp: --retries '%s': give a count, 0 to 1000\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			o.retries = (int)v;
 			break;
 		case OPT_TIMEOUT:
 			if (rd_num_parse(optarg, 0, 1, 86400, &v)) {

@@ -51,6 +51,7 @@ struct rdcp_opts {
 	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
 	int no_partial;		 /* --no-partial: remove temporaries on abort */
 	int trust_partial;	 /* --trust-partial: keep partials unverified (none) */
+	int retries;		 /* --retries: reconnect after a drop mid-copy */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);

@@ -35,7 +35,8 @@ server() {
 	# Kill requests from the client, then restart the daemon.
 	# Each kill lands mid-data: once this run has rewritten the partial's
 	# record (every 10 ms while chunks land), after a varying extra delay.
-	for i in $(seq 1 "$KILLS"); do
+	# The last one is for the client's --retries.
+	for i in $(seq 1 $((KILLS + 1))); do
 		wait_for "$SH/kill-d.$i" 300 || return 1
 		touch /tmp/kill-mark
 		n=0
@@ -202,6 +203,17 @@ client() {
 	rm -f /tmp/pull/victim
 	run "$S::m/victim" /tmp/pull/victim
 	check "  the file on the server is byte-exact" cmp /tmp/src/v2 /tmp/pull/victim
+
+	# --- the same with --retries: the client reconnects and resumes by itself ---
+	touch "$SH/kill-d.$((KILLS + 1))"
+	run --retries 3 --json --chunk-size 1M /tmp/src/v1 "$S::m/victim"
+	check "--retries: the daemon killed mid-push, the copy still completes" [ "$RC" -eq 0 ]
+	check "  it said it was reconnecting" out_has "reconnecting (1/3)"
+	check "  and resumed (bytes_resumed > 0)" eval '[ "$(json_num bytes_resumed /tmp/out)" -gt 0 ]'
+	wait_for "$SH/d-restarted.$((KILLS + 1))" 60
+	rm -f /tmp/pull/victim
+	run "$S::m/victim" /tmp/pull/victim
+	check "  the file on the server is byte-exact" cmp /tmp/src/v1 /tmp/pull/victim
 	touch "$SH/client-done"
 }
 
