@@ -332,7 +332,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct report_ctx rc = {.o = o};
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
-	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt;
+	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt, ever_connected = 0;
 	uint64_t moved_before = 0;
 	unsigned delay;
 	char port[8];
@@ -494,7 +494,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		 * never came up) is made again after a backoff of 1, 2, 4 ...
 		 * 30 s; the receiver's partials make the next attempt resume.
 		 */
-		if ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !cl->connected ||
+		/* once connected, a refused reconnect counts as an attempt too */
+		ever_connected |= cl->connected;
+		if ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !ever_connected ||
 		    attempt >= o->retries || g_stop)
 			break;
 		moved_before += rd_stat_get(&cl->e.st.bytes_data);
