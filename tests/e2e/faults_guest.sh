@@ -40,11 +40,12 @@ server() {
 		wait_for "$SH/kill-d.$i" 300 || return 1
 		touch /tmp/kill-mark
 		n=0
-		while [ ! /tmp/mod/.rdcp-partial.victim.rec -nt /tmp/kill-mark ] && [ $n -lt 200 ]; do
-			sleep 0.05
+		while [ ! /tmp/mod/.rdcp-partial.victim.rec -nt /tmp/kill-mark ] && [ $n -lt 1000 ]; do
+			sleep 0.01
 			n=$((n + 1))
 		done
-		sleep "0.$((i * 3 % 10))"
+		# over TCP on a fast host the whole push takes a third of a second
+		if over_rdma; then sleep "0.$((i * 3 % 10))"; else sleep "0.0$((i % 4))"; fi
 		kill -9 "$(cat /tmp/d.pid)"
 		sleep 0.5
 		ls -la /tmp/mod | sed "s/^/    after kill $i: /"
