@@ -209,6 +209,9 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 			/* The receiver already had it: no byte of it moved. */
 			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes)
 				s->e->st.files_same++;
+			/* What it held already (resumed, existing prefix) did not move. */
+			if (w->type == RD_FT_REG && w->size > m->u.done.bytes)
+				rd_stat_add(&s->e->st.bytes_resumed, w->size - m->u.done.bytes);
 			if (s->e->report)
 				s->e->report(s->e->report_ctx, w->path, w->plen, 0, NULL);
 		}

@@ -162,6 +162,17 @@
  *		  verifies, writes, and GETs again (bounded retries) on mismatch.
  *		  GET kind SUM asks only for the digest (no WRITE): used to skip
  *		  chunks the receiver already holds.
+ *		  Resume: SUM is asked chunk by chunk, for each chunk the
+ *		  receiver holds in a partial kept by an earlier, interrupted
+ *		  copy (lib/sink/rd_sink_partial.h) or in an existing final
+ *		  file that holds it whole (an existing prefix); equal chunks
+ *		  are kept, the others asked for with GET DATA. The answer is
+ *		  a plain digest (rd_digest_compute: SHA-256 for the keyed
+ *		  kinds), which both sides compute now, inside this session's
+ *		  TLS: nothing from an earlier session (its keys, its MACs) is
+ *		  compared. SUM answers come in the order of their GETs. With
+ *		  checksum none there is no SUM: the receiver resends partials
+ *		  unless the client set RD_OF_TRUST_PARTIAL.
  *		  DONE per entry (any type) with a status; the sender keeps at
  *		  most RD_WINDOW_FILES entries not yet DONE.
  *	receiver: FIN after END and all DONEs; sender: FIN back; disconnect.
@@ -284,7 +295,9 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_FSYNC	0x4u  /* fsync each file before rename */
 #define RD_OF_OWNER	0x8u  /* -o: owner (uid); with it setuid/setgid bits */
 #define RD_OF_GROUP	0x10u /* -g: group (gid) */
-#define RD_OF_KNOWN	0x1fu
+#define RD_OF_NO_PARTIAL    0x20u /* --no-partial: receiver keeps no partials */
+#define RD_OF_TRUST_PARTIAL 0x40u /* --trust-partial: with checksum none */
+#define RD_OF_KNOWN	0x7fu
 
 enum rd_ftype { RD_FT_REG = 1, RD_FT_DIR = 2, RD_FT_SYMLINK = 3 };
 
