@@ -6,6 +6,7 @@
  * so neither ".." nor a symlink can lead a client out of its module.
  */
 #include "lib/session/rd_session.h"
+#include "lib/base/rd_fsid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -130,7 +131,7 @@ static int open_beneath(int dirfd, const char *rel, int flags)
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	r = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	r = rd_openat2(dirfd, rel, &how, sizeof(how));
 	return r < 0 ? -errno : (int)r;
 }
 

@@ -19,6 +19,7 @@
  * window; past CREATED_MAX a directory simply keeps its 0700 | umask mode.
  */
 #include "lib/sink/rd_sink.h"
+#include "lib/base/rd_fsid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -161,7 +162,7 @@ static int open_how(int dirfd, const char *path, int flags, unsigned long long r
 	how.flags = (unsigned long long)flags;
 	how.resolve = resolve;
 	do {
-		r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		r = rd_openat2(dirfd, path, &how, sizeof(how));
 	} while (r < 0 && (errno == EAGAIN || errno == EINTR));
 	return (int)r;
 }
@@ -202,7 +203,7 @@ static int open_dir_beneath(struct rd_sink *s, int dirfd, const char *path, int 
 		p += n + (slash ? 1 : 0);
 		if (n == 0 || !strcmp(comp, "."))
 			continue;
-		nfd = openat(fd, comp, flags | O_NOFOLLOW);
+		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW, 0);
 		close(fd);
 		fd = nfd;
 	}
@@ -401,8 +402,8 @@ static int chown_meta(const struct rd_sink *s, int fd, const char *name,
 	if (uid == (uid_t)-1 && gid == (gid_t)-1)
 		return 0;
 	if (name)
-		return fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
-	return fchown(fd, uid, gid);
+		return rd_fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+	return rd_fchown(fd, uid, gid);
 }
 
 static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
@@ -536,7 +537,7 @@ static void dir_note(struct rd_sink *s, int pfd, const char *name)
 {
 	struct stat st;
 
-	if (s->ncreated >= CREATED_MAX || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (s->ncreated >= CREATED_MAX || rd_fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	s->created[s->ncreated].dev = st.st_dev;
 	s->created[s->ncreated].ino = st.st_ino;
@@ -572,13 +573,13 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	ret = resolve(s, path, len, root, &pl);
 	if (ret < 0)
 		return ret;
-	if (mkdirat(pl.pfd, pl.name, 0700) == 0) {
+	if (rd_mkdirat(pl.pfd, pl.name, 0700) == 0) {
 		dir_note(s, pl.pfd, pl.name);
 		return 0;
 	}
 	if (errno != EEXIST)
 		return fail(s, errno, path, len, "mkdir");
-	if (fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return fail(s, errno, path, len, "mkdir");
 	if (S_ISLNK(st.st_mode))
 		return rd_err_set(&s->err, RD_EPERM, 0, "%s: is a symlink; refusing to follow",
@@ -610,13 +611,13 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 		goto out;
 	}
 	if ((dir_created(s, fd) || (s->flags & RD_SINK_PRESERVE_MODE)) &&
-	    fchmod(fd, final_mode(s, m)) < 0) {
+	    rd_fchmod(fd, final_mode(s, m)) < 0) {
 		ret = fail(s, errno, path, len, "chmod");
 		goto out;
 	}
 	if (s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(m, ts);
-		if (futimens(fd, ts) < 0) {
+		if (rd_futimens(fd, ts) < 0) {
 			ret = fail(s, errno, path, len, "set times of");
 			goto out;
 		}
@@ -631,7 +632,7 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 {
 	struct stat st;
 
-	if (fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
 		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
 	return 0;
 }
@@ -661,7 +662,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 		return fail(s, ENOMEM, path, len, "symlink");
 	do {
 		tmp_name(tmp, pl.name);
-		ret = symlinkat(tgt, pl.pfd, tmp);
+		ret = rd_symlinkat(tgt, pl.pfd, tmp);
 	} while (ret < 0 && errno == EEXIST && ++tries < 8);
 	if (ret < 0) {
 		ret = fail(s, errno, path, len, "symlink");
@@ -673,19 +674,19 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	}
 	if (s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(m, ts);
-		if (utimensat(pl.pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (rd_utimensat(pl.pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
 			ret = fail(s, errno, path, len, "set times of");
 			goto unlink;
 		}
 	}
-	if (renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
+	if (rd_renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
 		ret = fail(s, errno, path, len, "rename into place");
 		goto unlink;
 	}
 	ret = 0;
 	goto out;
 unlink:
-	unlinkat(pl.pfd, tmp, 0);
+	rd_unlinkat(pl.pfd, tmp, 0);
 out:
 	free(tgt);
 	return ret;
@@ -715,7 +716,7 @@ static int tmp_open(struct rd_sink_file *f)
 	int tries = 0;
 
 	if (!(f->s->flags & RD_SINK_TEST_NO_TMPFILE)) {
-		f->tmpfd = openat(f->pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		f->tmpfd = rd_openat(f->pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (f->tmpfd >= 0)
 			return 0;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
@@ -723,7 +724,7 @@ static int tmp_open(struct rd_sink_file *f)
 	}
 	do {
 		tmp_name(f->tmpname, f->name);
-		f->tmpfd = openat(f->pfd, f->tmpname,
+		f->tmpfd = rd_openat(f->pfd, f->tmpname,
 				  O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 	} while (f->tmpfd < 0 && errno == EEXIST && ++tries < 8);
 	if (f->tmpfd < 0)
@@ -767,9 +768,9 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 		goto out;
 	}
 	/* Only a regular file of the same size is worth comparing against. */
-	if (fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	if (rd_fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 	    (uint64_t)st.st_size == m->size) {
-		f->exfd = openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode) ||
 				     (uint64_t)st.st_size != m->size)) {
 			close(f->exfd);
@@ -897,11 +898,11 @@ static int apply_meta(struct rd_sink_file *f, int fd)
 
 	if (chown_meta(f->s, fd, NULL, &f->m) < 0)
 		return ffail(f, errno, "chown");
-	if (fchmod(fd, final_mode(f->s, &f->m)) < 0)
+	if (rd_fchmod(fd, final_mode(f->s, &f->m)) < 0)
 		return ffail(f, errno, "chmod");
 	if (f->s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(&f->m, ts);
-		if (futimens(fd, ts) < 0)
+		if (rd_futimens(fd, ts) < 0)
 			return ffail(f, errno, "set times of");
 	}
 	return 0;
@@ -916,9 +917,9 @@ static int tmp_link(struct rd_sink_file *f)
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->tmpfd);
 	do {
 		tmp_name(f->tmpname, f->name);
-		r = linkat(AT_FDCWD, proc, f->pfd, f->tmpname, AT_SYMLINK_FOLLOW);
+		r = rd_linkat(AT_FDCWD, proc, f->pfd, f->tmpname, AT_SYMLINK_FOLLOW);
 		if (r < 0 && errno == ENOENT)
-			r = linkat(f->tmpfd, "", f->pfd, f->tmpname, AT_EMPTY_PATH);
+			r = rd_linkat(f->tmpfd, "", f->pfd, f->tmpname, AT_EMPTY_PATH);
 	} while (r < 0 && errno == EEXIST && ++tries < 8);
 	if (r < 0)
 		return ffail(f, errno, "link temporary of");
@@ -959,7 +960,7 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
 	if (ret < 0)
 		goto out;
-	if (renameat(f->pfd, f->tmpname, f->pfd, f->name) < 0) {
+	if (rd_renameat(f->pfd, f->tmpname, f->pfd, f->name) < 0) {
 		ret = ffail(f, errno, "rename into place");
 		goto out;
 	}
@@ -976,7 +977,7 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 	if (!f)
 		return;
 	if (f->named && f->pfd >= 0)
-		unlinkat(f->pfd, f->tmpname, 0);
+		rd_unlinkat(f->pfd, f->tmpname, 0);
 	file_free(f);
 }
 

@@ -21,6 +21,7 @@
  * truncation.
  */
 #include "lib/tree/rd_tree.h"
+#include "lib/base/rd_fsid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -224,10 +225,10 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 	ssize_t n;
 	int fd;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return skip(t, e, t->show, errno, NULL);
 	if (S_ISLNK(st.st_mode)) {
-		n = readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
+		n = rd_readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
 		if (n <= 0 || n > RD_PATH_MAX)
 			return skip(t, e, t->show, n < 0 ? errno : 0,
 				    "symlink target too long or unreadable; skipped");
@@ -239,7 +240,7 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return skip(t, e, t->show, 0, "not a regular file, directory or symlink; skipped");
-	fd = openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
 	if (fd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
 			return skip(t, e, t->show, 0, "changed while walking; skipped");
