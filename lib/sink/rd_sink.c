@@ -19,6 +19,7 @@
  * window; past CREATED_MAX a directory simply keeps its 0700 | umask mode.
  */
 #include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -984,4 +985,118 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f)
 {
 	return f ? &f->s->err : NULL;
+}
+
+/*
+ * Doors for rd_sink_meta.c (declared in rd_sink_priv.h): the confinement
+ * and naming rules stay in this file, the metadata code in its own.
+ */
+struct rd_err *rd_sink__err(struct rd_sink *s)
+{
+	return &s->err;
+}
+
+unsigned rd_sink__flags(const struct rd_sink *s)
+{
+	return s->flags;
+}
+
+const char *rd_sink__esc(struct rd_sink *s, const char *p, size_t len)
+{
+	return esc(s, p, len);
+}
+
+int rd_sink__fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
+{
+	return fail(s, errnum, p, len, what);
+}
+
+void rd_sink__tmp_name(char *out, const char *name)
+{
+	tmp_name(out, name);
+}
+
+/* Open the directory path (made by rd_sink_mkdir): fd, or a negative status. */
+int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	struct place pl;
+	int ret, fd;
+
+	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	if (ret < 0)
+		return ret;
+	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open directory");
+	return fd;
+}
+
+/*
+ * Where path lands: *pfd gets a dup of its parent (the caller closes it),
+ * name its last component. A directory under that name is refused.
+ */
+int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
+		   char name[NAME_MAX + 1])
+{
+	struct place pl;
+	int ret;
+
+	*pfd = -1;
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	ret = resolve(s, path, len, root, &pl);
+	if (ret < 0)
+		return ret;
+	ret = not_a_dir(s, &pl, path, len);
+	if (ret < 0)
+		return ret;
+	*pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
+	if (*pfd < 0)
+		return fail(s, errno, path, len, "open parent of");
+	snprintf(name, NAME_MAX + 1, "%s", pl.name);
+	return 0;
+}
+
+/* Owner, then mode (through an O_PATH descriptor: never a followed name), then times. */
+int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
+		       const char *path, size_t len)
+{
+	struct timespec ts[2];
+	char proc[64];
+	int fd, ret = 0;
+
+	if (chown_meta(s, pfd, name, m) < 0)
+		return fail(s, errno, path, len, "chown");
+	fd = openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, final_mode(s, m)) < 0) {
+		ret = fail(s, errno, path, len, "chmod");
+		goto out;
+	}
+	if (s->flags & RD_SINK_PRESERVE_TIMES) {
+		meta_times(m, ts);
+		if (utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			ret = fail(s, errno, path, len, "set times of");
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+int rd_sink__file_fd(const struct rd_sink_file *f)
+{
+	return f->tmpfd;
+}
+
+struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f)
+{
+	return f->s;
+}
+
+const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len)
+{
+	*len = f->path_len;
+	return f->path;
 }
