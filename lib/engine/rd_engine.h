@@ -47,9 +47,8 @@ struct rd_engine_opts {
  * Counters, written only by the engine's thread. What a progress display
  * reads from another thread while the engine runs is atomic: bytes_data,
  * cur_size and cur_done (relaxed: each value whole, maybe a moment old;
- * rd_stat_get()), and the current name, published under a sequence count
- * so a reader gets one whole name or is told to keep the last one
- * (rd_engine_stats_name()). The rest is read once the engine returned.
+ * rd_stat_get()), and the current name, copied whole under a tiny
+ * spinlock (rd_engine_stats_name()). The rest is read once the engine returned.
  */
 struct rd_engine_stats {
 	uint64_t entries;      /* manifest entries handled */
@@ -60,8 +59,8 @@ struct rd_engine_stats {
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */
-	_Atomic unsigned cur_seq;	     /* odd while cur_name is rewritten */
-	_Atomic char cur_name[256]; /* its wire path (raw bytes, NUL-terminated) */
+	atomic_flag cur_lock;	/* held while cur_name is written or copied */
+	char cur_name[256];	/* its wire path (raw bytes, NUL-terminated) */
 	int finished;
 };
 
@@ -80,10 +79,10 @@ void rd_engine_stats_set_cur(struct rd_engine_stats *st, const char *name, size_
 			     uint64_t size);
 /*
  * Another thread: copy the current name (NUL-terminated, at most len - 1
- * bytes). 0, or -1 when it changed during the copy (out is then garbage:
- * keep the previous name).
+ * bytes): 0, or -1 when len is 0. The stats must start zeroed (the
+ * lock's clear state).
  */
-int rd_engine_stats_name(const struct rd_engine_stats *st, char *out, size_t len);
+int rd_engine_stats_name(struct rd_engine_stats *st, char *out, size_t len);
 
 /*
  * Called once per failed entry (status < 0) with its wire path and the

@@ -4,6 +4,7 @@
 #include "lib/engine/rd_engine_priv.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,39 +179,45 @@ uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx)
 	return size - off < chunk ? (uint32_t)(size - off) : chunk;
 }
 
+/*
+ * The name is guarded by a spinlock held only for one copy of at most 256
+ * bytes: the engine sets it once per file, the meter copies it once a
+ * second. (A sequence lock starved the reader when names changed faster
+ * than it could copy one; see progress_test's whole-names case.)
+ */
+static void name_lock(atomic_flag *lk)
+{
+	while (atomic_flag_test_and_set_explicit(lk, memory_order_acquire))
+		sched_yield();
+}
+
 void rd_engine_stats_set_cur(struct rd_engine_stats *st, const char *name, size_t len,
 			     uint64_t size)
 {
-	size_t n = len < sizeof(st->cur_name) - 1 ? len : sizeof(st->cur_name) - 1, i;
-	unsigned seq = atomic_load_explicit(&st->cur_seq, memory_order_relaxed);
+	size_t n = len < sizeof(st->cur_name) - 1 ? len : sizeof(st->cur_name) - 1;
 
-	/* seqlock: odd while writing; the bytes are atomics too (no data race) */
-	atomic_store_explicit(&st->cur_seq, seq + 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	for (i = 0; i < n; i++)
-		atomic_store_explicit(&st->cur_name[i], name[i], memory_order_relaxed);
-	atomic_store_explicit(&st->cur_name[n], '\0', memory_order_relaxed);
-	atomic_store_explicit(&st->cur_seq, seq + 2, memory_order_release);
+	name_lock(&st->cur_lock);
+	memcpy(st->cur_name, name, n);
+	st->cur_name[n] = '\0';
+	atomic_flag_clear_explicit(&st->cur_lock, memory_order_release);
 	atomic_store_explicit(&st->cur_size, size, memory_order_relaxed);
 	atomic_store_explicit(&st->cur_done, 0, memory_order_relaxed);
 }
 
-int rd_engine_stats_name(const struct rd_engine_stats *st, char *out, size_t len)
+int rd_engine_stats_name(struct rd_engine_stats *st, char *out, size_t len)
 {
-	unsigned s1 = atomic_load_explicit(&st->cur_seq, memory_order_acquire), s2;
-	size_t i;
+	size_t n;
 
 	if (!len)
 		return -1;
-	for (i = 0; i + 1 < len && i < sizeof(st->cur_name); i++) {
-		out[i] = atomic_load_explicit(&st->cur_name[i], memory_order_relaxed);
-		if (!out[i])
-			break;
-	}
-	out[i < len ? i : len - 1] = '\0';
-	atomic_thread_fence(memory_order_acquire);
-	s2 = atomic_load_explicit(&st->cur_seq, memory_order_relaxed);
-	return (s1 & 1) || s1 != s2 ? -1 : 0;
+	name_lock(&st->cur_lock);
+	n = strnlen(st->cur_name, sizeof(st->cur_name));
+	if (n > len - 1)
+		n = len - 1;
+	memcpy(out, st->cur_name, n);
+	atomic_flag_clear_explicit(&st->cur_lock, memory_order_release);
+	out[n] = '\0';
+	return 0;
 }
 
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size)

@@ -38,7 +38,7 @@ struct sample {
 
 struct rd_progress {
 	FILE *tty;
-	const struct rd_engine_stats *st;
+	struct rd_engine_stats *st; /* only its name lock is written */
 	unsigned flags;
 	int draw;    /* may draw at all (terminal or FORCE) */
 	int running; /* thread started */
@@ -64,7 +64,7 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static void take_snap(const struct rd_engine_stats *st, const char *last, struct snap *s)
+static void take_snap(struct rd_engine_stats *st, const char *last, struct snap *s)
 {
 	s->bytes_data = rd_stat_get(&st->bytes_data);
 	s->cur_size = rd_stat_get(&st->cur_size);
@@ -174,7 +174,7 @@ static void *meter(void *arg)
 	return NULL;
 }
 
-int rd_progress_start(struct rd_progress **out, FILE *tty, const struct rd_engine_stats *st,
+int rd_progress_start(struct rd_progress **out, FILE *tty, struct rd_engine_stats *st,
 		      unsigned flags)
 {
 	struct rd_progress *p;

@@ -50,7 +50,7 @@ struct rd_progress;
  * Returns 0, or -RD_ENOMEM / -RD_ESYS (thread creation failed) with *out
  * set to NULL: the copy can go on without a meter.
  */
-int rd_progress_start(struct rd_progress **out, FILE *tty, const struct rd_engine_stats *st,
+int rd_progress_start(struct rd_progress **out, FILE *tty, struct rd_engine_stats *st,
 		      unsigned flags);
 
 /*

@@ -438,12 +438,22 @@ static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr)
 	mr->priv = NULL;
 }
 
+static int rdma_flush(struct rd_conn *c, int timeout_ms);
+
 static void rdma_close(struct rd_conn *c)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct rdma_cm_event *ev;
 
 	if (rc->id && c->established && !c->disconnected) {
+		/*
+		 * rdma_disconnect() moves the QP to the error state, which
+		 * flushes sends not yet acknowledged: the last message (a
+		 * report, an ERROR) would be lost and the peer would see only
+		 * the disconnect. So let posted sends complete first, briefly.
+		 */
+		if (!c->dead)
+			rdma_flush(c, 1000);
 		rdma_disconnect(rc->id);
 		/* Give the peer's DREQ/DREP a moment; never block for long. */
 		if (rc->ech && !rd_cm_wait(rc->ech, 200, &ev))
