@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The rdcp wire protocol, version 2 (2 added the GET/DATA seq). This comment is the specification;
- * docs/PROTOCOL.md only points here.
+ * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
  * wire is checked against the hard limits below before it is used, every
@@ -142,10 +142,13 @@
  *	 0 u32 id
  *	 4 u16 status	  0 ok, else RD_E*
  *	 6 u64 bytes	  data bytes actually moved
- *	14 str text	  0..RD_MSG_TEXT_MAX bytes
+ *	14 str text	  0..RD_MSG_TEXT_MAX bytes: why it failed; with status
+ *			  0, notes (metadata the receiver could not apply)
  *
  *    NOTE (11), sender -> receiver:
- *	 0 u16 code	  RD_E*
+ *	 0 u16 code	  RD_E*: the entry was skipped (a failure); 0: only
+ *			  information about an entry sent (metadata that could
+ *			  not be read), nothing failed
  *	 2 str path	  0..RD_PATH_MAX bytes, any bytes (only displayed)
  *	 + str text	  0..RD_MSG_TEXT_MAX bytes
  *
