@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/digest/rd_digest.h"
@@ -41,6 +42,14 @@ struct rd_engine_opts {
 	 * aborting the files in progress (their temporaries are removed).
 	 */
 	volatile int *stop;
+	/*
+	 * Give up with -RD_ETIMEOUT after idle_ms without progress (0: never):
+	 * progress is a chunk or a new entry moved, a new request (GET) or a
+	 * file confirmed, not just any message, so a peer that keeps the
+	 * connection alive with empty CREDITs or NOTEs but moves nothing is
+	 * dropped all the same (issue 7 item 5). Over every transport.
+	 */
+	int idle_ms;
 };
 
 /*
@@ -100,6 +109,9 @@ struct rd_engine {
 	rd_engine_report_fn report;
 	void *report_ctx;
 	struct rd_err err;
+	/* o.idle_ms: progress events, the count last seen, and since when */
+	uint64_t progress, idle_mark;
+	struct timespec idle_since;
 };
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o);

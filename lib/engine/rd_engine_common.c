@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 {
@@ -33,7 +34,31 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 		snprintf(e->digest_name, sizeof(e->digest_name), "%s", e->dg->name);
 		e->o.digest = e->digest_name;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &e->idle_since);
 	return ret;
+}
+
+int rd_engine_idle_check(struct rd_engine *e, const char *peer)
+{
+	struct timespec now;
+	long ms;
+
+	if (e->o.idle_ms <= 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (e->progress != e->idle_mark) {
+		e->idle_mark = e->progress;
+		e->idle_since = now;
+		return 0;
+	}
+	ms = (long)(now.tv_sec - e->idle_since.tv_sec) * 1000 +
+	     (now.tv_nsec - e->idle_since.tv_nsec) / 1000000;
+	if (ms < e->o.idle_ms)
+		return 0;
+	return rd_err_set(&e->err, RD_ETIMEOUT, 0,
+			  "no progress with %s for %ld s (no data, no new request; idle "
+			  "timeout %d s); giving up",
+			  peer, ms / 1000, (e->o.idle_ms + 999) / 1000);
 }
 
 int rd_engine_set_digest(struct rd_engine *e, const char *name)

@@ -45,6 +45,18 @@ int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,
 		    int (*on_msg)(void *ctx, const struct rd_msg *m),
 		    int (*proto_err)(void *ctx, const char *why));
 
+/* Something moved: a chunk, an entry, a request, a confirmation. */
+static inline void rd_engine_progress(struct rd_engine *e)
+{
+	e->progress++;
+}
+
+/*
+ * The idle timeout (o.idle_ms): 0, or -RD_ETIMEOUT (e->err says so) when
+ * nothing counted as progress for o.idle_ms. Called once per loop turn.
+ */
+int rd_engine_idle_check(struct rd_engine *e, const char *peer);
+
 /* How long the loop sleeps when it has nothing to do (ms); the transport's
  * own timeout decides when a silent peer is dead. */
 #define RD_ENGINE_IDLE_MS 1000

@@ -184,6 +184,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	r->next_id++;
 	r->active++;
 	r->e->st.entries++;
+	rd_engine_progress(r->e);
 
 	switch (m->type) {
 	case RD_FT_DIR:
@@ -377,6 +378,7 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 
 	if (!s || s->kind != d->kind || s->seq != d->seq)
 		return proto_err(r, "DATA for a slot that was not requested");
+	rd_engine_progress(r->e); /* an answer to one of our requests */
 	f = win_of(r, d->id);
 	if (!f || f->type != RD_FT_REG)
 		return proto_err(r, "DATA for an unknown file");
@@ -706,6 +708,9 @@ static int recv_loop(struct receiver *r)
 		}
 		if (r->fin_seen)
 			return 0;
+		ret = rd_engine_idle_check(r->e, rd_conn_info(r->c)->peer);
+		if (ret)
+			return ret;
 		ret = rd_conn_poll(r->c, progress ? 0 : RD_ENGINE_IDLE_MS);
 		if (ret < 0 && r->fin_sent)
 			return 0; /* all committed and reported; its FIN was a courtesy */

@@ -115,11 +115,13 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 				w->data_hi = m->u.get.chunk + 1;
 		}
 		s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = m->u.get;
+		rd_engine_progress(s->e); /* a new request */
 		return 0;
 	case RD_MSG_DONE:
 		w = win_of(s, m->u.done.id);
 		if (!w)
 			return proto_err(s, "DONE for an unknown entry");
+		rd_engine_progress(s->e);
 		if (m->u.done.status) {
 			s->e->st.files_failed++;
 			if (s->e->report) {
@@ -444,6 +446,7 @@ static int emit_entry(struct sender *s)
 	s->ent.fd = -1;
 	s->outstanding++;
 	s->e->st.entries++;
+	rd_engine_progress(s->e);
 	if (w->type == RD_FT_REG)
 		rd_engine_set_cur(s->e, w->path, w->plen, w->size);
 	if (s->ent.nmeta || s->ent.note[0]) {
@@ -510,6 +513,9 @@ static int send_loop(struct sender *s)
 				return 0;
 			}
 		}
+		r = rd_engine_idle_check(s->e, rd_conn_info(s->c)->peer);
+		if (r)
+			return r;
 		r = rd_conn_poll(s->c, progress ? 0 : RD_ENGINE_IDLE_MS);
 		if (r < 0 && s->fin_seen)
 			return 0; /* everything confirmed; the peer just left first */

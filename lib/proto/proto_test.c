@@ -913,6 +913,7 @@ static void test_names(void **state)
 	assert_string_equal(rd_msg_type_name(255), "unknown");
 	assert_string_equal(rd_rej_reason_str(RD_REJ_VERSION), "no common protocol version");
 	assert_string_equal(rd_rej_reason_str(RD_REJ_SHUTDOWN), "server shutting down");
+	assert_non_null(strstr(rd_rej_reason_str(RD_REJ_HOST_BUSY), "max connections per host"));
 	assert_string_equal(rd_rej_reason_str(0), "unknown");
 	assert_string_equal(rd_rej_reason_str(999), "unknown");
 }

@@ -288,7 +288,8 @@ enum rd_rej_reason {
 	RD_REJ_BUSY = 2,    /* server at its connection limit */
 	RD_REJ_AUTH = 3,    /* not allowed to connect (e.g. hosts deny) */
 	RD_REJ_BADREQ = 4,  /* private data malformed */
-	RD_REJ_SHUTDOWN = 5 /* server is stopping */
+	RD_REJ_SHUTDOWN = 5, /* server is stopping */
+	RD_REJ_HOST_BUSY = 6 /* this address has its share of connections */
 };
 
 enum rd_msg_type {

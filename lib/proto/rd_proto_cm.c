@@ -108,6 +108,9 @@ const char *rd_rej_reason_str(uint16_t reason)
 		return "malformed connection request";
 	case RD_REJ_SHUTDOWN:
 		return "server shutting down";
+	case RD_REJ_HOST_BUSY:
+		return "too many connections from this address (the server's max connections "
+		       "per host); try again later";
 	default:
 		return "unknown";
 	}

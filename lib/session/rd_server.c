@@ -86,12 +86,21 @@ static int refuse(struct rd_conn *c, struct rd_err *err, int status, const char 
 	return -status;
 }
 
-static int await_open(struct rd_conn *c, volatile int *stop, uint8_t *copy, size_t *clen,
-		      struct rd_msg *m, struct rd_err *err)
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int await_open(struct rd_conn *c, volatile int *stop, int timeout_ms, uint8_t *copy,
+		      size_t *clen, struct rd_msg *m, struct rd_err *err)
 {
 	const uint8_t *buf;
 	size_t len;
 	const char *why;
+	double t0 = now_s();
 	int r;
 
 	for (;;) {
@@ -111,7 +120,12 @@ static int await_open(struct rd_conn *c, volatile int *stop, uint8_t *copy, size
 		}
 		if (stop && *stop)
 			return refuse(c, err, RD_ESTOPPED, "the server is shutting down");
-		r = rd_conn_poll(c, 1000);
+		if (timeout_ms > 0 && (now_s() - t0) * 1000 >= timeout_ms)
+			return refuse(c, err, RD_ETIMEOUT,
+				      "no request from %s within the server's auth timeout; "
+				      "closing the connection",
+				      rd_conn_info(c)->peer);
+		r = rd_conn_poll(c, 200);
 		if (r < 0)
 			return rd_err_copy(err, rd_conn_err(c));
 	}
@@ -262,14 +276,6 @@ static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
 	return rd_engine_send_msg_wait(c, &m, err, -1);
 }
 
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* One log line per transfer: direction, module, files, bytes, time, rate, result. */
 static void summarize(char *summary, size_t sumlen, const char *what, const char *where,
 		      const struct rd_engine *e, int ret, double secs)
@@ -327,6 +333,9 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	if (ret == -RD_ESTOPPED) {
 		/* tell the client why, as far as the connection still takes it */
 		rd_engine_send_error(c, RD_ESTOPPED, "the server is shutting down");
+		rd_conn_flush(c, 1000);
+	} else if (ret == -RD_ETIMEOUT && e->o.idle_ms > 0) {
+		rd_engine_send_error(c, RD_ETIMEOUT, e->err.msg); /* the idle timeout */
 		rd_conn_flush(c, 1000);
 	}
 	if (fixed)
@@ -397,7 +406,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
-	ret = await_open(c, cfg->eo.stop, copy, &clen, &m, err);
+	ret = await_open(c, cfg->eo.stop, cfg->open_timeout_ms, copy, &clen, &m, err);
 	if (ret)
 		goto out;
 	if (o->flags & ~RD_OF_KNOWN) {
