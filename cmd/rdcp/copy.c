@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -191,6 +192,64 @@ static double now_s(void)
 }
 
 /*
+ * Start-up timings (issue 14): -vv prints each step of setting up a
+ * session with its duration, from the process's own start (its start time
+ * in /proc/self/stat, on CLOCK_BOOTTIME's scale), so exec and library
+ * loading count too; --json reports the time to the session being ready.
+ */
+static struct {
+	double start, last, ready;
+	int print;
+} g_time;
+
+static double boot_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* When this process started (CLOCK_BOOTTIME seconds), or now if unknown. */
+static double process_start_s(void)
+{
+	char buf[1024], *p;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	int i;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	for (i = 0; p && i < 20; i++) /* field 22: starttime */
+		p = strchr(p + 1, ' ');
+	if (!p || hz <= 0 || sscanf(p + 1, "%llu", &ticks) != 1)
+		return boot_s();
+	return (double)ticks / (double)hz;
+}
+
+static void on_phase(void *ctx, const char *step)
+{
+	double now = boot_s();
+
+	(void)ctx;
+	if (!strcmp(step, "chunk key derived"))
+		g_time.ready = now;
+	if (g_time.print) {
+		if (g_rc)
+			rd_progress_suspend(g_rc->meter);
+		fprintf(stderr, "rdcp: time: %-22s %8.1f ms  (%8.1f ms since the process started)\n",
+			step, (now - g_time.last) * 1e3, (now - g_time.start) * 1e3);
+		if (g_rc)
+			rd_progress_resume(g_rc->meter);
+	}
+	g_time.last = now;
+}
+
+/*
  * Line by line, each line escaped: only real line breaks of our own
  * multi-line hints break lines. An escaped "\\n" stays as it is (text from
  * a peer arrives escaped already: rd_engine_fail_remote; issue 7 item 11).
@@ -335,6 +394,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_err err;
 	double t0, dt;
 
+	g_time.start = g_time.last = process_start_s();
+	g_time.print = o->verbose >= 2;
+	on_phase(NULL, "rdcp started (main)");
 	if (rd_operand_parse(&dest, args[nargs - 1], &err))
 		return error_out(err.msg, RD_EUSAGE);
 	if (rd_operand_parse(&src0, args[0], &err))
@@ -451,9 +513,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.verbose = o->verbose;
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 	co.co.family = o->family;
+	co.co.phase = on_phase;
 
 	rc.cl = cl;
 	cl->on_connected = on_connected;
+	cl->on_phase = on_phase;
 	cl->ctx = &rc;
 	co.eo.stop = &g_stop;
 	{
@@ -521,6 +585,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	code = RDCP_EXIT_OK;
 summary:
 	if (o->json) {
+		struct rusage ru;
+
+		rc.rep.cost.registered_peak = cl->e.st.reg_peak;
+		rc.rep.cost.registered_ctrl = cl->info.reg_ctrl;
+		rc.rep.cost.rss_peak = 1;
+		if (!getrusage(RUSAGE_SELF, &ru) && ru.ru_maxrss > 0)
+			rc.rep.cost.rss_peak = (uint64_t)ru.ru_maxrss * 1024;
+		rc.rep.cost.startup_s = g_time.ready > 0 ? g_time.ready - g_time.start : 0;
 		rd_report_json(stdout, &rc.rep, &cl->e.st, dt,
 			       cl->e.digest_name[0] ? cl->e.digest_name : "", code);
 		fflush(stdout);

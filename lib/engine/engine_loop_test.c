@@ -279,6 +279,80 @@ static void assert_set_copied(void)
 
 /* --- plain copies --- */
 
+/*
+ * Every slot and buffer first taken by tiny files, then a file of whole
+ * chunks: the small ones must make room (the tree push that hung once the
+ * slots were sized to their first chunk; issue 14).
+ */
+static void test_small_slots_then_large(void **state)
+{
+	char big[600], got[700];
+	struct run r = {.extra_src = big, .eo.chunk_size = 65536, .eo.pool_bytes = 8 * 65536,
+			.eo.depth = 4};
+	uint8_t *x, *y;
+	size_t lx = 0, ly = 0;
+	char name[32];
+	int i;
+
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "t%02d", i);
+		put_file(g_src, name, 1 + i, 50 + i);
+	}
+	snprintf(big, sizeof(big), "%s/big", g_root);
+	put_file(g_root, "big", 5 * 65536 + 7, 99);
+	run_copy(&r);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "t%02d", i);
+		assert_true(same_file(name));
+	}
+	snprintf(got, sizeof(got), "%s/big", g_dst);
+	x = slurp(big, &lx);
+	y = slurp(got, &ly);
+	assert_true(x && y && lx == ly && !memcmp(x, y, lx));
+	free(x);
+	free(y);
+	assert_true(r.re.st.reg_peak <= 8 * 65536);
+	assert_true(r.se.st.reg_peak <= 4 * 65536);
+	unlink(big);
+}
+
+/*
+ * Registered memory follows the job (issue 14): a 3-byte file pins one
+ * page on each side, a 3 MB file about 3 MB, and only a job with many
+ * chunks in flight grows to the whole pool, never past it.
+ */
+static void test_memory_sized_to_job(void **state)
+{
+	struct rd_engine_opts eo = {.chunk_size = 4u << 20, .pool_bytes = 64u << 20, .depth = 16};
+	struct run r1 = {.eo = eo}, r2 = {.eo = eo}, r3 = {.eo = eo};
+
+	put_file(g_src, "tiny", 3, 41);
+	run_copy(&r1);
+	assert_int_equal(r1.rret, 0);
+	assert_true(same_file("tiny"));
+	assert_int_equal(r1.re.st.reg_peak, 4096);
+	assert_int_equal(r1.se.st.reg_peak, 4096);
+	assert_int_equal(r1.re.st.reg_bytes, 0); /* all deregistered at the end */
+
+	put_file(g_src, "three", 3000000, 42);
+	run_copy(&r2);
+	assert_int_equal(r2.rret, 0);
+	assert_true(same_file("three"));
+	/* the 3-byte file is copied again, its page is reused or added */
+	assert_true(r2.re.st.reg_peak >= 3002368 && r2.re.st.reg_peak <= 3002368 + 4096);
+	assert_true(r2.se.st.reg_peak >= 3002368 && r2.se.st.reg_peak <= 3002368 + 4096);
+
+	put_file(g_src, "large", (100u << 20) + 5, 43);
+	run_copy(&r3);
+	assert_int_equal(r3.rret, 0);
+	assert_true(same_file("large"));
+	assert_true(r3.re.st.reg_peak > (8u << 20));
+	assert_true(r3.re.st.reg_peak <= (64u << 20));
+	assert_true(r3.se.st.reg_peak <= (64u << 20));
+}
+
 static void test_copy(void **state)
 {
 	struct run r = {0};
@@ -796,6 +870,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_copy_over_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_memory_sized_to_job, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_small_slots_then_large, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_window_limits, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_give_up_after_max_retries, setup, teardown),

@@ -5,10 +5,12 @@
  * pull; only which side runs rd_engine_send() and which rd_engine_recv()
  * changes. The protocol is in lib/proto/rd_proto.h.
  *
- * Memory is fixed at start: the receiver's registered pool (pool_bytes),
- * the sender's registered read buffers (depth chunks), a window of
- * RD_WINDOW_FILES entries and a bounded GET queue. Nothing grows with file
- * size or file count.
+ * Memory is bounded from the start: the receiver's registered pool (at
+ * most pool_bytes), the sender's registered read buffers (at most depth
+ * chunks), a window of RD_WINDOW_FILES entries and a bounded GET queue.
+ * Registered memory is taken as the chunks in flight need it (a small job
+ * pins little; issue 14) and never grows past those bounds with file size
+ * or file count.
  */
 #ifndef RDCP_ENGINE_RD_ENGINE_H
 #define RDCP_ENGINE_RD_ENGINE_H
@@ -67,6 +69,8 @@ struct rd_engine_stats {
 	_Atomic uint64_t bytes_data; /* payload bytes moved by RDMA WRITE */
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
+	uint64_t reg_bytes; /* data buffers registered now (bytes) */
+	uint64_t reg_peak;  /* the most registered at once */
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */
 	atomic_flag cur_lock;	/* held while cur_name is written or copied */
 	char cur_name[256];	/* its wire path (raw bytes, NUL-terminated) */

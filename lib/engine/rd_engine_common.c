@@ -179,6 +179,13 @@ void *rd_engine_pool_alloc(size_t len)
 	return p;
 }
 
+void rd_engine_reg_account(struct rd_engine *e, int64_t delta)
+{
+	e->st.reg_bytes += (uint64_t)delta;
+	if (e->st.reg_bytes > e->st.reg_peak)
+		e->st.reg_peak = e->st.reg_bytes;
+}
+
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk)
 {
 	return size / chunk + (size % chunk ? 1 : 0);

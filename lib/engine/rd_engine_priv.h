@@ -12,6 +12,8 @@ uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
  * session's data; issue 7 item 7). NULL if out of memory; free() it.
  */
 void *rd_engine_pool_alloc(size_t len);
+/* Count delta bytes of data buffers registered (negative: deregistered). */
+void rd_engine_reg_account(struct rd_engine *e, int64_t delta);
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx);
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size);
 

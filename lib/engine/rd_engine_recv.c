@@ -2,11 +2,19 @@
 /*
  * Receiver side of a session. Entries arrive in order (FILE); regular
  * files get a temporary file from the sink and their chunks are requested
- * (GET) into slots of one registered pool, oldest file first, as many in
- * flight as there are slots. Each DATA is verified against its digest
+ * (GET) into registered slots, oldest file first, as many in flight as
+ * there are slots. Each DATA is verified against its digest
  * before it is written; a mismatch requests the chunk again (bounded), then
  * fails the file. A file is renamed into place only when every chunk is
  * verified and written.
+ *
+ * Slots are registered when first needed, each as large as the chunk it is
+ * first used for (whole pages, at most a chunk), up to the pool's size: a
+ * 3-byte file pins one page, a 3 MB file about 3 MB, and only jobs with
+ * many chunks in flight grow to the whole pool (issue 14). A free slot is
+ * reused for any chunk it holds; one too small is replaced when the pool
+ * is full. If registering more fails (locked memory), the pool stays at
+ * what it has.
  *
  * When a regular file of the same size already exists under the final
  * name, chunk digests are compared first (GET kind SUM, the slot reserved
@@ -57,6 +65,9 @@ struct rslot {
 	uint64_t chunk;
 	uint64_t seq; /* of the GET in flight */
 	unsigned tries;
+	uint8_t *buf; /* registered for remote write; NULL until first used */
+	uint32_t cap; /* its length */
+	struct rd_mr mr;
 };
 
 struct receiver {
@@ -68,10 +79,10 @@ struct receiver {
 	uint32_t oldest;    /* oldest id not yet finished */
 	unsigned active;
 
-	uint8_t *pool;
-	struct rd_mr mr;
 	struct rslot *slots;
-	unsigned nslots, nfree;
+	unsigned nslots;
+	uint64_t reg_bytes; /* registered in slots now */
+	uint64_t max_bytes; /* the pool: at most this many */
 	uint8_t *scratch;   /* one chunk, for reading the existing file */
 	uint64_t seq;	    /* last GET's sequence number */
 
@@ -297,7 +308,6 @@ static struct rslot *slot_for(struct receiver *r, uint32_t slot, uint32_t id, ui
 static void slot_release(struct receiver *r, struct rslot *s, struct rfile *f)
 {
 	s->state = SL_FREE;
-	r->nfree++;
 	if (f)
 		f->inflight--;
 }
@@ -398,7 +408,9 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	}
 	if (d->dlen != r->e->dg->size)
 		return proto_err(r, "DATA digest of the wrong length");
-	buf = r->pool + (size_t)d->slot * r->e->o.chunk_size;
+	if (want > s->cap)
+		return proto_err(r, "DATA longer than its slot");
+	buf = s->buf;
 	if (r->e->dg->size) {
 		ref.id = d->id;
 		ref.chunk = d->chunk;
@@ -510,12 +522,93 @@ static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
 	m.u.get.kind = s->kind;
 	m.u.get.slot = slot;
 	m.u.get.chunk = s->chunk;
-	m.u.get.addr = (uint64_t)(uintptr_t)(r->pool + (size_t)slot * r->e->o.chunk_size);
-	m.u.get.rkey = r->mr.rkey;
-	m.u.get.len = r->e->o.chunk_size;
+	m.u.get.addr = (uint64_t)(uintptr_t)s->buf;
+	m.u.get.rkey = s->mr.rkey;
+	m.u.get.len = s->cap;
 	m.u.get.seq = ++r->seq;
 	s->seq = m.u.get.seq;
 	return rd_engine_send_msg(r->c, &m, &r->e->err);
+}
+
+static void slot_drop(struct receiver *r, struct rslot *s)
+{
+	if (s->mr.priv)
+		rd_conn_dereg(r->c, &s->mr);
+	free(s->buf);
+	s->buf = NULL;
+	r->reg_bytes -= s->cap;
+	rd_engine_reg_account(r->e, -(int64_t)s->cap);
+	s->cap = 0;
+}
+
+/* Give free slot s cap registered bytes: 0, 1 (no memory now), or < 0. */
+static int slot_fill(struct receiver *r, struct rslot *s, uint32_t cap)
+{
+	s->buf = rd_engine_pool_alloc(cap);
+	if (s->buf && !rd_conn_reg(r->c, s->buf, cap, 1, &s->mr)) {
+		s->cap = cap;
+		r->reg_bytes += cap;
+		rd_engine_reg_account(r->e, cap);
+		return 0;
+	}
+	free(s->buf);
+	s->buf = NULL;
+	if (r->reg_bytes) {
+		/* keep what works: the pool ends here */
+		r->max_bytes = r->reg_bytes;
+		return 1;
+	}
+	if (!rd_conn_err(r->c)->status)
+		return rd_err_set(&r->e->err, RD_ENOMEM, ENOMEM, "receive slot of %u bytes",
+				  cap);
+	return rd_err_copy(&r->e->err, rd_conn_err(r->c));
+}
+
+/*
+ * A free slot for a chunk of len bytes: the smallest free one that holds
+ * it, else a new one while the pool has room, else a free smaller one
+ * made larger. 0 with *out set, 1 when none is free now, or < 0.
+ */
+static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
+{
+	uint32_t chunk = r->e->o.chunk_size;
+	uint32_t cap = len < RD_CHUNK_MIN ? RD_CHUNK_MIN : (len + 4095u) & ~4095u;
+	unsigned i, best = r->nslots, empty = r->nslots, small = r->nslots;
+	int ret;
+
+	if (cap > chunk)
+		cap = chunk;
+	for (i = 0; i < r->nslots; i++) {
+		struct rslot *s = &r->slots[i];
+
+		if (s->state != SL_FREE)
+			continue;
+		if (!s->cap) {
+			if (empty == r->nslots)
+				empty = i;
+		} else if (s->cap >= len) {
+			if (best == r->nslots || s->cap < r->slots[best].cap)
+				best = i;
+		} else if (small == r->nslots) {
+			small = i;
+		}
+	}
+	if (best < r->nslots) {
+		*out = best;
+		return 0;
+	}
+	/* a free one too small makes room when nothing else can */
+	if (small < r->nslots && (empty == r->nslots || r->reg_bytes + cap > r->max_bytes)) {
+		slot_drop(r, &r->slots[small]);
+		empty = small;
+	}
+	/* with nothing registered, one slot whatever the limit says */
+	if (empty == r->nslots || (r->reg_bytes && r->reg_bytes + cap > r->max_bytes))
+		return 1;
+	ret = slot_fill(r, &r->slots[empty], cap);
+	if (!ret)
+		*out = empty;
+	return ret;
 }
 
 /* Issue requests: retries first, then the oldest files' next chunks. */
@@ -535,13 +628,13 @@ static int schedule(struct receiver *r)
 		s->state = SL_BUSY;
 		n++;
 	}
-	for (k = 0; k < RD_WINDOW_FILES && r->nfree; k++) {
+	for (k = 0; k < RD_WINDOW_FILES; k++) {
 		struct rfile *f = win_of(r, r->oldest + k);
 
 		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
-		while (f->next < f->nchunks && r->nfree) {
-			struct rslot *s = NULL;
+		while (f->next < f->nchunks) {
+			struct rslot *s;
 
 			if (f->has_map && !rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, f->next,
 							 f->meta.size)) {
@@ -550,13 +643,13 @@ static int schedule(struct receiver *r)
 				n++; /* progress: settle may commit it now */
 				continue;
 			}
-			for (i = 0; i < r->nslots; i++)
-				if (r->slots[i].state == SL_FREE) {
-					s = &r->slots[i];
-					break;
-				}
-			if (!s)
-				break;
+			ret = slot_get(r, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next),
+				       &i);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				return (int)n; /* oldest first: wait for a slot */
+			s = &r->slots[i];
 			s->id = f->id;
 			s->chunk = f->next;
 			s->kind = f->check ? RD_GET_SUM : RD_GET_DATA;
@@ -565,7 +658,6 @@ static int schedule(struct receiver *r)
 			if (ret)
 				return ret < 0 ? ret : (int)n;
 			s->state = SL_BUSY;
-			r->nfree--;
 			f->inflight++;
 			f->next++;
 			n++;
@@ -737,28 +829,26 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	r->sink = sink;
 	r->next_id = 1;
 	r->oldest = 1;
-	n = e->o.pool_bytes / e->o.chunk_size;
-	if (n < 2)
-		n = 2;
+	/*
+	 * At most pool_bytes registered (two chunks at least); small chunks
+	 * may have more slots in flight than pool / chunk.
+	 */
+	r->max_bytes = e->o.pool_bytes;
+	if (r->max_bytes < 2ull * e->o.chunk_size)
+		r->max_bytes = 2ull * e->o.chunk_size;
+	n = e->o.depth ? e->o.depth * 4ull : RD_ENGINE_MAX_SLOTS;
 	if (n > RD_ENGINE_MAX_SLOTS)
 		n = RD_ENGINE_MAX_SLOTS;
-	if (e->o.depth && n > e->o.depth * 4)
-		n = e->o.depth * 4;
+	if (n < 2)
+		n = 2;
 	r->nslots = (unsigned)n;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->scratch = calloc(1, e->o.chunk_size);
-	r->pool = rd_engine_pool_alloc((size_t)r->nslots * e->o.chunk_size);
-	if (!r->slots || !r->scratch || !r->pool) {
-		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receive pool of %u x %u bytes",
-				 r->nslots, e->o.chunk_size);
+	if (!r->slots || !r->scratch) {
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receiver state for %u slots",
+				 r->nslots);
 		goto out;
 	}
-	ret = rd_conn_reg(c, r->pool, (size_t)r->nslots * e->o.chunk_size, 1, &r->mr);
-	if (ret) {
-		rd_err_copy(&e->err, rd_conn_err(c));
-		goto out;
-	}
-	r->nfree = r->nslots;
 	ret = recv_loop(r);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
@@ -769,9 +859,8 @@ out:
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (r->win[i].state != RF_FREE && r->win[i].f)
 			rd_sink_file_abort(r->win[i].f);
-	if (r->mr.priv)
-		rd_conn_dereg(c, &r->mr);
-	free(r->pool);
+	for (i = 0; r->slots && i < r->nslots; i++)
+		slot_drop(r, &r->slots[i]);
 	free(r->slots);
 	free(r->scratch);
 	free(r);

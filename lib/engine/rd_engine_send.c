@@ -5,8 +5,11 @@
  * order by reading into registered buffers, hashing, and RDMA-writing into
  * the slot it named, then collect per-entry results (DONE) until FIN.
  *
- * Buffers are built once; a GET waits in a bounded queue until a buffer
- * and a send credit are free, so nothing is allocated per chunk.
+ * Buffers are registered when first needed, each as large as the chunk it
+ * is first read for (whole pages, at most a chunk), up to depth chunks in
+ * all; then reused, so nothing is allocated per chunk once a job runs at
+ * its pace (a small job pins little; issue 14). A GET waits in a bounded
+ * queue until a buffer and a send credit are free.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -44,11 +47,14 @@ struct sender {
 	struct rd_msg_get getq[GETQ_MAX];
 	unsigned gq_head, gq_count;
 
-	uint8_t *bufs;
-	struct rd_mr mr;
+	struct sbuf {
+		uint8_t *p; /* NULL until first needed */
+		uint32_t cap;
+		int busy;   /* handed to the NIC until on_sent() */
+		struct rd_mr mr;
+	} *bufs;
 	unsigned nbufs;
-	unsigned *bfree;
-	unsigned nbfree;
+	uint64_t reg_bytes, max_bytes;
 
 	struct rd_tree_entry ent;
 	int have_ent;	 /* ent fetched, not yet sent */
@@ -69,7 +75,77 @@ static void on_sent(void *ctx, uint64_t cookie)
 	struct sender *s = ctx;
 
 	if (cookie < s->nbufs)
-		s->bfree[s->nbfree++] = (unsigned)cookie;
+		s->bufs[cookie].busy = 0;
+}
+
+static void buf_drop(struct sender *s, struct sbuf *b)
+{
+	if (b->mr.priv)
+		rd_conn_dereg(s->c, &b->mr);
+	free(b->p);
+	b->p = NULL;
+	s->reg_bytes -= b->cap;
+	rd_engine_reg_account(s->e, -(int64_t)b->cap);
+	b->cap = 0;
+}
+
+/*
+ * A free buffer for len bytes: the smallest free one that holds them,
+ * else a new one while there is room, else a free smaller one made
+ * larger. 0 with *out set, 1 when none is free now, or < 0.
+ */
+static int buf_get(struct sender *s, uint32_t len, unsigned *out)
+{
+	uint32_t cap = len < RD_CHUNK_MIN ? RD_CHUNK_MIN : (len + 4095u) & ~4095u;
+	unsigned i, best = s->nbufs, empty = s->nbufs, small = s->nbufs;
+	struct sbuf *b;
+
+	if (cap > s->e->o.chunk_size)
+		cap = s->e->o.chunk_size;
+	for (i = 0; i < s->nbufs; i++) {
+		b = &s->bufs[i];
+		if (b->busy)
+			continue;
+		if (!b->cap) {
+			if (empty == s->nbufs)
+				empty = i;
+		} else if (b->cap >= len) {
+			if (best == s->nbufs || b->cap < s->bufs[best].cap)
+				best = i;
+		} else if (small == s->nbufs) {
+			small = i;
+		}
+	}
+	if (best < s->nbufs) {
+		*out = best;
+		return 0;
+	}
+	/* a free one too small makes room when nothing else can */
+	if (small < s->nbufs && (empty == s->nbufs || s->reg_bytes + cap > s->max_bytes)) {
+		buf_drop(s, &s->bufs[small]);
+		empty = small;
+	}
+	/* with nothing registered, one buffer whatever the limit says */
+	if (empty == s->nbufs || (s->reg_bytes && s->reg_bytes + cap > s->max_bytes))
+		return 1;
+	b = &s->bufs[empty];
+	b->p = rd_engine_pool_alloc(cap);
+	if (b->p && !rd_conn_reg(s->c, b->p, cap, 0, &b->mr)) {
+		b->cap = cap;
+		s->reg_bytes += cap;
+		rd_engine_reg_account(s->e, cap);
+		*out = empty;
+		return 0;
+	}
+	free(b->p);
+	b->p = NULL;
+	if (s->reg_bytes) {
+		s->max_bytes = s->reg_bytes; /* keep what works */
+		return 1;
+	}
+	if (!rd_conn_err(s->c)->status)
+		return rd_err_set(&s->e->err, RD_ENOMEM, ENOMEM, "read buffer of %u bytes", cap);
+	return rd_err_copy(&s->e->err, rd_conn_err(s->c));
 }
 
 static struct swin *win_of(struct sender *s, uint32_t id)
@@ -219,27 +295,30 @@ static int serve_get(struct sender *s)
 	struct rd_msg m;
 	uint8_t enc[RD_CTRL_MAX];
 	uint8_t *buf;
-	unsigned b;
+	unsigned b = 0;
 	uint32_t want;
 	size_t got;
 	int len, r;
 	char text[RD_MSG_TEXT_MAX];
 
-	if (!s->gq_count || !s->nbfree || !rd_conn_can_send(s->c))
+	if (!s->gq_count || !rd_conn_can_send(s->c))
 		return 0;
 	g = &s->getq[s->gq_head];
 	w = win_of(s, g->id);
 	if (!w)
 		return proto_err(s, "GET for an entry already answered");
-	b = s->bfree[s->nbfree - 1];
-	buf = s->bufs + (size_t)b * s->e->o.chunk_size;
-	if (w->has_map) {
+	if (w->has_map)
 		want = rd_sparse_len(w->map, w->nmap, s->e->o.chunk_size, g->chunk, w->size);
-		r = read_packed(w, s->e->o.chunk_size, g->chunk, buf, want, &got);
-	} else {
+	else
 		want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
+	r = buf_get(s, want, &b);
+	if (r)
+		return r < 0 ? r : 0;
+	buf = s->bufs[b].p;
+	if (w->has_map)
+		r = read_packed(w, s->e->o.chunk_size, g->chunk, buf, want, &got);
+	else
 		r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
-	}
 	memset(&m, 0, sizeof(m));
 	if (r || got != want) {
 		if (r)
@@ -291,11 +370,11 @@ static int serve_get(struct sender *s)
 	if (want && ((s->corrupt_at && s->data_sent == s->corrupt_at) || s->corrupt_every))
 		buf[want / 2] ^= 0x5a;
 #endif
-	r = rd_conn_write_send(s->c, &s->mr, (size_t)b * s->e->o.chunk_size, want, g->addr,
-			       g->rkey, enc, (size_t)len, b);
+	r = rd_conn_write_send(s->c, &s->bufs[b].mr, 0, want, g->addr, g->rkey, enc,
+			       (size_t)len, b);
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
-	s->nbfree--; /* back through on_sent() */
+	s->bufs[b].busy = 1; /* back through on_sent() */
 	rd_stat_add(&s->e->st.bytes_data, want);
 	rd_stat_add(&s->e->st.cur_done, want);
 	goto dequeue;
@@ -548,25 +627,20 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 		s->nbufs = (unsigned)(e->o.pool_bytes / e->o.chunk_size);
 	if (s->nbufs < 1)
 		s->nbufs = 1;
+	s->max_bytes = (uint64_t)s->nbufs * e->o.chunk_size;
+	/* small chunks of small files: more of them in flight, same bytes */
+	if (s->nbufs < e->o.depth)
+		s->nbufs = e->o.depth;
 #ifdef RDCP_TEST_HOOKS
 	if (getenv("RDCP_TEST_CORRUPT_DATA"))
 		s->corrupt_at = (unsigned)atoi(getenv("RDCP_TEST_CORRUPT_DATA"));
 	s->corrupt_every = getenv("RDCP_TEST_CORRUPT_EVERY") != NULL;
 #endif
-	s->bfree = calloc(s->nbufs, sizeof(*s->bfree));
-	s->bufs = rd_engine_pool_alloc((size_t)s->nbufs * e->o.chunk_size);
-	if (!s->bfree || !s->bufs) {
-		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers of %u bytes",
-				 s->nbufs, e->o.chunk_size);
+	s->bufs = calloc(s->nbufs, sizeof(*s->bufs));
+	if (!s->bufs) {
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers", s->nbufs);
 		goto out;
 	}
-	ret = rd_conn_reg(c, s->bufs, (size_t)s->nbufs * e->o.chunk_size, 0, &s->mr);
-	if (ret) {
-		rd_err_copy(&e->err, rd_conn_err(c));
-		goto out;
-	}
-	for (i = 0; i < s->nbufs; i++)
-		s->bfree[s->nbfree++] = s->nbufs - 1 - i;
 	rd_conn_set_sent_cb(c, on_sent, s);
 
 	ret = send_loop(s);
@@ -577,15 +651,14 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	e->st.finished = 1;
 out:
 	rd_conn_set_sent_cb(c, NULL, NULL);
-	if (s->mr.priv)
-		rd_conn_dereg(c, &s->mr);
+	for (i = 0; s->bufs && i < s->nbufs; i++)
+		buf_drop(s, &s->bufs[i]);
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (s->win[i].fd >= 0)
 			close(s->win[i].fd);
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
 	free(s->bufs);
-	free(s->bfree);
 	free(s);
 	return ret;
 }

@@ -267,6 +267,16 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 	json_double(out, seconds > 0 ? (double)st->bytes_data / seconds : 0, 1);
 	fputs(", \"checksum\": ", out);
 	json_cstr(out, checksum);
+	if (r && r->cost.rss_peak) {
+		fprintf(out,
+			", \"memory\": {\"registered_peak_bytes\": %" PRIu64
+			", \"registered_data_peak_bytes\": %" PRIu64
+			", \"registered_control_bytes\": %" PRIu64 ", \"rss_peak_bytes\": %" PRIu64
+			"}, \"startup_seconds\": ",
+			r->cost.registered_peak + r->cost.registered_ctrl, r->cost.registered_peak,
+			r->cost.registered_ctrl, r->cost.rss_peak);
+		json_double(out, r->cost.startup_s, 3);
+	}
 	fprintf(out, ", \"exit_status\": %d, \"errors\": [", exit_status);
 	for (i = 0; i < n; i++) {
 		if (i)

@@ -63,6 +63,17 @@ struct rd_report {
 	uint64_t omitted;    /* counted, not kept */
 	struct rd_report_entry *errors;
 	struct rd_err err; /* why rd_report_error() failed */
+	/*
+	 * What the run cost (issue 14), printed as "memory" and
+	 * "startup_seconds" when rss_peak is set: the most data-buffer bytes
+	 * registered at once, the control buffers registered beside them,
+	 * the peak resident set, and the time from process start to the
+	 * session being ready to move data.
+	 */
+	struct rd_report_cost {
+		uint64_t registered_peak, registered_ctrl, rss_peak;
+		double startup_s;
+	} cost;
 };
 
 /* Start an empty report. Allocates nothing; cannot fail. */

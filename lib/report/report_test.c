@@ -331,6 +331,18 @@ static void test_empty(void **state)
 	assert_non_null(strstr(j, "\"seconds\": 0.000,"));
 	assert_non_null(strstr(j, "\"checksum\": \"none\""));
 	free(j);
+	/* what the run cost, once rdcp filled it in (issue 14) */
+	r.cost.registered_peak = 4096;
+	r.cost.registered_ctrl = 2162688;
+	r.cost.rss_peak = 9437184;
+	r.cost.startup_s = 0.4567;
+	j = json_of(&r, NULL, 1, "gmac", 0, &n);
+	assert_non_null(strstr(j, ", \"memory\": {\"registered_peak_bytes\": 2166784, "
+				  "\"registered_data_peak_bytes\": 4096, "
+				  "\"registered_control_bytes\": 2162688, "
+				  "\"rss_peak_bytes\": 9437184}, \"startup_seconds\": 0.457, "
+				  "\"exit_status\": 0,"));
+	free(j);
 	rd_report_free(&r);
 	rd_report_free(NULL);
 }

@@ -83,6 +83,8 @@ struct rd_client {
 	/* Optional: told once the connection is up (for -v output). */
 	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
 	void *ctx;
+	/* Optional: told as the session passes each step (rdcp -vv timings). */
+	void (*on_phase)(void *ctx, const char *step);
 };
 
 /*
