@@ -86,12 +86,14 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	msg = rd_report_strip_path(msg, path, len);
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
-	if (status == 0 && msg && msg[0] && !rc->o->quiet) {
-		/* done, with a note: metadata that could not be read or kept */
-		rd_report_line(line, sizeof(line), path, len, 0, msg);
-		rd_progress_suspend(rc->meter);
-		fprintf(stderr, "rdcp: note: %s\n", line);
-		rd_progress_resume(rc->meter);
+	if (status == 0 && msg && msg[0]) {
+		/* a note about an entry that goes on (a partial started over) */
+		if (!rc->o->quiet && !rc->o->json) {
+			rd_report_line(line, sizeof(line), path, len, 0, msg);
+			rd_progress_suspend(rc->meter);
+			fprintf(stderr, "rdcp: note: %s\n", line);
+			rd_progress_resume(rc->meter);
+		}
 		return;
 	}
 	if (status == 0) {
@@ -389,7 +391,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct report_ctx rc = {.o = o};
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
-	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0;
+	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt, ever_connected = 0;
+	uint64_t moved_before = 0;
+	unsigned delay;
 	char port[8];
 	struct rd_err err;
 	double t0, dt;
@@ -482,11 +486,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.nlocal = nlocal;
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
 		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
-		   (o->fsync ? RD_OF_FSYNC : 0) | o->meta;
+		   (o->fsync ? RD_OF_FSYNC : 0) | (o->no_partial ? RD_OF_NO_PARTIAL : 0) |
+		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0) | o->meta;
 	/* -p: modes and times only; owners and groups only with -o / -g */
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
 			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0) |
+			(o->no_partial ? RD_SINK_NO_PARTIAL : 0) |
+			(o->trust_partial ? RD_SINK_TRUST_PARTIAL : 0) |
 			((o->meta & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) |
 			((o->meta & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
 			((o->meta & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
@@ -544,10 +551,39 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (!o->quiet && !o->json)
 		rd_progress_start(&rc.meter, stderr, &cl->e.st, o->progress ? RD_PROGRESS_FORCE : 0);
 	t0 = now_s();
-	if (op.kind == RD_OP_SSH)
-		ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
-	else
-		ret = rd_client_run(cl, &co);
+	for (attempt = 0;; attempt++) {
+		cl->connected = 0;
+		if (op.kind == RD_OP_SSH)
+			ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
+		else
+			ret = rd_client_run(cl, &co);
+		/*
+		 * --retries: a connection that dropped mid-copy (not one that
+		 * never came up) is made again after a backoff of 1, 2, 4 ...
+		 * 30 s; the receiver's partials make the next attempt resume.
+		 */
+		/* once connected, a refused reconnect counts as an attempt too */
+		ever_connected |= cl->connected;
+		if ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !ever_connected ||
+		    attempt >= o->retries || g_stop)
+			break;
+		moved_before += rd_stat_get(&cl->e.st.bytes_data);
+		delay = attempt < 5 ? 1u << attempt : 30u;
+		if (delay > 30)
+			delay = 30;
+		rd_progress_stop(rc.meter);
+		rc.meter = NULL;
+		if (!o->quiet)
+			fprintf(stderr, "rdcp: %s\nrdcp: reconnecting (%d/%d) in %u s\n", cl->err.msg,
+				attempt + 1, o->retries, delay);
+		sleep(delay);
+		if (g_stop)
+			break;
+		if (!o->quiet && !o->json)
+			rd_progress_start(&rc.meter, stderr, &cl->e.st,
+					  o->progress ? RD_PROGRESS_FORCE : 0);
+	}
+	rd_stat_add(&cl->e.st.bytes_data, moved_before); /* all attempts */
 	dt = now_s() - t0;
 	rd_progress_stop(rc.meter);
 	rc.meter = NULL;

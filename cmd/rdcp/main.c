@@ -71,6 +71,14 @@ static void usage(FILE *out)
 		"      --no-fsync             do not fsync each file before it gets its name\n"
 		"                             (faster; a crash may then leave an empty file)\n"
 		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
+		"      --no-partial           remove what an interrupted copy received (by\n"
+		"                             default it stays as .rdcp-partial.NAME and the\n"
+		"                             next copy resumes from it, checking each chunk)\n"
+		"      --trust-partial        with --checksum none, keep partials on size and\n"
+		"                             mtime alone (they cannot be checked)\n"
+		"      --retries N            when the connection drops mid-copy, connect\n"
+		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
+		"                             to N times (default 0)\n"
 		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
 		"                             e.g. -e 'ssh -p 2222 -i key')\n"
 		"      --transport MODE       auto (default): RDMA when the route to the host\n"
@@ -121,6 +129,9 @@ enum {
 	OPT_DEVICES,
 	OPT_SPECIALS,
 	OPT_NUMERIC_IDS,
+	OPT_NO_PARTIAL,
+	OPT_TRUST_PARTIAL,
+	OPT_RETRIES,
 };
 
 static const struct option longopts[] = {
@@ -162,6 +173,9 @@ static const struct option longopts[] = {
 	{"key", required_argument, NULL, OPT_KEY},
 	{"encrypt", no_argument, NULL, OPT_ENCRYPT},
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
+	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
+	{"trust-partial", no_argument, NULL, OPT_TRUST_PARTIAL},
+	{"retries", required_argument, NULL, OPT_RETRIES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -274,8 +288,22 @@ int main(int argc, char **argv)
 				return RDCP_EXIT_USAGE;
 			}
 			break;
+		case OPT_NO_PARTIAL:
+			o.no_partial = 1;
+			break;
+		case OPT_TRUST_PARTIAL:
+			o.trust_partial = 1;
+			break;
 		case OPT_FSYNC:
 			o.fsync = 0;
+			break;
+		case OPT_RETRIES:
+			if (rd_num_parse(optarg, 0, 0, 1000, &v)) {
+				fprintf(stderr, "rdcp: --retries '%s': give a count, 0 to 1000\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			o.retries = (int)v;
 			break;
 		case OPT_TIMEOUT:
 			if (rd_num_parse(optarg, 0, 1, 86400, &v)) {

@@ -865,6 +865,151 @@ static void test_cut_at_every_message(void **state)
 	assert_true(ncut >= nruns * 3 / 4);
 }
 
+
+/* --- resume (issue 11): partials kept on a cut, reused by the next copy --- */
+
+#define BIG (64 * CH + 5)
+
+static int dst_has(const char *name)
+{
+	char b[700];
+
+	snprintf(b, sizeof(b), "%s/src/%s", g_dst, name);
+	return access(b, F_OK) == 0;
+}
+
+/* Nothing but final names under dst/src (no partial, record or temp). */
+static int no_litter(void)
+{
+	char b[700];
+	struct dirent *de;
+	DIR *d;
+	int clean = 1;
+
+	snprintf(b, sizeof(b), "%s/src", g_dst);
+	d = opendir(b);
+	if (!d)
+		return 1;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, ".rdcp", 5))
+			clean = 0;
+	closedir(d);
+	return clean;
+}
+
+/* Cut the copy of "big" about half way: a partial and its record stay. */
+static void cut_half(void)
+{
+	struct counter k = {{0, 0}};
+	struct run r0 = {.hook = count_hook, .hctx = &k};
+	struct cut c = {.side = 0};
+	struct run r = {.hook = cut_hook, .hctx = &c, .timeout_ms = 3000};
+
+	run_copy(&r0); /* how many messages each side sends */
+	assert_int_equal(r0.rret, 0);
+	rm_rf(g_dst);
+	mkdir(g_dst, 0755);
+	c.side = k.n[0] > k.n[1] ? 0 : 1;
+	c.at = k.n[c.side] / 2;
+	run_copy(&r);
+	assert_true(c.cut);
+	assert_int_not_equal(r.rret, 0);
+	assert_false(dst_has("big")); /* never a partial under the final name */
+	assert_true(dst_has(".rdcp-partial.big"));
+	assert_true(dst_has(".rdcp-partial.big.rec"));
+}
+
+static void test_resume_after_cut(void **state)
+{
+	struct run r = {0};
+	uint64_t moved, kept;
+
+	put_file(g_src, "big", BIG, 41);
+	cut_half();
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	assert_true(same_file("big"));
+	assert_true(no_litter());
+	moved = rd_stat_get(&r.re.st.bytes_data);
+	kept = rd_stat_get(&r.re.st.bytes_resumed);
+	/* Only what the first run had not verified moved again. */
+	assert_true(kept > 0);
+	assert_true(moved < BIG);
+	assert_int_equal(moved + kept, BIG);
+	/* The sender counts the same from the DONEs. */
+	assert_int_equal(rd_stat_get(&r.se.st.bytes_resumed), kept);
+}
+
+/* A chunk the record claims but that is wrong on disk is sent again. */
+static void test_resume_bad_partial_chunk(void **state)
+{
+	struct run r = {0};
+	char p[700];
+	int fd;
+
+	put_file(g_src, "big", BIG, 42);
+	cut_half();
+	snprintf(p, sizeof(p), "%s/src/.rdcp-partial.big", g_dst);
+	fd = open(p, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\xff\xfe", 2, CH + 7), 2); /* chunk 1 */
+	close(fd);
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_true(same_file("big"));
+	assert_true(no_litter());
+	assert_true(rd_stat_get(&r.re.st.bytes_data) >= CH);
+}
+
+/* The source changed (mtime) since the partial: start over. */
+static void test_resume_source_changed(void **state)
+{
+	struct run r = {0};
+	char p[700];
+	struct timespec ts[2] = {{1000000, 0}, {1000000, 0}};
+
+	put_file(g_src, "big", BIG, 43);
+	cut_half();
+	snprintf(p, sizeof(p), "%s/big", g_src);
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_true(same_file("big"));
+	assert_true(no_litter());
+	assert_int_equal(rd_stat_get(&r.re.st.bytes_resumed), 0);
+	assert_int_equal(rd_stat_get(&r.re.st.bytes_data), BIG);
+}
+
+/* An existing final file that holds a prefix (a grown log): only the tail moves. */
+static void test_existing_prefix(void **state)
+{
+	struct run r = {0};
+	char p[700];
+	uint8_t *b;
+	size_t len;
+	int fd;
+
+	put_file(g_src, "big", BIG, 44);
+	snprintf(p, sizeof(p), "%s/src", g_dst);
+	mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/big", g_src);
+	b = slurp(p, &len);
+	assert_int_equal(len, BIG);
+	snprintf(p, sizeof(p), "%s/src/big", g_dst);
+	fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, 40 * CH + 100), 40 * CH + 100);
+	close(fd);
+	free(b);
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_true(same_file("big"));
+	assert_true(no_litter());
+	assert_int_equal(rd_stat_get(&r.re.st.bytes_resumed), 40 * CH);
+	assert_int_equal(rd_stat_get(&r.re.st.bytes_data), BIG - 40 * CH);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +1031,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_delay_and_reorder, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_dropped_message_times_out, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_cut_at_every_message, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_after_cut, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_bad_partial_chunk, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_source_changed, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_existing_prefix, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -67,6 +67,12 @@ struct rd_engine_stats {
 	uint64_t files_failed; /* entries that failed (incl. sender-side skips) */
 	uint64_t files_same;   /* regular files already identical: no data sent */
 	_Atomic uint64_t bytes_data; /* payload bytes moved by RDMA WRITE */
+	/*
+	 * Bytes the receiver already held (a resumed partial, an existing
+	 * file or its prefix) and kept after comparing them: not moved. The
+	 * sender counts size - moved of each file finished fine.
+	 */
+	_Atomic uint64_t bytes_resumed;
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
 	uint64_t reg_bytes; /* data buffers registered now (bytes) */

@@ -19,6 +19,16 @@
  * When a regular file of the same size already exists under the final
  * name, chunk digests are compared first (GET kind SUM, the slot reserved
  * for the data in case it differs): identical files move no data.
+ *
+ * Resume (issue 11): the sink keeps a partial of every file in progress
+ * and a record of its verified chunks. A chunk the sink says it already
+ * holds (rd_sink_file_chunk_src: in a resumed partial, or in an existing
+ * final file of another size that holds it whole) is asked for with GET
+ * SUM, chunk by chunk; equal: kept (bytes_resumed), else its data comes.
+ * SUM is a plain digest (SHA-256 for the keyed kinds) computed now by both
+ * sides, inside this session's TLS: nothing from an old session's keys is
+ * ever compared, so a partial written under another session key (gmac)
+ * is checked as well as one written under sha256.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -41,10 +51,9 @@ struct rfile {
 	struct rd_sink_file *f;
 	uint64_t nchunks;
 	uint64_t next;	     /* next chunk to request (SUM or DATA) */
-	uint64_t sum_next;   /* next SUM answer expected */
 	uint64_t done;	     /* chunks verified and placed */
 	unsigned inflight;   /* slots referring to this file */
-	int check;	     /* comparing against an existing file */
+	int check;	     /* comparing against an existing file of the same size */
 	int all_same;	     /* every chunk so far identical */
 	int failed;
 	int status;
@@ -61,6 +70,7 @@ struct rfile {
 struct rslot {
 	enum sstate state;
 	uint8_t kind;
+	uint8_t src; /* SUM: RD_SINK_CHUNK_PARTIAL or _EXISTING */
 	uint32_t id;
 	uint64_t chunk;
 	uint64_t seq; /* of the GET in flight */
@@ -238,6 +248,9 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
 		f->all_same = f->check;
+		if (rd_sink_file_note(f->f) && r->e->report)
+			r->e->report(r->e->report_ctx, f->path, f->plen, 0,
+				     rd_sink_file_note(f->f));
 		return 0;
 	default:
 		return proto_err(r, "unknown entry type");
@@ -312,18 +325,37 @@ static void slot_release(struct receiver *r, struct rslot *s, struct rfile *f)
 		f->inflight--;
 }
 
+/* A chunk we held was equal to the sender's: counted as kept, not moved. */
+static void kept(struct receiver *r, struct rfile *f, uint32_t len)
+{
+	f->done++;
+	rd_stat_add(&r->e->st.bytes_resumed, len);
+	if (f->id == r->oldest)
+		rd_stat_add(&r->e->st.cur_done, len);
+}
+
 static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 		  const struct rd_msg_data *d)
 {
 	uint8_t mine[RD_DIGEST_MAX];
 	uint32_t want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
-	uint64_t off = d->chunk * r->e->o.chunk_size;
+	uint64_t off = d->chunk * r->e->o.chunk_size, c;
 	int ret;
 
-	if (d->chunk != f->sum_next || d->len != want || d->dlen != r->e->dg->sum_size)
+	/* Answers come in the order of the GETs: the oldest SUM in flight. */
+	for (c = 0; c < r->nslots; c++) {
+		const struct rslot *o = &r->slots[c];
+
+		if (o->state == SL_BUSY && o->kind == RD_GET_SUM && o->id == f->id &&
+		    o->chunk < d->chunk)
+			return proto_err(r, "SUM answer out of order");
+	}
+	if (d->len != want || d->dlen != r->e->dg->sum_size)
 		return proto_err(r, "SUM answer out of order or of the wrong size");
-	f->sum_next++;
-	ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
+	if (s->src == RD_SINK_CHUNK_PARTIAL)
+		ret = rd_sink_file_read_partial(f->f, r->scratch, want, off);
+	else
+		ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
 	if (!ret)
 		ret = rd_digest_compute(r->e->dg, r->scratch, want, mine);
 	if (ret) {
@@ -333,15 +365,20 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 	}
 	if (!memcmp(mine, d->digest, d->dlen)) {
 		/* Same chunk: nothing to move; copy it only once the file differs. */
-		if (!f->all_same)
+		if (!f->all_same && s->src == RD_SINK_CHUNK_EXISTING)
 			ret = rd_sink_file_copy_existing(f->f, off, want);
-		if (ret)
+		if (ret) {
 			sink_fail(r, f, ret);
-		else
-			f->done++;
+		} else {
+			if (!f->all_same)
+				rd_sink_file_chunk_done(f->f, d->chunk, 1);
+			kept(r, f, want);
+		}
 		slot_release(r, s, f);
 		return 0;
 	}
+	if (s->src == RD_SINK_CHUNK_PARTIAL)
+		rd_sink_file_chunk_done(f->f, d->chunk, 0);
 	if (f->all_same) {
 		f->all_same = 0;
 		ret = rd_sink_file_copy_existing(f->f, 0, off);
@@ -350,6 +387,8 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 			slot_release(r, s, f);
 			return 0;
 		}
+		for (c = 0; c < d->chunk; c++)
+			rd_sink_file_chunk_done(f->f, c, 1);
 	}
 	/* Differs: the reserved slot now asks for the data. */
 	s->kind = RD_GET_DATA;
@@ -439,6 +478,7 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	if (ret)
 		sink_fail(r, f, ret);
 	else {
+		rd_sink_file_chunk_done(f->f, d->chunk, 1);
 		f->done++;
 		f->bytes += want;
 		rd_stat_add(&r->e->st.bytes_data, want);
@@ -635,6 +675,17 @@ static int schedule(struct receiver *r)
 			continue;
 		while (f->next < f->nchunks) {
 			struct rslot *s;
+			int src = rd_sink_file_chunk_src(f->f, f->next);
+
+			if (src == RD_SINK_CHUNK_TRUSTED) {
+				/* --trust-partial with checksum none: kept unasked */
+				kept(r, f, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next));
+				f->next++;
+				n++;
+				continue;
+			}
+			if (!r->e->dg->sum_size)
+				src = RD_SINK_CHUNK_NONE;
 
 			if (f->has_map && !rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, f->next,
 							 f->meta.size)) {
@@ -652,7 +703,8 @@ static int schedule(struct receiver *r)
 			s = &r->slots[i];
 			s->id = f->id;
 			s->chunk = f->next;
-			s->kind = f->check ? RD_GET_SUM : RD_GET_DATA;
+			s->kind = f->check || src != RD_SINK_CHUNK_NONE ? RD_GET_SUM : RD_GET_DATA;
+			s->src = (uint8_t)(f->check ? RD_SINK_CHUNK_EXISTING : src);
 			s->tries = 0;
 			ret = send_get(r, i, s);
 			if (ret)
@@ -849,6 +901,7 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 				 r->nslots);
 		goto out;
 	}
+	rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
 	ret = recv_loop(r);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",

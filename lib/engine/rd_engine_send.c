@@ -217,6 +217,9 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 			/* The receiver already had it: no byte of it moved. */
 			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes && !w->has_map)
 				s->e->st.files_same++;
+			/* What it held already (resumed, existing prefix) did not move. */
+			if (w->type == RD_FT_REG && w->size > m->u.done.bytes)
+				rd_stat_add(&s->e->st.bytes_resumed, w->size - m->u.done.bytes);
 			/* status 0 with text: done, with a note (metadata not kept) */
 			snprintf(msg, sizeof(msg), "%.*s", (int)m->u.done.text.len,
 				 m->u.done.text.ptr);

@@ -202,6 +202,17 @@
  *		  verifies, writes, and GETs again (bounded retries) on mismatch.
  *		  GET kind SUM asks only for the digest (no WRITE): used to skip
  *		  chunks the receiver already holds.
+ *		  Resume: SUM is asked chunk by chunk, for each chunk the
+ *		  receiver holds in a partial kept by an earlier, interrupted
+ *		  copy (lib/sink/rd_sink_partial.h) or in an existing final
+ *		  file that holds it whole (an existing prefix); equal chunks
+ *		  are kept, the others asked for with GET DATA. The answer is
+ *		  a plain digest (rd_digest_compute: SHA-256 for the keyed
+ *		  kinds), which both sides compute now, inside this session's
+ *		  TLS: nothing from an earlier session (its keys, its MACs) is
+ *		  compared. SUM answers come in the order of their GETs. With
+ *		  checksum none there is no SUM: the receiver resends partials
+ *		  unless the client set RD_OF_TRUST_PARTIAL.
  *		  DONE per entry (any type) with a status; the sender keeps at
  *		  most RD_WINDOW_FILES entries not yet DONE.
  *	receiver: FIN after END and all DONEs; sender: FIN back; disconnect.
@@ -325,18 +336,20 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_FSYNC	0x4u  /* fsync each file before rename */
 #define RD_OF_OWNER	0x8u  /* -o: owner (uid); with it setuid/setgid bits */
 #define RD_OF_GROUP	0x10u /* -g: group (gid) */
+#define RD_OF_NO_PARTIAL    0x20u /* --no-partial: receiver keeps no partials */
+#define RD_OF_TRUST_PARTIAL 0x40u /* --trust-partial: with checksum none */
 /*
  * rsync's metadata flags (issue 13). A daemon drops ACLS and DEVICES for
  * a client that is not mapped (ACL entries name local users; a device
  * node is a way into the machine), like OWNER and GROUP.
  */
-#define RD_OF_HARDLINKS 0x20u  /* -H: link groups land as links */
-#define RD_OF_XATTRS	0x40u  /* -X: user.* extended attributes */
-#define RD_OF_ACLS	0x80u  /* -A: POSIX ACLs */
-#define RD_OF_SPARSE	0x100u /* -S: holes stay holes, never sent */
-#define RD_OF_DEVICES	0x200u /* --devices: char and block devices (root) */
-#define RD_OF_SPECIALS	0x400u /* --specials: fifos and sockets */
-#define RD_OF_KNOWN	0x7ffu
+#define RD_OF_HARDLINKS 0x80u  /* -H: link groups land as links */
+#define RD_OF_XATTRS	0x100u /* -X: user.* extended attributes */
+#define RD_OF_ACLS	0x200u /* -A: POSIX ACLs */
+#define RD_OF_SPARSE	0x400u /* -S: holes stay holes, never sent */
+#define RD_OF_DEVICES	0x800u /* --devices: char and block devices (root) */
+#define RD_OF_SPECIALS	0x1000u /* --specials: fifos and sockets */
+#define RD_OF_KNOWN	0x1fffu
 
 enum rd_ftype {
 	RD_FT_REG = 1,

@@ -260,8 +260,10 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 		seconds = 0;
 	fprintf(out,
 		"{\"files\": %" PRIu64 ", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64
-		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64 ", \"seconds\": ",
-		st->files_ok, st->files_failed, st->files_same, st->bytes_files, st->bytes_data);
+		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64 ", \"bytes_resumed\": %" PRIu64
+		", \"seconds\": ",
+		st->files_ok, st->files_failed, st->files_same, st->bytes_files, st->bytes_data,
+		st->bytes_resumed);
 	json_double(out, seconds, 3);
 	fputs(", \"rate_bytes_per_sec\": ", out);
 	json_double(out, seconds > 0 ? (double)st->bytes_data / seconds : 0, 1);

@@ -323,7 +323,7 @@ static void test_empty(void **state)
 	rd_report_init(&r, 10);
 	j = json_of(&r, NULL, -1, NULL, 0, &n);
 	assert_string_equal(j, "{\"files\": 0, \"failed\": 0, \"identical\": 0, \"bytes\": 0, "
-			       "\"bytes_moved\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
+			       "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
 			       "0.0, \"checksum\": null, \"exit_status\": 0, \"errors\": [], "
 			       "\"errors_omitted\": 0}\n");
 	free(j);
@@ -360,6 +360,7 @@ static void test_counters_and_errors(void **state)
 	st.files_same = 1;
 	st.bytes_files = 1048576;
 	st.bytes_data = 3000;
+	st.bytes_resumed = 512;
 	rd_report_init(&r, 10);
 	assert_int_equal(rd_report_error(&r, "a/b", 3, -RD_ESYS, "open a/b: Permission denied"), 0);
 	assert_int_equal(rd_report_error(&r, "ok", 2, 0, NULL), 0); /* success: ignored */
@@ -367,7 +368,7 @@ static void test_counters_and_errors(void **state)
 	j = json_of(&r, &st, 2.0, "sha256", 23, &n);
 	assert_string_equal(
 	    j, "{\"files\": 10, \"failed\": 2, \"identical\": 1, \"bytes\": 1048576, "
-	       "\"bytes_moved\": 3000, \"seconds\": 2.000, \"rate_bytes_per_sec\": 1500.0, "
+	       "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"seconds\": 2.000, \"rate_bytes_per_sec\": 1500.0, "
 	       "\"checksum\": \"sha256\", \"exit_status\": 23, \"errors\": ["
 	       "{\"path\": \"a/b\", \"status\": \"i/o\", \"message\": \"open a/b: "
 	       "Permission denied\"}, "

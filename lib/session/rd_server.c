@@ -300,6 +300,8 @@ static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_
 	       ((f & RD_OF_OWNER) ? RD_SINK_PRESERVE_OWNER : 0) |
 	       ((f & RD_OF_GROUP) ? RD_SINK_PRESERVE_GROUP : 0) |
 	       ((f & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0) |
+	       ((f & RD_OF_NO_PARTIAL) ? RD_SINK_NO_PARTIAL : 0) |
+	       ((f & RD_OF_TRUST_PARTIAL) ? RD_SINK_TRUST_PARTIAL : 0) |
 	       ((f & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) | ((f & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
 	       ((f & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
 	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
