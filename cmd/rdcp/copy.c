@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -85,6 +86,16 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	msg = rd_report_strip_path(msg, path, len);
 	if (status)
 		rd_report_error(&rc->rep, path, len, status, msg);
+	if (status == 0 && msg && msg[0]) {
+		/* a note about an entry that goes on (a partial started over) */
+		if (!rc->o->quiet && !rc->o->json) {
+			rd_report_line(line, sizeof(line), path, len, 0, msg);
+			rd_progress_suspend(rc->meter);
+			fprintf(stderr, "rdcp: note: %s\n", line);
+			rd_progress_resume(rc->meter);
+		}
+		return;
+	}
 	if (status == 0) {
 		if (rc->o->verbose >= 2) {
 			print_escaped(stdout, path, len);
@@ -180,6 +191,64 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/*
+ * Start-up timings (issue 14): -vv prints each step of setting up a
+ * session with its duration, from the process's own start (its start time
+ * in /proc/self/stat, on CLOCK_BOOTTIME's scale), so exec and library
+ * loading count too; --json reports the time to the session being ready.
+ */
+static struct {
+	double start, last, ready;
+	int print;
+} g_time;
+
+static double boot_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_BOOTTIME, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* When this process started (CLOCK_BOOTTIME seconds), or now if unknown. */
+static double process_start_s(void)
+{
+	char buf[1024], *p;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	int i;
+
+	if (f)
+		fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* the name may hold spaces */
+	for (i = 0; p && i < 20; i++) /* field 22: starttime */
+		p = strchr(p + 1, ' ');
+	if (!p || hz <= 0 || sscanf(p + 1, "%llu", &ticks) != 1)
+		return boot_s();
+	return (double)ticks / (double)hz;
+}
+
+static void on_phase(void *ctx, const char *step)
+{
+	double now = boot_s();
+
+	(void)ctx;
+	if (!strcmp(step, "chunk key derived"))
+		g_time.ready = now;
+	if (g_time.print) {
+		if (g_rc)
+			rd_progress_suspend(g_rc->meter);
+		fprintf(stderr, "rdcp: time: %-22s %8.1f ms  (%8.1f ms since the process started)\n",
+			step, (now - g_time.last) * 1e3, (now - g_time.start) * 1e3);
+		if (g_rc)
+			rd_progress_resume(g_rc->meter);
+	}
+	g_time.last = now;
 }
 
 /*
@@ -322,11 +391,16 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct report_ctx rc = {.o = o};
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
-	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0;
+	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt, ever_connected = 0;
+	uint64_t moved_before = 0;
+	unsigned delay;
 	char port[8];
 	struct rd_err err;
 	double t0, dt;
 
+	g_time.start = g_time.last = process_start_s();
+	g_time.print = o->verbose >= 2;
+	on_phase(NULL, "rdcp started (main)");
 	if (rd_operand_parse(&dest, args[nargs - 1], &err))
 		return error_out(err.msg, RD_EUSAGE);
 	if (rd_operand_parse(&src0, args[0], &err))
@@ -412,11 +486,18 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.nlocal = nlocal;
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
 		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
-		   (o->fsync ? RD_OF_FSYNC : 0);
+		   (o->fsync ? RD_OF_FSYNC : 0) | (o->no_partial ? RD_OF_NO_PARTIAL : 0) |
+		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0) | o->meta;
 	/* -p: modes and times only; owners and groups only with -o / -g */
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
-			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0);
+			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0) |
+			(o->no_partial ? RD_SINK_NO_PARTIAL : 0) |
+			(o->trust_partial ? RD_SINK_TRUST_PARTIAL : 0) |
+			((o->meta & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) |
+			((o->meta & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
+			((o->meta & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
+			((o->meta & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 	co.umask = rd_sink_process_umask();
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
@@ -439,9 +520,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.verbose = o->verbose;
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 	co.co.family = o->family;
+	co.co.phase = on_phase;
 
 	rc.cl = cl;
 	cl->on_connected = on_connected;
+	cl->on_phase = on_phase;
 	cl->ctx = &rc;
 	co.eo.stop = &g_stop;
 	{
@@ -468,10 +551,39 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (!o->quiet && !o->json)
 		rd_progress_start(&rc.meter, stderr, &cl->e.st, o->progress ? RD_PROGRESS_FORCE : 0);
 	t0 = now_s();
-	if (op.kind == RD_OP_SSH)
-		ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
-	else
-		ret = rd_client_run(cl, &co);
+	for (attempt = 0;; attempt++) {
+		cl->connected = 0;
+		if (op.kind == RD_OP_SSH)
+			ret = run_over_ssh(o, &op, cl, &co, raw, nremote, &rstatus);
+		else
+			ret = rd_client_run(cl, &co);
+		/*
+		 * --retries: a connection that dropped mid-copy (not one that
+		 * never came up) is made again after a backoff of 1, 2, 4 ...
+		 * 30 s; the receiver's partials make the next attempt resume.
+		 */
+		/* once connected, a refused reconnect counts as an attempt too */
+		ever_connected |= cl->connected;
+		if ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !ever_connected ||
+		    attempt >= o->retries || g_stop)
+			break;
+		moved_before += rd_stat_get(&cl->e.st.bytes_data);
+		delay = attempt < 5 ? 1u << attempt : 30u;
+		if (delay > 30)
+			delay = 30;
+		rd_progress_stop(rc.meter);
+		rc.meter = NULL;
+		if (!o->quiet)
+			fprintf(stderr, "rdcp: %s\nrdcp: reconnecting (%d/%d) in %u s\n", cl->err.msg,
+				attempt + 1, o->retries, delay);
+		sleep(delay);
+		if (g_stop)
+			break;
+		if (!o->quiet && !o->json)
+			rd_progress_start(&rc.meter, stderr, &cl->e.st,
+					  o->progress ? RD_PROGRESS_FORCE : 0);
+	}
+	rd_stat_add(&cl->e.st.bytes_data, moved_before); /* all attempts */
 	dt = now_s() - t0;
 	rd_progress_stop(rc.meter);
 	rc.meter = NULL;
@@ -479,6 +591,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	    (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
 		fprintf(stderr, "rdcp: note: %s does not keep owners or groups for this client; "
 				"files belong to the server's user\n",
+			op.host);
+	if (co.push && cl->connected && !o->quiet &&
+	    (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
+		fprintf(stderr, "rdcp: note: %s does not keep ACLs or devices for this client; "
+				"they are not sent\n",
 			op.host);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
@@ -504,6 +621,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	code = RDCP_EXIT_OK;
 summary:
 	if (o->json) {
+		struct rusage ru;
+
+		rc.rep.cost.registered_peak = cl->e.st.reg_peak;
+		rc.rep.cost.registered_ctrl = cl->info.reg_ctrl;
+		rc.rep.cost.rss_peak = 1;
+		if (!getrusage(RUSAGE_SELF, &ru) && ru.ru_maxrss > 0)
+			rc.rep.cost.rss_peak = (uint64_t)ru.ru_maxrss * 1024;
+		rc.rep.cost.startup_s = g_time.ready > 0 ? g_time.ready - g_time.start : 0;
 		rd_report_json(stdout, &rc.rep, &cl->e.st, dt,
 			       cl->e.digest_name[0] ? cl->e.digest_name : "", code);
 		fflush(stdout);

@@ -34,6 +34,19 @@ static void usage(FILE *out)
 		"  -p, --preserve             keep exact modes and times (never owners)\n"
 		"  -o, --owner                keep owners (as root; with -p also setuid/setgid)\n"
 		"  -g, --group                keep groups (as root)\n"
+		"  -a, --archive              -rlptgoD, as in rsync\n"
+		"  -H, --hard-links           hard links land as links; their data moves once\n"
+		"  -X, --xattrs               keep user.* extended attributes\n"
+		"  -A, --acls                 keep POSIX ACLs (implies -p)\n"
+		"  -S, --sparse               holes are not sent and stay holes\n"
+		"  -D                         --devices --specials\n"
+		"      --devices              make char and block devices (as root)\n"
+		"      --specials             make fifos and sockets\n"
+		"  -l, --links                accepted (rsync habit): symlinks are always\n"
+		"                             copied as links\n"
+		"  -t, --times                accepted: mtimes (to the ns) are always kept\n"
+		"      --numeric-ids          accepted: owners and groups always travel as\n"
+		"                             numbers (no name mapping)\n"
 		"  -q, --quiet                print only errors\n"
 		"  -v, --verbose              say more (repeatable): connection, device, GID\n"
 		"  -4, -6                     use IPv4 (IPv6) addresses only, for the host\n"
@@ -58,6 +71,14 @@ static void usage(FILE *out)
 		"      --no-fsync             do not fsync each file before it gets its name\n"
 		"                             (faster; a crash may then leave an empty file)\n"
 		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
+		"      --no-partial           remove what an interrupted copy received (by\n"
+		"                             default it stays as .rdcp-partial.NAME and the\n"
+		"                             next copy resumes from it, checking each chunk)\n"
+		"      --trust-partial        with --checksum none, keep partials on size and\n"
+		"                             mtime alone (they cannot be checked)\n"
+		"      --retries N            when the connection drops mid-copy, connect\n"
+		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
+		"                             to N times (default 0)\n"
 		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
 		"                             e.g. -e 'ssh -p 2222 -i key')\n"
 		"      --transport MODE       auto (default): RDMA when the route to the host\n"
@@ -105,6 +126,12 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_ENCRYPT,
+	OPT_DEVICES,
+	OPT_SPECIALS,
+	OPT_NUMERIC_IDS,
+	OPT_NO_PARTIAL,
+	OPT_TRUST_PARTIAL,
+	OPT_RETRIES,
 };
 
 static const struct option longopts[] = {
@@ -112,6 +139,16 @@ static const struct option longopts[] = {
 	{"preserve", no_argument, NULL, 'p'},
 	{"owner", no_argument, NULL, 'o'},
 	{"group", no_argument, NULL, 'g'},
+	{"archive", no_argument, NULL, 'a'},
+	{"hard-links", no_argument, NULL, 'H'},
+	{"xattrs", no_argument, NULL, 'X'},
+	{"acls", no_argument, NULL, 'A'},
+	{"sparse", no_argument, NULL, 'S'},
+	{"links", no_argument, NULL, 'l'},
+	{"times", no_argument, NULL, 't'},
+	{"devices", no_argument, NULL, OPT_DEVICES},
+	{"specials", no_argument, NULL, OPT_SPECIALS},
+	{"numeric-ids", no_argument, NULL, OPT_NUMERIC_IDS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
@@ -136,6 +173,9 @@ static const struct option longopts[] = {
 	{"key", required_argument, NULL, OPT_KEY},
 	{"encrypt", no_argument, NULL, OPT_ENCRYPT},
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
+	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
+	{"trust-partial", no_argument, NULL, OPT_TRUST_PARTIAL},
+	{"retries", required_argument, NULL, OPT_RETRIES},
 	{NULL, 0, NULL, 0},
 };
 
@@ -148,7 +188,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.fsync = 1;
 	o.timeout_s = 30;
-	while ((c = getopt_long(argc, argv, "rpogqvhe:46", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rpogqvhe:46aHXASDlt", longopts, NULL)) != -1) {
 		switch (c) {
 		case '4':
 			o.family = AF_INET;
@@ -170,6 +210,36 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = 1;
+			break;
+		case 'a': /* rsync's -rlptgoD */
+			o.recursive = o.preserve = o.owner = o.group = 1;
+			o.meta |= RD_OF_DEVICES | RD_OF_SPECIALS;
+			break;
+		case 'H':
+			o.meta |= RD_OF_HARDLINKS;
+			break;
+		case 'X':
+			o.meta |= RD_OF_XATTRS;
+			break;
+		case 'A': /* as in rsync: ACLs imply exact modes */
+			o.meta |= RD_OF_ACLS;
+			o.preserve = 1;
+			break;
+		case 'S':
+			o.meta |= RD_OF_SPARSE;
+			break;
+		case 'D':
+			o.meta |= RD_OF_DEVICES | RD_OF_SPECIALS;
+			break;
+		case OPT_DEVICES:
+			o.meta |= RD_OF_DEVICES;
+			break;
+		case OPT_SPECIALS:
+			o.meta |= RD_OF_SPECIALS;
+			break;
+		case 'l': /* symlinks are always copied as links */
+		case 't': /* mtimes are always kept */
+		case OPT_NUMERIC_IDS: /* ids always travel as numbers */
 			break;
 		case 'v':
 			o.verbose++;
@@ -218,8 +288,22 @@ int main(int argc, char **argv)
 				return RDCP_EXIT_USAGE;
 			}
 			break;
+		case OPT_NO_PARTIAL:
+			o.no_partial = 1;
+			break;
+		case OPT_TRUST_PARTIAL:
+			o.trust_partial = 1;
+			break;
 		case OPT_FSYNC:
 			o.fsync = 0;
+			break;
+		case OPT_RETRIES:
+			if (rd_num_parse(optarg, 0, 0, 1000, &v)) {
+				fprintf(stderr, "rdcp: --retries '%s': give a count, 0 to 1000\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			o.retries = (int)v;
 			break;
 		case OPT_TIMEOUT:
 			if (rd_num_parse(optarg, 0, 1, 86400, &v)) {

@@ -33,6 +33,7 @@ enum rdcp_exit {
 
 struct rdcp_opts {
 	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
+	unsigned meta; /* RD_OF_HARDLINKS, XATTRS, ACLS, SPARSE, DEVICES, SPECIALS */
 	const char *checksum;
 	uint64_t chunk_size, pool_size;
 	int depth;
@@ -49,6 +50,9 @@ struct rdcp_opts {
 	int encrypt;		 /* --encrypt: chunks encrypted (aes-128-gcm) */
 	int transport;		 /* --transport: enum rd_transport */
 	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
+	int no_partial;		 /* --no-partial: remove temporaries on abort */
+	int trust_partial;	 /* --trust-partial: keep partials unverified (none) */
+	int retries;		 /* --retries: reconnect after a drop mid-copy */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);

@@ -40,7 +40,7 @@
 	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |     \
 	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM | \
 	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |                \
-	 RD_CONF_CAP_MODULE_CONNS)
+	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 
@@ -246,17 +246,19 @@ static void usage(FILE *out)
 	    "      --no-auth               serve every module without authentication (required\n"
 	    "                              for --module: anyone who reaches the port can use it)\n"
 	    "      --max-conns N           concurrent clients (default 16)\n"
+	    "      --max-conns-per-host N  concurrent clients from one address (default 4)\n"
 	    "      --pool-size SIZE        receive pool per connection (default 64M)\n"
 	    "      --fsync                 fsync every received file before renaming it\n"
-	    "      --timeout SECONDS       drop a silent client (default 30)\n"
+	    "      --timeout SECONDS       drop a client that moves nothing this long\n"
+	    "                              (default 30)\n"
 	    "      --ready-file PATH       write the bound port here once listening\n"
 	    "  -v, --verbose               more log lines\n"
 	    "      --version               print the version\n"
 	    "  -h, --help                  this text\n"
 	    "\n"
 	    "With --config, --module adds modules, --listen replaces the file's listen\n"
-	    "addresses, and --port, --transport, --max-conns, --timeout and -v override\n"
-	    "the file.\n",
+	    "addresses, and --port, --transport, --max-conns, --max-conns-per-host,\n"
+	    "--timeout and -v override the file.\n",
 	    RD_CONF_DEFAULT_PATH, RD_DEFAULT_PORT);
 }
 
@@ -283,6 +285,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"foreground", no_argument, NULL, 'F'},
 	    {"no-auth", no_argument, NULL, 'N'},
 	    {"max-conns", required_argument, NULL, 'C'},
+	    {"max-conns-per-host", required_argument, NULL, 'H'},
 	    {"pool-size", required_argument, NULL, 'S'},
 	    {"fsync", no_argument, NULL, 'Y'},
 	    {"timeout", required_argument, NULL, 'T'},
@@ -339,6 +342,15 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 				return 1;
 			}
 			o->cli.max_conns = (int)v;
+			break;
+		case 'H':
+			if (rd_num_parse(optarg, 0, 1, 4096, &v)) {
+				fprintf(stderr,
+					"rdcpd: --max-conns-per-host '%s': give 1 to 4096\n",
+					optarg);
+				return 1;
+			}
+			o->cli.max_conns_per_host = (int)v;
 			break;
 		case 'S':
 			if (rd_num_parse(optarg, RD_NUM_SIZE, 1u << 20, 1ull << 40, &v)) {
@@ -399,9 +411,10 @@ static uint32_t max_chunk_for(uint64_t pool)
  * merge the command line, check. Problems are reported as they are found.
  * Returns the number of errors, or -1 when there is nothing to serve.
  */
-static int configure(struct rd_conf *c, const struct opts *o, int *conns)
+static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64_t *nofile)
 {
 	const char *path = o->config;
+	struct rlimit rl;
 
 	if (!path && !access(RD_CONF_DEFAULT_PATH, F_OK))
 		path = RD_CONF_DEFAULT_PATH;
@@ -418,6 +431,13 @@ static int configure(struct rd_conf *c, const struct opts *o, int *conns)
 	rd_conf_check(c, RD_CONF_CHECK_SYSTEM);
 	rd_conf_check_support(c, RDCPD_CAPS);
 	*conns = rd_conf_budget_conns(c, o->pool_bytes ? o->pool_bytes : RD_ENGINE_POOL_DEFAULT);
+	/* The open files those connections may hold, against RLIMIT_NOFILE. */
+	*nofile = 0;
+	if (*conns > 0 && !getrlimit(RLIMIT_NOFILE, &rl) &&
+	    rd_conf_fd_budget(c, *conns, RD_SESSION_FDS,
+			      rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur,
+			      rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max, nofile) != 1)
+		*nofile = 0;
 	return (int)c->nerrors;
 }
 
@@ -444,6 +464,24 @@ static void check_summary(const struct rd_conf *c, int conns)
 	       c->port, c->nlisten ? listen_list(c, where, sizeof(where)) : "all addresses (IPv4 and IPv6)",
 	       conns, conns == 1 ? "" : "s",
 	       c->nwarnings ? " (see the warnings)" : "");
+}
+
+/* Raise the soft open-file limit to need (configure said the hard one allows it). */
+static void raise_nofile(struct logctx *lc, uint64_t need, int conns)
+{
+	struct rlimit rl;
+	char line[256];
+
+	if (!need || getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur >= need)
+		return;
+	snprintf(line, sizeof(line), "open-file limit raised from %llu to %llu for %d connections",
+		 (unsigned long long)rl.rlim_cur, (unsigned long long)need, conns);
+	rl.rlim_cur = (rlim_t)need;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		snprintf(line, sizeof(line),
+			 "could not raise the open-file limit to %llu for %d connections: %s",
+			 (unsigned long long)need, conns, strerror(errno));
+	log_line(lc, RD_LOG_INFO, line);
 }
 
 /* The loud lines: what is served without authentication, or nothing at all. */
@@ -521,6 +559,8 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	cfg->server.nmods = conf->nmods;
 	cfg->conf = conf;
 	cfg->auth_timeout_ms = conf->auth_timeout_s * 1000;
+	cfg->max_per_host = conf->max_conns_per_host;
+	cfg->server.eo.idle_ms = conf->idle_timeout_s * 1000;
 	memset(&cfg->tls, 0, sizeof(cfg->tls));
 	cfg->tls.role = RD_TLS_SERVER;
 	/* No modules: anyone may come in to hear that nothing is served. */
@@ -547,13 +587,14 @@ static void on_reload(void *ctx)
 	struct rd_conf *c = rd_conf_new(on_problem, lc);
 	struct rd_err err;
 	char line[512];
+	uint64_t nofile = 0;
 	int conns = 0, n;
 
 	if (!c) {
 		log_line(lc, RD_LOG_ERR, "SIGHUP: out of memory; keeping the configuration");
 		return;
 	}
-	n = configure(c, lc->opts, &conns);
+	n = configure(c, lc->opts, &conns, &nofile);
 	if (n) {
 		snprintf(line, sizeof(line),
 			 "SIGHUP: the new configuration is refused (%d problem%s); keeping the "
@@ -575,6 +616,7 @@ static void on_reload(void *ctx)
 			 "SIGHUP: listen, port and transport changes take effect at restart");
 	lc->old_confs[lc->nconfs++] = c;
 	lc->conf = c;
+	raise_nofile(lc, nofile, conns);
 	lc->cfg->max_conns = conns;
 	log_exports(lc, c);
 	snprintf(line, sizeof(line), "SIGHUP: configuration reloaded: %d module%s", c->nmods,
@@ -606,6 +648,7 @@ int main(int argc, char **argv)
 	struct opts o;
 	struct sigaction sa;
 	char portbuf[8], line[512];
+	uint64_t nofile = 0;
 	int ret, conns = 0, i;
 
 	memset(&o, 0, sizeof(o));
@@ -618,7 +661,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdcpd: out of memory\n");
 		return 1;
 	}
-	ret = configure(conf, &o, &conns);
+	ret = configure(conf, &o, &conns, &nofile);
 	if (ret < 0) {
 		ret = 1;
 		goto out;
@@ -691,6 +734,7 @@ int main(int argc, char **argv)
 	sigaction(SIGPIPE, &sa, NULL);
 
 	log_exports(&lc, conf);
+	raise_nofile(&lc, nofile, conns);
 	if (conns < conf->max_conns) {
 		snprintf(
 		    line, sizeof(line),

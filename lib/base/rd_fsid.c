@@ -22,6 +22,7 @@ enum fs_op {
 	OP_FSTATAT,
 	OP_READLINKAT,
 	OP_MKDIRAT,
+	OP_MKNODAT,
 	OP_SYMLINKAT,
 	OP_LINKAT,
 	OP_RENAMEAT,
@@ -40,6 +41,7 @@ struct fs_call {
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
+	dev_t dev;
 	void *buf;
 	const void *cbuf;
 	size_t len;
@@ -74,6 +76,8 @@ static long run(struct fs_call *c)
 		return readlinkat(c->fd1, c->p1, c->buf, c->len);
 	case OP_MKDIRAT:
 		return mkdirat(c->fd1, c->p1, c->mode);
+	case OP_MKNODAT:
+		return mknodat(c->fd1, c->p1, c->mode, c->dev);
 	case OP_SYMLINKAT:
 		return symlinkat(c->p1, c->fd1, c->p2);
 	case OP_LINKAT:
@@ -255,6 +259,13 @@ int rd_mkdirat(int dirfd, const char *path, mode_t mode)
 	struct fs_call c = {.op = OP_MKDIRAT, .fd1 = dirfd, .p1 = path, .mode = mode};
 
 	return bound ? (int)call(&c) : mkdirat(dirfd, path, mode);
+}
+
+int rd_mknodat(int dirfd, const char *path, mode_t mode, dev_t dev)
+{
+	struct fs_call c = {.op = OP_MKNODAT, .fd1 = dirfd, .p1 = path, .mode = mode, .dev = dev};
+
+	return bound ? (int)call(&c) : mknodat(dirfd, path, mode, dev);
 }
 
 int rd_symlinkat(const char *target, int dirfd, const char *path)

@@ -48,6 +48,7 @@ int rd_openat2(int dirfd, const char *path, const struct open_how *how, size_t s
 int rd_fstatat(int dirfd, const char *path, struct stat *st, int flags);
 ssize_t rd_readlinkat(int dirfd, const char *path, char *buf, size_t len);
 int rd_mkdirat(int dirfd, const char *path, mode_t mode);
+int rd_mknodat(int dirfd, const char *path, mode_t mode, dev_t dev);
 int rd_symlinkat(const char *target, int dirfd, const char *path);
 int rd_linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags);
 int rd_renameat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);

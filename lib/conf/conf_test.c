@@ -894,6 +894,56 @@ static void test_budget(void **state)
 	rd_conf_free(c);
 }
 
+/* Issue 7 item 5: the open files max connections need, against RLIMIT_NOFILE. */
+static void test_fd_budget(void **state)
+{
+	struct rd_conf *c;
+	uint64_t need;
+	int ret;
+
+	(void)state;
+	c = parse("max connections = 32\n", &ret);
+	/* the soft limit holds them */
+	assert_int_equal(rd_conf_fd_budget(c, 16, 200, 4096, 4096, &need), 0);
+	assert_int_equal(need, 16 * 200 + RD_CONF_FDS_RESERVE);
+	/* only the hard one: raise the soft limit to need */
+	assert_int_equal(rd_conf_fd_budget(c, 16, 200, 1024, 4096, &need), 1);
+	assert_int_equal(need, 16 * 200 + RD_CONF_FDS_RESERVE);
+	assert_int_equal(rd_conf_fd_budget(c, 32, 200, 1024, UINT64_MAX, &need), 1);
+	assert_int_equal(c->nerrors, 0);
+	/* not even the hard one: an error naming the numbers and what fits */
+	assert_int_equal(rd_conf_fd_budget(c, 32, 200, 1024, 4096, &need), -RD_EUSAGE);
+	assert_int_equal(c->nerrors, 1);
+	assert_reported(&rec, "t.conf:1: 32 connections need about 6464 open files (200 each, 64 "
+			      "for the daemon), but the open-file limit is 4096 (ulimit -Hn; "
+			      "LimitNOFILE= under systemd): lower 'max connections' to 20 or "
+			      "raise the limit");
+	rd_conf_free(c);
+}
+
+/* --max-conns-per-host overrides the file's max connections per host. */
+static void test_cli_per_host(void **state)
+{
+	struct rd_conf_cli cli;
+	struct rd_conf *c;
+	int ret;
+
+	(void)state;
+	c = parse("max connections per host = 3\n", &ret);
+	assert_int_equal(c->max_conns_per_host, 3);
+	memset(&cli, 0, sizeof(cli));
+	cli.max_conns_per_host = 9;
+	assert_int_equal(rd_conf_apply_cli(c, &cli), 0);
+	assert_int_equal(c->max_conns_per_host, 9);
+	assert_int_equal(c->set[RD_CK_MAX_CONNS_PER_HOST], RD_CONF_FROM_CLI);
+	/* enforced by a daemon with RD_CONF_CAP_LIMITS (rdcpd): no warning */
+	assert_int_equal(rd_conf_check_support(c, ~0u), 0);
+	assert_int_equal(c->nwarnings, 0);
+	assert_int_equal(rd_conf_check_support(c, ~0u & ~RD_CONF_CAP_LIMITS), 0);
+	assert_int_equal(c->nwarnings, 1);
+	rd_conf_free(c);
+}
+
 static void write_file(const char *path, const char *text, mode_t mode)
 {
 	int fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0600);
@@ -990,6 +1040,8 @@ int main(void)
 	    cmocka_unit_test(test_cli_merge),
 	    cmocka_unit_test(test_support),
 	    cmocka_unit_test(test_budget),
+	    cmocka_unit_test(test_fd_budget),
+	    cmocka_unit_test(test_cli_per_host),
 	    cmocka_unit_test(test_load),
 	};
 

@@ -155,7 +155,7 @@ struct rd_conf {
 	unsigned port;		     /* default RD_DEFAULT_PORT */
 	int transport;		     /* enum rd_conf_transport, default both */
 	int max_conns;		     /* default 16 */
-	int max_conns_per_host;	     /* default 4 */
+	int max_conns_per_host;	     /* default 4 (rdcpd enforces it) */
 	uint64_t memory_budget;	     /* bytes; 0 until set or derived */
 	char memory_budget_from[96]; /* how the default was derived */
 	int auth_timeout_s;	     /* default 10 */
@@ -209,6 +209,7 @@ struct rd_conf_cli {
 	const char *port;   /* NULL: keep */
 	const char *transport; /* NULL: keep (--transport rdma|tcp|both) */
 	int max_conns;	    /* 0: keep */
+	int max_conns_per_host; /* 0: keep (--max-conns-per-host) */
 	int idle_timeout_s; /* 0: keep (--timeout) */
 	int no_auth;	    /* --no-auth */
 	int verbose;	    /* -v: log level debug */
@@ -253,6 +254,18 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps);
  * the file that cannot hold one pool is an error (reported; returns 0).
  */
 int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes);
+
+/*
+ * Open files: conns connections of per_conn descriptors each, plus
+ * RD_CONF_FDS_RESERVE for the daemon, against RLIMIT_NOFILE (soft, hard;
+ * RLIM_INFINITY as UINT64_MAX). Sets *need; returns 0 when the soft limit
+ * holds them, 1 when the soft limit must be raised to *need (the hard limit
+ * allows it), or -RD_EUSAGE after reporting an error that names the numbers
+ * when even the hard limit cannot (issue 7 item 5).
+ */
+#define RD_CONF_FDS_RESERVE 64u
+int rd_conf_fd_budget(struct rd_conf *c, int conns, unsigned per_conn, uint64_t soft,
+		      uint64_t hard, uint64_t *need);
 
 /* Find a module by name (exact, case-sensitive). */
 const struct rd_conf_module *rd_conf_module_find(const struct rd_conf *c, const char *name);

@@ -174,6 +174,10 @@ int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 		c->max_conns = cli->max_conns;
 		c->set[RD_CK_MAX_CONNS] = RD_CONF_FROM_CLI;
 	}
+	if (cli->max_conns_per_host > 0) {
+		c->max_conns_per_host = cli->max_conns_per_host;
+		c->set[RD_CK_MAX_CONNS_PER_HOST] = RD_CONF_FROM_CLI;
+	}
 	if (cli->idle_timeout_s > 0) {
 		c->idle_timeout_s = cli->idle_timeout_s;
 		c->set[RD_CK_IDLE_TIMEOUT] = RD_CONF_FROM_CLI;
@@ -474,6 +478,28 @@ int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes)
 		n = 1;
 	}
 	return n < (uint64_t)c->max_conns ? (int)n : c->max_conns;
+}
+
+int rd_conf_fd_budget(struct rd_conf *c, int conns, unsigned per_conn, uint64_t soft,
+		      uint64_t hard, uint64_t *need)
+{
+	unsigned line = c->set[RD_CK_MAX_CONNS];
+
+	*need = (uint64_t)conns * per_conn + RD_CONF_FDS_RESERVE;
+	if (*need <= soft)
+		return 0;
+	if (*need <= hard)
+		return 1;
+	rd_conf_report(c, AT(c, line), RD_CONF_ERROR,
+		       "%d connections need about %llu open files (%u each, %u for the daemon), "
+		       "but the open-file limit is %llu (ulimit -Hn; LimitNOFILE= under "
+		       "systemd): lower 'max connections' to %llu or raise the limit",
+		       conns, (unsigned long long)*need, per_conn, RD_CONF_FDS_RESERVE,
+		       (unsigned long long)hard,
+		       hard > RD_CONF_FDS_RESERVE + per_conn
+			   ? (unsigned long long)((hard - RD_CONF_FDS_RESERVE) / per_conn)
+			   : 1ull);
+	return -RD_EUSAGE;
 }
 
 /* --- what this daemon enforces --- */

@@ -27,10 +27,21 @@ struct worker {
 	const struct rd_server_cfg *server;
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
+	struct timespec t0;	  /* when the connection request came */
+	struct rd_conf_net addr; /* the peer's address (max_per_host) */
+	int has_addr;
 	pthread_t th;
 	volatile int done;
 	struct worker *next;
 };
+
+static long ms_since(const struct timespec *t)
+{
+	struct timespec n;
+
+	clock_gettime(CLOCK_MONOTONIC, &n);
+	return (long)(n.tv_sec - t->tv_sec) * 1000 + (n.tv_nsec - t->tv_nsec) / 1000000;
+}
 
 static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -232,6 +243,17 @@ static void *serve_one(void *arg)
 		scfg.authorize = authorize;
 		scfg.auth_ctx = &sa;
 	}
+	/*
+	 * The request must come within the same deadline as authentication,
+	 * counted from the connection request (at least 1 s after TLS): a
+	 * client that proves nothing or asks nothing holds its slot no longer,
+	 * whatever else it sends (issue 7 item 5).
+	 */
+	if (cfg->auth_timeout_ms > 0) {
+		long left = cfg->auth_timeout_ms - ms_since(&w->t0);
+
+		scfg.open_timeout_ms = left < 1000 ? 1000 : (int)left;
+	}
 	ret = rd_server_serve(&scfg, c, summary, sizeof(summary), &err);
 	if (ret && ret != -RD_EPARTIAL)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
@@ -243,6 +265,18 @@ out:
 	module_release(&sa);
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
+}
+
+/* Sessions still running from addr. */
+static int from_host(const struct worker *w, const struct rd_conf_net *addr)
+{
+	int n = 0;
+
+	for (; w; w = w->next)
+		if (w->has_addr && !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
+		    !memcmp(w->addr.addr, addr->addr, sizeof(addr->addr)))
+			n++;
+	return n;
 }
 
 /* Join the workers that are done (all of them with wait); count the rest. */
@@ -334,9 +368,10 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
+	struct rd_conf_net addr;
 	volatile int abort_sessions = 0;
 	char where[RD_DAEMON_LISTEN_MAX * 100];
-	int ret, n, waited, nls = 0, which = 0, i;
+	int ret, n, waited, nls = 0, which = 0, i, known;
 	int grace_ms = cfg->grace_ms > 0 ? cfg->grace_ms : RD_DAEMON_GRACE_MS;
 
 	rd_err_clear(&d->err);
@@ -384,6 +419,17 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			rd_conn_reject(req, &rej);
 			continue;
 		}
+		memset(&addr, 0, sizeof(addr));
+		known = !peer_addr(rd_conn_req_peer(req), &addr);
+		if (cfg->max_per_host > 0 && known && from_host(workers, &addr) >= cfg->max_per_host) {
+			logf_(cfg, RD_LOG_WARN,
+			      "%s: refused: %d connections from this address already (max "
+			      "connections per host)",
+			      rd_conn_req_peer(req), cfg->max_per_host);
+			rej.reason = RD_REJ_HOST_BUSY;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
 		if (cfg->max_conns > 0 && n >= cfg->max_conns) {
 			logf_(cfg, RD_LOG_WARN, "%s: refused: %d connections already",
 			      rd_conn_req_peer(req), n);
@@ -404,6 +450,9 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		w->server = &w->server_snap;
 		w->req = req;
 		w->creq = creq;
+		w->addr = addr;
+		w->has_addr = known;
+		clock_gettime(CLOCK_MONOTONIC, &w->t0);
 		if (pthread_create(&w->th, NULL, serve_one, w)) {
 			free(w);
 			rej.reason = RD_REJ_BUSY;

@@ -25,6 +25,12 @@ struct rd_daemon_cfg {
 	int nlisten; /* at most RD_DAEMON_LISTEN_MAX */
 	const char *port;
 	int max_conns;
+	/*
+	 * Sessions at once from one peer address (0: no limit); more are
+	 * rejected (RD_REJ_HOST_BUSY) and logged, before anything else is done
+	 * for them, so one address cannot take every slot.
+	 */
+	int max_per_host;
 	struct rd_server_cfg server;
 	struct rd_conn_opts co;
 	rd_daemon_log_fn log;
@@ -47,7 +53,10 @@ struct rd_daemon_cfg {
 	 * Who may do what (lib/daemon/rd_access.h), and how peers prove who
 	 * they are (a server-role lib/tls config: secrets lookup, certificates,
 	 * anonymous allowed or not). A peer must finish TLS within
-	 * auth_timeout_ms of connecting, or it is dropped.
+	 * auth_timeout_ms of connecting, and must have sent its request (OPEN)
+	 * by then too (at least 1 s after authenticating), or it is dropped:
+	 * a client that proves nothing holds its slot for auth_timeout_ms at
+	 * most, whatever it sends meanwhile.
 	 */
 	const struct rd_conf *conf;
 	struct rd_tls_cfg tls;

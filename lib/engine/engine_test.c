@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "lib/engine/rd_engine_priv.h"
@@ -27,6 +28,38 @@ static void test_fail_remote_escapes(void **state)
 	assert_null(strchr(err.msg, '\r'));
 	assert_null(strchr(err.msg, '\033'));
 	assert_non_null(strstr(err.msg, "no\\nrdcp"));
+}
+
+/*
+ * Issue 7 item 5: the idle timeout counts progress, not time since the last
+ * message: without progress for idle_ms the check fails with ETIMEOUT,
+ * and any progress starts the count again.
+ */
+static void test_idle_check(void **state)
+{
+	struct rd_engine_opts o;
+	struct rd_engine e;
+	struct timespec nap = {0, 150 * 1000 * 1000};
+
+	(void)state;
+	memset(&o, 0, sizeof(o));
+	o.digest = "none";
+	o.idle_ms = 100;
+	assert_int_equal(rd_engine_init(&e, &o), 0);
+	assert_int_equal(rd_engine_idle_check(&e, "peer"), 0);
+	nanosleep(&nap, NULL);
+	rd_engine_progress(&e);
+	assert_int_equal(rd_engine_idle_check(&e, "peer"), 0); /* moved: count again */
+	nanosleep(&nap, NULL);
+	assert_int_equal(rd_engine_idle_check(&e, "peer"), -RD_ETIMEOUT);
+	assert_non_null(strstr(e.err.msg, "no progress with peer"));
+	rd_engine_fini(&e);
+
+	o.idle_ms = 0; /* no idle timeout */
+	assert_int_equal(rd_engine_init(&e, &o), 0);
+	nanosleep(&nap, NULL);
+	assert_int_equal(rd_engine_idle_check(&e, "peer"), 0);
+	rd_engine_fini(&e);
 }
 
 /* Issue 7 item 7: registered memory starts zeroed, even reusing a dirty heap. */
@@ -95,6 +128,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fail_remote_escapes),
+		cmocka_unit_test(test_idle_check),
 		cmocka_unit_test(test_pool_zeroed),
 		cmocka_unit_test(test_nchunks),
 		cmocka_unit_test(test_chunk_len),

@@ -5,10 +5,12 @@
  * pull; only which side runs rd_engine_send() and which rd_engine_recv()
  * changes. The protocol is in lib/proto/rd_proto.h.
  *
- * Memory is fixed at start: the receiver's registered pool (pool_bytes),
- * the sender's registered read buffers (depth chunks), a window of
- * RD_WINDOW_FILES entries and a bounded GET queue. Nothing grows with file
- * size or file count.
+ * Memory is bounded from the start: the receiver's registered pool (at
+ * most pool_bytes), the sender's registered read buffers (at most depth
+ * chunks), a window of RD_WINDOW_FILES entries and a bounded GET queue.
+ * Registered memory is taken as the chunks in flight need it (a small job
+ * pins little; issue 14) and never grows past those bounds with file size
+ * or file count.
  */
 #ifndef RDCP_ENGINE_RD_ENGINE_H
 #define RDCP_ENGINE_RD_ENGINE_H
@@ -16,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/digest/rd_digest.h"
@@ -41,6 +44,14 @@ struct rd_engine_opts {
 	 * aborting the files in progress (their temporaries are removed).
 	 */
 	volatile int *stop;
+	/*
+	 * Give up with -RD_ETIMEOUT after idle_ms without progress (0: never):
+	 * progress is a chunk or a new entry moved, a new request (GET) or a
+	 * file confirmed, not just any message, so a peer that keeps the
+	 * connection alive with empty CREDITs or NOTEs but moves nothing is
+	 * dropped all the same (issue 7 item 5). Over every transport.
+	 */
+	int idle_ms;
 };
 
 /*
@@ -56,8 +67,16 @@ struct rd_engine_stats {
 	uint64_t files_failed; /* entries that failed (incl. sender-side skips) */
 	uint64_t files_same;   /* regular files already identical: no data sent */
 	_Atomic uint64_t bytes_data; /* payload bytes moved by RDMA WRITE */
+	/*
+	 * Bytes the receiver already held (a resumed partial, an existing
+	 * file or its prefix) and kept after comparing them: not moved. The
+	 * sender counts size - moved of each file finished fine.
+	 */
+	_Atomic uint64_t bytes_resumed;
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
+	uint64_t reg_bytes; /* data buffers registered now (bytes) */
+	uint64_t reg_peak;  /* the most registered at once */
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */
 	atomic_flag cur_lock;	/* held while cur_name is written or copied */
 	char cur_name[256];	/* its wire path (raw bytes, NUL-terminated) */
@@ -100,6 +119,9 @@ struct rd_engine {
 	rd_engine_report_fn report;
 	void *report_ctx;
 	struct rd_err err;
+	/* o.idle_ms: progress events, the count last seen, and since when */
+	uint64_t progress, idle_mark;
+	struct timespec idle_since;
 };
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o);

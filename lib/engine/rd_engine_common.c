@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 {
@@ -33,7 +34,31 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 		snprintf(e->digest_name, sizeof(e->digest_name), "%s", e->dg->name);
 		e->o.digest = e->digest_name;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &e->idle_since);
 	return ret;
+}
+
+int rd_engine_idle_check(struct rd_engine *e, const char *peer)
+{
+	struct timespec now;
+	long ms;
+
+	if (e->o.idle_ms <= 0)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (e->progress != e->idle_mark) {
+		e->idle_mark = e->progress;
+		e->idle_since = now;
+		return 0;
+	}
+	ms = (long)(now.tv_sec - e->idle_since.tv_sec) * 1000 +
+	     (now.tv_nsec - e->idle_since.tv_nsec) / 1000000;
+	if (ms < e->o.idle_ms)
+		return 0;
+	return rd_err_set(&e->err, RD_ETIMEOUT, 0,
+			  "no progress with %s for %ld s (no data, no new request; idle "
+			  "timeout %d s); giving up",
+			  peer, ms / 1000, (e->o.idle_ms + 999) / 1000);
 }
 
 int rd_engine_set_digest(struct rd_engine *e, const char *name)
@@ -154,9 +179,27 @@ void *rd_engine_pool_alloc(size_t len)
 	return p;
 }
 
+void rd_engine_reg_account(struct rd_engine *e, int64_t delta)
+{
+	e->st.reg_bytes += (uint64_t)delta;
+	if (e->st.reg_bytes > e->st.reg_peak)
+		e->st.reg_peak = e->st.reg_bytes;
+}
+
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk)
 {
 	return size / chunk + (size % chunk ? 1 : 0);
+}
+
+uint32_t rd_sparse_len(const struct rd_extent *x, unsigned n, uint32_t chunk, uint64_t idx,
+		       uint64_t size)
+{
+	uint64_t total = 0, off;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		total += rd_sparse_piece(&x[i], chunk, idx, size, &off);
+	return (uint32_t)total; /* at most one chunk */
 }
 
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx)

@@ -12,8 +12,31 @@ uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
  * session's data; issue 7 item 7). NULL if out of memory; free() it.
  */
 void *rd_engine_pool_alloc(size_t len);
+/* Count delta bytes of data buffers registered (negative: deregistered). */
+void rd_engine_reg_account(struct rd_engine *e, int64_t delta);
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx);
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size);
+
+/*
+ * Sparse files (-S, META SPARSE in rd_proto.h): piece i of chunk idx is
+ * where data extent i meets the chunk. rd_sparse_piece() gives its file
+ * offset and length (0: none); rd_sparse_len() the chunk's packed length.
+ */
+static inline uint64_t rd_sparse_piece(const struct rd_extent *x, uint32_t chunk, uint64_t idx,
+				       uint64_t size, uint64_t *off)
+{
+	uint64_t lo = idx * chunk, hi = lo + chunk, a, b;
+
+	if (hi > size)
+		hi = size;
+	a = x->off > lo ? x->off : lo;
+	b = x->off + x->len < hi ? x->off + x->len : hi;
+	*off = a;
+	return b > a ? b - a : 0;
+}
+
+uint32_t rd_sparse_len(const struct rd_extent *x, unsigned n, uint32_t chunk, uint64_t idx,
+		       uint64_t size);
 
 /*
  * Decode and hand every waiting message to on_msg, re-posting each buffer
@@ -23,6 +46,18 @@ void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64
 int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,
 		    int (*on_msg)(void *ctx, const struct rd_msg *m),
 		    int (*proto_err)(void *ctx, const char *why));
+
+/* Something moved: a chunk, an entry, a request, a confirmation. */
+static inline void rd_engine_progress(struct rd_engine *e)
+{
+	e->progress++;
+}
+
+/*
+ * The idle timeout (o.idle_ms): 0, or -RD_ETIMEOUT (e->err says so) when
+ * nothing counted as progress for o.idle_ms. Called once per loop turn.
+ */
+int rd_engine_idle_check(struct rd_engine *e, const char *peer);
 
 /* How long the loop sleeps when it has nothing to do (ms); the transport's
  * own timeout decides when a silent peer is dead. */

@@ -2,15 +2,33 @@
 /*
  * Receiver side of a session. Entries arrive in order (FILE); regular
  * files get a temporary file from the sink and their chunks are requested
- * (GET) into slots of one registered pool, oldest file first, as many in
- * flight as there are slots. Each DATA is verified against its digest
+ * (GET) into registered slots, oldest file first, as many in flight as
+ * there are slots. Each DATA is verified against its digest
  * before it is written; a mismatch requests the chunk again (bounded), then
  * fails the file. A file is renamed into place only when every chunk is
  * verified and written.
  *
+ * Slots are registered when first needed, each as large as the chunk it is
+ * first used for (whole pages, at most a chunk), up to the pool's size: a
+ * 3-byte file pins one page, a 3 MB file about 3 MB, and only jobs with
+ * many chunks in flight grow to the whole pool (issue 14). A free slot is
+ * reused for any chunk it holds; one too small is replaced when the pool
+ * is full. If registering more fails (locked memory), the pool stays at
+ * what it has.
+ *
  * When a regular file of the same size already exists under the final
  * name, chunk digests are compared first (GET kind SUM, the slot reserved
  * for the data in case it differs): identical files move no data.
+ *
+ * Resume (issue 11): the sink keeps a partial of every file in progress
+ * and a record of its verified chunks. A chunk the sink says it already
+ * holds (rd_sink_file_chunk_src: in a resumed partial, or in an existing
+ * final file of another size that holds it whole) is asked for with GET
+ * SUM, chunk by chunk; equal: kept (bytes_resumed), else its data comes.
+ * SUM is a plain digest (SHA-256 for the keyed kinds) computed now by both
+ * sides, inside this session's TLS: nothing from an old session's keys is
+ * ever compared, so a partial written under another session key (gmac)
+ * is checked as well as one written under sha256.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -33,24 +51,33 @@ struct rfile {
 	struct rd_sink_file *f;
 	uint64_t nchunks;
 	uint64_t next;	     /* next chunk to request (SUM or DATA) */
-	uint64_t sum_next;   /* next SUM answer expected */
 	uint64_t done;	     /* chunks verified and placed */
 	unsigned inflight;   /* slots referring to this file */
-	int check;	     /* comparing against an existing file */
+	int check;	     /* comparing against an existing file of the same size */
 	int all_same;	     /* every chunk so far identical */
 	int failed;
 	int status;
-	char msg[RD_MSG_TEXT_MAX];
+	char msg[RD_MSG_TEXT_MAX]; /* why it failed; else notes, or "" */
+	char target[RD_PATH_MAX + 1]; /* HLINK */
+	size_t tlen;
 	uint64_t bytes;
+	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
+	int has_map; /* -S: only these extents move; the rest are holes */
+	unsigned nmap;
+	struct rd_extent map[RD_SPARSE_MAX];
 };
 
 struct rslot {
 	enum sstate state;
 	uint8_t kind;
+	uint8_t src; /* SUM: RD_SINK_CHUNK_PARTIAL or _EXISTING */
 	uint32_t id;
 	uint64_t chunk;
 	uint64_t seq; /* of the GET in flight */
 	unsigned tries;
+	uint8_t *buf; /* registered for remote write; NULL until first used */
+	uint32_t cap; /* its length */
+	struct rd_mr mr;
 };
 
 struct receiver {
@@ -62,15 +89,16 @@ struct receiver {
 	uint32_t oldest;    /* oldest id not yet finished */
 	unsigned active;
 
-	uint8_t *pool;
-	struct rd_mr mr;
 	struct rslot *slots;
-	unsigned nslots, nfree;
+	unsigned nslots;
+	uint64_t reg_bytes; /* registered in slots now */
+	uint64_t max_bytes; /* the pool: at most this many */
 	uint8_t *scratch;   /* one chunk, for reading the existing file */
 	uint64_t seq;	    /* last GET's sequence number */
 
 	int end_seen, fin_sent, fin_seen;
 	uint32_t end_nfiles;
+	struct rd_sink_acl acl[RD_ACL_MAX];
 };
 
 static struct rfile *win_of(struct receiver *r, uint32_t id)
@@ -112,6 +140,29 @@ static void sink_fail(struct receiver *r, struct rfile *f, int ret)
 	fail_file(r, f, ret, "%s", rd_sink_err(r->sink)->msg);
 }
 
+/* A note (metadata not kept): appended to msg, which DONE carries with status 0. */
+static void add_note(struct rfile *f, const char *text)
+{
+	size_t n = strlen(f->msg);
+
+	if (f->failed)
+		return;
+	if (n && n + 2 < sizeof(f->msg)) {
+		memcpy(f->msg + n, "; ", 3);
+		n += 2;
+	}
+	snprintf(f->msg + n, sizeof(f->msg) - n, "%s", text);
+}
+
+/* The result of a sink call that may end with a note. */
+static void sink_result(struct receiver *r, struct rfile *f, int ret)
+{
+	if (ret < 0)
+		sink_fail(r, f, ret);
+	else if (ret == RD_SINK_NOTE)
+		add_note(f, rd_sink_err(r->sink)->msg);
+}
+
 static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 {
 	sm->mode = m->mode;
@@ -129,6 +180,9 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 
 	if (r->end_seen)
 		return proto_err(r, "FILE after END");
+	f = win_of(r, r->next_id - 1);
+	if (f && f->more)
+		return proto_err(r, "FILE before the previous entry's META ended");
 	if (m->id != r->next_id)
 		return proto_err(r, "FILE ids out of order");
 	f = &r->win[m->id % RD_WINDOW_FILES];
@@ -136,7 +190,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		return proto_err(r, "more entries outstanding than the window allows");
 	if ((m->flags & RD_FF_POST) && m->type != RD_FT_DIR)
 		return proto_err(r, "POST flag on a non-directory");
-	if (m->type != RD_FT_REG && m->size)
+	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size)
 		return proto_err(r, "size on a non-regular entry");
 	memset(f, 0, sizeof(*f));
 	f->state = RF_ACTIVE;
@@ -147,9 +201,11 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	memcpy(f->path, m->path.ptr, m->path.len);
 	f->path[m->path.len] = '\0';
 	f->plen = m->path.len;
+	f->more = !!(m->flags & RD_FF_MORE);
 	r->next_id++;
 	r->active++;
 	r->e->st.entries++;
+	rd_engine_progress(r->e);
 
 	switch (m->type) {
 	case RD_FT_DIR:
@@ -158,7 +214,21 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
 		if (ret)
 			sink_fail(r, f, ret);
+		if (!f->more) /* else done at its last META */
+			f->state = RF_DONE;
+		return 0;
+	case RD_FT_SPECIAL:
+		sink_result(r, f,
+			    rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size));
 		f->state = RF_DONE;
+		return 0;
+	case RD_FT_HLINK:
+		/* made once every earlier entry is done (settle) */
+		if (m->target.len > RD_PATH_MAX)
+			return proto_err(r, "hard link target too long");
+		memcpy(f->target, m->target.ptr, m->target.len);
+		f->target[m->target.len] = '\0';
+		f->tlen = m->target.len;
 		return 0;
 	case RD_FT_SYMLINK:
 		ret = rd_sink_symlink(r->sink, f->path, f->plen, root, m->target.ptr, m->target.len,
@@ -178,10 +248,62 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
 		f->all_same = f->check;
+		if (rd_sink_file_note(f->f) && r->e->report)
+			r->e->report(r->e->report_ctx, f->path, f->plen, 0,
+				     rd_sink_file_note(f->f));
 		return 0;
 	default:
 		return proto_err(r, "unknown entry type");
 	}
+}
+
+/* One META item for the entry just announced (rd_proto.h, META). */
+static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
+{
+	struct rfile *f = win_of(r, m->id);
+	int root, ret = 0;
+	unsigned i;
+
+	if (!f || !f->more || m->id != r->next_id - 1)
+		return proto_err(r, "META for an entry that announced none");
+	root = !!(f->flags & RD_FF_ROOT);
+	if (m->kind == RD_META_SPARSE) {
+		struct rd_extent last = m->n ? rd_meta_extent(m, m->n - 1u) : (struct rd_extent){0, 0};
+
+		if (f->type != RD_FT_REG || f->has_map || last.off + last.len > f->meta.size)
+			return proto_err(r, "sparse map on a non-file, twice, or past its end");
+		for (i = 0; i < m->n; i++)
+			f->map[i] = rd_meta_extent(m, i);
+		f->nmap = m->n;
+		f->has_map = 1;
+		f->check = f->all_same = 0; /* chunks are packed: no comparison */
+	} else if (f->failed) {
+		/* nothing to apply it to */
+	} else if (m->kind == RD_META_XATTR) {
+		if (f->type == RD_FT_REG)
+			ret = rd_sink_file_xattr(f->f, m->name.ptr, m->name.len, m->value, m->vlen);
+		else
+			ret = rd_sink_dir_xattr(r->sink, f->path, f->plen, root, m->name.ptr,
+						m->name.len, m->value, m->vlen);
+	} else { /* ACL */
+		for (i = 0; i < m->n; i++) {
+			struct rd_acl_ent a = rd_meta_acl(m, i);
+
+			r->acl[i] = (struct rd_sink_acl){a.tag, a.perm, a.id};
+		}
+		if (f->type == RD_FT_REG)
+			ret = rd_sink_file_acl(f->f, m->acl_type, r->acl, m->n);
+		else
+			ret = rd_sink_dir_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl,
+					      m->n);
+	}
+	sink_result(r, f, ret);
+	if (m->flags & RD_MF_LAST) {
+		f->more = 0;
+		if (f->type == RD_FT_DIR)
+			f->state = RF_DONE;
+	}
+	return 0;
 }
 
 static struct rslot *slot_for(struct receiver *r, uint32_t slot, uint32_t id, uint64_t chunk)
@@ -199,9 +321,17 @@ static struct rslot *slot_for(struct receiver *r, uint32_t slot, uint32_t id, ui
 static void slot_release(struct receiver *r, struct rslot *s, struct rfile *f)
 {
 	s->state = SL_FREE;
-	r->nfree++;
 	if (f)
 		f->inflight--;
+}
+
+/* A chunk we held was equal to the sender's: counted as kept, not moved. */
+static void kept(struct receiver *r, struct rfile *f, uint32_t len)
+{
+	f->done++;
+	rd_stat_add(&r->e->st.bytes_resumed, len);
+	if (f->id == r->oldest)
+		rd_stat_add(&r->e->st.cur_done, len);
 }
 
 static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
@@ -209,13 +339,23 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 {
 	uint8_t mine[RD_DIGEST_MAX];
 	uint32_t want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
-	uint64_t off = d->chunk * r->e->o.chunk_size;
+	uint64_t off = d->chunk * r->e->o.chunk_size, c;
 	int ret;
 
-	if (d->chunk != f->sum_next || d->len != want || d->dlen != r->e->dg->sum_size)
+	/* Answers come in the order of the GETs: the oldest SUM in flight. */
+	for (c = 0; c < r->nslots; c++) {
+		const struct rslot *o = &r->slots[c];
+
+		if (o->state == SL_BUSY && o->kind == RD_GET_SUM && o->id == f->id &&
+		    o->chunk < d->chunk)
+			return proto_err(r, "SUM answer out of order");
+	}
+	if (d->len != want || d->dlen != r->e->dg->sum_size)
 		return proto_err(r, "SUM answer out of order or of the wrong size");
-	f->sum_next++;
-	ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
+	if (s->src == RD_SINK_CHUNK_PARTIAL)
+		ret = rd_sink_file_read_partial(f->f, r->scratch, want, off);
+	else
+		ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
 	if (!ret)
 		ret = rd_digest_compute(r->e->dg, r->scratch, want, mine);
 	if (ret) {
@@ -225,15 +365,20 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 	}
 	if (!memcmp(mine, d->digest, d->dlen)) {
 		/* Same chunk: nothing to move; copy it only once the file differs. */
-		if (!f->all_same)
+		if (!f->all_same && s->src == RD_SINK_CHUNK_EXISTING)
 			ret = rd_sink_file_copy_existing(f->f, off, want);
-		if (ret)
+		if (ret) {
 			sink_fail(r, f, ret);
-		else
-			f->done++;
+		} else {
+			if (!f->all_same)
+				rd_sink_file_chunk_done(f->f, d->chunk, 1);
+			kept(r, f, want);
+		}
 		slot_release(r, s, f);
 		return 0;
 	}
+	if (s->src == RD_SINK_CHUNK_PARTIAL)
+		rd_sink_file_chunk_done(f->f, d->chunk, 0);
 	if (f->all_same) {
 		f->all_same = 0;
 		ret = rd_sink_file_copy_existing(f->f, 0, off);
@@ -242,10 +387,32 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 			slot_release(r, s, f);
 			return 0;
 		}
+		for (c = 0; c < d->chunk; c++)
+			rd_sink_file_chunk_done(f->f, c, 1);
 	}
 	/* Differs: the reserved slot now asks for the data. */
 	s->kind = RD_GET_DATA;
 	s->state = SL_RETRY;
+	return 0;
+}
+
+/* -S: each data piece of the chunk at its offset; holes stay unwritten. */
+static int write_packed(struct receiver *r, struct rfile *f, const uint8_t *buf, uint64_t chunk)
+{
+	uint64_t off, n;
+	size_t at = 0;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < f->nmap; i++) {
+		n = rd_sparse_piece(&f->map[i], r->e->o.chunk_size, chunk, f->meta.size, &off);
+		if (!n)
+			continue;
+		ret = rd_sink_file_write(f->f, buf + at, (size_t)n, off);
+		if (ret)
+			return ret;
+		at += (size_t)n;
+	}
 	return 0;
 }
 
@@ -260,6 +427,7 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 
 	if (!s || s->kind != d->kind || s->seq != d->seq)
 		return proto_err(r, "DATA for a slot that was not requested");
+	rd_engine_progress(r->e); /* an answer to one of our requests */
 	f = win_of(r, d->id);
 	if (!f || f->type != RD_FT_REG)
 		return proto_err(r, "DATA for an unknown file");
@@ -269,7 +437,9 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	}
 	if (d->kind == RD_GET_SUM)
 		return on_sum(r, f, s, d);
-	want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
+	want = f->has_map ? rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, d->chunk,
+					  f->meta.size)
+			  : rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
 	if (d->len != want) {
 		fail_file(r, f, RD_ESYS, "size changed on the sender while copying");
 		slot_release(r, s, f);
@@ -277,7 +447,9 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	}
 	if (d->dlen != r->e->dg->size)
 		return proto_err(r, "DATA digest of the wrong length");
-	buf = r->pool + (size_t)d->slot * r->e->o.chunk_size;
+	if (want > s->cap)
+		return proto_err(r, "DATA longer than its slot");
+	buf = s->buf;
 	if (r->e->dg->size) {
 		ref.id = d->id;
 		ref.chunk = d->chunk;
@@ -299,10 +471,14 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 			return 0;
 		}
 	}
-	ret = rd_sink_file_write(f->f, buf, want, d->chunk * r->e->o.chunk_size);
+	if (f->has_map)
+		ret = write_packed(r, f, buf, d->chunk);
+	else
+		ret = rd_sink_file_write(f->f, buf, want, d->chunk * r->e->o.chunk_size);
 	if (ret)
 		sink_fail(r, f, ret);
 	else {
+		rd_sink_file_chunk_done(f->f, d->chunk, 1);
 		f->done++;
 		f->bytes += want;
 		rd_stat_add(&r->e->st.bytes_data, want);
@@ -344,14 +520,19 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 		return on_data(r, &m->u.data);
 	case RD_MSG_CHUNK_ERR:
 		return on_chunk_err(r, &m->u.chunk_err);
+	case RD_MSG_META:
+		return on_meta(r, &m->u.meta);
 	case RD_MSG_NOTE:
-		r->e->st.files_failed++;
+		/* code 0: information about an entry (metadata not read); no failure */
+		if (m->u.note.code)
+			r->e->st.files_failed++;
 		if (r->e->report) {
 			memcpy(path, m->u.note.path.ptr, m->u.note.path.len);
 			path[m->u.note.path.len] = '\0';
 			snprintf(text, sizeof(text), "sender: %.*s", (int)m->u.note.text.len,
 				 m->u.note.text.ptr);
-			r->e->report(r->e->report_ctx, path, m->u.note.path.len, -RD_ESYS, text);
+			r->e->report(r->e->report_ctx, path, m->u.note.path.len,
+				     m->u.note.code ? -RD_ESYS : 0, text);
 		}
 		return 0;
 	case RD_MSG_END:
@@ -381,12 +562,93 @@ static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
 	m.u.get.kind = s->kind;
 	m.u.get.slot = slot;
 	m.u.get.chunk = s->chunk;
-	m.u.get.addr = (uint64_t)(uintptr_t)(r->pool + (size_t)slot * r->e->o.chunk_size);
-	m.u.get.rkey = r->mr.rkey;
-	m.u.get.len = r->e->o.chunk_size;
+	m.u.get.addr = (uint64_t)(uintptr_t)s->buf;
+	m.u.get.rkey = s->mr.rkey;
+	m.u.get.len = s->cap;
 	m.u.get.seq = ++r->seq;
 	s->seq = m.u.get.seq;
 	return rd_engine_send_msg(r->c, &m, &r->e->err);
+}
+
+static void slot_drop(struct receiver *r, struct rslot *s)
+{
+	if (s->mr.priv)
+		rd_conn_dereg(r->c, &s->mr);
+	free(s->buf);
+	s->buf = NULL;
+	r->reg_bytes -= s->cap;
+	rd_engine_reg_account(r->e, -(int64_t)s->cap);
+	s->cap = 0;
+}
+
+/* Give free slot s cap registered bytes: 0, 1 (no memory now), or < 0. */
+static int slot_fill(struct receiver *r, struct rslot *s, uint32_t cap)
+{
+	s->buf = rd_engine_pool_alloc(cap);
+	if (s->buf && !rd_conn_reg(r->c, s->buf, cap, 1, &s->mr)) {
+		s->cap = cap;
+		r->reg_bytes += cap;
+		rd_engine_reg_account(r->e, cap);
+		return 0;
+	}
+	free(s->buf);
+	s->buf = NULL;
+	if (r->reg_bytes) {
+		/* keep what works: the pool ends here */
+		r->max_bytes = r->reg_bytes;
+		return 1;
+	}
+	if (!rd_conn_err(r->c)->status)
+		return rd_err_set(&r->e->err, RD_ENOMEM, ENOMEM, "receive slot of %u bytes",
+				  cap);
+	return rd_err_copy(&r->e->err, rd_conn_err(r->c));
+}
+
+/*
+ * A free slot for a chunk of len bytes: the smallest free one that holds
+ * it, else a new one while the pool has room, else a free smaller one
+ * made larger. 0 with *out set, 1 when none is free now, or < 0.
+ */
+static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
+{
+	uint32_t chunk = r->e->o.chunk_size;
+	uint32_t cap = len < RD_CHUNK_MIN ? RD_CHUNK_MIN : (len + 4095u) & ~4095u;
+	unsigned i, best = r->nslots, empty = r->nslots, small = r->nslots;
+	int ret;
+
+	if (cap > chunk)
+		cap = chunk;
+	for (i = 0; i < r->nslots; i++) {
+		struct rslot *s = &r->slots[i];
+
+		if (s->state != SL_FREE)
+			continue;
+		if (!s->cap) {
+			if (empty == r->nslots)
+				empty = i;
+		} else if (s->cap >= len) {
+			if (best == r->nslots || s->cap < r->slots[best].cap)
+				best = i;
+		} else if (small == r->nslots) {
+			small = i;
+		}
+	}
+	if (best < r->nslots) {
+		*out = best;
+		return 0;
+	}
+	/* a free one too small makes room when nothing else can */
+	if (small < r->nslots && (empty == r->nslots || r->reg_bytes + cap > r->max_bytes)) {
+		slot_drop(r, &r->slots[small]);
+		empty = small;
+	}
+	/* with nothing registered, one slot whatever the limit says */
+	if (empty == r->nslots || (r->reg_bytes && r->reg_bytes + cap > r->max_bytes))
+		return 1;
+	ret = slot_fill(r, &r->slots[empty], cap);
+	if (!ret)
+		*out = empty;
+	return ret;
 }
 
 /* Issue requests: retries first, then the oldest files' next chunks. */
@@ -406,30 +668,48 @@ static int schedule(struct receiver *r)
 		s->state = SL_BUSY;
 		n++;
 	}
-	for (k = 0; k < RD_WINDOW_FILES && r->nfree; k++) {
+	for (k = 0; k < RD_WINDOW_FILES; k++) {
 		struct rfile *f = win_of(r, r->oldest + k);
 
-		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed)
+		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
-		while (f->next < f->nchunks && r->nfree) {
-			struct rslot *s = NULL;
+		while (f->next < f->nchunks) {
+			struct rslot *s;
+			int src = rd_sink_file_chunk_src(f->f, f->next);
 
-			for (i = 0; i < r->nslots; i++)
-				if (r->slots[i].state == SL_FREE) {
-					s = &r->slots[i];
-					break;
-				}
-			if (!s)
-				break;
+			if (src == RD_SINK_CHUNK_TRUSTED) {
+				/* --trust-partial with checksum none: kept unasked */
+				kept(r, f, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next));
+				f->next++;
+				n++;
+				continue;
+			}
+			if (!r->e->dg->sum_size)
+				src = RD_SINK_CHUNK_NONE;
+
+			if (f->has_map && !rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, f->next,
+							 f->meta.size)) {
+				f->next++; /* all hole: nothing to ask for */
+				f->done++;
+				n++; /* progress: settle may commit it now */
+				continue;
+			}
+			ret = slot_get(r, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next),
+				       &i);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				return (int)n; /* oldest first: wait for a slot */
+			s = &r->slots[i];
 			s->id = f->id;
 			s->chunk = f->next;
-			s->kind = f->check ? RD_GET_SUM : RD_GET_DATA;
+			s->kind = f->check || src != RD_SINK_CHUNK_NONE ? RD_GET_SUM : RD_GET_DATA;
+			s->src = (uint8_t)(f->check ? RD_SINK_CHUNK_EXISTING : src);
 			s->tries = 0;
 			ret = send_get(r, i, s);
 			if (ret)
 				return ret < 0 ? ret : (int)n;
 			s->state = SL_BUSY;
-			r->nfree--;
 			f->inflight++;
 			f->next++;
 			n++;
@@ -450,6 +730,16 @@ static int settle(struct receiver *r)
 		f = win_of(r, r->oldest + k);
 		if (!f)
 			break;
+		if (f->more)
+			continue; /* its META are still coming */
+		if (f->state == RF_ACTIVE && f->type == RD_FT_HLINK && k == 0) {
+			/* every earlier entry is done: its target is in place */
+			ret = rd_sink_hardlink(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+					       f->target, f->tlen);
+			if (ret)
+				sink_fail(r, f, ret);
+			f->state = RF_DONE;
+		}
 		if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed &&
 		    f->done == f->nchunks && !f->inflight) {
 			int keep = f->check && f->all_same;
@@ -467,7 +757,8 @@ static int settle(struct receiver *r)
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
 			f->state = RF_DONE;
-		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && k == 0) {
+		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && (f->flags & RD_FF_POST) &&
+		    k == 0) {
 			ret = rd_sink_dir_post(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
 					       &f->meta);
 			if (ret)
@@ -485,7 +776,7 @@ static int settle(struct receiver *r)
 		m.u.done.status = (uint16_t)(f->failed ? (f->status ? f->status : RD_ESYS) : 0);
 		m.u.done.bytes = f->bytes;
 		m.u.done.text.ptr = f->msg;
-		m.u.done.text.len = (uint16_t)(f->failed ? strlen(f->msg) : 0);
+		m.u.done.text.len = (uint16_t)strlen(f->msg); /* the failure, or notes */
 		ret = rd_engine_send_msg(r->c, &m, &r->e->err);
 		if (ret < 0)
 			return ret;
@@ -500,7 +791,7 @@ static int settle(struct receiver *r)
 		}
 		if (r->e->report)
 			r->e->report(r->e->report_ctx, f->path, f->plen,
-				     f->failed ? -m.u.done.status : 0, f->failed ? f->msg : NULL);
+				     f->failed ? -m.u.done.status : 0, f->msg[0] ? f->msg : NULL);
 		f->state = RF_FREE;
 		r->active--;
 		r->oldest++;
@@ -561,6 +852,9 @@ static int recv_loop(struct receiver *r)
 		}
 		if (r->fin_seen)
 			return 0;
+		ret = rd_engine_idle_check(r->e, rd_conn_info(r->c)->peer);
+		if (ret)
+			return ret;
 		ret = rd_conn_poll(r->c, progress ? 0 : RD_ENGINE_IDLE_MS);
 		if (ret < 0 && r->fin_sent)
 			return 0; /* all committed and reported; its FIN was a courtesy */
@@ -587,28 +881,27 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	r->sink = sink;
 	r->next_id = 1;
 	r->oldest = 1;
-	n = e->o.pool_bytes / e->o.chunk_size;
-	if (n < 2)
-		n = 2;
+	/*
+	 * At most pool_bytes registered (two chunks at least); small chunks
+	 * may have more slots in flight than pool / chunk.
+	 */
+	r->max_bytes = e->o.pool_bytes;
+	if (r->max_bytes < 2ull * e->o.chunk_size)
+		r->max_bytes = 2ull * e->o.chunk_size;
+	n = e->o.depth ? e->o.depth * 4ull : RD_ENGINE_MAX_SLOTS;
 	if (n > RD_ENGINE_MAX_SLOTS)
 		n = RD_ENGINE_MAX_SLOTS;
-	if (e->o.depth && n > e->o.depth * 4)
-		n = e->o.depth * 4;
+	if (n < 2)
+		n = 2;
 	r->nslots = (unsigned)n;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->scratch = calloc(1, e->o.chunk_size);
-	r->pool = rd_engine_pool_alloc((size_t)r->nslots * e->o.chunk_size);
-	if (!r->slots || !r->scratch || !r->pool) {
-		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receive pool of %u x %u bytes",
-				 r->nslots, e->o.chunk_size);
+	if (!r->slots || !r->scratch) {
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receiver state for %u slots",
+				 r->nslots);
 		goto out;
 	}
-	ret = rd_conn_reg(c, r->pool, (size_t)r->nslots * e->o.chunk_size, 1, &r->mr);
-	if (ret) {
-		rd_err_copy(&e->err, rd_conn_err(c));
-		goto out;
-	}
-	r->nfree = r->nslots;
+	rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
 	ret = recv_loop(r);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
@@ -619,9 +912,8 @@ out:
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (r->win[i].state != RF_FREE && r->win[i].f)
 			rd_sink_file_abort(r->win[i].f);
-	if (r->mr.priv)
-		rd_conn_dereg(c, &r->mr);
-	free(r->pool);
+	for (i = 0; r->slots && i < r->nslots; i++)
+		slot_drop(r, &r->slots[i]);
 	free(r->slots);
 	free(r->scratch);
 	free(r);

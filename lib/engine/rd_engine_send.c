@@ -5,8 +5,11 @@
  * order by reading into registered buffers, hashing, and RDMA-writing into
  * the slot it named, then collect per-entry results (DONE) until FIN.
  *
- * Buffers are built once; a GET waits in a bounded queue until a buffer
- * and a send credit are free, so nothing is allocated per chunk.
+ * Buffers are registered when first needed, each as large as the chunk it
+ * is first read for (whole pages, at most a chunk), up to depth chunks in
+ * all; then reused, so nothing is allocated per chunk once a job runs at
+ * its pace (a small job pins little; issue 14). A GET waits in a bounded
+ * queue until a buffer and a send credit are free.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -28,6 +31,9 @@ struct swin {
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
+	unsigned nmap; /* -S: data extents; chunks carry only these bytes */
+	int has_map;
+	struct rd_extent map[RD_SPARSE_MAX];
 };
 
 struct sender {
@@ -41,14 +47,20 @@ struct sender {
 	struct rd_msg_get getq[GETQ_MAX];
 	unsigned gq_head, gq_count;
 
-	uint8_t *bufs;
-	struct rd_mr mr;
+	struct sbuf {
+		uint8_t *p; /* NULL until first needed */
+		uint32_t cap;
+		int busy;   /* handed to the NIC until on_sent() */
+		struct rd_mr mr;
+	} *bufs;
 	unsigned nbufs;
-	unsigned *bfree;
-	unsigned nbfree;
+	uint64_t reg_bytes, max_bytes;
 
 	struct rd_tree_entry ent;
 	int have_ent;	 /* ent fetched, not yet sent */
+	int file_sent;	 /* its FILE went out; META items / note still to send */
+	unsigned meta_sent;
+	uint32_t ent_id;
 	int ent_skip;	 /* ent is a skip notice */
 	char skip_msg[RD_MSG_TEXT_MAX];
 	int tree_done, end_sent, fin_seen, fin_sent;
@@ -63,7 +75,77 @@ static void on_sent(void *ctx, uint64_t cookie)
 	struct sender *s = ctx;
 
 	if (cookie < s->nbufs)
-		s->bfree[s->nbfree++] = (unsigned)cookie;
+		s->bufs[cookie].busy = 0;
+}
+
+static void buf_drop(struct sender *s, struct sbuf *b)
+{
+	if (b->mr.priv)
+		rd_conn_dereg(s->c, &b->mr);
+	free(b->p);
+	b->p = NULL;
+	s->reg_bytes -= b->cap;
+	rd_engine_reg_account(s->e, -(int64_t)b->cap);
+	b->cap = 0;
+}
+
+/*
+ * A free buffer for len bytes: the smallest free one that holds them,
+ * else a new one while there is room, else a free smaller one made
+ * larger. 0 with *out set, 1 when none is free now, or < 0.
+ */
+static int buf_get(struct sender *s, uint32_t len, unsigned *out)
+{
+	uint32_t cap = len < RD_CHUNK_MIN ? RD_CHUNK_MIN : (len + 4095u) & ~4095u;
+	unsigned i, best = s->nbufs, empty = s->nbufs, small = s->nbufs;
+	struct sbuf *b;
+
+	if (cap > s->e->o.chunk_size)
+		cap = s->e->o.chunk_size;
+	for (i = 0; i < s->nbufs; i++) {
+		b = &s->bufs[i];
+		if (b->busy)
+			continue;
+		if (!b->cap) {
+			if (empty == s->nbufs)
+				empty = i;
+		} else if (b->cap >= len) {
+			if (best == s->nbufs || b->cap < s->bufs[best].cap)
+				best = i;
+		} else if (small == s->nbufs) {
+			small = i;
+		}
+	}
+	if (best < s->nbufs) {
+		*out = best;
+		return 0;
+	}
+	/* a free one too small makes room when nothing else can */
+	if (small < s->nbufs && (empty == s->nbufs || s->reg_bytes + cap > s->max_bytes)) {
+		buf_drop(s, &s->bufs[small]);
+		empty = small;
+	}
+	/* with nothing registered, one buffer whatever the limit says */
+	if (empty == s->nbufs || (s->reg_bytes && s->reg_bytes + cap > s->max_bytes))
+		return 1;
+	b = &s->bufs[empty];
+	b->p = rd_engine_pool_alloc(cap);
+	if (b->p && !rd_conn_reg(s->c, b->p, cap, 0, &b->mr)) {
+		b->cap = cap;
+		s->reg_bytes += cap;
+		rd_engine_reg_account(s->e, cap);
+		*out = empty;
+		return 0;
+	}
+	free(b->p);
+	b->p = NULL;
+	if (s->reg_bytes) {
+		s->max_bytes = s->reg_bytes; /* keep what works */
+		return 1;
+	}
+	if (!rd_conn_err(s->c)->status)
+		return rd_err_set(&s->e->err, RD_ENOMEM, ENOMEM, "read buffer of %u bytes", cap);
+	return rd_err_copy(&s->e->err, rd_conn_err(s->c));
 }
 
 static struct swin *win_of(struct sender *s, uint32_t id)
@@ -109,11 +191,13 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 				w->data_hi = m->u.get.chunk + 1;
 		}
 		s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = m->u.get;
+		rd_engine_progress(s->e); /* a new request */
 		return 0;
 	case RD_MSG_DONE:
 		w = win_of(s, m->u.done.id);
 		if (!w)
 			return proto_err(s, "DONE for an unknown entry");
+		rd_engine_progress(s->e);
 		if (m->u.done.status) {
 			s->e->st.files_failed++;
 			if (s->e->report) {
@@ -125,14 +209,23 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 					     -(int)m->u.done.status, msg);
 			}
 		} else {
+			char msg[RD_MSG_TEXT_MAX + 1];
+
 			s->e->st.files_ok++;
 			if (w->type == RD_FT_REG)
 				s->e->st.bytes_files += w->size;
 			/* The receiver already had it: no byte of it moved. */
-			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes)
+			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes && !w->has_map)
 				s->e->st.files_same++;
+			/* What it held already (resumed, existing prefix) did not move. */
+			if (w->type == RD_FT_REG && w->size > m->u.done.bytes)
+				rd_stat_add(&s->e->st.bytes_resumed, w->size - m->u.done.bytes);
+			/* status 0 with text: done, with a note (metadata not kept) */
+			snprintf(msg, sizeof(msg), "%.*s", (int)m->u.done.text.len,
+				 m->u.done.text.ptr);
 			if (s->e->report)
-				s->e->report(s->e->report_ctx, w->path, w->plen, 0, NULL);
+				s->e->report(s->e->report_ctx, w->path, w->plen, 0,
+					     msg[0] ? msg : NULL);
 		}
 		if (w->fd >= 0)
 			close(w->fd);
@@ -150,6 +243,33 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 	default:
 		return proto_err(s, "unexpected message from the receiver");
 	}
+}
+
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got);
+
+/* -S: only the data pieces of the chunk, packed in order. */
+static int read_packed(const struct swin *w, uint32_t cs, uint64_t chunk, uint8_t *buf,
+		       uint32_t want, size_t *got)
+{
+	uint64_t off, n;
+	size_t at = 0, g;
+	unsigned i;
+	int r;
+
+	*got = 0;
+	for (i = 0; i < w->nmap && at < want; i++) {
+		n = rd_sparse_piece(&w->map[i], cs, chunk, w->size, &off);
+		if (!n)
+			continue;
+		r = read_full(w->fd, buf + at, (size_t)n, off, &g);
+		if (r)
+			return r;
+		at += g;
+		if (g != n)
+			break;
+	}
+	*got = at;
+	return 0;
 }
 
 static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
@@ -178,22 +298,30 @@ static int serve_get(struct sender *s)
 	struct rd_msg m;
 	uint8_t enc[RD_CTRL_MAX];
 	uint8_t *buf;
-	unsigned b;
+	unsigned b = 0;
 	uint32_t want;
 	size_t got;
 	int len, r;
 	char text[RD_MSG_TEXT_MAX];
 
-	if (!s->gq_count || !s->nbfree || !rd_conn_can_send(s->c))
+	if (!s->gq_count || !rd_conn_can_send(s->c))
 		return 0;
 	g = &s->getq[s->gq_head];
 	w = win_of(s, g->id);
 	if (!w)
 		return proto_err(s, "GET for an entry already answered");
-	b = s->bfree[s->nbfree - 1];
-	buf = s->bufs + (size_t)b * s->e->o.chunk_size;
-	want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
-	r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
+	if (w->has_map)
+		want = rd_sparse_len(w->map, w->nmap, s->e->o.chunk_size, g->chunk, w->size);
+	else
+		want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
+	r = buf_get(s, want, &b);
+	if (r)
+		return r < 0 ? r : 0;
+	buf = s->bufs[b].p;
+	if (w->has_map)
+		r = read_packed(w, s->e->o.chunk_size, g->chunk, buf, want, &got);
+	else
+		r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
 	memset(&m, 0, sizeof(m));
 	if (r || got != want) {
 		if (r)
@@ -245,11 +373,11 @@ static int serve_get(struct sender *s)
 	if (want && ((s->corrupt_at && s->data_sent == s->corrupt_at) || s->corrupt_every))
 		buf[want / 2] ^= 0x5a;
 #endif
-	r = rd_conn_write_send(s->c, &s->mr, (size_t)b * s->e->o.chunk_size, want, g->addr,
-			       g->rkey, enc, (size_t)len, b);
+	r = rd_conn_write_send(s->c, &s->bufs[b].mr, 0, want, g->addr, g->rkey, enc,
+			       (size_t)len, b);
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
-	s->nbfree--; /* back through on_sent() */
+	s->bufs[b].busy = 1; /* back through on_sent() */
 	rd_stat_add(&s->e->st.bytes_data, want);
 	rd_stat_add(&s->e->st.cur_done, want);
 	goto dequeue;
@@ -258,6 +386,47 @@ done:
 dequeue:
 	s->gq_head = (s->gq_head + 1) % GETQ_MAX;
 	s->gq_count--;
+	return 1;
+}
+
+/*
+ * After an entry's FILE: its META items (the last flagged RD_MF_LAST),
+ * then its note, if reading its metadata left one (NOTE with code 0: for
+ * information, nothing failed). 1 = sent one.
+ */
+static int emit_more(struct sender *s)
+{
+	struct rd_msg m;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	if (s->meta_sent < s->ent.nmeta) {
+		m.hdr.type = RD_MSG_META;
+		m.u.meta = s->ent.meta[s->meta_sent];
+		m.u.meta.id = s->ent_id;
+		m.u.meta.flags = s->meta_sent + 1 == s->ent.nmeta ? RD_MF_LAST : 0;
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		s->meta_sent++;
+		return 1;
+	}
+	if (s->ent.note[0]) {
+		m.hdr.type = RD_MSG_NOTE;
+		m.u.note.code = 0;
+		m.u.note.path.ptr = s->ent.path;
+		m.u.note.path.len = (uint16_t)s->ent.path_len;
+		m.u.note.text.ptr = s->ent.note;
+		m.u.note.text.len = (uint16_t)strlen(s->ent.note);
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		if (s->e->report)
+			s->e->report(s->e->report_ctx, s->ent.path, s->ent.path_len, 0,
+				     s->ent.note);
+	}
+	s->file_sent = 0;
+	s->have_ent = 0;
 	return 1;
 }
 
@@ -270,6 +439,8 @@ static int emit_entry(struct sender *s)
 
 	if (s->end_sent || !rd_conn_can_send(s->c))
 		return 0;
+	if (s->file_sent)
+		return emit_more(s);
 	if (!s->have_ent && !s->tree_done) {
 		r = rd_tree_next(s->t, &s->ent);
 		if (r < 0)
@@ -322,11 +493,12 @@ static int emit_entry(struct sender *s)
 	m.hdr.type = RD_MSG_FILE;
 	m.u.file.id = s->next_id;
 	m.u.file.type = s->ent.type;
-	m.u.file.flags = s->ent.flags;
+	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
 	m.u.file.mode = s->ent.mode;
 	m.u.file.uid = s->ent.uid;
 	m.u.file.gid = s->ent.gid;
-	m.u.file.size = s->ent.type == RD_FT_REG ? s->ent.size : 0;
+	m.u.file.size =
+	    s->ent.type == RD_FT_REG || s->ent.type == RD_FT_SPECIAL ? s->ent.size : 0;
 	m.u.file.mtime_sec = s->ent.mtime_sec;
 	m.u.file.mtime_nsec = s->ent.mtime_nsec;
 	m.u.file.path.ptr = s->ent.path;
@@ -345,12 +517,27 @@ static int emit_entry(struct sender *s)
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
+	w->has_map = 0;
+	if (w->type == RD_FT_REG && s->ent.nmeta &&
+	    s->ent.meta[s->ent.nmeta - 1].kind == RD_META_SPARSE) {
+		/* the walk puts the map last */
+		w->has_map = 1;
+		w->nmap = s->ent.meta[s->ent.nmeta - 1].n;
+		memcpy(w->map, s->ent.meta[s->ent.nmeta - 1].ext, w->nmap * sizeof(w->map[0]));
+	}
 	s->ent.fd = -1;
-	s->have_ent = 0;
 	s->outstanding++;
 	s->e->st.entries++;
+	rd_engine_progress(s->e);
 	if (w->type == RD_FT_REG)
 		rd_engine_set_cur(s->e, w->path, w->plen, w->size);
+	if (s->ent.nmeta || s->ent.note[0]) {
+		s->file_sent = 1;
+		s->meta_sent = 0;
+		s->ent_id = w->id;
+		return 1;
+	}
+	s->have_ent = 0;
 	return 1;
 }
 
@@ -408,6 +595,9 @@ static int send_loop(struct sender *s)
 				return 0;
 			}
 		}
+		r = rd_engine_idle_check(s->e, rd_conn_info(s->c)->peer);
+		if (r)
+			return r;
 		r = rd_conn_poll(s->c, progress ? 0 : RD_ENGINE_IDLE_MS);
 		if (r < 0 && s->fin_seen)
 			return 0; /* everything confirmed; the peer just left first */
@@ -440,25 +630,20 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 		s->nbufs = (unsigned)(e->o.pool_bytes / e->o.chunk_size);
 	if (s->nbufs < 1)
 		s->nbufs = 1;
+	s->max_bytes = (uint64_t)s->nbufs * e->o.chunk_size;
+	/* small chunks of small files: more of them in flight, same bytes */
+	if (s->nbufs < e->o.depth)
+		s->nbufs = e->o.depth;
 #ifdef RDCP_TEST_HOOKS
 	if (getenv("RDCP_TEST_CORRUPT_DATA"))
 		s->corrupt_at = (unsigned)atoi(getenv("RDCP_TEST_CORRUPT_DATA"));
 	s->corrupt_every = getenv("RDCP_TEST_CORRUPT_EVERY") != NULL;
 #endif
-	s->bfree = calloc(s->nbufs, sizeof(*s->bfree));
-	s->bufs = rd_engine_pool_alloc((size_t)s->nbufs * e->o.chunk_size);
-	if (!s->bfree || !s->bufs) {
-		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers of %u bytes",
-				 s->nbufs, e->o.chunk_size);
+	s->bufs = calloc(s->nbufs, sizeof(*s->bufs));
+	if (!s->bufs) {
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers", s->nbufs);
 		goto out;
 	}
-	ret = rd_conn_reg(c, s->bufs, (size_t)s->nbufs * e->o.chunk_size, 0, &s->mr);
-	if (ret) {
-		rd_err_copy(&e->err, rd_conn_err(c));
-		goto out;
-	}
-	for (i = 0; i < s->nbufs; i++)
-		s->bfree[s->nbfree++] = s->nbufs - 1 - i;
 	rd_conn_set_sent_cb(c, on_sent, s);
 
 	ret = send_loop(s);
@@ -469,15 +654,14 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	e->st.finished = 1;
 out:
 	rd_conn_set_sent_cb(c, NULL, NULL);
-	if (s->mr.priv)
-		rd_conn_dereg(c, &s->mr);
+	for (i = 0; s->bufs && i < s->nbufs; i++)
+		buf_drop(s, &s->bufs[i]);
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (s->win[i].fd >= 0)
 			close(s->win[i].fd);
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
 	free(s->bufs);
-	free(s->bfree);
 	free(s);
 	return ret;
 }

@@ -313,6 +313,11 @@ size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *
 		snprintf(tmp, sizeof(tmp), ", %" PRIu64 " already identical", st->files_same);
 		out_put(&o, tmp, strlen(tmp));
 	}
+	if (st->bytes_resumed && st->bytes_resumed != st->bytes_files) {
+		rd_progress_human(b1, sizeof(b1), (double)st->bytes_resumed);
+		snprintf(tmp, sizeof(tmp), ", %s kept from before (not sent)", b1);
+		out_put(&o, tmp, strlen(tmp));
+	}
 	if (st->chunks_retried) {
 		snprintf(tmp, sizeof(tmp), ", %" PRIu64 " chunks resent", st->chunks_retried);
 		out_put(&o, tmp, strlen(tmp));

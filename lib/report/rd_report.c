@@ -260,13 +260,25 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 		seconds = 0;
 	fprintf(out,
 		"{\"files\": %" PRIu64 ", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64
-		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64 ", \"seconds\": ",
-		st->files_ok, st->files_failed, st->files_same, st->bytes_files, st->bytes_data);
+		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64 ", \"bytes_resumed\": %" PRIu64
+		", \"seconds\": ",
+		st->files_ok, st->files_failed, st->files_same, st->bytes_files, st->bytes_data,
+		st->bytes_resumed);
 	json_double(out, seconds, 3);
 	fputs(", \"rate_bytes_per_sec\": ", out);
 	json_double(out, seconds > 0 ? (double)st->bytes_data / seconds : 0, 1);
 	fputs(", \"checksum\": ", out);
 	json_cstr(out, checksum);
+	if (r && r->cost.rss_peak) {
+		fprintf(out,
+			", \"memory\": {\"registered_peak_bytes\": %" PRIu64
+			", \"registered_data_peak_bytes\": %" PRIu64
+			", \"registered_control_bytes\": %" PRIu64 ", \"rss_peak_bytes\": %" PRIu64
+			"}, \"startup_seconds\": ",
+			r->cost.registered_peak + r->cost.registered_ctrl, r->cost.registered_peak,
+			r->cost.registered_ctrl, r->cost.rss_peak);
+		json_double(out, r->cost.startup_s, 3);
+	}
 	fprintf(out, ", \"exit_status\": %d, \"errors\": [", exit_status);
 	for (i = 0; i < n; i++) {
 		if (i)

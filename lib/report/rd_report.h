@@ -10,14 +10,16 @@
  * Output (one line, keys in this order):
  *
  *	{"files": 10, "failed": 2, "identical": 1, "bytes": 1048576,
- *	 "bytes_moved": 1048576, "seconds": 1.234, "rate_bytes_per_sec": 849737.4,
+ *	 "bytes_moved": 1048576, "bytes_resumed": 0, "seconds": 1.234,
+ *	 "rate_bytes_per_sec": 849737.4,
  *	 "checksum": "sha256", "exit_status": 23,
  *	 "errors": [{"path": "a/b", "status": "i/o", "message": "..."}],
  *	 "errors_omitted": 0}
  *
- * files, failed, identical, bytes, bytes_moved come from struct
- * rd_engine_stats (files_ok, files_failed, files_same, bytes_files,
- * bytes_data); status is rd_status_name() of the entry's RD_E* status.
+ * files, failed, identical, bytes, bytes_moved, bytes_resumed come from
+ * struct rd_engine_stats (files_ok, files_failed, files_same, bytes_files,
+ * bytes_data, bytes_resumed: what the receiver already held and kept after
+ * comparing, e.g. from a partial of an interrupted copy); status is rd_status_name() of the entry's RD_E* status.
  * checksum is null when not given. Numbers never are NaN or infinite and
  * always use '.' as the decimal point, whatever the locale.
  *
@@ -63,6 +65,17 @@ struct rd_report {
 	uint64_t omitted;    /* counted, not kept */
 	struct rd_report_entry *errors;
 	struct rd_err err; /* why rd_report_error() failed */
+	/*
+	 * What the run cost (issue 14), printed as "memory" and
+	 * "startup_seconds" when rss_peak is set: the most data-buffer bytes
+	 * registered at once, the control buffers registered beside them,
+	 * the peak resident set, and the time from process start to the
+	 * session being ready to move data.
+	 */
+	struct rd_report_cost {
+		uint64_t registered_peak, registered_ctrl, rss_peak;
+		double startup_s;
+	} cost;
 };
 
 /* Start an empty report. Allocates nothing; cannot fail. */

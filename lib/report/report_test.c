@@ -323,13 +323,25 @@ static void test_empty(void **state)
 	rd_report_init(&r, 10);
 	j = json_of(&r, NULL, -1, NULL, 0, &n);
 	assert_string_equal(j, "{\"files\": 0, \"failed\": 0, \"identical\": 0, \"bytes\": 0, "
-			       "\"bytes_moved\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
+			       "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
 			       "0.0, \"checksum\": null, \"exit_status\": 0, \"errors\": [], "
 			       "\"errors_omitted\": 0}\n");
 	free(j);
 	j = json_of(NULL, NULL, NAN, "none", 1, &n);
 	assert_non_null(strstr(j, "\"seconds\": 0.000,"));
 	assert_non_null(strstr(j, "\"checksum\": \"none\""));
+	free(j);
+	/* what the run cost, once rdcp filled it in (issue 14) */
+	r.cost.registered_peak = 4096;
+	r.cost.registered_ctrl = 2162688;
+	r.cost.rss_peak = 9437184;
+	r.cost.startup_s = 0.4567;
+	j = json_of(&r, NULL, 1, "gmac", 0, &n);
+	assert_non_null(strstr(j, ", \"memory\": {\"registered_peak_bytes\": 2166784, "
+				  "\"registered_data_peak_bytes\": 4096, "
+				  "\"registered_control_bytes\": 2162688, "
+				  "\"rss_peak_bytes\": 9437184}, \"startup_seconds\": 0.457, "
+				  "\"exit_status\": 0,"));
 	free(j);
 	rd_report_free(&r);
 	rd_report_free(NULL);
@@ -348,6 +360,7 @@ static void test_counters_and_errors(void **state)
 	st.files_same = 1;
 	st.bytes_files = 1048576;
 	st.bytes_data = 3000;
+	st.bytes_resumed = 512;
 	rd_report_init(&r, 10);
 	assert_int_equal(rd_report_error(&r, "a/b", 3, -RD_ESYS, "open a/b: Permission denied"), 0);
 	assert_int_equal(rd_report_error(&r, "ok", 2, 0, NULL), 0); /* success: ignored */
@@ -355,7 +368,7 @@ static void test_counters_and_errors(void **state)
 	j = json_of(&r, &st, 2.0, "sha256", 23, &n);
 	assert_string_equal(
 	    j, "{\"files\": 10, \"failed\": 2, \"identical\": 1, \"bytes\": 1048576, "
-	       "\"bytes_moved\": 3000, \"seconds\": 2.000, \"rate_bytes_per_sec\": 1500.0, "
+	       "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"seconds\": 2.000, \"rate_bytes_per_sec\": 1500.0, "
 	       "\"checksum\": \"sha256\", \"exit_status\": 23, \"errors\": ["
 	       "{\"path\": \"a/b\", \"status\": \"i/o\", \"message\": \"open a/b: "
 	       "Permission denied\"}, "

@@ -194,6 +194,12 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 	return 0;
 }
 
+static void phase(struct rd_client *cl, const char *step)
+{
+	if (cl->on_phase)
+		cl->on_phase(cl->ctx, step);
+}
+
 int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 {
 	struct rd_cm_req req;
@@ -216,7 +222,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	}
 	if (o->push) {
 		ret = rd_tree_open_paths(&t, o->local, o->nlocal,
-				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, &cl->err);
+				   o->flags & RD_TREE_FLAGS, &cl->err);
 		if (ret)
 			goto out;
 	} else {
@@ -231,6 +237,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		if (ret)
 			goto out;
 	}
+	phase(cl, o->push ? "sources opened" : "destination opened");
 
 	memset(&req, 0, sizeof(req));
 	req.ver_min = RD_PROTO_MIN;
@@ -245,6 +252,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
+	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
 	ret = send_open(cl, c, o);
@@ -252,9 +260,15 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		goto out;
 	ret = await_open_ok(cl, c, o->eo.digest, o->flags, &ok);
 	if (!ret)
+		phase(cl, "OPEN answered");
+	if (!ret)
 		ret = rd_session_chunk_key(c, &cl->e, &cl->err);
 	if (ret)
 		goto out;
+	phase(cl, "chunk key derived");
+	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
+	if (t)
+		rd_tree_set_flags(t, ok.flags & o->flags & RD_TREE_FLAGS);
 	if (o->push)
 		ret = rd_engine_send(&cl->e, c, t);
 	else
@@ -264,8 +278,11 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret && !cl->err.msg[0])
 		rd_err_set(&cl->err, ret, 0, "%s: transfer failed (%s)", cl->info.peer,
 			   rd_status_name(ret));
+	phase(cl, "transfer done");
 out:
 	rd_conn_close(c);
+	if (cl->connected)
+		phase(cl, "connection closed");
 	rd_tree_close(t);
 	rd_sink_close(sink);
 	rd_engine_fini(&cl->e);

@@ -87,12 +87,21 @@ static int refuse(struct rd_conn *c, struct rd_err *err, int status, const char 
 	return -status;
 }
 
-static int await_open(struct rd_conn *c, volatile int *stop, uint8_t *copy, size_t *clen,
-		      struct rd_msg *m, struct rd_err *err)
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int await_open(struct rd_conn *c, volatile int *stop, int timeout_ms, uint8_t *copy,
+		      size_t *clen, struct rd_msg *m, struct rd_err *err)
 {
 	const uint8_t *buf;
 	size_t len;
 	const char *why;
+	double t0 = now_s();
 	int r;
 
 	for (;;) {
@@ -112,7 +121,12 @@ static int await_open(struct rd_conn *c, volatile int *stop, uint8_t *copy, size
 		}
 		if (stop && *stop)
 			return refuse(c, err, RD_ESTOPPED, "the server is shutting down");
-		r = rd_conn_poll(c, 1000);
+		if (timeout_ms > 0 && (now_s() - t0) * 1000 >= timeout_ms)
+			return refuse(c, err, RD_ETIMEOUT,
+				      "no request from %s within the server's auth timeout; "
+				      "closing the connection",
+				      rd_conn_info(c)->peer);
+		r = rd_conn_poll(c, 200);
 		if (r < 0)
 			return rd_err_copy(err, rd_conn_err(c));
 	}
@@ -241,8 +255,9 @@ static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_op
 {
 	uint32_t f = o->flags & RD_OF_KNOWN;
 
+	/* ACL entries name local users; a device node is a way into the machine */
 	if (o->mode == RD_MODE_PUSH && !client_mapped(cfg))
-		f &= ~(RD_OF_OWNER | RD_OF_GROUP);
+		f &= ~(RD_OF_OWNER | RD_OF_GROUP | RD_OF_ACLS | RD_OF_DEVICES);
 	return f;
 }
 
@@ -260,14 +275,6 @@ static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
 	m.u.open_ok.digest.ptr = e->dg->name;
 	m.u.open_ok.digest.len = (uint16_t)strlen(e->dg->name);
 	return rd_engine_send_msg_wait(c, &m, err, -1);
-}
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* One log line per transfer: direction, module, files, bytes, time, rate, result. */
@@ -293,7 +300,12 @@ static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_
 	       ((f & RD_OF_PRESERVE) ? RD_SINK_PRESERVE_MODE : 0) |
 	       ((f & RD_OF_OWNER) ? RD_SINK_PRESERVE_OWNER : 0) |
 	       ((f & RD_OF_GROUP) ? RD_SINK_PRESERVE_GROUP : 0) |
-	       ((f & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0);
+	       ((f & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0) |
+	       ((f & RD_OF_NO_PARTIAL) ? RD_SINK_NO_PARTIAL : 0) |
+	       ((f & RD_OF_TRUST_PARTIAL) ? RD_SINK_TRUST_PARTIAL : 0) |
+	       ((f & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) | ((f & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
+	       ((f & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
+	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 }
 
 /* Refuse with the message already in err (it is reused for the reply). */
@@ -324,6 +336,9 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	if (ret == -RD_ESTOPPED) {
 		/* tell the client why, as far as the connection still takes it */
 		rd_engine_send_error(c, RD_ESTOPPED, "the server is shutting down");
+		rd_conn_flush(c, 1000);
+	} else if (ret == -RD_ETIMEOUT && e->o.idle_ms > 0) {
+		rd_engine_send_error(c, RD_ETIMEOUT, e->err.msg); /* the idle timeout */
 		rd_conn_flush(c, 1000);
 	}
 	if (fixed)
@@ -363,7 +378,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 				    err);
 	else
 		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
-				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+				   honoured(cfg, o) & RD_TREE_FLAGS, err);
 	if (ret) {
 		ret = refuse_err(c, err, ret);
 		goto out;
@@ -394,7 +409,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
-	ret = await_open(c, cfg->eo.stop, copy, &clen, &m, err);
+	ret = await_open(c, cfg->eo.stop, cfg->open_timeout_ms, copy, &clen, &m, err);
 	if (ret)
 		goto out;
 	if (o->flags & ~RD_OF_KNOWN) {
@@ -499,7 +514,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	}
 	if (o->mode == RD_MODE_PULL) {
 		ret = rd_tree_open(&t, srcs, nsrcs,
-				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+				   honoured(cfg, o) & RD_TREE_FLAGS, err);
 		if (ret) {
 			ret = refuse_err(c, err, ret);
 			goto out;

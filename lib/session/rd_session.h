@@ -19,6 +19,15 @@
 
 #define RD_MODULE_NAME_MAX 64
 
+/*
+ * Open files one server session may hold at most: a receiver keeps up to
+ * three per file of its window (directory, temporary, the file it replaces),
+ * a sender one per window file; plus the module, the walk, the connection
+ * (socket, or RDMA event and completion channels). rdcpd checks max
+ * connections times this against RLIMIT_NOFILE at start.
+ */
+#define RD_SESSION_FDS (3 * RD_WINDOW_FILES + 16)
+
 struct rd_module {
 	char name[RD_MODULE_NAME_MAX];
 	char path[PATH_MAX];
@@ -74,6 +83,8 @@ struct rd_client {
 	/* Optional: told once the connection is up (for -v output). */
 	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
 	void *ctx;
+	/* Optional: told as the session passes each step (rdcp -vv timings). */
+	void (*on_phase)(void *ctx, const char *step);
 };
 
 /*
@@ -108,7 +119,12 @@ struct rd_server_cfg {
 	 */
 	int (*authorize)(void *ctx, const struct rd_module *mod, int push, char *digest,
 			 size_t cap, struct rd_err *err);
-	void *auth_ctx; /* per connection */
+	void *auth_ctx; /* per connection */	/*
+	 * The client's OPEN must arrive within this (ms; 0: no deadline but
+	 * the connection's silence timeout), or it is refused and the session
+	 * ends: messages that are not OPEN (even empty CREDITs) do not extend it.
+	 */
+	int open_timeout_ms;
 };
 
 /*

@@ -20,6 +20,7 @@
  */
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_fsid.h"
+#include "lib/sink/rd_sink_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/sink/rd_sink_partial.h"
 
 #define SINK_PATH_MAX 4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
 #define EFF_MAX	      (SINK_PATH_MAX + NAME_MAX + 2)
@@ -71,6 +73,10 @@ struct rd_sink {
 	char expect[SINK_ROOTS_MAX][NAME_MAX + 1];
 	unsigned char expect_used[SINK_ROOTS_MAX];
 	char seen[SINK_ROOTS_MAX][NAME_MAX + 1];
+	/* rd_sink_set_chunking(): partial files (rd_sink_partial.h) */
+	uint32_t part_chunk;
+	int part_sum;
+	char part_digest[33];
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
 	char esc[RD_ERR_MSG_MAX / 2];
@@ -85,6 +91,10 @@ struct rd_sink_file {
 	char tmpname[NAME_MAX + 1];
 	char path[SINK_PATH_MAX + 1]; /* wire path, for messages */
 	size_t path_len;
+	uint64_t ex_size;	   /* of exfd */
+	struct rd_partial *part;   /* tmpfd is a kept partial (tmpname) */
+	int resumed, trusted;	   /* its chunks are worth checking / trusted */
+	char note[160];		   /* for the user: what happened to a partial */
 };
 
 /* Where a wire path lands: parent dir fd (borrowed) + final name. */
@@ -203,7 +213,7 @@ static int open_dir_beneath(struct rd_sink *s, int dirfd, const char *path, int 
 		p += n + (slash ? 1 : 0);
 		if (n == 0 || !strcmp(comp, "."))
 			continue;
-		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW, 0);
+		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW);
 		close(fd);
 		fd = nfd;
 	}
@@ -733,6 +743,63 @@ static int tmp_open(struct rd_sink_file *f)
 	return 0;
 }
 
+void rd_sink_set_chunking(struct rd_sink *s, uint32_t chunk_size, const char *digest, int has_sum)
+{
+	s->part_chunk = chunk_size;
+	s->part_sum = has_sum;
+	snprintf(s->part_digest, sizeof(s->part_digest), "%s", digest ? digest : "");
+}
+
+/*
+ * Partial mode (rd_sink_partial.h): the temporary is the file's
+ * deterministic partial, reused when its record matches. 1 = in use,
+ * 0 = not for this file (off, or a bitmap too large), < 0 = error.
+ */
+static int part_open(struct rd_sink_file *f)
+{
+	struct rd_sink *s = f->s;
+	struct rd_partial_id id;
+	int resumed, changed, ret;
+
+	if (!s->part_chunk || (s->flags & RD_SINK_NO_PARTIAL))
+		return 0;
+	memset(&id, 0, sizeof(id));
+	id.size = f->m.size;
+	id.mtime_sec = f->m.mtime_sec;
+	id.mtime_nsec = f->m.mtime_nsec;
+	id.chunk_size = s->part_chunk;
+	snprintf(id.digest, sizeof(id.digest), "%s", s->part_digest);
+	/*
+	 * The record needs no fsync: every chunk it names is compared with
+	 * the sender's before it is kept. Only a trusted one (checksum none)
+	 * is kept on its word, so then data and record go to disk first.
+	 */
+	ret = rd_partial_open(&f->part, f->pfd, f->name, &id,
+			      (s->flags & RD_SINK_FSYNC) && (s->flags & RD_SINK_TRUST_PARTIAL),
+			      &f->tmpfd, &resumed, &changed);
+	if (ret == -EFBIG)
+		return 0;
+	if (ret < 0)
+		return ffail(f, -ret, "create partial for");
+	rd_partial_name(f->tmpname, f->name);
+	f->named = 1; /* abort keeps it (with its record) for the next copy */
+	if (changed)
+		snprintf(f->note, sizeof(f->note),
+			 "the source changed since the partial was kept; starting over");
+	if (resumed && !s->part_sum && !(s->flags & RD_SINK_TRUST_PARTIAL)) {
+		ret = rd_partial_reset(f->part, f->tmpfd);
+		if (ret < 0)
+			return ffail(f, -ret, "reset partial of");
+		resumed = 0;
+		snprintf(f->note, sizeof(f->note),
+			 "checksum none cannot verify the partial kept from an earlier copy; "
+			 "sending it again (--trust-partial keeps it on size and mtime)");
+	}
+	f->resumed = resumed;
+	f->trusted = resumed && !s->part_sum;
+	return 1;
+}
+
 int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
 		       const struct rd_sink_meta *m, struct rd_sink_file **out)
 {
@@ -767,19 +834,30 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 		ret = ffail(f, errno, "open");
 		goto out;
 	}
-	/* Only a regular file of the same size is worth comparing against. */
-	if (rd_fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size == m->size) {
-		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
-		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode) ||
-				     (uint64_t)st.st_size != m->size)) {
+	ret = part_open(f);
+	if (ret == 0)
+		ret = tmp_open(f);
+	if (ret < 0)
+		goto out;
+	ret = 0;
+	/*
+	 * An existing regular file under the final name is worth comparing
+	 * against: all of it when it has the same size (then it may be kept
+	 * as it is), else its chunks that it holds whole ("existing prefix":
+	 * appended logs, grown images; only with chunking set). A resumed
+	 * partial is newer than it.
+	 */
+	if (!f->resumed && rd_fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISREG(st.st_mode) &&
+	    ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
+		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode))) {
 			close(f->exfd);
 			f->exfd = -1;
 		}
+		if (f->exfd >= 0)
+			f->ex_size = (uint64_t)st.st_size;
 	}
-	ret = tmp_open(f);
-	if (ret < 0)
-		goto out;
 	if (ftruncate(f->tmpfd, (off_t)m->size) < 0) {
 		ret = ffail(f, errno, "size");
 		goto out;
@@ -794,7 +872,41 @@ out:
 
 int rd_sink_file_has_existing(const struct rd_sink_file *f)
 {
-	return f && f->exfd >= 0;
+	return f && f->exfd >= 0 && f->ex_size == f->m.size;
+}
+
+int rd_sink_file_chunk_src(const struct rd_sink_file *f, uint64_t chunk)
+{
+	uint32_t cs = f->s->part_chunk;
+	uint64_t off, end;
+
+	if (f->part && f->resumed && rd_partial_has(f->part, chunk))
+		return f->trusted ? RD_SINK_CHUNK_TRUSTED : RD_SINK_CHUNK_PARTIAL;
+	if (f->exfd < 0 || !cs)
+		return RD_SINK_CHUNK_NONE;
+	off = chunk * cs;
+	end = off + cs < f->m.size ? off + cs : f->m.size;
+	return off < end && end <= f->ex_size ? RD_SINK_CHUNK_EXISTING : RD_SINK_CHUNK_NONE;
+}
+
+int rd_sink_file_resumed(const struct rd_sink_file *f)
+{
+	return f && f->resumed;
+}
+
+const char *rd_sink_file_note(const struct rd_sink_file *f)
+{
+	return f && f->note[0] ? f->note : NULL;
+}
+
+void rd_sink_file_chunk_done(struct rd_sink_file *f, uint64_t chunk, int ok)
+{
+	if (!f->part)
+		return;
+	rd_partial_mark(f->part, chunk, ok);
+	/* Best effort: a record that cannot be written leaves the old one. */
+	if (ok)
+		rd_partial_flush(f->part, f->tmpfd, 0);
 }
 
 static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
@@ -815,6 +927,9 @@ int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, ui
 				  esc(f->s, f->path, f->path_len));
 	if (range_ok(f, len, off) < 0)
 		return -RD_EPROTO;
+	if (off + len > f->ex_size)
+		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
+				  esc(f->s, f->path, f->path_len));
 	while (len) {
 		r = pread(f->exfd, p, len, (off_t)off);
 		if (r < 0 && errno == EINTR)
@@ -823,6 +938,29 @@ int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, ui
 			return ffail(f, errno, "read existing");
 		if (r == 0)
 			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
+					  esc(f->s, f->path, f->path_len));
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+{
+	char *p = buf;
+	ssize_t r;
+
+	if (range_ok(f, len, off) < 0)
+		return -RD_EPROTO;
+	while (len) {
+		r = pread(f->tmpfd, p, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ffail(f, errno, "read partial of");
+		if (r == 0)
+			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: partial file shrank",
 					  esc(f->s, f->path, f->path_len));
 		p += r;
 		len -= (size_t)r;
@@ -939,6 +1077,12 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 			goto out;
 		}
 		ret = apply_meta(f, f->exfd);
+		if (!ret && f->part) {
+			rd_partial_remove(f->part, 1); /* identical: the partial is litter */
+			rd_partial_free(f->part);
+			f->part = NULL;
+			f->named = 0;
+		}
 		goto out;
 	}
 	if (ftruncate(f->tmpfd, (off_t)f->m.size) < 0) {
@@ -965,6 +1109,11 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		goto out;
 	}
 	f->named = 0; /* the temporary name is gone */
+	if (f->part) {
+		rd_partial_remove(f->part, 0); /* its data is the final file now */
+		rd_partial_free(f->part);
+		f->part = NULL;
+	}
 	if ((s->flags & RD_SINK_FSYNC) && fsync(f->pfd) < 0)
 		ret = ffail(f, errno, "fsync directory of");
 out:
@@ -976,8 +1125,18 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 {
 	if (!f)
 		return;
-	if (f->named && f->pfd >= 0)
+	if (f->part) {
+		/* Keep what was verified, and the record that says so. */
+		if (f->named && rd_partial_empty(f->part))
+			rd_partial_remove(f->part, 1); /* nothing verified: no litter */
+		else if (f->named) {
+			rd_partial_trim(f->part, f->tmpfd);
+			rd_partial_flush(f->part, f->tmpfd, 1);
+		}
+		rd_partial_free(f->part);
+	} else if (f->named && f->pfd >= 0) {
 		rd_unlinkat(f->pfd, f->tmpname, 0);
+	}
 	file_free(f);
 }
 
@@ -985,4 +1144,118 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f)
 {
 	return f ? &f->s->err : NULL;
+}
+
+/*
+ * Doors for rd_sink_meta.c (declared in rd_sink_priv.h): the confinement
+ * and naming rules stay in this file, the metadata code in its own.
+ */
+struct rd_err *rd_sink__err(struct rd_sink *s)
+{
+	return &s->err;
+}
+
+unsigned rd_sink__flags(const struct rd_sink *s)
+{
+	return s->flags;
+}
+
+const char *rd_sink__esc(struct rd_sink *s, const char *p, size_t len)
+{
+	return esc(s, p, len);
+}
+
+int rd_sink__fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
+{
+	return fail(s, errnum, p, len, what);
+}
+
+void rd_sink__tmp_name(char *out, const char *name)
+{
+	tmp_name(out, name);
+}
+
+/* Open the directory path (made by rd_sink_mkdir): fd, or a negative status. */
+int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	struct place pl;
+	int ret, fd;
+
+	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	if (ret < 0)
+		return ret;
+	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open directory");
+	return fd;
+}
+
+/*
+ * Where path lands: *pfd gets a dup of its parent (the caller closes it),
+ * name its last component. A directory under that name is refused.
+ */
+int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
+		   char name[NAME_MAX + 1])
+{
+	struct place pl;
+	int ret;
+
+	*pfd = -1;
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	ret = resolve(s, path, len, root, &pl);
+	if (ret < 0)
+		return ret;
+	ret = not_a_dir(s, &pl, path, len);
+	if (ret < 0)
+		return ret;
+	*pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
+	if (*pfd < 0)
+		return fail(s, errno, path, len, "open parent of");
+	snprintf(name, NAME_MAX + 1, "%s", pl.name);
+	return 0;
+}
+
+/* Owner, then mode (through an O_PATH descriptor: never a followed name), then times. */
+int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
+		       const char *path, size_t len)
+{
+	struct timespec ts[2];
+	char proc[64];
+	int fd, ret = 0;
+
+	if (chown_meta(s, pfd, name, m) < 0)
+		return fail(s, errno, path, len, "chown");
+	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, final_mode(s, m)) < 0) {
+		ret = fail(s, errno, path, len, "chmod");
+		goto out;
+	}
+	if (s->flags & RD_SINK_PRESERVE_TIMES) {
+		meta_times(m, ts);
+		if (rd_utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			ret = fail(s, errno, path, len, "set times of");
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+int rd_sink__file_fd(const struct rd_sink_file *f)
+{
+	return f->tmpfd;
+}
+
+struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f)
+{
+	return f->s;
+}
+
+const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len)
+{
+	*len = f->path_len;
+	return f->path;
 }

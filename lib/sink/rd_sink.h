@@ -9,10 +9,15 @@
  * that points out of the tree.
  *
  * Regular files are written into a temporary file in the destination
- * directory (O_TMPFILE where the filesystem has it, else a named
- * ".rdcp.*" file created O_EXCL) and get their final name only at commit,
- * after the caller verified every chunk. Abort removes the temporary; an
- * existing file under the final name is never touched until the rename.
+ * directory and get their final name only at commit, after the caller
+ * verified every chunk; an existing file under the final name is never
+ * touched until the rename. Once the caller said how chunks are cut
+ * (rd_sink_set_chunking), the temporary is the file's partial
+ * ".rdcp-partial.<name>" with a record of its verified chunks beside it
+ * (rd_sink_partial.h): abort keeps both, and the next copy of the same
+ * source reuses them. With RD_SINK_NO_PARTIAL (or without chunking) it is
+ * an O_TMPFILE where the filesystem has it, else a named ".rdcp.*" file
+ * created O_EXCL, and abort removes it.
  *
  * Placement (scp/rsync habit): if the destination is an existing
  * directory, entries go inside it ("dir/x" -> DEST/dir/x). Otherwise the
@@ -34,6 +39,12 @@
 #define RD_SINK_PRESERVE_GROUP 0x20u /* gid, only as root */
 #define RD_SINK_FSYNC	       0x8u  /* fsync file before rename */
 #define RD_SINK_READONLY       0x10u /* refuse every write (read-only module) */
+#define RD_SINK_NO_PARTIAL     0x40u /* --no-partial: temporaries go away on abort */
+#define RD_SINK_TRUST_PARTIAL  0x80u /* --trust-partial: keep chunks unverified (none) */
+#define RD_SINK_XATTRS	       0x100u /* -X: apply user.* xattrs */
+#define RD_SINK_ACLS	       0x200u /* -A: apply POSIX ACLs */
+#define RD_SINK_DEVICES	       0x400u /* -D: make char/block devices (root only) */
+#define RD_SINK_SPECIALS       0x800u /* -D: make fifos and sockets */
 /* Testing only: take the fallback paths even where the kernel has more. */
 #define RD_SINK_TEST_NO_OPENAT2 0x10000u /* openat(O_NOFOLLOW) walk */
 #define RD_SINK_TEST_NO_TMPFILE 0x20000u /* named ".rdcp.*" temporaries */
@@ -93,12 +104,36 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
  * Start a regular file. On success *out is a handle with a temporary file
  * of m->size bytes. If a regular file of the same size already exists
  * under the final name, rd_sink_file_has_existing() is 1 and its chunks
- * can be read for comparison.
+ * can be read for comparison (with chunking set: also a file of another
+ * size, see rd_sink_file_chunk_src).
  */
 int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
 		       const struct rd_sink_meta *m, struct rd_sink_file **out);
 int rd_sink_file_has_existing(const struct rd_sink_file *f);
 int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);
+
+/*
+ * Partials and existing prefixes (issue 11). rd_sink_set_chunking: chunk
+ * size and checksum name of the session (has_sum: the checksum can compare
+ * chunks, i.e. it is not "none"); before the first file_begin. Then, per
+ * chunk of a begun file, where a copy of it may already be:
+ *   NONE	 nowhere: ask for the data
+ *   PARTIAL	 in the resumed partial: compare, keep it if equal
+ *   EXISTING	 in the existing final file (any size that holds the chunk
+ *		 whole): compare, copy it over if equal
+ *   TRUSTED	 in the partial, kept unverified (--trust-partial, none)
+ * rd_sink_file_chunk_done: the chunk is verified and written (ok = 1) or
+ * its partial copy was wrong (ok = 0); the record follows, at most every
+ * 10 ms and always on abort. rd_sink_file_note: a line for the user
+ * (the source changed since the partial was kept...), or NULL.
+ */
+enum { RD_SINK_CHUNK_NONE = 0, RD_SINK_CHUNK_PARTIAL, RD_SINK_CHUNK_EXISTING, RD_SINK_CHUNK_TRUSTED };
+void rd_sink_set_chunking(struct rd_sink *s, uint32_t chunk_size, const char *digest, int has_sum);
+int rd_sink_file_chunk_src(const struct rd_sink_file *f, uint64_t chunk);
+int rd_sink_file_resumed(const struct rd_sink_file *f);
+int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);
+void rd_sink_file_chunk_done(struct rd_sink_file *f, uint64_t chunk, int ok);
+const char *rd_sink_file_note(const struct rd_sink_file *f);
 /* Copy [off, off+len) of the existing file into the temporary. */
 int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len);
 /* Write all of buf at off (ENOSPC -> -RD_ENOSPC, naming the file). */
@@ -111,5 +146,45 @@ int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint
 int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing);
 void rd_sink_file_abort(struct rd_sink_file *f); /* accepts NULL; frees f */
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f);
+
+/*
+ * Metadata beyond stat (issue 13, rd_sink_meta.c). Everything is applied
+ * through descriptors or *at() calls on the confined parent, like the
+ * rest of the sink. These return 0, a negative status (the entry failed),
+ * or RD_SINK_NOTE: done, but something could not be applied here (xattrs
+ * on a filesystem without them, a device as non-root, a flag this sink
+ * does not keep); rd_sink_err() says what. A note never fails a copy.
+ */
+#define RD_SINK_NOTE 1
+
+/* ACL entries as on the wire: tag 1 USER_OBJ, 2 USER, 3 GROUP_OBJ, 4 GROUP, 5 MASK, 6 OTHER. */
+struct rd_sink_acl {
+	uint8_t tag, perm; /* perm: r 4, w 2, x 1 */
+	uint32_t id;
+};
+#define RD_SINK_ACL_ACCESS  1
+#define RD_SINK_ACL_DEFAULT 2
+
+/* On the temporary of a regular file in progress (kept by the commit). */
+int rd_sink_file_xattr(struct rd_sink_file *f, const char *name, size_t nlen, const void *val,
+		       size_t vlen);
+int rd_sink_file_acl(struct rd_sink_file *f, int type, const struct rd_sink_acl *a, unsigned n);
+/* On a directory made by rd_sink_mkdir (root as given there). */
+int rd_sink_dir_xattr(struct rd_sink *s, const char *path, size_t len, int root, const char *name,
+		      size_t nlen, const void *val, size_t vlen);
+int rd_sink_dir_acl(struct rd_sink *s, const char *path, size_t len, int root, int type,
+		    const struct rd_sink_acl *a, unsigned n);
+/*
+ * A fifo, socket or device (m->mode's type bits; rdev = major << 32 |
+ * minor), made under a temporary name, given owner/mode/times, renamed.
+ */
+int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
+		    const struct rd_sink_meta *m, uint64_t rdev);
+/*
+ * path becomes a hard link to target, an earlier wire path of this
+ * session that must be a regular file (both confined as all paths are).
+ */
+int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
+		     const char *target, size_t tlen);
 
 #endif

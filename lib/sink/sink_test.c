@@ -703,6 +703,161 @@ static void test_sink_enospc(void **state)
 	assert_int_equal(umount(tp(x, "small")), 0);
 }
 
+
+/* --- partials (issue 11) --- */
+
+#define PCH 4096u
+
+static void test_sink_partial(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 3 * PCH + 10);
+	struct rd_sink_file *f;
+	char chunk[PCH], back[PCH];
+
+	memset(chunk, 'k', sizeof(chunk));
+	m.mtime_sec = 12345;
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+
+	/* Abort before any chunk was verified: nothing is kept. */
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), "");
+
+	/* One verified chunk: the partial and its record stay, no final name. */
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 1), RD_SINK_CHUNK_NONE);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, PCH), 0);
+	rd_sink_file_chunk_done(f, 1, 1);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), ".rdcp-partial.f|.rdcp-partial.f.rec");
+
+	/* The next begin of the same source resumes it. */
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_resumed(f), 1);
+	assert_null(rd_sink_file_note(f));
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_NONE);
+	assert_int_equal(rd_sink_file_chunk_src(f, 1), RD_SINK_CHUNK_PARTIAL);
+	assert_int_equal(rd_sink_file_read_partial(f, back, PCH, PCH), 0);
+	assert_memory_equal(back, chunk, PCH);
+	rd_sink_file_abort(f);
+
+	/* A torn or foreign record is not trusted: start over. */
+	put(tp(x, "dest/.rdcp-partial.f.rec"), "RDCPPRT1 but not a record");
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_resumed(f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 1), RD_SINK_CHUNK_NONE);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+
+	/* The source changed (mtime): start over, with a note. */
+	m.mtime_sec++;
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_resumed(f), 0);
+	assert_non_null(rd_sink_file_note(f));
+	assert_non_null(strstr(rd_sink_file_note(f), "source changed"));
+	/* Commit: the partial becomes the file, the record goes. */
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_listing(tp(x, "dest"), "f");
+	rd_sink_close(s);
+}
+
+static void test_sink_partial_none_and_off(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0), *t;
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 2 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH];
+
+	memset(chunk, 'n', sizeof(chunk));
+	rd_sink_set_chunking(s, PCH, "none", 0);
+	assert_int_equal(rd_sink_file_begin(s, "g", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	/* checksum none cannot check it: resent, and the user is told */
+	assert_int_equal(rd_sink_file_begin(s, "g", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_NONE);
+	assert_non_null(strstr(rd_sink_file_note(f), "--trust-partial"));
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	rd_sink_close(s);
+	/* --trust-partial: kept on the record's word */
+	t = sopen(x, "dest", RD_SINK_TRUST_PARTIAL);
+	rd_sink_set_chunking(t, PCH, "none", 0);
+	assert_int_equal(rd_sink_file_begin(t, "g", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_TRUSTED);
+	assert_int_equal(rd_sink_file_chunk_src(f, 1), RD_SINK_CHUNK_NONE);
+	rd_sink_file_abort(f);
+	rd_sink_close(t);
+	/* --no-partial: today's temporaries, removed on abort */
+	t = sopen(x, "dest", RD_SINK_NO_PARTIAL);
+	rd_sink_set_chunking(t, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(t, "h", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), ".rdcp-partial.g|.rdcp-partial.g.rec");
+	rd_sink_close(t);
+}
+
+/* Long names: the partial's name is cut, with a hash, within NAME_MAX. */
+static void test_sink_partial_long_name(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, PCH);
+	struct rd_sink_file *f;
+	char name[NAME_MAX + 1], chunk[PCH];
+
+	memset(name, 'L', NAME_MAX);
+	name[NAME_MAX] = '\0';
+	memset(chunk, 'l', sizeof(chunk));
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, name, NAME_MAX, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	assert_int_equal(rd_sink_file_begin(s, name, NAME_MAX, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_listing(tp(x, "dest"), name);
+	rd_sink_close(s);
+}
+
+
+/* Another session cuts chunks otherwise: a chunk is held if all it overlaps were. */
+static void test_sink_partial_other_chunk_size(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 5 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH];
+
+	memset(chunk, 'c', sizeof(chunk));
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, "r", 1, 1, &m, &f), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_chunk_done(f, 1, 1);
+	rd_sink_file_chunk_done(f, 2, 1);
+	rd_sink_file_chunk_done(f, 4, 1);
+	rd_sink_file_abort(f);
+	rd_sink_set_chunking(s, 2 * PCH, "gmac", 1);
+	assert_int_equal(rd_sink_file_begin(s, "r", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL); /* 0, 1 */
+	assert_int_equal(rd_sink_file_chunk_src(f, 1), RD_SINK_CHUNK_NONE);    /* 2, not 3 */
+	assert_int_equal(rd_sink_file_chunk_src(f, 2), RD_SINK_CHUNK_PARTIAL); /* 4 (the end) */
+	rd_sink_file_abort(f);
+	rd_sink_close(s);
+}
+
 int main(void)
 {
 	static const unsigned fallback = RD_SINK_TEST_NO_OPENAT2 | RD_SINK_TEST_NO_TMPFILE;
@@ -724,6 +879,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_umask_given, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_expect_nameless_rename, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_deferred_post, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_none_and_off, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_long_name, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_other_chunk_size, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_rename_mode, setup, teardown,

@@ -65,7 +65,20 @@ struct rd_conn_opts {
 	int timeout_ms;		/* connect/accept and peer-silence timeout */
 	int verbose;		/* fill rd_conn_info() strings */
 	int family;		/* AF_INET or AF_INET6 to force one (-4/-6); 0: any */
+	/*
+	 * Optional: told as a client's connection set-up passes each step
+	 * ("cm opened", "address resolved", "route resolved", "verbs set
+	 * up", "connected"), for rdcp -vv's start-up timings (issue 14).
+	 */
+	void (*phase)(void *ctx, const char *step);
+	void *phase_ctx;
 };
+
+static inline void rd_conn_phase(const struct rd_conn_opts *o, const char *step)
+{
+	if (o && o->phase)
+		o->phase(o->phase_ctx, step);
+}
 
 struct rd_conn_info {
 	char peer[80];	   /* "host:port" as the user named it, or the address */
@@ -76,6 +89,7 @@ struct rd_conn_info {
 	unsigned version;  /* negotiated protocol version */
 	char transport[8]; /* "rdma", "tcp", "loop" */
 	char note[256];	   /* set when auto chose TCP: why, in one line */
+	uint64_t reg_ctrl; /* bytes of control buffers registered (0 over TCP) */
 };
 
 /* --- client --- */

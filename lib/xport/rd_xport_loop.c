@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#define LOOP_MAX_REGIONS 16
+#define LOOP_MAX_REGIONS 1040 /* the engine registers each receive slot apart: <= 1024 */
 
 struct lframe {
 	struct lframe *next;

@@ -224,6 +224,7 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 		c->dead = 1;
 		return reg_fail(c, (size_t)rc->sdepth * RD_CTRL_MAX, errno);
 	}
+	c->info.reg_ctrl = (uint64_t)(c->rdepth + rc->sdepth) * RD_CTRL_MAX;
 	for (i = 0; i < rc->sdepth; i++)
 		rc->sfree[rc->nsfree++] = i;
 	for (i = 0; i < c->rdepth; i++) {

@@ -147,7 +147,8 @@ static int open_cm(struct rdma_event_channel **ech, struct rd_err *err)
  * here). Failing before any packet left (no device, no RDMA route) sets
  * *no_route.
  */
-static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_route)
+static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_route,
+		   const struct rd_conn_opts *o)
 {
 	struct rd_conn *c = &rc->c;
 	struct rdma_cm_event *ev;
@@ -159,6 +160,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 		return ret;
 	if (rdma_create_id(rc->ech, &rc->id, rc, RDMA_PS_TCP))
 		return rd_err_set(&c->err, RD_ENODEV, errno, "rdma_create_id");
+	rd_conn_phase(o, "cm opened");
 	if (rdma_resolve_addr(rc->id, NULL, ai->ai_addr, RESOLVE_MS))
 		return rd_err_set(&c->err, RD_ECONN, errno,
 				  "%s: no RDMA device can reach this address", c->info.peer);
@@ -167,6 +169,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 	if (ret)
 		return ret;
 	rdma_ack_cm_event(ev);
+	rd_conn_phase(o, "address resolved");
 	if (rdma_resolve_route(rc->id, RESOLVE_MS))
 		return rd_err_set(&c->err, RD_ECONN, errno, "%s: route resolution", c->info.peer);
 	ret = expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
@@ -174,6 +177,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 	if (ret)
 		return ret;
 	rdma_ack_cm_event(ev);
+	rd_conn_phase(o, "route resolved");
 	*no_route = 0;
 	return 0;
 }
@@ -193,7 +197,7 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 	hints.ai_socktype = SOCK_STREAM;
 	if (getaddrinfo(host, NULL, &hints, &ai)) {
 		snprintf(why, whylen, "cannot resolve host '%s'", host);
-	} else if (resolve(rc, ai, &no_route)) {
+	} else if (resolve(rc, ai, &no_route, NULL)) {
 		snprintf(why, whylen, "%s", rc->c.err.msg);
 	} else {
 		snprintf(dev, devlen, "%s", ibv_get_device_name(rc->id->verbs->device));
@@ -247,13 +251,15 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 				 gai_strerror(gai));
 		goto out;
 	}
-	ret = resolve(rc, ai, no_route);
+	rd_conn_phase(o, "name looked up");
+	ret = resolve(rc, ai, no_route, o);
 	if (ret)
 		goto out;
 
 	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
+	rd_conn_phase(o, "verbs set up");
 	r.ctrl_depth = (uint16_t)c->rdepth;
 	rd_cm_req_encode(pdata, &r);
 	conn_param(&param, pdata, sizeof(pdata));
@@ -278,6 +284,7 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	if (ret)
 		goto out;
 	rd_xc_start(c, rep->ctrl_depth, rep->version);
+	rd_conn_phase(o, "connected");
 	*out = c;
 	rc = NULL;
 	ret = 0;

@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #define TCP_SOCKBUF	 (4 << 20)
-#define TCP_MAX_REGIONS	 16
+#define TCP_MAX_REGIONS	 1040 /* the engine registers each receive slot apart: <= 1024 */
 #define TCP_HELLO_MS	 5000 /* a connected client must send its request within this */
 #define TCP_IOV		 64
 
@@ -732,6 +732,7 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 				  : hints.ai_family == AF_INET6 ? " as IPv6 (-6)"
 								: "",
 				  gai_strerror(gai));
+	rd_conn_phase(o, "name looked up");
 	ret = -ECONNREFUSED;
 	for (a = ai; a; a = a->ai_next) {
 		ret = connect_one(a, tmo, &fd);
@@ -781,6 +782,7 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 	if (ret)
 		goto out;
 	rd_xc_start(&t->c, rep->ctrl_depth, rep->version);
+	rd_conn_phase(o, "connected");
 	*out = &t->c;
 	t = NULL;
 out:

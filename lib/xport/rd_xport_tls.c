@@ -286,6 +286,13 @@ int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int tim
 			done = 1;
 			continue; /* send our last flight (client Finished) */
 		}
+		/*
+		 * What a flight just produced goes out now, not after the next
+		 * poll's timeout: a server answering a ClientHello would
+		 * otherwise wait 100 ms for nothing (issue 14).
+		 */
+		if (rd_tls_out_pending(tc->t))
+			continue;
 		if (ms_left(&t0, timeout_ms) <= 0) {
 			r = -RD_ETIMEOUT;
 			break;

@@ -4,6 +4,12 @@
 #   bash tests/bench/bench.sh            build //cmd/..., boot two VMs once, measure, report
 #   bash tests/bench/bench.sh --host     no rig: rdcp over TCP on 127.0.0.1 beside nc and
 #                                        socat, tmpfs to tmpfs (tests/bench/host_bench.py)
+#   bash tests/bench/bench.sh --many     small jobs (issue 14): start-up of a 3-byte push beside
+#                                        rping -C 1 (same run), 64 clients at once from one VM
+#                                        (peak RSS and registered memory per client), 8 clients
+#                                        each pulling a 200 MiB file (each one's rate; written
+#                                        to the shared 9p dir: 1.6 GB do not fit a guest's tmpfs).
+#                                        tests/e2e/many_guest.sh; CI runs it small (many_2vm_test)
 #
 # In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
 # on the same wire, for a BENCH_MB random file:
@@ -30,6 +36,19 @@ set -uo pipefail
 if [ "${1:-}" = --host ]; then
   shift
   exec python3 "$(dirname "$0")/host_bench.py" "$@"
+fi
+
+if [ "${1:-}" = --many ]; then
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+  if [ "${BENCH_BUILD:-1}" = 1 ]; then
+    (cd "$repo" && bazel build //cmd/rdcp //cmd/rdcpd >&2) || exit 3
+  fi
+  cmd="env RIG_MODE=2 FAIR_MB=${FAIR_MB:-200} FAIR_DIR=shared STARTUP_RUNS=${STARTUP_RUNS:-9}"
+  cmd+=" bash $repo/tests/e2e/many_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
+  cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
+  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-1500}" --a "$cmd" --b "$cmd" |
+    grep -E '^\[a\] (startup|memory|fair|PASS|FAIL|guest)|^\[b\] (sessions|guest)'
+  exit "${PIPESTATUS[0]}"
 fi
 
 readonly CHUNK=4194304

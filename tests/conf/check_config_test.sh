@@ -138,12 +138,27 @@ check "  logging every problem --check-config lists" [ "$missing" -eq 0 -a -s "$
 # --- warnings do not fail the check ---
 cat >"$tmp/warn.conf" <<CONF
 max connections per host = 2
+[w]
+    path = $tmp
+    auth = none
+    list = no
 CONF
 run --check-config --config "$tmp/warn.conf"
 check "warnings only: exit 0" [ "$RC" -eq 0 ]
 check "  warning with its line" \
-	err_has "$tmp/warn.conf:1: warning: 'max connections per host' is not enforced by this version of rdcpd yet"
+	err_has "$tmp/warn.conf:5: warning: 'list' in [w] is not enforced by this version of rdcpd yet"
 check "  summary points at them" grep -q "(see the warnings)\$" "$tmp/out"
+check "  max connections per host is enforced: no warning for it" \
+	bash -c '! grep -q "per host" "$1"' _ "$tmp/err"
+
+# --- the open files max connections need (issue 7 item 5) ---
+printf 'max connections = 4096\nmemory budget = 16T\n' >"$tmp/fds.conf"
+(ulimit -n 1024 && "$rdcpd" --check-config --config "$tmp/fds.conf") >"$tmp/out" 2>"$tmp/err"
+RC=$?
+sed 's/^/    | /' "$tmp/err"
+check "more connections than the hard open-file limit holds: exit 1" [ "$RC" -eq 1 ]
+check "  naming the numbers and what fits" \
+	err_has "$tmp/fds.conf:1: 4096 connections need about 852032 open files (208 each, 64 for the daemon), but the open-file limit is 1024 (ulimit -Hn; LimitNOFILE= under systemd): lower 'max connections' to 4 or raise the limit"
 
 # --- files ---
 run --check-config --config "$tmp/nonexistent.conf"

@@ -7,12 +7,19 @@
 # keyed check (gmac) and by --encrypt; the hostile pusher against an
 # authenticated module; 16 clients at once against a 1 MiB-pool daemon and 16
 # authenticated clients at once (8 push, 8 pull).
+# Then the limits before a client has proven anything (issue 7 item 5; alone
+# with AUTH_PART=limits, as //tests/e2e:limits_tcp_host_test does on a host):
+# 20 idle connections and a real client served within 15 s, max connections
+# per host, the idle timeout measured by progress.
 set -u
 RDCP=$1
 RDCPD=$2
 # shellcheck source=tests/e2e/guest_lib.sh
 . "$3"
+EVIL=${EVIL:-${RDCP_EVIL:-${4:-}}}
 AP=18710 # the default port: operands without :port reach it
+LP=18722 # limits: the deadlines (default auth timeout, 10 s), idle timeout 4 s
+HP=18723 # limits: max connections per host = 2
 
 server() {
 	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many /tmp/nob /tmp/nobw /tmp/one
@@ -71,11 +78,15 @@ server() {
 	EOF
 	chmod 644 /tmp/auth.conf
 	# 8 MiB pools: the guest's memory budget then holds the 16 sessions at once.
-	start_daemon_auth auth --config /tmp/auth.conf --max-conns 32 --pool-size 8M || return 1
+	# 18 slots, all for one address (the 16 clients at once come from one
+	# host): 18 x 208 open files fit the guest's 4096 hard limit (rdcpd
+	# checks max connections against RLIMIT_NOFILE at start).
+	start_daemon_auth auth --config /tmp/auth.conf --max-conns 18 --max-conns-per-host 18 \
+		--pool-size 8M || return 1
 	# Issue 7 item 6: a small pool; clients asking 64 MiB chunks get less.
 	mkdir -p /tmp/small
 	start_daemon small --module small=/tmp/small --pool-size 1M --max-conns 16 \
-		--port 18721 || return 1
+		--max-conns-per-host 16 --port 18721 || return 1
 	# Global user/group: root binds, then drops for good. A 64 KiB
 	# locked-memory limit proves the drop raised it for the budget first (no
 	# CAP_IPC_LOCK is kept, so the 8 MiB pool could not be registered
@@ -93,6 +104,7 @@ server() {
 	EOF
 	(ulimit -l 64 && start_daemon_auth dropd --config /tmp/drop.conf --pool-size 8M) || return 1
 	grep -E '^(Uid|Gid|CapEff):' "/proc/$(cat /tmp/dropd.pid)/status" | tee /tmp/dropd.ids
+	limits_server || return 1
 	touch "$RIG_SHARED/server-ready"
 	# Sample the small daemon's locked memory until the client is done.
 	local peak=0 v
@@ -286,15 +298,155 @@ client() {
 	check "  and the pull back is byte-exact" cmp -s /tmp/src/data.bin /tmp/pull/dropback.bin
 }
 
-case "${RIG_ROLE}:${RIG_MODE:-2}" in
-a:2)
+# --- limits before a client has proven anything (issue 7 item 5) ---
+
+limits_server() {
+	mkdir -p /tmp/lpub
+	lfile >/tmp/lpub/l.bin
+	# One address may take every slot here (an attacker with many
+	# addresses): only the deadlines free them. Default auth timeout (10 s).
+	cat >/tmp/limits.conf <<-EOF
+		port = $LP
+		max connections = 16
+		max connections per host = 32
+		memory budget = 64M
+		idle timeout = 4
+		[lpub]
+		    path = /tmp/lpub
+		    read only = yes
+		    auth = none
+	EOF
+	cat >/tmp/perhost.conf <<-EOF
+		port = $HP
+		auth timeout = 3
+		[lpub]
+		    path = /tmp/lpub
+		    read only = yes
+		    auth = none
+	EOF
+	# 1 MiB pools: the memory budget never lowers max connections here.
+	start_daemon_auth limits --config /tmp/limits.conf --pool-size 1M || return 1
+	start_daemon_auth perhost --config /tmp/perhost.conf --max-conns-per-host 2 \
+		--pool-size 1M || return 1
+}
+
+# The file both roles know (the rig's VMs share no /tmp): about 2 MB.
+lfile() { seq 1 300000; }
+
+# secs_since T0: seconds (with decimals) since T0 (date +%s.%N)
+secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+
+limits_client() {
+	local S=$1 i t0 took pids="" dropped=0 held=0 refused=0 tries=0 p1 p2 ready
+	mkdir -p /tmp/lpull
+	lfile >/tmp/lexpect.bin
+	# 20 well-formed connections that never send OPEN: 10 never finish TLS,
+	# 10 finish it and then ask nothing; every one sends an empty CREDIT
+	# every 0.5 s (the transport's silence timer never fires).
+	t0=$(date +%s.%N)
+	for i in $(seq 1 20); do
+		"$EVIL" idle "$S" "$LP" 40 "$([ "$i" -le 10 ] && echo connect || echo tls)" \
+			>"/tmp/idle$i.out" 2>&1 &
+		pids="$pids $!"
+	done
+	# The clock starts once all 20 are in place (holding a slot, or turned
+	# away at once): how long a client who comes now waits.
+	for i in $(seq 1 300); do
+		ready=$(cat /tmp/idle*.out 2>/dev/null | grep -c -e holding -e "no connection")
+		[ "$ready" -ge 20 ] && break
+		sleep 0.1
+	done
+	echo "    the 20 idle connections were in place after $(secs_since "$t0") s ($ready of 20)"
+	t0=$(date +%s.%N)
+	# A real client, retried every half second while the daemon is full.
+	until "$RDCP" -q "rdcp://$S:$LP/lpub/l.bin" /tmp/lpull/ >/tmp/lreal.out 2>&1; do
+		tries=$((tries + 1))
+		echo "    try $tries turned away at $(secs_since "$t0") s: $(grep -v 'using TCP' /tmp/lreal.out | head -1 | cut -c1-100)"
+		le "$(secs_since "$t0")" 25 || break
+		sleep 0.5
+	done
+	took=$(secs_since "$t0")
+	echo "    a real client was served $took s after it first tried ($tries tries turned away)"
+	sed 's/^/    | /' /tmp/lreal.out
+	check "20 idle connections (no OPEN): a real client is served within 15 s" le "$took" 15
+	check "  and gets the file exact" cmp /tmp/lexpect.bin /tmp/lpull/l.bin
+	for i in $pids; do
+		wait "$i"
+		case $? in
+		0) dropped=$((dropped + 1)) ;;
+		1) held=$((held + 1)) ;;
+		*) refused=$((refused + 1)) ;;
+		esac
+	done
+	cat /tmp/idle1.out /tmp/idle11.out | sed 's/^/    | /'
+	echo "    idle connections: $dropped dropped by the daemon, $refused turned away at once, $held never dropped"
+	check "  every idle connection that got in was dropped (none held on)" [ "$held" -eq 0 ]
+	check "  16 got in (max connections) and were dropped" [ "$dropped" -ge 16 ]
+
+	# The idle timeout counts progress, not messages: OPEN, then only empty CREDITs.
+	"$EVIL" idle "$S" "$LP" 20 open lpub/l.bin >/tmp/out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/out
+	check "a client that asks nothing after OPEN (empty CREDITs only) is dropped" [ "$RC" -eq 0 ]
+	check "  after the idle timeout (4 s), not before" \
+		le 3.5 "$(sed -n 's/.*dropped after \([0-9.]*\) s.*/\1/p' /tmp/out)"
+	check "  well within 8 s" le "$(sed -n 's/.*dropped after \([0-9.]*\) s.*/\1/p' /tmp/out)" 8
+	check "  told why" out_has "no progress"
+
+	# max connections per host = 2: a third connection from here is refused.
+	"$EVIL" idle "$S" "$HP" 20 tls >/tmp/ph1.out 2>&1 &
+	p1=$!
+	"$EVIL" idle "$S" "$HP" 20 tls >/tmp/ph2.out 2>&1 &
+	p2=$!
+	for i in $(seq 1 100); do
+		[ "$(cat /tmp/ph1.out /tmp/ph2.out | grep -c holding)" -ge 2 ] && break
+		sleep 0.1
+	done
+	run "rdcp://$S:$HP/lpub/l.bin" /tmp/lpull/ph.bin
+	check "max connections per host = 2: a third client from the address is refused (exit 10)" \
+		[ "$RC" -eq 10 ]
+	check "  told why" out_has "too many connections from this address"
+	wait $p1 $p2
+	run "rdcp://$S:$HP/lpub/l.bin" /tmp/lpull/ph.bin
+	check "  once they are dropped (auth timeout 3 s), it is served" cmp /tmp/lexpect.bin /tmp/lpull/ph.bin
+}
+
+limits_checks() {
+	check "limits: daemons alive after it all" bash -c 'kill -0 $(cat /tmp/limits.pid) && kill -0 $(cat /tmp/perhost.pid)'
+	check "limits: the log says why an idle client was dropped after TLS" \
+		grep -q "no request from .* within the server's auth timeout" /tmp/limits.log
+	check "limits: the log says why a client that asked nothing was dropped" \
+		grep -q "no progress with .* idle timeout 4 s" /tmp/limits.log
+	check "limits: the log names the per-host refusal" \
+		grep -q "refused: 2 connections from this address already (max connections per host)" \
+		/tmp/perhost.log
+	grep -e refused -e "no request" -e "no progress" /tmp/limits.log /tmp/perhost.log |
+		sort | uniq -c | sort -rn | head -8 | sed 's/^/    log| /'
+}
+
+case "${RIG_ROLE}:${RIG_MODE:-2}:${AUTH_PART:-all}" in
+a:2:limits)
 	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
-	client "$RIG_PEER_IP"
+	limits_client "$RIG_PEER_IP"
 	touch "$RIG_SHARED/client-done"
 	;;
-b:2)
+b:2:limits)
+	limits_server || exit 1
+	touch "$RIG_SHARED/server-ready"
+	wait_for "$RIG_SHARED/client-done" 300
+	limits_checks
+	;;
+a:2:*)
+	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
+	client "$RIG_PEER_IP"
+	limits_client "$RIG_PEER_IP"
+	touch "$RIG_SHARED/client-done"
+	;;
+b:2:*)
 	server || exit 1
 	wait_for "$RIG_SHARED/client-done" 900
+	limits_checks
 	check "daemon still alive after every client" daemon_alive auth
 	check "nothing from refused clients in team" \
 		bash -c '! ls /tmp/team | grep -q -e wrong.bin -e mallory.bin -e anon.bin -e bob.bin'

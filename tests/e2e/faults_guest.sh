@@ -6,6 +6,9 @@
 # destination, a locked-memory limit too low. After each: the right exit
 # status, a message naming the thing, nothing wrong under a final name, an
 # old good file intact, and the daemon still serving.
+# Resume (issue 11): a killed receiver (rdcp pulling, rdcpd receiving a
+# push, KILLS times in a row) leaves a partial that the rerun reuses: byte
+# exact, bytes moved over all runs <= 1.2 x the data, no litter after.
 set -u
 RDCP=$1
 RDCPD=$2
@@ -14,27 +17,51 @@ RDCPD=$2
 SH=$RIG_SHARED
 # a kill lands mid-transfer: the host over TCP moves 100 MiB in about a second
 if over_rdma; then KILL_AFTER=2; else KILL_AFTER=0.3; fi
+KILLS=${KILLS:-3}
+# The daemon's receive window bounds what a kill -9 of it wastes (chunks in
+# flight): 4 MiB here, with 1 MiB chunks for the kill loop.
+DOPTS="--pool-size 4M --module m=/tmp/mod --module ro=/tmp/ro,ro --module small=/tmp/small"
+json_num() { grep -o "\"$1\": *[0-9]*" "$2" | grep -o '[0-9]*$'; }
 
 server() {
 	mkdir -p /tmp/mod /tmp/ro /tmp/small
 	mount -t tmpfs -o size=8m tmpfs /tmp/small || return 1
 	echo "read only" >/tmp/ro/file
-	start_daemon d --module m=/tmp/mod --module ro=/tmp/ro,ro --module small=/tmp/small ||
-		return 1
+	# shellcheck disable=SC2086
+	start_daemon d $DOPTS || return 1
 	RDCP_TEST_CORRUPT_DATA=2 start_daemon dc --port 18600 --module m=/tmp/mod || return 1
 	touch "$SH/server-ready"
 
 	# Kill requests from the client, then restart the daemon.
-	wait_for "$SH/kill-d" 300 || return 1
-	kill -9 "$(cat /tmp/d.pid)"
-	sleep 0.5
-	start_daemon d --module m=/tmp/mod --module ro=/tmp/ro,ro --module small=/tmp/small
-	touch "$SH/d-restarted"
+	# Each kill lands mid-data: once this run has rewritten the partial's
+	# record (every 10 ms while chunks land), after a varying extra delay.
+	# The last one is for the client's --retries.
+	for i in $(seq 1 $((KILLS + 1))); do
+		wait_for "$SH/kill-d.$i" 300 || return 1
+		touch /tmp/kill-mark
+		n=0
+		while [ ! /tmp/mod/.rdcp-partial.victim.rec -nt /tmp/kill-mark ] && [ $n -lt 1000 ]; do
+			sleep 0.01
+			n=$((n + 1))
+		done
+		# over TCP on a fast host the whole push takes a third of a second
+		if over_rdma; then sleep "0.$((i * 3 % 10))"; else sleep "0.0$((i % 4))"; fi
+		kill -9 "$(cat /tmp/d.pid)"
+		sleep 0.5
+		ls -la /tmp/mod | sed "s/^/    after kill $i: /"
+		# shellcheck disable=SC2086
+		start_daemon d $DOPTS
+		touch "$SH/d-restarted.$i"
+	done
 
 	wait_for "$SH/client-done" 600
 	check "daemon still alive after every fault" daemon_alive d
 	check "corrupting daemon still alive" daemon_alive dc
-	check "no temporary files left in the modules" \
+	check "disk full: the partial of the file that did not fit is kept" \
+		[ -e /tmp/small/.rdcp-partial.good ]
+	rm -f /tmp/small/.rdcp-partial.good /tmp/small/.rdcp-partial.good.rec
+	find /tmp/mod /tmp/small -name '.rdcp*' | sed 's/^/    left: /'
+	check "no temporary or partial files left in the modules" \
 		[ -z "$(find /tmp/mod /tmp/small -name '.rdcp*' -print -quit)" ]
 	sed 's/^/    d| /' /tmp/d.log | tail -40
 }
@@ -119,11 +146,18 @@ client() {
 	cp /tmp/src/good1m /tmp/pull/victim
 	"$RDCP" "$S::m/victim" /tmp/pull/victim >/tmp/out 2>&1 &
 	pid=$!
-	sleep "$KILL_AFTER"
+	# mid-transfer: once the partial has a record (the first chunk is in)
+	wait_for /tmp/pull/.rdcp-partial.victim.rec 30
 	kill -9 $pid
 	wait $pid 2>/dev/null
 	check "client killed mid-pull: the old local file is intact" cmp /tmp/src/good1m /tmp/pull/victim
-	check "  no temporary left in the destination" \
+	check "  what it verified is kept as a partial" [ -e /tmp/pull/.rdcp-partial.victim ]
+	run --json "$S::m/victim" /tmp/pull/victim
+	moved=$(json_num bytes_moved /tmp/out) kept=$(json_num bytes_resumed /tmp/out)
+	check "  the rerun completes byte-exact" cmp /tmp/src/v1 /tmp/pull/victim
+	check "  it moved only what was missing ($moved moved + $kept kept = 100 MiB)" \
+		eval '[ $((moved + kept)) -eq $((100 << 20)) ] && [ "$kept" -gt 0 ]' 
+	check "  no partial or temporary left after it" \
 		[ -z "$(find /tmp/pull -name '.rdcp*' -print -quit)" ]
 
 	# --- the sending client killed mid-push ---
@@ -136,20 +170,51 @@ client() {
 	run "$S::m/victim" /tmp/pull/victim
 	check "sender killed mid-push: the server's old file is intact" cmp /tmp/src/v1 /tmp/pull/victim
 
-	# --- the receiving daemon killed mid-push ---
-	"$RDCP" /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
-	pid=$!
-	sleep "$KILL_AFTER"
-	touch "$SH/kill-d"
-	wait $pid
-	RC=$?
-	sed 's/^/    | /' /tmp/out
-	check "daemon killed mid-push: the client fails with exit 10" [ "$RC" -eq 10 ]
-	check "  and says the peer went away" out_has "closed the connection\|stopped acknowledging"
-	wait_for "$SH/d-restarted" 60
+	# --- the receiving daemon killed mid-push, KILLS times, then a rerun ---
+	total=0
+	for i in $(seq 1 "$KILLS"); do
+		"$RDCP" --json --chunk-size 1M /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
+		pid=$!
+		touch "$SH/kill-d.$i"
+		wait $pid
+		RC=$?
+		sed 's/^/    | /' /tmp/out
+		moved=$(json_num bytes_moved /tmp/out)
+		total=$((total + ${moved:-0}))
+		echo "    kill $i: exit $RC, $moved bytes moved"
+		wait_for "$SH/d-restarted.$i" 60
+		if [ "$i" -eq 1 ]; then
+			check "daemon killed mid-push: the client fails with exit 10" [ "$RC" -eq 10 ]
+			check "  and says the peer went away" \
+				out_has "closed the connection\|stopped acknowledging"
+			rm -f /tmp/pull/victim
+			run "$S::m/victim" /tmp/pull/victim
+			check "  the old file survived the killed receiver" \
+				cmp /tmp/src/v1 /tmp/pull/victim
+		fi
+	done
+	run --json --chunk-size 1M /tmp/src/v2 "$S::m/victim"
+	moved=$(json_num bytes_moved /tmp/out) kept=$(json_num bytes_resumed /tmp/out)
+	total=$((total + ${moved:-0}))
+	check "rerun after $KILLS kills of the receiving daemon completes" [ "$RC" -eq 0 ]
+	check "  it resumed: $kept bytes kept, $moved moved" [ "${kept:-0}" -gt 0 ]
+	echo "    bytes moved over all $((KILLS + 1)) runs: $total for $((100 << 20)) of data"
+	check "  bytes moved over all runs <= 1.2 x the data ($total)" \
+		[ "$total" -le $((120 << 20)) ]
 	rm -f /tmp/pull/victim
 	run "$S::m/victim" /tmp/pull/victim
-	check "  the old file survived the killed receiver" cmp /tmp/src/v1 /tmp/pull/victim
+	check "  the file on the server is byte-exact" cmp /tmp/src/v2 /tmp/pull/victim
+
+	# --- the same with --retries: the client reconnects and resumes by itself ---
+	touch "$SH/kill-d.$((KILLS + 1))"
+	run --retries 3 --json --chunk-size 1M /tmp/src/v1 "$S::m/victim"
+	check "--retries: the daemon killed mid-push, the copy still completes" [ "$RC" -eq 0 ]
+	check "  it said it was reconnecting" out_has "reconnecting (1/3)"
+	check "  and resumed (bytes_resumed > 0)" eval '[ "$(json_num bytes_resumed /tmp/out)" -gt 0 ]'
+	wait_for "$SH/d-restarted.$((KILLS + 1))" 60
+	rm -f /tmp/pull/victim
+	run "$S::m/victim" /tmp/pull/victim
+	check "  the file on the server is byte-exact" cmp /tmp/src/v1 /tmp/pull/victim
 	touch "$SH/client-done"
 }
 

@@ -39,9 +39,17 @@
  * push-paths authenticates as $RDCP_EVIL_USER with $RDCP_PASSWORD when both
  * are set, else anonymously.
  *
- *   rdcp_evil idle HOST PORT SECONDS
- *	Connect and never start TLS. Exit 0 if the server dropped the
- *	connection within SECONDS (printing after how long), 1 if not.
+ *   rdcp_evil idle HOST PORT SECONDS [STAGE [MODULE/PATH]]
+ *	Hold a connection without proving or asking anything, sending an
+ *	empty CREDIT every 0.5 s below TLS (each resets the transport's
+ *	silence timer, so only a deadline or a progress timer can drop us).
+ *	STAGE connect (default): never start TLS; tls: finish TLS (as
+ *	push-paths does) and never send OPEN; open: send OPEN(PULL) for
+ *	MODULE/PATH and then never ask for a chunk. Prints "holding" once
+ *	the stage is reached. Exit 0 if the server
+ *	dropped the connection within SECONDS (printing after how long, and
+ *	the server's ERROR text if one came), 1 if not, 2 if the stage was
+ *	never reached (refused at once: the reason is printed).
  *
  *   RDCP_EVIL_OPEN_FLAGS=0x... rdcp_evil push-paths ...
  *	Send these OPEN flags instead of RD_OF_RECURSIVE; the OPEN_OK flags
@@ -1167,36 +1175,98 @@ static int bad_secret(const char *host, const char *port, const char *hex)
 	return err.status == RD_EAUTH ? 0 : 2;
 }
 
-/* Connect and never start TLS: how long until the server drops us? */
-static int idle_conn(const char *host, const char *port, const char *secs)
+static void usage(void);
+
+/* An empty CREDIT on the connection under TLS: resets the peer's silence timer. */
+static void empty_credit(struct rd_conn *lower)
 {
-	struct rd_conn *c = NULL;
+	uint8_t b[RD_HDR_LEN];
+
+	memset(b, 0, sizeof(b));
+	b[0] = RD_MSG_CREDIT;
+	(void)rd_conn_send(lower, b, sizeof(b)); /* busy: next time */
+}
+
+/*
+ * Hold a connection without proving or asking anything (see the usage at
+ * the top): how long until the server drops us?
+ */
+static int idle_conn(const char *host, const char *port, const char *secs, const char *stage,
+		     const char *path)
+{
+	struct rd_conn *c = NULL, *lower;
 	struct rd_cm_req req;
 	struct rd_cm_rep rep;
 	struct rd_conn_opts co;
 	struct rd_err err;
-	double t0 = now_s(), limit = atof(secs);
-	int r;
+	struct rd_msg m;
+	const uint8_t *buf;
+	const char *why;
+	size_t len;
+	double t0 = now_s(), limit = atof(secs), credit_at = 0;
+	int r, st = !strcmp(stage, "connect") ? 0 : !strcmp(stage, "tls") ? 1 : 2;
 
+	if (st == 2 && (strcmp(stage, "open") || !path)) {
+		usage();
+		return 2;
+	}
 	memset(&req, 0, sizeof(req));
 	memset(&co, 0, sizeof(co));
+	memset(&err, 0, sizeof(err));
 	req.ver_min = RD_PROTO_MIN;
 	req.ver_max = RD_PROTO_MAX;
 	co.timeout_ms = (int)(limit * 1000) + 5000;
 	if (rd_conn_connect(&c, host, port, &co, &req, &rep, &err)) {
-		printf("idle: no connection: %s\n", err.msg);
+		printf("idle %s: no connection: %s\n", stage, err.msg);
 		return 2;
 	}
+	lower = c;
+	if (st >= 1 && client_tls(&c, &err)) {
+		printf("idle %s: TLS failed: %s\n", stage, err.msg);
+		rd_conn_close(c);
+		return 2;
+	}
+	if (st == 2) {
+		memset(&m, 0, sizeof(m));
+		m.hdr.type = RD_MSG_OPEN;
+		m.u.open.mode = RD_MODE_PULL;
+		m.u.open.chunk_size = EVIL_CHUNK;
+		m.u.open.digest.ptr = EVIL_DIGEST;
+		m.u.open.digest.len = (uint16_t)strlen(EVIL_DIGEST);
+		m.u.open.npaths = 1;
+		m.u.open.paths[0].ptr = path;
+		m.u.open.paths[0].len = (uint16_t)strlen(path);
+		if (rd_engine_send_msg_wait(c, &m, &err, 5000)) {
+			printf("idle %s: OPEN not sent: %s\n", stage, err.msg);
+			rd_conn_close(c);
+			return 2;
+		}
+	}
+	printf("idle %s: holding after %.1f s\n", stage, now_s() - t0);
 	while (now_s() - t0 < limit) {
-		r = rd_conn_poll(c, 200);
+		if (now_s() - credit_at >= 0.5) {
+			empty_credit(lower);
+			credit_at = now_s();
+		}
+		r = rd_conn_poll(c, 100);
+		while (rd_conn_recv(c, &buf, &len) == 1) {
+			if (!rd_msg_decode(buf, len, &m, &why)) {
+				if (m.hdr.type == RD_MSG_ERROR)
+					printf("idle %s: the server says: %.*s\n", stage,
+					       (int)m.u.error.text.len, m.u.error.text.ptr);
+				else if (m.hdr.type == RD_MSG_OPEN_OK)
+					printf("idle %s: OPEN_OK; asking nothing more\n", stage);
+			}
+			rd_conn_recv_done(c);
+		}
 		if (r < 0 && r != -RD_ETIMEOUT) {
-			printf("idle: dropped after %.1f s: %s\n", now_s() - t0,
+			printf("idle %s: dropped after %.1f s: %s\n", stage, now_s() - t0,
 			       rd_conn_err(c)->msg);
 			rd_conn_close(c);
 			return 0;
 		}
 	}
-	printf("idle: still connected after %.1f s\n", now_s() - t0);
+	printf("idle %s: still connected after %.1f s\n", stage, now_s() - t0);
 	rd_conn_close(c);
 	return 1;
 }
@@ -1230,7 +1300,7 @@ static void usage(void)
 			"       rdcp_evil pull-cases\n"
 			"       rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]\n"
 			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n"
-			"       rdcp_evil idle HOST PORT SECONDS\n"
+			"       rdcp_evil idle HOST PORT SECONDS [connect|tls|open MODULE/PATH]\n"
 			"       rdcp_evil swap DIR A B SECONDS\n");
 }
 
@@ -1247,8 +1317,9 @@ int main(int argc, char **argv)
 		return serve_evil(argv[2], argc - 3, argv + 3);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "serve-evil-ssh"))
 		return serve_evil_ssh(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
-	if (argc == 5 && !strcmp(argv[1], "idle"))
-		return idle_conn(argv[2], argv[3], argv[4]);
+	if (argc >= 5 && argc <= 7 && !strcmp(argv[1], "idle"))
+		return idle_conn(argv[2], argv[3], argv[4], argc >= 6 ? argv[5] : "connect",
+				 argc == 7 ? argv[6] : NULL);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bad-secret"))
 		return bad_secret(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 6 && !strcmp(argv[1], "swap"))
