@@ -213,7 +213,7 @@ static int open_dir_beneath(struct rd_sink *s, int dirfd, const char *path, int 
 		p += n + (slash ? 1 : 0);
 		if (n == 0 || !strcmp(comp, "."))
 			continue;
-		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW);
+		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW, 0);
 		close(fd);
 		fd = nfd;
 	}
@@ -850,7 +850,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	if (!f->resumed && rd_fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode) &&
 	    ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
-		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode))) {
 			close(f->exfd);
 			f->exfd = -1;
@@ -1226,7 +1226,7 @@ int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struc
 
 	if (chown_meta(s, pfd, name, m) < 0)
 		return fail(s, errno, path, len, "chown");
-	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
 		return fail(s, errno, path, len, "open");
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);

@@ -140,7 +140,7 @@ static int rec_load(struct rd_partial *p, int *changed)
 	ssize_t r;
 	int fd, ok = 0;
 
-	fd = rd_openat(p->pfd, p->rec, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = rd_openat(p->pfd, p->rec, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < PARTIAL_HDR + 8)

@@ -94,7 +94,7 @@ server() {
 	mkdir -p /tmp/dropw
 	chmod 1777 /tmp/dropw
 	cat >/tmp/drop.conf <<-EOF
-		port = 18722
+		port = 18724
 		user = nobody
 		group = nogroup
 		memory budget = 32M
@@ -292,9 +292,9 @@ client() {
 
 	# The daemon that dropped to nobody (user/group) still moves data.
 	rm -rf /tmp/pull/dropback.bin
-	run /tmp/src/data.bin "rdcp://$S:18722/drop/dropped.bin"
+	run /tmp/src/data.bin "rdcp://$S:18724/drop/dropped.bin"
 	check "user = nobody: push to the dropped daemon works" [ "$RC" -eq 0 ]
-	run "rdcp://$S:18722/drop/dropped.bin" /tmp/pull/dropback.bin
+	run "rdcp://$S:18724/drop/dropped.bin" /tmp/pull/dropback.bin
 	check "  and the pull back is byte-exact" cmp -s /tmp/src/data.bin /tmp/pull/dropback.bin
 }
 
