@@ -908,6 +908,10 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 				 (unsigned long long)e->st.files_failed,
 				 (unsigned long long)(e->st.files_failed + e->st.files_ok));
 	e->st.finished = 1;
+	if (ret == -RD_ESTOPPED && e->o.stop_text) {
+		rd_engine_send_error(c, RD_ESTOPPED, e->o.stop_text);
+		rd_conn_flush(c, 1000);
+	}
 out:
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (r->win[i].state != RF_FREE && r->win[i].f)
