@@ -917,11 +917,32 @@ static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
 	return 0;
 }
 
-int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+/* Read len bytes at off from fd, or fail: "what" names the read, "which"
+ * the file that came up short (it shrank under us). */
+static int pread_full(struct rd_sink_file *f, int fd, void *buf, size_t len, uint64_t off,
+		      const char *what, const char *which)
 {
 	char *p = buf;
 	ssize_t r;
 
+	while (len) {
+		r = pread(fd, p, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ffail(f, errno, what);
+		if (r == 0)
+			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: %s file shrank",
+					  esc(f->s, f->path, f->path_len), which);
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+{
 	if (f->exfd < 0)
 		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
 				  esc(f->s, f->path, f->path_len));
@@ -930,43 +951,14 @@ int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, ui
 	if (off + len > f->ex_size)
 		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
 				  esc(f->s, f->path, f->path_len));
-	while (len) {
-		r = pread(f->exfd, p, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return ffail(f, errno, "read existing");
-		if (r == 0)
-			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
-					  esc(f->s, f->path, f->path_len));
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
+	return pread_full(f, f->exfd, buf, len, off, "read existing", "existing");
 }
 
 int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
 {
-	char *p = buf;
-	ssize_t r;
-
 	if (range_ok(f, len, off) < 0)
 		return -RD_EPROTO;
-	while (len) {
-		r = pread(f->tmpfd, p, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return ffail(f, errno, "read partial of");
-		if (r == 0)
-			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: partial file shrank",
-					  esc(f->s, f->path, f->path_len));
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
+	return pread_full(f, f->tmpfd, buf, len, off, "read partial of", "partial");
 }
 
 int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off)
