@@ -15,6 +15,7 @@ PACKAGES=(
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# end-to-end tests and benchmarks
 	openssh-server openssh-client rsync tmux netcat-openbsd python3 xz-utils
+	acl attr # getfacl/setfacl, getfattr/setfattr: the -X/-A checks
 	# man page checks
 	groff-base man-db
 	# packaging: .deb and .rpm builds, lintian/rpmlint, the install test's

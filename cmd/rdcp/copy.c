@@ -487,13 +487,17 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
 		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
 		   (o->fsync ? RD_OF_FSYNC : 0) | (o->no_partial ? RD_OF_NO_PARTIAL : 0) |
-		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0);
+		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0) | o->meta;
 	/* -p: modes and times only; owners and groups only with -o / -g */
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
 			(o->group ? RD_SINK_PRESERVE_GROUP : 0) | (o->fsync ? RD_SINK_FSYNC : 0) |
 			(o->no_partial ? RD_SINK_NO_PARTIAL : 0) |
-			(o->trust_partial ? RD_SINK_TRUST_PARTIAL : 0);
+			(o->trust_partial ? RD_SINK_TRUST_PARTIAL : 0) |
+			((o->meta & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) |
+			((o->meta & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
+			((o->meta & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
+			((o->meta & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 	co.umask = rd_sink_process_umask();
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
@@ -587,6 +591,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	    (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
 		fprintf(stderr, "rdcp: note: %s does not keep owners or groups for this client; "
 				"files belong to the server's user\n",
+			op.host);
+	if (co.push && cl->connected && !o->quiet &&
+	    (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
+		fprintf(stderr, "rdcp: note: %s does not keep ACLs or devices for this client; "
+				"they are not sent\n",
 			op.host);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);

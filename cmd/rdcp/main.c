@@ -34,6 +34,19 @@ static void usage(FILE *out)
 		"  -p, --preserve             keep exact modes and times (never owners)\n"
 		"  -o, --owner                keep owners (as root; with -p also setuid/setgid)\n"
 		"  -g, --group                keep groups (as root)\n"
+		"  -a, --archive              -rlptgoD, as in rsync\n"
+		"  -H, --hard-links           hard links land as links; their data moves once\n"
+		"  -X, --xattrs               keep user.* extended attributes\n"
+		"  -A, --acls                 keep POSIX ACLs (implies -p)\n"
+		"  -S, --sparse               holes are not sent and stay holes\n"
+		"  -D                         --devices --specials\n"
+		"      --devices              make char and block devices (as root)\n"
+		"      --specials             make fifos and sockets\n"
+		"  -l, --links                accepted (rsync habit): symlinks are always\n"
+		"                             copied as links\n"
+		"  -t, --times                accepted: mtimes (to the ns) are always kept\n"
+		"      --numeric-ids          accepted: owners and groups always travel as\n"
+		"                             numbers (no name mapping)\n"
 		"  -q, --quiet                print only errors\n"
 		"  -v, --verbose              say more (repeatable): connection, device, GID\n"
 		"  -4, -6                     use IPv4 (IPv6) addresses only, for the host\n"
@@ -113,6 +126,9 @@ enum {
 	OPT_CERT,
 	OPT_KEY,
 	OPT_ENCRYPT,
+	OPT_DEVICES,
+	OPT_SPECIALS,
+	OPT_NUMERIC_IDS,
 	OPT_NO_PARTIAL,
 	OPT_TRUST_PARTIAL,
 	OPT_RETRIES,
@@ -123,6 +139,16 @@ static const struct option longopts[] = {
 	{"preserve", no_argument, NULL, 'p'},
 	{"owner", no_argument, NULL, 'o'},
 	{"group", no_argument, NULL, 'g'},
+	{"archive", no_argument, NULL, 'a'},
+	{"hard-links", no_argument, NULL, 'H'},
+	{"xattrs", no_argument, NULL, 'X'},
+	{"acls", no_argument, NULL, 'A'},
+	{"sparse", no_argument, NULL, 'S'},
+	{"links", no_argument, NULL, 'l'},
+	{"times", no_argument, NULL, 't'},
+	{"devices", no_argument, NULL, OPT_DEVICES},
+	{"specials", no_argument, NULL, OPT_SPECIALS},
+	{"numeric-ids", no_argument, NULL, OPT_NUMERIC_IDS},
 	{"quiet", no_argument, NULL, 'q'},
 	{"verbose", no_argument, NULL, 'v'},
 	{"help", no_argument, NULL, 'h'},
@@ -162,7 +188,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.fsync = 1;
 	o.timeout_s = 30;
-	while ((c = getopt_long(argc, argv, "rpogqvhe:46", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "rpogqvhe:46aHXASDlt", longopts, NULL)) != -1) {
 		switch (c) {
 		case '4':
 			o.family = AF_INET;
@@ -184,6 +210,36 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			o.quiet = 1;
+			break;
+		case 'a': /* rsync's -rlptgoD */
+			o.recursive = o.preserve = o.owner = o.group = 1;
+			o.meta |= RD_OF_DEVICES | RD_OF_SPECIALS;
+			break;
+		case 'H':
+			o.meta |= RD_OF_HARDLINKS;
+			break;
+		case 'X':
+			o.meta |= RD_OF_XATTRS;
+			break;
+		case 'A': /* as in rsync: ACLs imply exact modes */
+			o.meta |= RD_OF_ACLS;
+			o.preserve = 1;
+			break;
+		case 'S':
+			o.meta |= RD_OF_SPARSE;
+			break;
+		case 'D':
+			o.meta |= RD_OF_DEVICES | RD_OF_SPECIALS;
+			break;
+		case OPT_DEVICES:
+			o.meta |= RD_OF_DEVICES;
+			break;
+		case OPT_SPECIALS:
+			o.meta |= RD_OF_SPECIALS;
+			break;
+		case 'l': /* symlinks are always copied as links */
+		case 't': /* mtimes are always kept */
+		case OPT_NUMERIC_IDS: /* ids always travel as numbers */
 			break;
 		case 'v':
 			o.verbose++;

@@ -33,6 +33,7 @@ enum rdcp_exit {
 
 struct rdcp_opts {
 	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
+	unsigned meta; /* RD_OF_HARDLINKS, XATTRS, ACLS, SPARSE, DEVICES, SPECIALS */
 	const char *checksum;
 	uint64_t chunk_size, pool_size;
 	int depth;

@@ -6,13 +6,15 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <syslog.h>
 #include <sys/resource.h>
+#include <syslog.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,7 +39,8 @@
 #define RDCPD_CAPS                                                                             \
 	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |     \
 	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM | \
-	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS)
+	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |                \
+	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 
@@ -121,6 +124,81 @@ static void notify(struct logctx *lc, const char *state)
 	rd_err_clear(&e);
 	if (rd_sd_notify(state, &e) < 0)
 		log_line(lc, RD_LOG_WARN, e.msg);
+}
+
+/*
+ * Registration counts against RLIMIT_MEMLOCK once CAP_IPC_LOCK is gone.
+ * While still root, raise the limit to what the memory budget needs (plus
+ * room for control buffers), so no capability has to be kept: an
+ * unprivileged rdcpd pins what its budget allows and nothing more.
+ */
+static int memlock_for_budget(const struct rd_conf *c, char *line, size_t len)
+{
+	uint64_t want = c->memory_budget + ((uint64_t)64 << 20);
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_MEMLOCK, &rl))
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= want)
+		return 0;
+	rl.rlim_cur = want;
+	if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want)
+		rl.rlim_max = want;
+	if (setrlimit(RLIMIT_MEMLOCK, &rl)) {
+		snprintf(line, len,
+			 "cannot raise the locked-memory limit to %llu MiB for the memory "
+			 "budget before switching to user %s: %s",
+			 (unsigned long long)(want >> 20), c->user, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * user/group: give up root for good before any listener or RDMA file
+ * descriptor exists: the kernel refuses the RDMA devices' fds to a thread
+ * whose credentials changed after they were opened (lib/base/rd_fsid.h),
+ * so the drop cannot come after binding (a port below 1024 with 'user' is
+ * a configuration error for that reason). No
+ * capability is kept, CAP_IPC_LOCK included: the locked-memory limit is
+ * raised to the memory budget first (memlock_for_budget()).
+ */
+static int drop_privileges(struct logctx *lc)
+{
+	const struct rd_conf *c = lc->conf;
+	char buf[8192], line[256];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	gid_t gid;
+
+	if (!c->user[0])
+		return 0;
+	if (getpwnam_r(c->user, &pw, buf, sizeof(buf), &pwp) || !pwp) {
+		snprintf(line, sizeof(line), "user %s: no such user", c->user);
+		goto fail;
+	}
+	gid = pw.pw_gid;
+	if (c->group[0]) {
+		if (getgrnam_r(c->group, &gr, buf, sizeof(buf), &grp) || !grp) {
+			snprintf(line, sizeof(line), "group %s: no such group", c->group);
+			goto fail;
+		}
+		gid = gr.gr_gid;
+	}
+	if (memlock_for_budget(c, line, sizeof(line)))
+		goto fail;
+	if (setgroups(1, &gid) || setgid(gid) || setuid(pw.pw_uid) || !setuid(0)) {
+		snprintf(line, sizeof(line), "cannot switch to user %s: %s", c->user,
+			 strerror(errno ? errno : EPERM));
+		goto fail;
+	}
+	snprintf(line, sizeof(line), "running as user %s (uid %u, gid %u)", c->user,
+		 (unsigned)pw.pw_uid, (unsigned)gid);
+	log_line(lc, RD_LOG_INFO, line);
+	return 0;
+fail:
+	log_line(lc, RD_LOG_ERR, line);
+	return -1;
 }
 
 static void on_ready(void *ctx, unsigned port, const char *where)
@@ -628,6 +706,7 @@ int main(int argc, char **argv)
 			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
+	cfg.server.eo.stop_text = "the server is shutting down";
 	/*
 	 * The chunk size is the server's to decide (issue 7 item 6): at most
 	 * half the pool, so two slots fit and a session never pins more than
@@ -669,6 +748,10 @@ int main(int argc, char **argv)
 		log_line(&lc, RD_LOG_WARN, line);
 	}
 	lc.conf = conf;
+	if (drop_privileges(&lc)) {
+		ret = 1;
+		goto out;
+	}
 	ret = rd_daemon_run(&d, &cfg);
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);

@@ -674,13 +674,32 @@ static void test_system_checks(void **state)
 	assert_reported(&rec, text);
 	assert_true(rec_grep(&rec, "t.conf:10: module [m]: "));
 	assert_true(rec_grep(&rec, "nosuchdigest"));
+	/* module uid/gid with a global user: the daemon could not keep them */
+	assert_true(rec_grep(&rec, "module [m] has uid/gid, which needs rdcpd to stay root"));
 	/* a numeric uid needs no passwd entry; root exists */
-	assert_int_equal(c->nerrors, 5);
+	assert_int_equal(c->nerrors, 6);
 	/* the memory budget default was derived */
 	assert_true(c->memory_budget > 0);
 	assert_true(c->memory_budget_from[0] != '\0');
 	rd_conf_free(c);
 	unlink(key);
+}
+
+/* 'user' drops root before binding: a privileged port cannot work. */
+static void test_user_low_port(void **state)
+{
+	struct rd_conf *c;
+	int ret;
+
+	c = parse("user = root\nport = 873\n[m]\npath = /\n", &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(rd_conf_check(c, 0), -RD_EUSAGE);
+	assert_true(rec_grep(&rec, "t.conf:2: port 873 is below 1024, but with 'user'"));
+	rd_conf_free(c);
+	c = parse("user = root\nport = 1024\n[m]\npath = /\n", &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(rd_conf_check(c, 0), 0);
+	rd_conf_free(c);
 }
 
 static void test_cli_merge(void **state)
@@ -1017,6 +1036,7 @@ int main(void)
 	    cmocka_unit_test(test_nesting),
 	    cmocka_unit_test(test_nesting_system),
 	    cmocka_unit_test(test_system_checks),
+	    cmocka_unit_test(test_user_low_port),
 	    cmocka_unit_test(test_cli_merge),
 	    cmocka_unit_test(test_support),
 	    cmocka_unit_test(test_budget),

@@ -237,14 +237,15 @@ int rd_conf_check(struct rd_conf *c, unsigned flags);
 #define RD_CONF_CAP_HOSTS	 (1u << 1) /* hosts allow / deny */
 #define RD_CONF_CAP_AUTH_USERS	 (1u << 2)
 #define RD_CONF_CAP_WRITE_ONLY	 (1u << 3)
-#define RD_CONF_CAP_IDENTITY	 (1u << 4) /* uid, gid, user, group */
+#define RD_CONF_CAP_IDENTITY	 (1u << 4) /* module uid, gid */
 #define RD_CONF_CAP_ENCRYPTION	 (1u << 5)
 #define RD_CONF_CAP_CHECKSUM	 (1u << 6) /* checksum, refuse checksum none */
 #define RD_CONF_CAP_TCP		 (1u << 7)
 #define RD_CONF_CAP_MULTI_LISTEN (1u << 8)
 #define RD_CONF_CAP_LIMITS	 (1u << 9) /* per host, per module, auth timeout */
 #define RD_CONF_CAP_LIST	 (1u << 10)
-#define RD_CONF_CAP_MODULE_CONNS (1u << 11) /* a module's max connections */
+#define RD_CONF_CAP_DROP	 (1u << 11) /* global user, group: drop privileges */
+#define RD_CONF_CAP_MODULE_CONNS (1u << 12) /* a module's max connections */
 int rd_conf_check_support(struct rd_conf *c, unsigned caps);
 
 /*

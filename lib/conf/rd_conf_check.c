@@ -419,8 +419,26 @@ int rd_conf_check(struct rd_conf *c, unsigned flags)
 	if (c->tls_client_ca[0] && !c->tls_cert[0])
 		rd_conf_report(c, AT(c, c->set[RD_CK_TLS_CLIENT_CA]), RD_CONF_ERROR,
 			       "'tls client ca' needs 'tls certificate' and 'tls key'");
+	/* The drop comes before binding (the RDMA fds must be opened by the
+	 * final identity), so a privileged port cannot be bound after it. */
+	if (c->user[0] && c->port < 1024)
+		rd_conf_report(c, AT(c, c->set[RD_CK_PORT] ? c->set[RD_CK_PORT] : c->set[RD_CK_USER]),
+			       RD_CONF_ERROR,
+			       "port %u is below 1024, but with 'user' rdcpd gives up root before it "
+			       "binds: use a port of 1024 or more, or drop 'user' and start rdcpd as "
+			       "that user with CAP_NET_BIND_SERVICE (systemd AmbientCapabilities=)",
+			       c->port);
 	for (i = 0; i < c->nmods; i++) {
 		module_rules(c, c->mods[i]);
+		/* Per-module identities need root for the daemon's whole life. */
+		if (c->user[0] && (c->mods[i]->uid[0] || c->mods[i]->gid[0])) {
+			char l[RD_CONF_MODNAME_MAX + 16];
+
+			rd_conf_report(c, AT(c, c->mods[i]->line), RD_CONF_ERROR,
+				       "module %s has uid/gid, which needs rdcpd to stay root: "
+				       "remove the global 'user' or the module's uid/gid",
+				       mod_label(c->mods[i], l, sizeof(l)));
+		}
 		if (c->mods[i]->nusers && !c->secrets_file[0] && !c->tls_client_ca[0])
 			rd_conf_report(c, AT(c, c->mods[i]->set[RD_CK_AUTH_USERS]), RD_CONF_ERROR,
 				       "'auth users' needs a 'secrets file' or a 'tls client ca' "
@@ -570,9 +588,9 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 		rd_conf_report(c, AT(c, c->set[RD_CK_LISTEN]), RD_CONF_ERROR,
 			       "listen: this version of rdcpd listens on one address, not %d",
 			       c->nlisten);
-	if (!(caps & RD_CONF_CAP_IDENTITY) && c->set[RD_CK_USER])
+	if (!(caps & RD_CONF_CAP_DROP) && c->set[RD_CK_USER])
 		not_enforced(c, c->set[RD_CK_USER], RD_CONF_ERROR, "user", "");
-	if (!(caps & RD_CONF_CAP_IDENTITY) && c->set[RD_CK_GROUP])
+	if (!(caps & RD_CONF_CAP_DROP) && c->set[RD_CK_GROUP])
 		not_enforced(c, c->set[RD_CK_GROUP], RD_CONF_ERROR, "group", "");
 	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_CONNS_PER_HOST])
 		not_enforced(c, c->set[RD_CK_MAX_CONNS_PER_HOST], RD_CONF_WARNING,

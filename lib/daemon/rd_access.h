@@ -18,6 +18,7 @@
 #define RDCP_DAEMON_RD_ACCESS_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/conf/rd_conf.h"
@@ -46,5 +47,19 @@ int rd_access_anon_any(const struct rd_conf *c);
 
 /* lib/tls lookup callback over a secrets file (ctx: struct rd_secrets). */
 int rd_access_psk(void *secrets, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
+
+/*
+ * Take on the module's uid/gid for this session's file operations: an
+ * identity executor (lib/base/rd_fsid.h) bound to the calling thread, so
+ * the session's path-based calls run as that user while the thread keeps
+ * driving the transport. *x stays NULL for a module without uid/gid.
+ * Needs root; -RD_EPERM with a message otherwise. rd_access_leave(*x)
+ * unbinds and stops it.
+ */
+struct rd_fsid;
+int rd_access_enter(const struct rd_conf_module *m, struct rd_fsid **x, struct rd_err *err);
+void rd_access_leave(struct rd_fsid *x);
+/* The numeric ids of a module's uid/gid (-1: not set). 0 or -RD_ENOENT. */
+int rd_access_ids(const struct rd_conf_module *m, uid_t *uid, gid_t *gid, struct rd_err *err);
 
 #endif

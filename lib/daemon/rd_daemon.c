@@ -63,6 +63,8 @@ static void logf_(const struct rd_daemon_cfg *cfg, int level, const char *fmt, .
 struct session_auth {
 	const struct rd_daemon_cfg *cfg;
 	struct rd_peer_id peer;
+	const struct rd_conf_module *entered; /* whose uid/gid the files get */
+	struct rd_fsid *fsid;		      /* its identity executor, if any */
 	int counted[RD_OPEN_PATHS_MAX];	      /* module slots this session holds */
 	int ncounted;
 };
@@ -133,7 +135,18 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 		ret = module_slot(a, m, err);
 	if (ret)
 		return ret;
-	return 0;
+	/* One identity per session: the files are opened later, by the engine. */
+	if (a->entered && (strcmp(a->entered->uid, m->uid) || strcmp(a->entered->gid, m->gid)))
+		return rd_err_set(err, RD_EPERM, 0,
+				  "modules %s and %s act as different users (uid/gid): copy from "
+				  "them in separate sessions",
+				  a->entered->name, m->name);
+	if (a->entered)
+		return 0;
+	ret = rd_access_enter(m, &a->fsid, err);
+	if (!ret)
+		a->entered = m;
+	return ret;
 }
 
 /* "addr:port" or "[v6addr]:port" -> the address alone. */
@@ -248,6 +261,7 @@ static void *serve_one(void *arg)
 	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
 out:
 	rd_conn_close(c);
+	rd_access_leave(sa.fsid);
 	module_release(&sa);
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;

@@ -52,6 +52,13 @@ struct rd_engine_opts {
 	 * dropped all the same (issue 7 item 5). Over every transport.
 	 */
 	int idle_ms;
+	/*
+	 * A receiver stopped so: this text goes to the peer in an ERROR,
+	 * flushed, before the receive buffers are deregistered (after that
+	 * the peer's writes in flight fail and it would never read why).
+	 * NULL: the caller tells the peer, if anyone.
+	 */
+	const char *stop_text;
 };
 
 /*

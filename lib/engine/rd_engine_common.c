@@ -191,6 +191,17 @@ uint64_t rd_nchunks(uint64_t size, uint32_t chunk)
 	return size / chunk + (size % chunk ? 1 : 0);
 }
 
+uint32_t rd_sparse_len(const struct rd_extent *x, unsigned n, uint32_t chunk, uint64_t idx,
+		       uint64_t size)
+{
+	uint64_t total = 0, off;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		total += rd_sparse_piece(&x[i], chunk, idx, size, &off);
+	return (uint32_t)total; /* at most one chunk */
+}
+
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx)
 {
 	uint64_t off = idx * chunk;

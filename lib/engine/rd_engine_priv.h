@@ -18,6 +18,27 @@ uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx);
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size);
 
 /*
+ * Sparse files (-S, META SPARSE in rd_proto.h): piece i of chunk idx is
+ * where data extent i meets the chunk. rd_sparse_piece() gives its file
+ * offset and length (0: none); rd_sparse_len() the chunk's packed length.
+ */
+static inline uint64_t rd_sparse_piece(const struct rd_extent *x, uint32_t chunk, uint64_t idx,
+				       uint64_t size, uint64_t *off)
+{
+	uint64_t lo = idx * chunk, hi = lo + chunk, a, b;
+
+	if (hi > size)
+		hi = size;
+	a = x->off > lo ? x->off : lo;
+	b = x->off + x->len < hi ? x->off + x->len : hi;
+	*off = a;
+	return b > a ? b - a : 0;
+}
+
+uint32_t rd_sparse_len(const struct rd_extent *x, unsigned n, uint32_t chunk, uint64_t idx,
+		       uint64_t size);
+
+/*
  * Decode and hand every waiting message to on_msg, re-posting each buffer
  * after it; a message that does not decode goes to proto_err. Returns the
  * number handled or a negative status.

@@ -57,8 +57,14 @@ struct rfile {
 	int all_same;	     /* every chunk so far identical */
 	int failed;
 	int status;
-	char msg[RD_MSG_TEXT_MAX];
+	char msg[RD_MSG_TEXT_MAX]; /* why it failed; else notes, or "" */
+	char target[RD_PATH_MAX + 1]; /* HLINK */
+	size_t tlen;
 	uint64_t bytes;
+	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
+	int has_map; /* -S: only these extents move; the rest are holes */
+	unsigned nmap;
+	struct rd_extent map[RD_SPARSE_MAX];
 };
 
 struct rslot {
@@ -92,6 +98,7 @@ struct receiver {
 
 	int end_seen, fin_sent, fin_seen;
 	uint32_t end_nfiles;
+	struct rd_sink_acl acl[RD_ACL_MAX];
 };
 
 static struct rfile *win_of(struct receiver *r, uint32_t id)
@@ -133,6 +140,29 @@ static void sink_fail(struct receiver *r, struct rfile *f, int ret)
 	fail_file(r, f, ret, "%s", rd_sink_err(r->sink)->msg);
 }
 
+/* A note (metadata not kept): appended to msg, which DONE carries with status 0. */
+static void add_note(struct rfile *f, const char *text)
+{
+	size_t n = strlen(f->msg);
+
+	if (f->failed)
+		return;
+	if (n && n + 2 < sizeof(f->msg)) {
+		memcpy(f->msg + n, "; ", 3);
+		n += 2;
+	}
+	snprintf(f->msg + n, sizeof(f->msg) - n, "%s", text);
+}
+
+/* The result of a sink call that may end with a note. */
+static void sink_result(struct receiver *r, struct rfile *f, int ret)
+{
+	if (ret < 0)
+		sink_fail(r, f, ret);
+	else if (ret == RD_SINK_NOTE)
+		add_note(f, rd_sink_err(r->sink)->msg);
+}
+
 static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 {
 	sm->mode = m->mode;
@@ -150,6 +180,9 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 
 	if (r->end_seen)
 		return proto_err(r, "FILE after END");
+	f = win_of(r, r->next_id - 1);
+	if (f && f->more)
+		return proto_err(r, "FILE before the previous entry's META ended");
 	if (m->id != r->next_id)
 		return proto_err(r, "FILE ids out of order");
 	f = &r->win[m->id % RD_WINDOW_FILES];
@@ -157,7 +190,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		return proto_err(r, "more entries outstanding than the window allows");
 	if ((m->flags & RD_FF_POST) && m->type != RD_FT_DIR)
 		return proto_err(r, "POST flag on a non-directory");
-	if (m->type != RD_FT_REG && m->size)
+	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size)
 		return proto_err(r, "size on a non-regular entry");
 	memset(f, 0, sizeof(*f));
 	f->state = RF_ACTIVE;
@@ -168,6 +201,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	memcpy(f->path, m->path.ptr, m->path.len);
 	f->path[m->path.len] = '\0';
 	f->plen = m->path.len;
+	f->more = !!(m->flags & RD_FF_MORE);
 	r->next_id++;
 	r->active++;
 	r->e->st.entries++;
@@ -180,7 +214,21 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
 		if (ret)
 			sink_fail(r, f, ret);
+		if (!f->more) /* else done at its last META */
+			f->state = RF_DONE;
+		return 0;
+	case RD_FT_SPECIAL:
+		sink_result(r, f,
+			    rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size));
 		f->state = RF_DONE;
+		return 0;
+	case RD_FT_HLINK:
+		/* made once every earlier entry is done (settle) */
+		if (m->target.len > RD_PATH_MAX)
+			return proto_err(r, "hard link target too long");
+		memcpy(f->target, m->target.ptr, m->target.len);
+		f->target[m->target.len] = '\0';
+		f->tlen = m->target.len;
 		return 0;
 	case RD_FT_SYMLINK:
 		ret = rd_sink_symlink(r->sink, f->path, f->plen, root, m->target.ptr, m->target.len,
@@ -207,6 +255,55 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	default:
 		return proto_err(r, "unknown entry type");
 	}
+}
+
+/* One META item for the entry just announced (rd_proto.h, META). */
+static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
+{
+	struct rfile *f = win_of(r, m->id);
+	int root, ret = 0;
+	unsigned i;
+
+	if (!f || !f->more || m->id != r->next_id - 1)
+		return proto_err(r, "META for an entry that announced none");
+	root = !!(f->flags & RD_FF_ROOT);
+	if (m->kind == RD_META_SPARSE) {
+		struct rd_extent last = m->n ? rd_meta_extent(m, m->n - 1u) : (struct rd_extent){0, 0};
+
+		if (f->type != RD_FT_REG || f->has_map || last.off + last.len > f->meta.size)
+			return proto_err(r, "sparse map on a non-file, twice, or past its end");
+		for (i = 0; i < m->n; i++)
+			f->map[i] = rd_meta_extent(m, i);
+		f->nmap = m->n;
+		f->has_map = 1;
+		f->check = f->all_same = 0; /* chunks are packed: no comparison */
+	} else if (f->failed) {
+		/* nothing to apply it to */
+	} else if (m->kind == RD_META_XATTR) {
+		if (f->type == RD_FT_REG)
+			ret = rd_sink_file_xattr(f->f, m->name.ptr, m->name.len, m->value, m->vlen);
+		else
+			ret = rd_sink_dir_xattr(r->sink, f->path, f->plen, root, m->name.ptr,
+						m->name.len, m->value, m->vlen);
+	} else { /* ACL */
+		for (i = 0; i < m->n; i++) {
+			struct rd_acl_ent a = rd_meta_acl(m, i);
+
+			r->acl[i] = (struct rd_sink_acl){a.tag, a.perm, a.id};
+		}
+		if (f->type == RD_FT_REG)
+			ret = rd_sink_file_acl(f->f, m->acl_type, r->acl, m->n);
+		else
+			ret = rd_sink_dir_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl,
+					      m->n);
+	}
+	sink_result(r, f, ret);
+	if (m->flags & RD_MF_LAST) {
+		f->more = 0;
+		if (f->type == RD_FT_DIR)
+			f->state = RF_DONE;
+	}
+	return 0;
 }
 
 static struct rslot *slot_for(struct receiver *r, uint32_t slot, uint32_t id, uint64_t chunk)
@@ -299,6 +396,26 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 	return 0;
 }
 
+/* -S: each data piece of the chunk at its offset; holes stay unwritten. */
+static int write_packed(struct receiver *r, struct rfile *f, const uint8_t *buf, uint64_t chunk)
+{
+	uint64_t off, n;
+	size_t at = 0;
+	unsigned i;
+	int ret;
+
+	for (i = 0; i < f->nmap; i++) {
+		n = rd_sparse_piece(&f->map[i], r->e->o.chunk_size, chunk, f->meta.size, &off);
+		if (!n)
+			continue;
+		ret = rd_sink_file_write(f->f, buf + at, (size_t)n, off);
+		if (ret)
+			return ret;
+		at += (size_t)n;
+	}
+	return 0;
+}
+
 static int on_data(struct receiver *r, const struct rd_msg_data *d)
 {
 	struct rslot *s = slot_for(r, d->slot, d->id, d->chunk);
@@ -320,7 +437,9 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	}
 	if (d->kind == RD_GET_SUM)
 		return on_sum(r, f, s, d);
-	want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
+	want = f->has_map ? rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, d->chunk,
+					  f->meta.size)
+			  : rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
 	if (d->len != want) {
 		fail_file(r, f, RD_ESYS, "size changed on the sender while copying");
 		slot_release(r, s, f);
@@ -352,7 +471,10 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 			return 0;
 		}
 	}
-	ret = rd_sink_file_write(f->f, buf, want, d->chunk * r->e->o.chunk_size);
+	if (f->has_map)
+		ret = write_packed(r, f, buf, d->chunk);
+	else
+		ret = rd_sink_file_write(f->f, buf, want, d->chunk * r->e->o.chunk_size);
 	if (ret)
 		sink_fail(r, f, ret);
 	else {
@@ -398,14 +520,19 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 		return on_data(r, &m->u.data);
 	case RD_MSG_CHUNK_ERR:
 		return on_chunk_err(r, &m->u.chunk_err);
+	case RD_MSG_META:
+		return on_meta(r, &m->u.meta);
 	case RD_MSG_NOTE:
-		r->e->st.files_failed++;
+		/* code 0: information about an entry (metadata not read); no failure */
+		if (m->u.note.code)
+			r->e->st.files_failed++;
 		if (r->e->report) {
 			memcpy(path, m->u.note.path.ptr, m->u.note.path.len);
 			path[m->u.note.path.len] = '\0';
 			snprintf(text, sizeof(text), "sender: %.*s", (int)m->u.note.text.len,
 				 m->u.note.text.ptr);
-			r->e->report(r->e->report_ctx, path, m->u.note.path.len, -RD_ESYS, text);
+			r->e->report(r->e->report_ctx, path, m->u.note.path.len,
+				     m->u.note.code ? -RD_ESYS : 0, text);
 		}
 		return 0;
 	case RD_MSG_END:
@@ -544,7 +671,7 @@ static int schedule(struct receiver *r)
 	for (k = 0; k < RD_WINDOW_FILES; k++) {
 		struct rfile *f = win_of(r, r->oldest + k);
 
-		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed)
+		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
 		while (f->next < f->nchunks) {
 			struct rslot *s;
@@ -560,6 +687,13 @@ static int schedule(struct receiver *r)
 			if (!r->e->dg->sum_size)
 				src = RD_SINK_CHUNK_NONE;
 
+			if (f->has_map && !rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, f->next,
+							 f->meta.size)) {
+				f->next++; /* all hole: nothing to ask for */
+				f->done++;
+				n++; /* progress: settle may commit it now */
+				continue;
+			}
 			ret = slot_get(r, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next),
 				       &i);
 			if (ret < 0)
@@ -596,6 +730,16 @@ static int settle(struct receiver *r)
 		f = win_of(r, r->oldest + k);
 		if (!f)
 			break;
+		if (f->more)
+			continue; /* its META are still coming */
+		if (f->state == RF_ACTIVE && f->type == RD_FT_HLINK && k == 0) {
+			/* every earlier entry is done: its target is in place */
+			ret = rd_sink_hardlink(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+					       f->target, f->tlen);
+			if (ret)
+				sink_fail(r, f, ret);
+			f->state = RF_DONE;
+		}
 		if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed &&
 		    f->done == f->nchunks && !f->inflight) {
 			int keep = f->check && f->all_same;
@@ -613,7 +757,8 @@ static int settle(struct receiver *r)
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
 			f->state = RF_DONE;
-		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && k == 0) {
+		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && (f->flags & RD_FF_POST) &&
+		    k == 0) {
 			ret = rd_sink_dir_post(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
 					       &f->meta);
 			if (ret)
@@ -631,7 +776,7 @@ static int settle(struct receiver *r)
 		m.u.done.status = (uint16_t)(f->failed ? (f->status ? f->status : RD_ESYS) : 0);
 		m.u.done.bytes = f->bytes;
 		m.u.done.text.ptr = f->msg;
-		m.u.done.text.len = (uint16_t)(f->failed ? strlen(f->msg) : 0);
+		m.u.done.text.len = (uint16_t)strlen(f->msg); /* the failure, or notes */
 		ret = rd_engine_send_msg(r->c, &m, &r->e->err);
 		if (ret < 0)
 			return ret;
@@ -646,7 +791,7 @@ static int settle(struct receiver *r)
 		}
 		if (r->e->report)
 			r->e->report(r->e->report_ctx, f->path, f->plen,
-				     f->failed ? -m.u.done.status : 0, f->failed ? f->msg : NULL);
+				     f->failed ? -m.u.done.status : 0, f->msg[0] ? f->msg : NULL);
 		f->state = RF_FREE;
 		r->active--;
 		r->oldest++;
@@ -763,6 +908,10 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 				 (unsigned long long)e->st.files_failed,
 				 (unsigned long long)(e->st.files_failed + e->st.files_ok));
 	e->st.finished = 1;
+	if (ret == -RD_ESTOPPED && e->o.stop_text) {
+		rd_engine_send_error(c, RD_ESTOPPED, e->o.stop_text);
+		rd_conn_flush(c, 1000);
+	}
 out:
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (r->win[i].state != RF_FREE && r->win[i].f)

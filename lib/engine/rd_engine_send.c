@@ -31,6 +31,9 @@ struct swin {
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
+	unsigned nmap; /* -S: data extents; chunks carry only these bytes */
+	int has_map;
+	struct rd_extent map[RD_SPARSE_MAX];
 };
 
 struct sender {
@@ -55,6 +58,9 @@ struct sender {
 
 	struct rd_tree_entry ent;
 	int have_ent;	 /* ent fetched, not yet sent */
+	int file_sent;	 /* its FILE went out; META items / note still to send */
+	unsigned meta_sent;
+	uint32_t ent_id;
 	int ent_skip;	 /* ent is a skip notice */
 	char skip_msg[RD_MSG_TEXT_MAX];
 	int tree_done, end_sent, fin_seen, fin_sent;
@@ -203,17 +209,23 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 					     -(int)m->u.done.status, msg);
 			}
 		} else {
+			char msg[RD_MSG_TEXT_MAX + 1];
+
 			s->e->st.files_ok++;
 			if (w->type == RD_FT_REG)
 				s->e->st.bytes_files += w->size;
 			/* The receiver already had it: no byte of it moved. */
-			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes)
+			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes && !w->has_map)
 				s->e->st.files_same++;
 			/* What it held already (resumed, existing prefix) did not move. */
 			if (w->type == RD_FT_REG && w->size > m->u.done.bytes)
 				rd_stat_add(&s->e->st.bytes_resumed, w->size - m->u.done.bytes);
+			/* status 0 with text: done, with a note (metadata not kept) */
+			snprintf(msg, sizeof(msg), "%.*s", (int)m->u.done.text.len,
+				 m->u.done.text.ptr);
 			if (s->e->report)
-				s->e->report(s->e->report_ctx, w->path, w->plen, 0, NULL);
+				s->e->report(s->e->report_ctx, w->path, w->plen, 0,
+					     msg[0] ? msg : NULL);
 		}
 		if (w->fd >= 0)
 			close(w->fd);
@@ -231,6 +243,33 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 	default:
 		return proto_err(s, "unexpected message from the receiver");
 	}
+}
+
+static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got);
+
+/* -S: only the data pieces of the chunk, packed in order. */
+static int read_packed(const struct swin *w, uint32_t cs, uint64_t chunk, uint8_t *buf,
+		       uint32_t want, size_t *got)
+{
+	uint64_t off, n;
+	size_t at = 0, g;
+	unsigned i;
+	int r;
+
+	*got = 0;
+	for (i = 0; i < w->nmap && at < want; i++) {
+		n = rd_sparse_piece(&w->map[i], cs, chunk, w->size, &off);
+		if (!n)
+			continue;
+		r = read_full(w->fd, buf + at, (size_t)n, off, &g);
+		if (r)
+			return r;
+		at += g;
+		if (g != n)
+			break;
+	}
+	*got = at;
+	return 0;
 }
 
 static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got)
@@ -271,12 +310,18 @@ static int serve_get(struct sender *s)
 	w = win_of(s, g->id);
 	if (!w)
 		return proto_err(s, "GET for an entry already answered");
-	want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
+	if (w->has_map)
+		want = rd_sparse_len(w->map, w->nmap, s->e->o.chunk_size, g->chunk, w->size);
+	else
+		want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
 	r = buf_get(s, want, &b);
 	if (r)
 		return r < 0 ? r : 0;
 	buf = s->bufs[b].p;
-	r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
+	if (w->has_map)
+		r = read_packed(w, s->e->o.chunk_size, g->chunk, buf, want, &got);
+	else
+		r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
 	memset(&m, 0, sizeof(m));
 	if (r || got != want) {
 		if (r)
@@ -344,6 +389,47 @@ dequeue:
 	return 1;
 }
 
+/*
+ * After an entry's FILE: its META items (the last flagged RD_MF_LAST),
+ * then its note, if reading its metadata left one (NOTE with code 0: for
+ * information, nothing failed). 1 = sent one.
+ */
+static int emit_more(struct sender *s)
+{
+	struct rd_msg m;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	if (s->meta_sent < s->ent.nmeta) {
+		m.hdr.type = RD_MSG_META;
+		m.u.meta = s->ent.meta[s->meta_sent];
+		m.u.meta.id = s->ent_id;
+		m.u.meta.flags = s->meta_sent + 1 == s->ent.nmeta ? RD_MF_LAST : 0;
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		s->meta_sent++;
+		return 1;
+	}
+	if (s->ent.note[0]) {
+		m.hdr.type = RD_MSG_NOTE;
+		m.u.note.code = 0;
+		m.u.note.path.ptr = s->ent.path;
+		m.u.note.path.len = (uint16_t)s->ent.path_len;
+		m.u.note.text.ptr = s->ent.note;
+		m.u.note.text.len = (uint16_t)strlen(s->ent.note);
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+		if (s->e->report)
+			s->e->report(s->e->report_ctx, s->ent.path, s->ent.path_len, 0,
+				     s->ent.note);
+	}
+	s->file_sent = 0;
+	s->have_ent = 0;
+	return 1;
+}
+
 /* Announce the next entry if the window and a credit allow. 1 = did one. */
 static int emit_entry(struct sender *s)
 {
@@ -353,6 +439,8 @@ static int emit_entry(struct sender *s)
 
 	if (s->end_sent || !rd_conn_can_send(s->c))
 		return 0;
+	if (s->file_sent)
+		return emit_more(s);
 	if (!s->have_ent && !s->tree_done) {
 		r = rd_tree_next(s->t, &s->ent);
 		if (r < 0)
@@ -405,11 +493,12 @@ static int emit_entry(struct sender *s)
 	m.hdr.type = RD_MSG_FILE;
 	m.u.file.id = s->next_id;
 	m.u.file.type = s->ent.type;
-	m.u.file.flags = s->ent.flags;
+	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
 	m.u.file.mode = s->ent.mode;
 	m.u.file.uid = s->ent.uid;
 	m.u.file.gid = s->ent.gid;
-	m.u.file.size = s->ent.type == RD_FT_REG ? s->ent.size : 0;
+	m.u.file.size =
+	    s->ent.type == RD_FT_REG || s->ent.type == RD_FT_SPECIAL ? s->ent.size : 0;
 	m.u.file.mtime_sec = s->ent.mtime_sec;
 	m.u.file.mtime_nsec = s->ent.mtime_nsec;
 	m.u.file.path.ptr = s->ent.path;
@@ -428,13 +517,27 @@ static int emit_entry(struct sender *s)
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
+	w->has_map = 0;
+	if (w->type == RD_FT_REG && s->ent.nmeta &&
+	    s->ent.meta[s->ent.nmeta - 1].kind == RD_META_SPARSE) {
+		/* the walk puts the map last */
+		w->has_map = 1;
+		w->nmap = s->ent.meta[s->ent.nmeta - 1].n;
+		memcpy(w->map, s->ent.meta[s->ent.nmeta - 1].ext, w->nmap * sizeof(w->map[0]));
+	}
 	s->ent.fd = -1;
-	s->have_ent = 0;
 	s->outstanding++;
 	s->e->st.entries++;
 	rd_engine_progress(s->e);
 	if (w->type == RD_FT_REG)
 		rd_engine_set_cur(s->e, w->path, w->plen, w->size);
+	if (s->ent.nmeta || s->ent.note[0]) {
+		s->file_sent = 1;
+		s->meta_sent = 0;
+		s->ent_id = w->id;
+		return 1;
+	}
+	s->have_ent = 0;
 	return 1;
 }
 

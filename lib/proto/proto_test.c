@@ -570,7 +570,7 @@ static void test_refuse_chunk_size(void **state)
 
 static void test_refuse_ftype(void **state)
 {
-	static const uint8_t bad[] = {0, 4, 0xff};
+	static const uint8_t bad[] = {0, RD_FT_HLINK + 1, 0xff};
 	struct bld b;
 	size_t i;
 
@@ -703,6 +703,88 @@ static void test_refuse_note_path_too_long(void **state)
 	b_strz(&b, "skipped");
 	b_fix(&b);
 	expect_refused(&b, "note path too long");
+}
+
+/* Issue 13: META items, SPECIAL and HLINK entries; what the codec refuses. */
+static void test_meta_and_new_types(void **state)
+{
+	static const struct rd_extent bad[] = {{0, 8192}, {4096, 4096}};
+	static const struct rd_acl_ent badacl[] = {{7, 7, 0}};
+	static uint8_t buf[RD_CTRL_MAX];
+	struct rd_msg in, out;
+	const char *why;
+	int n;
+
+	(void)state;
+	memset(&in, 0, sizeof(in));
+	in.hdr.type = RD_MSG_META;
+	in.u.meta.id = 3;
+	in.u.meta.kind = RD_META_XATTR;
+	in.u.meta.flags = RD_MF_LAST;
+	in.u.meta.name.ptr = "user.k";
+	in.u.meta.name.len = 6;
+	in.u.meta.value = (const uint8_t *)"v\0w";
+	in.u.meta.vlen = 3;
+	n = rd_msg_encode(buf, sizeof(buf), &in);
+	assert_true(n > 0);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), 0);
+	assert_true(rd_msg_equal(&in, &out));
+	/* A value over the limit, an empty name: the encoder refuses too. */
+	in.u.meta.vlen = RD_XATTR_VAL_MAX + 1;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.meta.vlen = 3;
+	in.u.meta.name.len = 0;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	/* Overlapping extents, a bad ACL tag, unknown flags. */
+	memset(&in.u.meta, 0, sizeof(in.u.meta));
+	in.u.meta.kind = RD_META_SPARSE;
+	in.u.meta.n = 2;
+	in.u.meta.ext = bad;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.meta.kind = RD_META_ACL;
+	in.u.meta.acl_type = RD_ACL_ACCESS;
+	in.u.meta.n = 1;
+	in.u.meta.acl = badacl;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.meta.kind = RD_META_SPARSE;
+	in.u.meta.n = 0;
+	in.u.meta.flags = 0x80;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.meta.flags = 0;
+	n = rd_msg_encode(buf, sizeof(buf), &in); /* empty map: all hole */
+	assert_true(n > 0);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), 0);
+	assert_int_equal(out.u.meta.n, 0);
+	buf[RD_HDR_LEN + 4] = 9; /* unknown kind */
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), -RD_EPROTO);
+
+	/* SPECIAL: its mode must say which; only devices carry a number. */
+	memset(&in, 0, sizeof(in));
+	in.hdr.type = RD_MSG_FILE;
+	in.u.file.id = 1;
+	in.u.file.type = RD_FT_SPECIAL;
+	in.u.file.mode = 010644; /* fifo */
+	in.u.file.path.ptr = "f";
+	in.u.file.path.len = 1;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
+	in.u.file.size = 5;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.file.mode = 020600; /* char device 0:5 */
+	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
+	in.u.file.mode = 0100600; /* a regular file is not special */
+	in.u.file.size = 0;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	/* HLINK: the target is a wire path; MORE only on REG and DIR. */
+	in.u.file.type = RD_FT_HLINK;
+	in.u.file.size = 0;
+	in.u.file.target.ptr = "../x";
+	in.u.file.target.len = 4;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.file.target.ptr = "d/x";
+	in.u.file.target.len = 3;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
+	in.u.file.flags = RD_FF_MORE;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
 }
 
 /* Every prefix of a valid message is refused, with or without a
@@ -872,6 +954,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_dlen),
 	    cmocka_unit_test(test_refuse_note_path_too_long),
 	    cmocka_unit_test(test_truncated_everywhere),
+	    cmocka_unit_test(test_meta_and_new_types),
 	    cmocka_unit_test(test_path_check_table),
 	    cmocka_unit_test(test_cm_roundtrip),
 	    cmocka_unit_test(test_names),

@@ -12,6 +12,7 @@
 #include "lib/proto/rd_proto.h"
 
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/base/rd_err.h"
 #include "lib/proto/rd_proto_buf.h"
@@ -84,12 +85,30 @@ static const char *open_check(const struct rd_msg_open *o)
 	return NULL;
 }
 
+static const char *special_check(const struct rd_msg_file *f)
+{
+	switch (f->mode & S_IFMT) {
+	case S_IFCHR:
+	case S_IFBLK:
+		return NULL;
+	case S_IFIFO:
+	case S_IFSOCK:
+		return f->size ? "device number on a fifo or socket" : NULL;
+	default:
+		return "special entry of no special type";
+	}
+}
+
 static const char *file_check(const struct rd_msg_file *f)
 {
 	const char *why;
 
-	if (f->type != RD_FT_REG && f->type != RD_FT_DIR && f->type != RD_FT_SYMLINK)
+	if (f->type < RD_FT_REG || f->type > RD_FT_HLINK)
 		return "bad file type";
+	if (f->flags & ~RD_FF_KNOWN)
+		return "unknown entry flags";
+	if ((f->flags & RD_FF_MORE) && f->type != RD_FT_REG && f->type != RD_FT_DIR)
+		return "metadata announced for an entry that takes none";
 	if (f->mtime_nsec >= NSEC_PER_SEC)
 		return "mtime nanoseconds out of range";
 	why = wire_path_check(&f->path);
@@ -98,6 +117,10 @@ static const char *file_check(const struct rd_msg_file *f)
 	why = str_check(&f->target, RD_PATH_MAX, "symlink target too long");
 	if (why)
 		return why;
+	if (f->type == RD_FT_SPECIAL && (why = special_check(f)))
+		return why;
+	if (f->type == RD_FT_HLINK)
+		return wire_path_check(&f->target);
 	if (f->type != RD_FT_SYMLINK)
 		return f->target.len ? "link target on a non-symlink" : NULL;
 	if (f->target.len == 0)
@@ -105,6 +128,95 @@ static const char *file_check(const struct rd_msg_file *f)
 	if (memchr(f->target.ptr, '\0', f->target.len))
 		return "NUL byte in symlink target";
 	return NULL;
+}
+
+struct rd_acl_ent rd_meta_acl(const struct rd_msg_meta *m, unsigned i)
+{
+	struct rd_acl_ent a = {0, 0, 0};
+	const uint8_t *p;
+
+	if (m->acl)
+		return m->acl[i];
+	if (!m->raw)
+		return a;
+	p = m->raw + (size_t)i * 6;
+	a.tag = p[0];
+	a.perm = p[1];
+	a.id = (uint32_t)p[2] << 24 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 8 | p[5];
+	return a;
+}
+
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+struct rd_extent rd_meta_extent(const struct rd_msg_meta *m, unsigned i)
+{
+	struct rd_extent x = {0, 0};
+
+	if (m->ext)
+		return m->ext[i];
+	if (!m->raw)
+		return x;
+	x.off = be64(m->raw + (size_t)i * 16);
+	x.len = be64(m->raw + (size_t)i * 16 + 8);
+	return x;
+}
+
+static const char *meta_check(const struct rd_msg_meta *m)
+{
+	struct rd_acl_ent a;
+	struct rd_extent x;
+	uint64_t end = 0;
+	unsigned i;
+	const char *why;
+
+	if (m->flags & ~RD_MF_LAST)
+		return "unknown META flags";
+	switch (m->kind) {
+	case RD_META_XATTR:
+		why = str_check(&m->name, RD_XATTR_NAME_MAX, "xattr name too long");
+		if (why)
+			return why;
+		if (!m->name.len || memchr(m->name.ptr, '\0', m->name.len))
+			return "empty xattr name or NUL in it";
+		if (m->vlen > RD_XATTR_VAL_MAX)
+			return "xattr value too long";
+		return m->vlen && !m->value ? "xattr without value bytes" : NULL;
+	case RD_META_ACL:
+		if (m->acl_type != RD_ACL_ACCESS && m->acl_type != RD_ACL_DEFAULT)
+			return "bad ACL type";
+		if (m->n == 0 || m->n > RD_ACL_MAX)
+			return "bad ACL entry count";
+		if (!m->acl && !m->raw)
+			return "ACL without entries";
+		for (i = 0; i < m->n; i++) {
+			a = rd_meta_acl(m, i);
+			if (a.tag < RD_ACL_USER_OBJ || a.tag > RD_ACL_OTHER || a.perm > 7)
+				return "bad ACL entry";
+		}
+		return NULL;
+	case RD_META_SPARSE:
+		if (m->n > RD_SPARSE_MAX)
+			return "too many sparse extents";
+		if (m->n && !m->ext && !m->raw)
+			return "sparse map without extents";
+		for (i = 0; i < m->n; i++) {
+			x = rd_meta_extent(m, i);
+			if (!x.len || x.off < end || x.off + x.len < x.off)
+				return "sparse extents empty, out of order or overlapping";
+			end = x.off + x.len;
+		}
+		return NULL;
+	default:
+		return "unknown META kind";
+	}
 }
 
 static const char *kind_check(uint8_t kind)
@@ -151,6 +263,8 @@ static const char *msg_check(const struct rd_msg *m)
 	case RD_MSG_NOTE:
 		why = str_check(&m->u.note.path, RD_PATH_MAX, "note path too long");
 		return why ? why : text_check(&m->u.note.text);
+	case RD_MSG_META:
+		return meta_check(&m->u.meta);
 	default:
 		return "unknown message type";
 	}
@@ -182,6 +296,42 @@ static void put_file(struct rd_wcur *w, const struct rd_msg_file *f)
 	rd_put_u32(w, f->mtime_nsec);
 	rd_put_str(w, &f->path);
 	rd_put_str(w, &f->target);
+}
+
+static void put_meta(struct rd_wcur *w, const struct rd_msg_meta *m)
+{
+	struct rd_acl_ent a;
+	struct rd_extent x;
+	unsigned i;
+
+	rd_put_u32(w, m->id);
+	rd_put_u8(w, m->kind);
+	rd_put_u8(w, m->flags);
+	switch (m->kind) {
+	case RD_META_XATTR:
+		rd_put_str(w, &m->name);
+		rd_put_u32(w, m->vlen);
+		rd_put_bytes(w, m->value, m->vlen);
+		break;
+	case RD_META_ACL:
+		rd_put_u8(w, m->acl_type);
+		rd_put_u16(w, m->n);
+		for (i = 0; i < m->n; i++) {
+			a = rd_meta_acl(m, i);
+			rd_put_u8(w, a.tag);
+			rd_put_u8(w, a.perm);
+			rd_put_u32(w, a.id);
+		}
+		break;
+	default: /* SPARSE */
+		rd_put_u16(w, m->n);
+		for (i = 0; i < m->n; i++) {
+			x = rd_meta_extent(m, i);
+			rd_put_u64(w, x.off);
+			rd_put_u64(w, x.len);
+		}
+		break;
+	}
 }
 
 static void put_get(struct rd_wcur *w, const struct rd_msg_get *g)
@@ -251,6 +401,9 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		rd_put_u16(w, m->u.note.code);
 		rd_put_str(w, &m->u.note.path);
 		rd_put_str(w, &m->u.note.text);
+		break;
+	case RD_MSG_META:
+		put_meta(w, &m->u.meta);
 		break;
 	case RD_MSG_FIN:
 		rd_put_u32(w, m->u.fin.files_ok);
@@ -356,6 +509,50 @@ static void get_data(struct rd_rcur *r, struct rd_msg_data *d)
 		memcpy(d->digest, p, d->dlen);
 }
 
+static void get_meta(struct rd_rcur *r, struct rd_msg_meta *m)
+{
+	m->id = rd_get_u32(r);
+	m->kind = rd_get_u8(r);
+	m->flags = rd_get_u8(r);
+	switch (m->kind) {
+	case RD_META_XATTR:
+		rd_get_str(r, &m->name, RD_XATTR_NAME_MAX, "xattr name too long");
+		m->vlen = rd_get_u32(r);
+		if (r->why)
+			return;
+		if (m->vlen > RD_XATTR_VAL_MAX) {
+			rd_rcur_fail(r, "xattr value too long");
+			return;
+		}
+		m->value = rd_rcur_take(r, m->vlen);
+		break;
+	case RD_META_ACL:
+		m->acl_type = rd_get_u8(r);
+		m->n = rd_get_u16(r);
+		if (r->why)
+			return;
+		if (m->n > RD_ACL_MAX) {
+			rd_rcur_fail(r, "bad ACL entry count");
+			return;
+		}
+		m->raw = rd_rcur_take(r, (size_t)m->n * 6);
+		break;
+	case RD_META_SPARSE:
+		m->n = rd_get_u16(r);
+		if (r->why)
+			return;
+		if (m->n > RD_SPARSE_MAX) {
+			rd_rcur_fail(r, "too many sparse extents");
+			return;
+		}
+		m->raw = rd_rcur_take(r, (size_t)m->n * 16);
+		break;
+	default:
+		rd_rcur_fail(r, "unknown META kind");
+		break;
+	}
+}
+
 static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 {
 	switch (m->hdr.type) {
@@ -399,6 +596,9 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.note.code = rd_get_u16(r);
 		rd_get_str(r, &m->u.note.path, RD_PATH_MAX, "note path too long");
 		rd_get_str(r, &m->u.note.text, RD_MSG_TEXT_MAX, "message text too long");
+		break;
+	case RD_MSG_META:
+		get_meta(r, &m->u.meta);
 		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = rd_get_u32(r);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The rdcp wire protocol, version 2 (2 added the GET/DATA seq). This comment is the specification;
- * docs/PROTOCOL.md only points here.
+ * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
  * wire is checked against the hard limits below before it is used, every
@@ -85,16 +85,26 @@
  *
  *    FILE (5), sender -> receiver:
  *	 0 u32 id	  entry id
- *	 4 u8  type	  enum rd_ftype (REG 1, DIR 2, SYMLINK 3), else refused
+ *	 4 u8  type	  enum rd_ftype (REG 1, DIR 2, SYMLINK 3, SPECIAL 4,
+ *			  HLINK 5), else refused
  *	 5 u8  flags	  RD_FF_*
- *	 6 u32 mode	  st_mode bits
+ *	 6 u32 mode	  st_mode bits; SPECIAL: the type bits say which
+ *			  (S_IFIFO, S_IFSOCK, S_IFCHR, S_IFBLK), else refused
  *	10 u32 uid
  *	14 u32 gid
- *	18 u64 size
+ *	18 u64 size	  REG: bytes; SPECIAL S_IFCHR/S_IFBLK: the device
+ *			  number, major << 32 | minor; all others 0
  *	26 s64 mtime_sec  two's complement
  *	34 u32 mtime_nsec < 1000000000
  *	38 str path	  rd_path_check()
- *	 + str target	  SYMLINK: 1..RD_PATH_MAX bytes, no NUL; others: empty
+ *	 + str target	  SYMLINK: 1..RD_PATH_MAX bytes, no NUL; HLINK: the
+ *			  wire path (rd_path_check()) of an earlier REG entry
+ *			  of this session, the first of its link group (-H);
+ *			  others: empty
+ *    SPECIAL is sent only with RD_OF_SPECIALS (fifo, socket) or
+ *    RD_OF_DEVICES (char, block) honoured, HLINK only with RD_OF_HARDLINKS.
+ *    An HLINK is made (a link to the target, under its own name) once
+ *    every earlier entry is done; its data never moves again.
  *
  *    END (6), sender -> receiver:
  *	 0 u32 nfiles	  number of FILE messages sent
@@ -132,12 +142,42 @@
  *	 0 u32 id
  *	 4 u16 status	  0 ok, else RD_E*
  *	 6 u64 bytes	  data bytes actually moved
- *	14 str text	  0..RD_MSG_TEXT_MAX bytes
+ *	14 str text	  0..RD_MSG_TEXT_MAX bytes: why it failed; with status
+ *			  0, notes (metadata the receiver could not apply)
  *
  *    NOTE (11), sender -> receiver:
- *	 0 u16 code	  RD_E*
+ *	 0 u16 code	  RD_E*: the entry was skipped (a failure); 0: only
+ *			  information about an entry sent (metadata that could
+ *			  not be read), nothing failed
  *	 2 str path	  0..RD_PATH_MAX bytes, any bytes (only displayed)
  *	 + str text	  0..RD_MSG_TEXT_MAX bytes
+ *
+ *    META (14), sender -> receiver: more about the FILE just sent, which
+ *    had RD_FF_MORE; one item per message, the last with RD_MF_LAST. Only
+ *    the most recent FILE may get META, only until its LAST; the receiver
+ *    requests no chunk of that file before its LAST.
+ *	 0 u32 id	  the FILE's id
+ *	 4 u8  kind	  enum rd_meta_kind, else refused
+ *	 5 u8  flags	  RD_MF_*; other bits refused
+ *	 XATTR (1), -X (only "user." names are sent and applied):
+ *	 6 str name	  1..RD_XATTR_NAME_MAX bytes, no NUL
+ *	 + u32 vlen	  0..RD_XATTR_VAL_MAX
+ *	 + u8  value[vlen]
+ *	 ACL (2), -A (POSIX.1e; REG and DIR only):
+ *	 6 u8  type	  RD_ACL_ACCESS 1, RD_ACL_DEFAULT 2 (DIR only)
+ *	 7 u16 n	  1..RD_ACL_MAX
+ *	 9 n x { u8 tag (enum rd_acl_tag), u8 perm (0..7: r 4, w 2, x 1),
+ *		 u32 id (USER/GROUP: uid/gid; others 0) }
+ *	 SPARSE (3), -S, REG only: the file's data extents, the rest are
+ *	 holes (found with SEEK_DATA/SEEK_HOLE); at most one per file:
+ *	 6 u16 n	  0..RD_SPARSE_MAX (0: all of the file is a hole)
+ *	 8 n x { u64 off, u64 len }  len > 0, ascending, not overlapping,
+ *			  off + len <= the FILE's size
+ *	 With a map, chunk c of the file carries only the bytes of the
+ *	 extents inside [c * chunk_size, (c + 1) * chunk_size), packed in
+ *	 order: DATA len (and the digest) cover just those bytes, and a
+ *	 chunk without any is never requested. The receiver writes each
+ *	 piece at its offset and leaves the holes unwritten.
  *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
@@ -277,6 +317,7 @@ enum rd_msg_type {
 	RD_MSG_NOTE = 11,
 	RD_MSG_FIN = 12,
 	RD_MSG_TLS = 13, /* a TLS record: opened by lib/xport, never decoded */
+	RD_MSG_META = 14,
 	RD_MSG_TYPE_MAX
 };
 
@@ -297,13 +338,58 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_GROUP	0x10u /* -g: group (gid) */
 #define RD_OF_NO_PARTIAL    0x20u /* --no-partial: receiver keeps no partials */
 #define RD_OF_TRUST_PARTIAL 0x40u /* --trust-partial: with checksum none */
-#define RD_OF_KNOWN	0x7fu
+/*
+ * rsync's metadata flags (issue 13). A daemon drops ACLS and DEVICES for
+ * a client that is not mapped (ACL entries name local users; a device
+ * node is a way into the machine), like OWNER and GROUP.
+ */
+#define RD_OF_HARDLINKS 0x80u  /* -H: link groups land as links */
+#define RD_OF_XATTRS	0x100u /* -X: user.* extended attributes */
+#define RD_OF_ACLS	0x200u /* -A: POSIX ACLs */
+#define RD_OF_SPARSE	0x400u /* -S: holes stay holes, never sent */
+#define RD_OF_DEVICES	0x800u /* --devices: char and block devices (root) */
+#define RD_OF_SPECIALS	0x1000u /* --specials: fifos and sockets */
+#define RD_OF_KNOWN	0x1fffu
 
-enum rd_ftype { RD_FT_REG = 1, RD_FT_DIR = 2, RD_FT_SYMLINK = 3 };
+enum rd_ftype {
+	RD_FT_REG = 1,
+	RD_FT_DIR = 2,
+	RD_FT_SYMLINK = 3,
+	RD_FT_SPECIAL = 4, /* fifo, socket, char or block device */
+	RD_FT_HLINK = 5	   /* hard link to an earlier REG entry */
+};
 
 /* FILE flags */
 #define RD_FF_ROOT 0x1u /* first component is a top-level source */
 #define RD_FF_POST 0x2u /* directory, after its contents: apply metadata */
+#define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
+#define RD_FF_KNOWN 0x7u
+
+/* META */
+enum rd_meta_kind { RD_META_XATTR = 1, RD_META_ACL = 2, RD_META_SPARSE = 3 };
+#define RD_MF_LAST	   0x1u /* the entry's last META */
+#define RD_XATTR_NAME_MAX  255
+#define RD_XATTR_VAL_MAX   15360 /* larger values are not sent (a note) */
+#define RD_ACL_MAX	   1024
+#define RD_SPARSE_MAX	   256 /* the sender merges extents to fit */
+enum rd_acl_type { RD_ACL_ACCESS = 1, RD_ACL_DEFAULT = 2 };
+enum rd_acl_tag {
+	RD_ACL_USER_OBJ = 1,
+	RD_ACL_USER = 2,
+	RD_ACL_GROUP_OBJ = 3,
+	RD_ACL_GROUP = 4,
+	RD_ACL_MASK = 5,
+	RD_ACL_OTHER = 6
+};
+
+struct rd_acl_ent {
+	uint8_t tag, perm;
+	uint32_t id;
+};
+
+struct rd_extent {
+	uint64_t off, len;
+};
 
 enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2 };
 
@@ -423,6 +509,28 @@ struct rd_msg_fin {
 	uint64_t bytes;
 };
 
+/*
+ * META. Encoding reads acl[] / ext[]; decoding leaves them NULL and points
+ * raw at the n wire entries: read them with rd_meta_acl() / rd_meta_extent().
+ */
+struct rd_msg_meta {
+	uint32_t id;
+	uint8_t kind;  /* enum rd_meta_kind */
+	uint8_t flags; /* RD_MF_* */
+	struct rd_str name; /* XATTR */
+	const uint8_t *value;
+	uint32_t vlen;
+	uint8_t acl_type; /* ACL: enum rd_acl_type */
+	uint16_t n;	  /* ACL, SPARSE: entries */
+	const struct rd_acl_ent *acl;
+	const struct rd_extent *ext;
+	const uint8_t *raw;
+};
+
+/* Entry i of a META's ACL or SPARSE list (encoder arrays or wire bytes). */
+struct rd_acl_ent rd_meta_acl(const struct rd_msg_meta *m, unsigned i);
+struct rd_extent rd_meta_extent(const struct rd_msg_meta *m, unsigned i);
+
 /* One decoded control message. */
 struct rd_msg {
 	struct rd_hdr hdr;
@@ -438,6 +546,7 @@ struct rd_msg {
 		struct rd_msg_done done;
 		struct rd_msg_note note;
 		struct rd_msg_fin fin;
+		struct rd_msg_meta meta;
 	} u;
 };
 

@@ -47,11 +47,40 @@ static void sample_open(struct rd_msg_open *o, int variant)
 		o->paths[i] = str_of(paths[i % 4]);
 }
 
+/* Variant 0: an access ACL; 1: the largest sparse map. */
+static void sample_meta(struct rd_msg_meta *m, int variant)
+{
+	static const struct rd_acl_ent acl[] = {{RD_ACL_USER_OBJ, 6, 0},
+						{RD_ACL_USER, 5, 0xffffffffu},
+						{RD_ACL_GROUP_OBJ, 4, 0},
+						{RD_ACL_MASK, 7, 0},
+						{RD_ACL_OTHER, 0, 0}};
+	static struct rd_extent ext[RD_SPARSE_MAX];
+	unsigned i;
+
+	m->id = variant ? 0xffffffffu : 7;
+	m->flags = variant ? RD_MF_LAST : 0;
+	if (!variant) {
+		m->kind = RD_META_ACL;
+		m->acl_type = RD_ACL_ACCESS;
+		m->n = 5;
+		m->acl = acl;
+		return;
+	}
+	for (i = 0; i < RD_SPARSE_MAX; i++) {
+		ext[i].off = (uint64_t)i << 40;
+		ext[i].len = i == RD_SPARSE_MAX - 1 ? (1ull << 40) : 4096;
+	}
+	m->kind = RD_META_SPARSE;
+	m->n = RD_SPARSE_MAX;
+	m->ext = ext;
+}
+
 static void sample_file(struct rd_msg_file *f, int variant)
 {
 	f->id = variant ? 0xffffffffu : 1;
 	f->type = variant ? RD_FT_SYMLINK : RD_FT_REG;
-	f->flags = variant ? 0xff : RD_FF_ROOT;
+	f->flags = variant ? RD_FF_ROOT | RD_FF_POST : RD_FF_ROOT;
 	f->mode = variant ? 0xffffffffu : 0100644;
 	f->uid = variant ? 0xffffffffu : 1000;
 	f->gid = variant ? 0xfffffffeu : 1000;
@@ -134,6 +163,9 @@ static void sample_payload(struct rd_msg *m, int v)
 		m->u.note.text =
 		    v ? str_n(long_text, sizeof(long_text)) : str_of("not a regular file");
 		break;
+	case RD_MSG_META:
+		sample_meta(&m->u.meta, v);
+		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = v ? 0xffffffffu : 10;
 		m->u.fin.files_failed = v ? 0xffffffffu : 1;
@@ -199,6 +231,27 @@ static bool data_eq(const struct rd_msg_data *a, const struct rd_msg_data *b)
 	       memcmp(a->digest, b->digest, a->dlen) == 0;
 }
 
+static bool meta_eq(const struct rd_msg_meta *a, const struct rd_msg_meta *b)
+{
+	unsigned i;
+
+	if (a->id != b->id || a->kind != b->kind || a->flags != b->flags || a->n != b->n ||
+	    a->acl_type != b->acl_type || !str_eq(&a->name, &b->name) || a->vlen != b->vlen ||
+	    (a->vlen && memcmp(a->value, b->value, a->vlen)))
+		return false;
+	for (i = 0; i < a->n; i++) {
+		struct rd_acl_ent x = rd_meta_acl(a, i), y = rd_meta_acl(b, i);
+		struct rd_extent e = rd_meta_extent(a, i), f = rd_meta_extent(b, i);
+
+		if (a->kind == RD_META_ACL &&
+		    (x.tag != y.tag || x.perm != y.perm || x.id != y.id))
+			return false;
+		if (a->kind == RD_META_SPARSE && (e.off != f.off || e.len != f.len))
+			return false;
+	}
+	return true;
+}
+
 bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 {
 	if (a->hdr.type != b->hdr.type || a->hdr.credits != b->hdr.credits)
@@ -236,6 +289,8 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return a->u.note.code == b->u.note.code &&
 		       str_eq(&a->u.note.path, &b->u.note.path) &&
 		       str_eq(&a->u.note.text, &b->u.note.text);
+	case RD_MSG_META:
+		return meta_eq(&a->u.meta, &b->u.meta);
 	case RD_MSG_FIN:
 		return a->u.fin.files_ok == b->u.fin.files_ok &&
 		       a->u.fin.files_failed == b->u.fin.files_failed &&

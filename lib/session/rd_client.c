@@ -222,7 +222,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	}
 	if (o->push) {
 		ret = rd_tree_open_paths(&t, o->local, o->nlocal,
-				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, &cl->err);
+				   o->flags & RD_TREE_FLAGS, &cl->err);
 		if (ret)
 			goto out;
 	} else {
@@ -266,6 +266,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret)
 		goto out;
 	phase(cl, "chunk key derived");
+	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
+	if (t)
+		rd_tree_set_flags(t, ok.flags & o->flags & RD_TREE_FLAGS);
 	if (o->push)
 		ret = rd_engine_send(&cl->e, c, t);
 	else

@@ -6,6 +6,7 @@
  * so neither ".." nor a symlink can lead a client out of its module.
  */
 #include "lib/session/rd_session.h"
+#include "lib/base/rd_fsid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -144,7 +145,7 @@ static int open_beneath(int dirfd, const char *rel, int flags)
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-	r = syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
+	r = rd_openat2(dirfd, rel, &how, sizeof(how));
 	return r < 0 ? -errno : (int)r;
 }
 
@@ -254,8 +255,9 @@ static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_op
 {
 	uint32_t f = o->flags & RD_OF_KNOWN;
 
+	/* ACL entries name local users; a device node is a way into the machine */
 	if (o->mode == RD_MODE_PUSH && !client_mapped(cfg))
-		f &= ~(RD_OF_OWNER | RD_OF_GROUP);
+		f &= ~(RD_OF_OWNER | RD_OF_GROUP | RD_OF_ACLS | RD_OF_DEVICES);
 	return f;
 }
 
@@ -300,7 +302,10 @@ static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_
 	       ((f & RD_OF_GROUP) ? RD_SINK_PRESERVE_GROUP : 0) |
 	       ((f & RD_OF_FSYNC) ? RD_SINK_FSYNC : 0) |
 	       ((f & RD_OF_NO_PARTIAL) ? RD_SINK_NO_PARTIAL : 0) |
-	       ((f & RD_OF_TRUST_PARTIAL) ? RD_SINK_TRUST_PARTIAL : 0);
+	       ((f & RD_OF_TRUST_PARTIAL) ? RD_SINK_TRUST_PARTIAL : 0) |
+	       ((f & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) | ((f & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
+	       ((f & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
+	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 }
 
 /* Refuse with the message already in err (it is reused for the reply). */
@@ -373,7 +378,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 				    err);
 	else
 		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
-				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+				   honoured(cfg, o) & RD_TREE_FLAGS, err);
 	if (ret) {
 		ret = refuse_err(c, err, ret);
 		goto out;
@@ -509,7 +514,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	}
 	if (o->mode == RD_MODE_PULL) {
 		ret = rd_tree_open(&t, srcs, nsrcs,
-				   (o->flags & RD_OF_RECURSIVE) ? RD_TREE_RECURSIVE : 0, err);
+				   honoured(cfg, o) & RD_TREE_FLAGS, err);
 		if (ret) {
 			ret = refuse_err(c, err, ret);
 			goto out;

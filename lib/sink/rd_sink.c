@@ -19,6 +19,8 @@
  * window; past CREATED_MAX a directory simply keeps its 0700 | umask mode.
  */
 #include "lib/sink/rd_sink.h"
+#include "lib/base/rd_fsid.h"
+#include "lib/sink/rd_sink_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -170,7 +172,7 @@ static int open_how(int dirfd, const char *path, int flags, unsigned long long r
 	how.flags = (unsigned long long)flags;
 	how.resolve = resolve;
 	do {
-		r = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+		r = rd_openat2(dirfd, path, &how, sizeof(how));
 	} while (r < 0 && (errno == EAGAIN || errno == EINTR));
 	return (int)r;
 }
@@ -211,7 +213,7 @@ static int open_dir_beneath(struct rd_sink *s, int dirfd, const char *path, int 
 		p += n + (slash ? 1 : 0);
 		if (n == 0 || !strcmp(comp, "."))
 			continue;
-		nfd = openat(fd, comp, flags | O_NOFOLLOW);
+		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW, 0);
 		close(fd);
 		fd = nfd;
 	}
@@ -410,8 +412,8 @@ static int chown_meta(const struct rd_sink *s, int fd, const char *name,
 	if (uid == (uid_t)-1 && gid == (gid_t)-1)
 		return 0;
 	if (name)
-		return fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
-	return fchown(fd, uid, gid);
+		return rd_fchownat(fd, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+	return rd_fchown(fd, uid, gid);
 }
 
 static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
@@ -545,7 +547,7 @@ static void dir_note(struct rd_sink *s, int pfd, const char *name)
 {
 	struct stat st;
 
-	if (s->ncreated >= CREATED_MAX || fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (s->ncreated >= CREATED_MAX || rd_fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return;
 	s->created[s->ncreated].dev = st.st_dev;
 	s->created[s->ncreated].ino = st.st_ino;
@@ -581,13 +583,13 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	ret = resolve(s, path, len, root, &pl);
 	if (ret < 0)
 		return ret;
-	if (mkdirat(pl.pfd, pl.name, 0700) == 0) {
+	if (rd_mkdirat(pl.pfd, pl.name, 0700) == 0) {
 		dir_note(s, pl.pfd, pl.name);
 		return 0;
 	}
 	if (errno != EEXIST)
 		return fail(s, errno, path, len, "mkdir");
-	if (fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return fail(s, errno, path, len, "mkdir");
 	if (S_ISLNK(st.st_mode))
 		return rd_err_set(&s->err, RD_EPERM, 0, "%s: is a symlink; refusing to follow",
@@ -619,13 +621,13 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 		goto out;
 	}
 	if ((dir_created(s, fd) || (s->flags & RD_SINK_PRESERVE_MODE)) &&
-	    fchmod(fd, final_mode(s, m)) < 0) {
+	    rd_fchmod(fd, final_mode(s, m)) < 0) {
 		ret = fail(s, errno, path, len, "chmod");
 		goto out;
 	}
 	if (s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(m, ts);
-		if (futimens(fd, ts) < 0) {
+		if (rd_futimens(fd, ts) < 0) {
 			ret = fail(s, errno, path, len, "set times of");
 			goto out;
 		}
@@ -640,7 +642,7 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 {
 	struct stat st;
 
-	if (fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
+	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
 		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
 	return 0;
 }
@@ -670,7 +672,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 		return fail(s, ENOMEM, path, len, "symlink");
 	do {
 		tmp_name(tmp, pl.name);
-		ret = symlinkat(tgt, pl.pfd, tmp);
+		ret = rd_symlinkat(tgt, pl.pfd, tmp);
 	} while (ret < 0 && errno == EEXIST && ++tries < 8);
 	if (ret < 0) {
 		ret = fail(s, errno, path, len, "symlink");
@@ -682,19 +684,19 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	}
 	if (s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(m, ts);
-		if (utimensat(pl.pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (rd_utimensat(pl.pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
 			ret = fail(s, errno, path, len, "set times of");
 			goto unlink;
 		}
 	}
-	if (renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
+	if (rd_renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
 		ret = fail(s, errno, path, len, "rename into place");
 		goto unlink;
 	}
 	ret = 0;
 	goto out;
 unlink:
-	unlinkat(pl.pfd, tmp, 0);
+	rd_unlinkat(pl.pfd, tmp, 0);
 out:
 	free(tgt);
 	return ret;
@@ -724,7 +726,7 @@ static int tmp_open(struct rd_sink_file *f)
 	int tries = 0;
 
 	if (!(f->s->flags & RD_SINK_TEST_NO_TMPFILE)) {
-		f->tmpfd = openat(f->pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+		f->tmpfd = rd_openat(f->pfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 		if (f->tmpfd >= 0)
 			return 0;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
@@ -732,7 +734,7 @@ static int tmp_open(struct rd_sink_file *f)
 	}
 	do {
 		tmp_name(f->tmpname, f->name);
-		f->tmpfd = openat(f->pfd, f->tmpname,
+		f->tmpfd = rd_openat(f->pfd, f->tmpname,
 				  O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 	} while (f->tmpfd < 0 && errno == EEXIST && ++tries < 8);
 	if (f->tmpfd < 0)
@@ -845,10 +847,10 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	 * appended logs, grown images; only with chunking set). A resumed
 	 * partial is newer than it.
 	 */
-	if (!f->resumed && fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	if (!f->resumed && rd_fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISREG(st.st_mode) &&
 	    ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
-		f->exfd = openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode))) {
 			close(f->exfd);
 			f->exfd = -1;
@@ -915,11 +917,32 @@ static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
 	return 0;
 }
 
-int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+/* Read len bytes at off from fd, or fail: "what" names the read, "which"
+ * the file that came up short (it shrank under us). */
+static int pread_full(struct rd_sink_file *f, int fd, void *buf, size_t len, uint64_t off,
+		      const char *what, const char *which)
 {
 	char *p = buf;
 	ssize_t r;
 
+	while (len) {
+		r = pread(fd, p, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return ffail(f, errno, what);
+		if (r == 0)
+			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: %s file shrank",
+					  esc(f->s, f->path, f->path_len), which);
+		p += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+{
 	if (f->exfd < 0)
 		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
 				  esc(f->s, f->path, f->path_len));
@@ -928,43 +951,14 @@ int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, ui
 	if (off + len > f->ex_size)
 		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
 				  esc(f->s, f->path, f->path_len));
-	while (len) {
-		r = pread(f->exfd, p, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return ffail(f, errno, "read existing");
-		if (r == 0)
-			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
-					  esc(f->s, f->path, f->path_len));
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
+	return pread_full(f, f->exfd, buf, len, off, "read existing", "existing");
 }
 
 int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
 {
-	char *p = buf;
-	ssize_t r;
-
 	if (range_ok(f, len, off) < 0)
 		return -RD_EPROTO;
-	while (len) {
-		r = pread(f->tmpfd, p, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return ffail(f, errno, "read partial of");
-		if (r == 0)
-			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: partial file shrank",
-					  esc(f->s, f->path, f->path_len));
-		p += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
+	return pread_full(f, f->tmpfd, buf, len, off, "read partial of", "partial");
 }
 
 int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off)
@@ -1034,11 +1028,11 @@ static int apply_meta(struct rd_sink_file *f, int fd)
 
 	if (chown_meta(f->s, fd, NULL, &f->m) < 0)
 		return ffail(f, errno, "chown");
-	if (fchmod(fd, final_mode(f->s, &f->m)) < 0)
+	if (rd_fchmod(fd, final_mode(f->s, &f->m)) < 0)
 		return ffail(f, errno, "chmod");
 	if (f->s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(&f->m, ts);
-		if (futimens(fd, ts) < 0)
+		if (rd_futimens(fd, ts) < 0)
 			return ffail(f, errno, "set times of");
 	}
 	return 0;
@@ -1053,9 +1047,9 @@ static int tmp_link(struct rd_sink_file *f)
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->tmpfd);
 	do {
 		tmp_name(f->tmpname, f->name);
-		r = linkat(AT_FDCWD, proc, f->pfd, f->tmpname, AT_SYMLINK_FOLLOW);
+		r = rd_linkat(AT_FDCWD, proc, f->pfd, f->tmpname, AT_SYMLINK_FOLLOW);
 		if (r < 0 && errno == ENOENT)
-			r = linkat(f->tmpfd, "", f->pfd, f->tmpname, AT_EMPTY_PATH);
+			r = rd_linkat(f->tmpfd, "", f->pfd, f->tmpname, AT_EMPTY_PATH);
 	} while (r < 0 && errno == EEXIST && ++tries < 8);
 	if (r < 0)
 		return ffail(f, errno, "link temporary of");
@@ -1102,7 +1096,7 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
 	if (ret < 0)
 		goto out;
-	if (renameat(f->pfd, f->tmpname, f->pfd, f->name) < 0) {
+	if (rd_renameat(f->pfd, f->tmpname, f->pfd, f->name) < 0) {
 		ret = ffail(f, errno, "rename into place");
 		goto out;
 	}
@@ -1133,7 +1127,7 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 		}
 		rd_partial_free(f->part);
 	} else if (f->named && f->pfd >= 0) {
-		unlinkat(f->pfd, f->tmpname, 0);
+		rd_unlinkat(f->pfd, f->tmpname, 0);
 	}
 	file_free(f);
 }
@@ -1142,4 +1136,118 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f)
 {
 	return f ? &f->s->err : NULL;
+}
+
+/*
+ * Doors for rd_sink_meta.c (declared in rd_sink_priv.h): the confinement
+ * and naming rules stay in this file, the metadata code in its own.
+ */
+struct rd_err *rd_sink__err(struct rd_sink *s)
+{
+	return &s->err;
+}
+
+unsigned rd_sink__flags(const struct rd_sink *s)
+{
+	return s->flags;
+}
+
+const char *rd_sink__esc(struct rd_sink *s, const char *p, size_t len)
+{
+	return esc(s, p, len);
+}
+
+int rd_sink__fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
+{
+	return fail(s, errnum, p, len, what);
+}
+
+void rd_sink__tmp_name(char *out, const char *name)
+{
+	tmp_name(out, name);
+}
+
+/* Open the directory path (made by rd_sink_mkdir): fd, or a negative status. */
+int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	struct place pl;
+	int ret, fd;
+
+	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	if (ret < 0)
+		return ret;
+	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open directory");
+	return fd;
+}
+
+/*
+ * Where path lands: *pfd gets a dup of its parent (the caller closes it),
+ * name its last component. A directory under that name is refused.
+ */
+int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
+		   char name[NAME_MAX + 1])
+{
+	struct place pl;
+	int ret;
+
+	*pfd = -1;
+	if (s->flags & RD_SINK_READONLY)
+		return readonly(s, path, len);
+	ret = resolve(s, path, len, root, &pl);
+	if (ret < 0)
+		return ret;
+	ret = not_a_dir(s, &pl, path, len);
+	if (ret < 0)
+		return ret;
+	*pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
+	if (*pfd < 0)
+		return fail(s, errno, path, len, "open parent of");
+	snprintf(name, NAME_MAX + 1, "%s", pl.name);
+	return 0;
+}
+
+/* Owner, then mode (through an O_PATH descriptor: never a followed name), then times. */
+int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
+		       const char *path, size_t len)
+{
+	struct timespec ts[2];
+	char proc[64];
+	int fd, ret = 0;
+
+	if (chown_meta(s, pfd, name, m) < 0)
+		return fail(s, errno, path, len, "chown");
+	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return fail(s, errno, path, len, "open");
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	if (chmod(proc, final_mode(s, m)) < 0) {
+		ret = fail(s, errno, path, len, "chmod");
+		goto out;
+	}
+	if (s->flags & RD_SINK_PRESERVE_TIMES) {
+		meta_times(m, ts);
+		if (rd_utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
+			ret = fail(s, errno, path, len, "set times of");
+	}
+out:
+	close(fd);
+	return ret;
+}
+
+int rd_sink__file_fd(const struct rd_sink_file *f)
+{
+	return f->tmpfd;
+}
+
+struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f)
+{
+	return f->s;
+}
+
+const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len)
+{
+	*len = f->path_len;
+	return f->path;
 }

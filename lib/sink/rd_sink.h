@@ -41,6 +41,10 @@
 #define RD_SINK_READONLY       0x10u /* refuse every write (read-only module) */
 #define RD_SINK_NO_PARTIAL     0x40u /* --no-partial: temporaries go away on abort */
 #define RD_SINK_TRUST_PARTIAL  0x80u /* --trust-partial: keep chunks unverified (none) */
+#define RD_SINK_XATTRS	       0x100u /* -X: apply user.* xattrs */
+#define RD_SINK_ACLS	       0x200u /* -A: apply POSIX ACLs */
+#define RD_SINK_DEVICES	       0x400u /* -D: make char/block devices (root only) */
+#define RD_SINK_SPECIALS       0x800u /* -D: make fifos and sockets */
 /* Testing only: take the fallback paths even where the kernel has more. */
 #define RD_SINK_TEST_NO_OPENAT2 0x10000u /* openat(O_NOFOLLOW) walk */
 #define RD_SINK_TEST_NO_TMPFILE 0x20000u /* named ".rdcp.*" temporaries */
@@ -142,5 +146,45 @@ int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint
 int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing);
 void rd_sink_file_abort(struct rd_sink_file *f); /* accepts NULL; frees f */
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f);
+
+/*
+ * Metadata beyond stat (issue 13, rd_sink_meta.c). Everything is applied
+ * through descriptors or *at() calls on the confined parent, like the
+ * rest of the sink. These return 0, a negative status (the entry failed),
+ * or RD_SINK_NOTE: done, but something could not be applied here (xattrs
+ * on a filesystem without them, a device as non-root, a flag this sink
+ * does not keep); rd_sink_err() says what. A note never fails a copy.
+ */
+#define RD_SINK_NOTE 1
+
+/* ACL entries as on the wire: tag 1 USER_OBJ, 2 USER, 3 GROUP_OBJ, 4 GROUP, 5 MASK, 6 OTHER. */
+struct rd_sink_acl {
+	uint8_t tag, perm; /* perm: r 4, w 2, x 1 */
+	uint32_t id;
+};
+#define RD_SINK_ACL_ACCESS  1
+#define RD_SINK_ACL_DEFAULT 2
+
+/* On the temporary of a regular file in progress (kept by the commit). */
+int rd_sink_file_xattr(struct rd_sink_file *f, const char *name, size_t nlen, const void *val,
+		       size_t vlen);
+int rd_sink_file_acl(struct rd_sink_file *f, int type, const struct rd_sink_acl *a, unsigned n);
+/* On a directory made by rd_sink_mkdir (root as given there). */
+int rd_sink_dir_xattr(struct rd_sink *s, const char *path, size_t len, int root, const char *name,
+		      size_t nlen, const void *val, size_t vlen);
+int rd_sink_dir_acl(struct rd_sink *s, const char *path, size_t len, int root, int type,
+		    const struct rd_sink_acl *a, unsigned n);
+/*
+ * A fifo, socket or device (m->mode's type bits; rdev = major << 32 |
+ * minor), made under a temporary name, given owner/mode/times, renamed.
+ */
+int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
+		    const struct rd_sink_meta *m, uint64_t rdev);
+/*
+ * path becomes a hard link to target, an earlier wire path of this
+ * session that must be a regular file (both confined as all paths are).
+ */
+int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
+		     const char *target, size_t tlen);
 
 #endif

@@ -7,6 +7,7 @@
  * unlink, so a planted symlink or hard link is never written through.
  */
 #include "lib/sink/rd_sink_partial.h"
+#include "lib/base/rd_fsid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -139,7 +140,7 @@ static int rec_load(struct rd_partial *p, int *changed)
 	ssize_t r;
 	int fd, ok = 0;
 
-	fd = openat(p->pfd, p->rec, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	fd = rd_openat(p->pfd, p->rec, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < PARTIAL_HDR + 8)
@@ -169,9 +170,9 @@ static int create_excl(int pfd, const char *name)
 {
 	int fd;
 
-	if (unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
+	if (rd_unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
 		return -errno;
-	fd = openat(pfd, name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+	fd = rd_openat(pfd, name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -208,7 +209,7 @@ int rd_partial_open(struct rd_partial **out, int pfd, const char *name,
 	rd_partial_name(p->data, name);
 	snprintf(p->rec, sizeof(p->rec), "%s" PARTIAL_REC_SUFX, p->data);
 	snprintf(p->rec_new, sizeof(p->rec_new), "%s.new", p->rec);
-	unlinkat(pfd, p->rec_new, 0);
+	rd_unlinkat(pfd, p->rec_new, 0);
 	if (rec_load(p, changed)) {
 		*fd = openat(pfd, p->data, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		/* Ours only: a regular file with one link, of the source's size. */
@@ -223,7 +224,7 @@ int rd_partial_open(struct rd_partial **out, int pfd, const char *name,
 		memset(p->bm, 0, p->bmlen);
 	}
 	/* Nothing to resume: no stale record, a fresh data file. */
-	unlinkat(pfd, p->rec, 0);
+	rd_unlinkat(pfd, p->rec, 0);
 	*fd = create_excl(pfd, p->data);
 	if (*fd < 0) {
 		ret = *fd;
@@ -241,7 +242,7 @@ int rd_partial_reset(struct rd_partial *p, int fd)
 {
 	memset(p->bm, 0, p->bmlen);
 	p->dirty = 0;
-	unlinkat(p->pfd, p->rec, 0);
+	rd_unlinkat(p->pfd, p->rec, 0);
 	return ftruncate(fd, 0) < 0 ? -errno : 0;
 }
 
@@ -338,10 +339,10 @@ int rd_partial_flush(struct rd_partial *p, int fd, int force)
 	if (!ret && p->fsync_data && fsync(rfd) < 0)
 		ret = -errno;
 	close(rfd);
-	if (!ret && renameat(p->pfd, p->rec_new, p->pfd, p->rec) < 0)
+	if (!ret && rd_renameat(p->pfd, p->rec_new, p->pfd, p->rec) < 0)
 		ret = -errno;
 	if (ret)
-		unlinkat(p->pfd, p->rec_new, 0);
+		rd_unlinkat(p->pfd, p->rec_new, 0);
 	else {
 		p->dirty = 0;
 		p->last_ms = t;
@@ -355,10 +356,10 @@ void rd_partial_remove(struct rd_partial *p, int remove_data)
 {
 	if (!p)
 		return;
-	unlinkat(p->pfd, p->rec, 0);
-	unlinkat(p->pfd, p->rec_new, 0);
+	rd_unlinkat(p->pfd, p->rec, 0);
+	rd_unlinkat(p->pfd, p->rec_new, 0);
 	if (remove_data)
-		unlinkat(p->pfd, p->data, 0);
+		rd_unlinkat(p->pfd, p->data, 0);
 }
 
 void rd_partial_free(struct rd_partial *p)

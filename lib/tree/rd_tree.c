@@ -21,6 +21,7 @@
  * truncation.
  */
 #include "lib/tree/rd_tree.h"
+#include "lib/base/rd_fsid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,9 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/tree/rd_tree_priv.h"
 
 #define SHOW_MAX (PATH_MAX + RD_PATH_MAX + 2)
 #define AGAIN	 1000 /* internal: nothing to return yet, loop */
@@ -61,6 +64,7 @@ struct rd_tree {
 	int nsources, next_source;
 	struct level *lv;
 	size_t depth, cap;
+	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
 	char wire[RD_PATH_MAX + 1];
 	char show[SHOW_MAX];
 	char esc[RD_ERR_MSG_MAX / 2]; /* leaves room for the reason */
@@ -82,6 +86,9 @@ static void entry_reset(struct rd_tree_entry *e)
 	e->target[0] = '\0';
 	e->target_len = 0;
 	e->fd = -1;
+	e->nmeta = 0;
+	e->meta = NULL;
+	e->note[0] = '\0';
 }
 
 static void entry_stat(struct rd_tree_entry *e, const struct stat *st)
@@ -187,12 +194,30 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 		return skip(t, e, t->show, err, NULL);
 	}
 	if (S_ISREG(st.st_mode)) {
+		const char *first = NULL;
+
 		/* O_NONBLOCK only guarded the open against a fifo swapped in */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-		e->type = RD_FT_REG;
 		entry_stat(e, &st);
+		if (t->flags & RD_TREE_HARDLINKS)
+			first = rd_tree_link_seen(t->meta, &st, e->path, e->path_len);
+		if (first) {
+			/* A later member of a link group: its data moved already. */
+			close(fd);
+			e->type = RD_FT_HLINK;
+			e->target_len = strlen(first);
+			memcpy(e->target, first, e->target_len + 1);
+			return RD_TREE_ENTRY;
+		}
+		e->type = RD_FT_REG;
 		e->size = (uint64_t)st.st_size;
 		e->fd = fd;
+		ret = rd_tree_meta_read(t->meta, fd, &st, t->flags, e);
+		if (ret < 0) {
+			e->fd = -1;
+			close(fd);
+			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
+		}
 		return RD_TREE_ENTRY;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -210,6 +235,9 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 		return ret;
 	e->type = RD_FT_DIR;
 	entry_stat(e, &st);
+	ret = rd_tree_meta_read(t->meta, dirfd(t->lv[t->depth - 1].d), &st, t->flags, e);
+	if (ret < 0)
+		return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
 	return RD_TREE_ENTRY;
 }
 
@@ -224,10 +252,10 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 	ssize_t n;
 	int fd;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return skip(t, e, t->show, errno, NULL);
 	if (S_ISLNK(st.st_mode)) {
-		n = readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
+		n = rd_readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
 		if (n <= 0 || n > RD_PATH_MAX)
 			return skip(t, e, t->show, n < 0 ? errno : 0,
 				    "symlink target too long or unreadable; skipped");
@@ -237,9 +265,18 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 		entry_stat(e, &st);
 		return RD_TREE_ENTRY;
 	}
+	if (((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && (t->flags & RD_TREE_SPECIALS)) ||
+	    ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && (t->flags & RD_TREE_DEVICES))) {
+		/* -D: never opened; the receiver makes a new node */
+		e->type = RD_FT_SPECIAL;
+		entry_stat(e, &st);
+		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			e->size = (uint64_t)major(st.st_rdev) << 32 | minor(st.st_rdev);
+		return RD_TREE_ENTRY;
+	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return skip(t, e, t->show, 0, "not a regular file, directory or symlink; skipped");
-	fd = openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
+	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
 	if (fd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
 			return skip(t, e, t->show, 0, "changed while walking; skipped");
@@ -425,12 +462,15 @@ static int tree_new(struct rd_tree **out, int n, unsigned flags, struct rd_err *
 	if (n < 0)
 		return rd_err_set(err, RD_EUSAGE, 0, "no sources");
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	if (!t || rd_tree_meta_new(&t->meta)) {
+		free(t);
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+	}
 	t->flags = flags;
 	if (n > 0) {
 		t->src = calloc((size_t)n, sizeof(*t->src));
 		if (!t->src) {
+			rd_tree_meta_free(t->meta);
 			free(t);
 			return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
 		}
@@ -510,6 +550,11 @@ int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npath
 	return 0;
 }
 
+void rd_tree_set_flags(struct rd_tree *t, unsigned flags)
+{
+	t->flags = flags;
+}
+
 const struct rd_err *rd_tree_err(const struct rd_tree *t)
 {
 	return &t->err;
@@ -532,5 +577,6 @@ void rd_tree_close(struct rd_tree *t)
 			close(t->src[i].dirfd);
 	}
 	free(t->src);
+	rd_tree_meta_free(t->meta);
 	free(t);
 }

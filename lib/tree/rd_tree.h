@@ -30,7 +30,21 @@
 #include "lib/base/rd_err.h"
 #include "lib/proto/rd_proto.h"
 
-#define RD_TREE_RECURSIVE 0x1u
+/*
+ * Walk flags: the RD_OF_* bits of the OPEN that say what to read (pass
+ * honoured OPEN flags & RD_TREE_FLAGS). RD_TREE_RECURSIVE is RD_OF_RECURSIVE.
+ */
+#define RD_TREE_RECURSIVE RD_OF_RECURSIVE
+#define RD_TREE_HARDLINKS RD_OF_HARDLINKS /* HLINK entries for link groups */
+#define RD_TREE_XATTRS	  RD_OF_XATTRS	  /* user.* xattrs of files and dirs */
+#define RD_TREE_ACLS	  RD_OF_ACLS	  /* POSIX ACLs of files and dirs */
+#define RD_TREE_SPARSE	  RD_OF_SPARSE	  /* data extents of files with holes */
+#define RD_TREE_DEVICES	  RD_OF_DEVICES	  /* char/block devices as SPECIAL */
+#define RD_TREE_SPECIALS  RD_OF_SPECIALS  /* fifos, sockets as SPECIAL */
+#define RD_TREE_FLAGS                                                                      \
+	(RD_TREE_RECURSIVE | RD_TREE_HARDLINKS | RD_TREE_XATTRS | RD_TREE_ACLS |          \
+	 RD_TREE_SPARSE | RD_TREE_DEVICES | RD_TREE_SPECIALS)
+#define RD_TREE_META_MAX 256 /* META items per entry; more xattrs: a note */
 
 /* rd_tree_next() results (>= 0) */
 enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2 };
@@ -40,14 +54,24 @@ struct rd_tree_entry {
 	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST */
 	uint32_t mode; /* st_mode */
 	uint32_t uid, gid;
-	uint64_t size; /* regular files: from fstat of fd */
+	uint64_t size; /* regular files: from fstat of fd; SPECIAL: the device number */
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	char path[RD_PATH_MAX + 1]; /* wire path, NUL-terminated */
 	size_t path_len;
-	char target[RD_PATH_MAX + 1]; /* symlink target */
+	char target[RD_PATH_MAX + 1]; /* symlink target; HLINK: first path of the group */
 	size_t target_len;
 	int fd; /* RD_FT_REG: open O_RDONLY, owned by the caller; else -1 */
+	/*
+	 * What the flags asked for beyond stat (REG and DIR): META items to
+	 * send after the FILE (id 0, flags 0: the caller sets them). They
+	 * point into the walk's buffers: valid until the next rd_tree_next().
+	 * A SPARSE item, if any, is the file's data map (its extents say what
+	 * to read). note: what could not be read or sent ("" if nothing).
+	 */
+	unsigned nmeta;
+	const struct rd_msg_meta *meta;
+	char note[RD_MSG_TEXT_MAX];
 };
 
 struct rd_tree;
@@ -88,6 +112,8 @@ int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npath
  */
 int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e);
 const struct rd_err *rd_tree_err(const struct rd_tree *t);
+/* Change the walk flags (RD_TREE_*), e.g. to what the peer honoured. */
+void rd_tree_set_flags(struct rd_tree *t, unsigned flags);
 
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 

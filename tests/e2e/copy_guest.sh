@@ -10,8 +10,9 @@ RDCPD=$2
 BIG_MB=${BIG_MB:-200}
 
 server() {
-	mkdir -p /tmp/mod /tmp/cmod
-	start_daemon d --module m=/tmp/mod || return 1
+	mkdir -p /tmp/mod /tmp/cmod /tmp/msrc
+	make_meta_tree /tmp/msrc/meta # what the client pulls with -aHXAS
+	start_daemon d --module m=/tmp/mod --module ms=/tmp/msrc || return 1
 	# Two more from config files: one module, and nothing at all.
 	cat >/tmp/rdcpd.conf <<-EOF
 		# rdcpd.conf of the copy test
@@ -107,6 +108,54 @@ client() {
 	run "rdcp://$S:18713/m/small.txt" /tmp/pull/
 	check "a daemon that exports nothing refuses: exit 14" [ "$RC" -eq 14 ]
 	check "  saying so" out_has "this server exports no modules"
+	meta "$S"
+}
+
+# Issue 13: rsync's metadata flags. The server built the same tree as ms/meta.
+meta() {
+	local S=$1 moved
+	make_meta_tree /tmp/src/meta
+	echo "    (this filesystem takes user.* xattrs: $META_XATTR, ACLs: $META_ACL)"
+	run -aHXAS "$S::ms/meta" /tmp/pull/
+	check "pull -aHXAS: xattrs, ACLs, hard links, fifo, holes, ns mtimes of all kept" \
+		same_meta /tmp/src/meta /tmp/pull/meta
+	check "  exit 0" [ "$RC" -eq 0 ]
+	check "  no note" not out_has "note:"
+	check "  the link group landed as links" same_inode /tmp/pull/meta/sub/f1 /tmp/pull/meta/top-link
+	check "  the fifo is a fifo" [ -p /tmp/pull/meta/fifo ]
+	check "  the 1 GiB file with 4 KiB of data landed sparse ($(kib_used /tmp/pull/meta/sparse) KiB)" \
+		[ "$(kib_used /tmp/pull/meta/sparse)" -le 64 ]
+	if [ "$META_XATTR" = 1 ]; then
+		check "  user.* xattrs arrived" sh -c 'getfattr -n user.rdcp /tmp/pull/meta/plain >/dev/null'
+	else
+		echo "SKIP: user.* xattrs: this filesystem takes none (tmpfs before Linux 6.6)"
+	fi
+	if [ "$META_ACL" = 1 ]; then
+		check "  ACLs arrived (a default ACL too)" \
+			sh -c 'getfacl -n /tmp/pull/meta/plain | grep -q "^user:4321:r-x" &&
+				getfacl -n /tmp/pull/meta/sub/deeper | grep -q "^default:group:4322:r-x"'
+	else
+		echo "SKIP: ACLs: this filesystem takes none"
+	fi
+	run -S --json "$S::ms/meta/sparse" /tmp/pull/sparse1g
+	moved=$(sed -n 's/.*"bytes_moved": \([0-9]*\).*/\1/p' /tmp/out)
+	check "-S: the 1 GiB file with 4 KiB of data moved ${moved:-?} bytes (at most 8 KiB)" \
+		[ "${moved:-99999999}" -le 8192 ]
+	check "  and landed as 1 GiB, sparse" \
+		sh -c '[ "$(stat -c %s /tmp/pull/sparse1g)" = 1073741824 ] &&
+			[ "$(du -k /tmp/pull/sparse1g | cut -f1)" -le 64 ]'
+	rm -f /tmp/pull/sparse1g
+
+	# A push to a daemon: ACLs (and devices) are not kept for its clients.
+	run -aHXAS /tmp/src/meta "$S::m/"
+	check "push -aHXAS to the daemon succeeds" [ "$RC" -eq 0 ]
+	if [ "$META_ACL" = 1 ]; then
+		check "  saying the daemon keeps no ACLs for its clients" out_has "does not keep ACLs"
+	fi
+	run -aHXS "$S::m/meta" /tmp/pull/meta-back
+	check "  pulled back: the same, ACLs aside" same_meta /tmp/src/meta /tmp/pull/meta-back noacl
+	check "  still one link group" same_inode /tmp/pull/meta-back/sub/f1-link /tmp/pull/meta-back/top-link
+	rm -rf /tmp/pull/meta /tmp/pull/meta-back
 }
 
 case "${RIG_ROLE}:${RIG_MODE:-2}" in

@@ -148,27 +148,51 @@ client() {
 	pid=$!
 	# mid-transfer: once the partial has a record (the first chunk is in)
 	wait_for /tmp/pull/.rdcp-partial.victim.rec 30
-	kill -9 $pid
-	wait $pid 2>/dev/null
-	check "client killed mid-pull: the old local file is intact" cmp /tmp/src/good1m /tmp/pull/victim
-	check "  what it verified is kept as a partial" [ -e /tmp/pull/.rdcp-partial.victim ]
+	if kill -9 $pid 2>/dev/null; then
+		wait $pid 2>/dev/null
+		check "client killed mid-pull: the old local file is intact" \
+			cmp /tmp/src/good1m /tmp/pull/victim
+		check "  what it verified is kept as a partial" [ -e /tmp/pull/.rdcp-partial.victim ]
+	else
+		# 100 MiB over loopback TCP on an idle host: done before the kill
+		wait $pid 2>/dev/null
+		echo "    not judged: the pull finished before the kill"
+		pull_not_judged=1
+		cp /tmp/src/good1m /tmp/pull/victim
+	fi
 	run --json "$S::m/victim" /tmp/pull/victim
 	moved=$(json_num bytes_moved /tmp/out) kept=$(json_num bytes_resumed /tmp/out)
 	check "  the rerun completes byte-exact" cmp /tmp/src/v1 /tmp/pull/victim
-	check "  it moved only what was missing ($moved moved + $kept kept = 100 MiB)" \
-		eval '[ $((moved + kept)) -eq $((100 << 20)) ] && [ "$kept" -gt 0 ]' 
+	[ -n "${pull_not_judged:-}" ] ||
+		check "  it moved only what was missing ($moved moved + $kept kept = 100 MiB)" \
+			eval '[ $((moved + kept)) -eq $((100 << 20)) ] && [ "$kept" -gt 0 ]'
 	check "  no partial or temporary left after it" \
 		[ -z "$(find /tmp/pull -name '.rdcp*' -print -quit)" ]
 
-	# --- the sending client killed mid-push ---
-	"$RDCP" /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
+	# --- the sending client killed mid-push (its own name: the partial it
+	# leaves must not shorten the daemon-kill runs below) ---
+	run /tmp/src/v1 "$S::m/victim2"
+	"$RDCP" /tmp/src/v2 "$S::m/victim2" >/tmp/out 2>&1 &
 	pid=$!
 	sleep "$KILL_AFTER"
-	kill -9 $pid
-	wait $pid 2>/dev/null
-	sleep 1
-	run "$S::m/victim" /tmp/pull/victim
-	check "sender killed mid-push: the server's old file is intact" cmp /tmp/src/v1 /tmp/pull/victim
+	if kill -0 $pid 2>/dev/null; then
+		kill -9 $pid
+		wait $pid 2>/dev/null
+		sleep 1
+		run "$S::m/victim2" /tmp/pull/victim2
+		check "sender killed mid-push: the server's old file is intact" \
+			cmp /tmp/src/v1 /tmp/pull/victim2
+		run /tmp/src/v2 "$S::m/victim2"
+		check "  a rerun completes (and uses up the partial)" [ "$RC" -eq 0 ]
+		rm -f /tmp/pull/victim2
+	else
+		# On an idle host 100 MiB over loopback TCP can finish before the
+		# kill: nothing to judge; put the old file back for what follows.
+		wait $pid 2>/dev/null
+		echo "    not judged: the push finished in under $KILL_AFTER s, before the kill"
+		run /tmp/src/v1 "$S::m/victim2"
+		check "  the old file is back on the server" [ "$RC" -eq 0 ]
+	fi
 
 	# --- the receiving daemon killed mid-push, KILLS times, then a rerun ---
 	total=0

@@ -108,3 +108,69 @@ run() {
 
 out_has() { grep -q -- "$1" /tmp/out; }
 not() { ! "$@"; }
+
+# make_meta_tree DIR: what -aHXAS keeps (issue 13), the same bytes every time
+# (server and client build identical trees): a hard-link group across
+# directories, a 1 GiB file with 4 KiB of data, a fifo, a symlink, user.*
+# xattrs and ACLs where this filesystem takes them (META_XATTR / META_ACL say
+# whether it did), nanosecond mtimes everywhere (set last, leaves first).
+make_meta_tree() {
+	local d=$1
+	mkdir -p "$d/sub/deeper"
+	seq 1 20000 >"$d/sub/f1"
+	ln "$d/sub/f1" "$d/sub/f1-link"
+	ln "$d/sub/f1" "$d/top-link"
+	seq 5 70000 >"$d/plain"
+	truncate -s 1G "$d/sparse"
+	head -c 4096 /dev/zero | tr '\0' x |
+		dd of="$d/sparse" bs=4096 seek=131072 conv=notrunc status=none
+	mkfifo "$d/fifo"
+	ln -s plain "$d/link"
+	chmod 0751 "$d/sub/deeper"
+	META_XATTR=0
+	if setfattr -n user.rdcp -v "one value" "$d/plain" 2>/dev/null; then
+		META_XATTR=1
+		setfattr -n user.empty "$d/plain"
+		setfattr -n user.bin -v 0x00ff00ff "$d/sub/f1"
+		setfattr -n user.dir -v "a directory" "$d/sub"
+	fi
+	META_ACL=0
+	if setfacl -m u:4321:rx,g:4322:r "$d/plain" 2>/dev/null; then
+		META_ACL=1
+		setfacl -m u:4323:rwx "$d/sub/f1"
+		setfacl -d -m u:4321:rwx,g:4322:rx "$d/sub/deeper"
+		setfacl -m u:4321:rx "$d/sub/deeper"
+	fi
+	touch -h -d '2021-03-04 05:06:07.123456789' "$d/link"
+	touch -d '2020-01-02 03:04:05.000000001' "$d/plain" "$d/sparse" "$d/fifo" "$d/sub/f1"
+	touch -d '2019-05-06 07:08:09.987654321' "$d/sub/deeper"
+	touch -d '2018-01-01 00:00:00.5' "$d/sub" "$d"
+}
+
+# meta_manifest DIR [noacl]: types, modes, link counts, ns mtimes, link
+# targets, contents, user.* xattrs, ACLs (not with noacl), one block per entry
+# in sorted order.
+meta_manifest() {
+	local p
+	(cd "$1" && find . -printf '%y %m %n %T@ %P -> %l %s\n' | LC_ALL=C sort) |
+		sed 's/^\(d .*\) [0-9]*$/\1/'
+	(cd "$1" && find . -type f -print0 | LC_ALL=C sort -z | xargs -0 -r md5sum)
+	(cd "$1" && find . | LC_ALL=C sort | while read -r p; do
+		getfattr -h -d -m '^user\.' "$p" 2>/dev/null
+		[ -L "$p" ] || [ "${2:-}" = noacl ] || getfacl -n -p "$p" 2>/dev/null
+	done)
+}
+
+same_meta() { # same_meta A B [noacl]
+	meta_manifest "$1" "${3:-}" >/tmp/meta.1 2>&1
+	meta_manifest "$2" "${3:-}" >/tmp/meta.2 2>&1
+	if cmp -s /tmp/meta.1 /tmp/meta.2; then
+		return 0
+	fi
+	diff /tmp/meta.1 /tmp/meta.2 | head -30
+	return 1
+}
+
+same_inode() { [ "$(stat -c %i "$1")" = "$(stat -c %i "$2")" ]; }
+# kib_used FILE: KiB it occupies on disk
+kib_used() { du -k "$1" | cut -f1; }

@@ -196,6 +196,26 @@ client() {
 	check "  (0777 became $(printf '%o' $((0777 & ~8#$rumask))))" \
 		[ "$(on_b 'stat -c %a /tmp/dst/permnp/f777')" = "$(printf '%o' $((0777 & ~8#$rumask)))" ]
 
+	# --- 2b. issue 13: -aHXAS over ssh; the remote half is the user, so ACLs count ---
+	make_meta_tree /tmp/src/meta
+	echo "    (user.* xattrs here: $META_XATTR, ACLs: $META_ACL)"
+	rcp -aHXAS /tmp/src/meta "$S:/tmp/dst/"
+	check "push -aHXAS over ssh" [ "$RC" -eq 0 ]
+	check "  no note" not out_has "note:"
+	meta_manifest /tmp/src/meta >/tmp/mm.src 2>&1
+	on_b "RIG_SHARED=/nonexistent; . '$LIB'; meta_manifest /tmp/dst/meta" >/tmp/mm.b 2>&1
+	check "  on b: xattrs, ACLs, link groups, fifo, ns mtimes as the source" \
+		same_text /tmp/mm.src /tmp/mm.b
+	check "  the 1 GiB file with 4 KiB of data is sparse on b" \
+		[ "$(on_b 'du -k /tmp/dst/meta/sparse | cut -f1')" -le 64 ]
+	rcp -aHXAS "$S:/tmp/dst/meta" /tmp/back/
+	check "pull -aHXAS back over ssh" [ "$RC" -eq 0 ]
+	check "  identical metadata" same_meta /tmp/src/meta /tmp/back/meta
+	check "  one link group" same_inode /tmp/back/meta/sub/f1 /tmp/back/meta/top-link
+	check "  sparse" [ "$(kib_used /tmp/back/meta/sparse)" -le 64 ]
+	rm -rf /tmp/back/meta
+	on_b 'rm -rf /tmp/dst/meta'
+
 	# --- 3. several sources; a missing one among good ones ---
 	on_b 'mkdir -p /tmp/dst/multi2'
 	rcp /tmp/src/ga /tmp/src/nonexistent /tmp/src/gb "$S:/tmp/dst/multi2/"

@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to lib/sink: what rd_sink_meta.c may use of rd_sink.c. */
+#ifndef RDCP_SINK_RD_SINK_PRIV_H
+#define RDCP_SINK_RD_SINK_PRIV_H
+
+#include <limits.h>
+
+#include "lib/sink/rd_sink.h"
+
+struct rd_err *rd_sink__err(struct rd_sink *s);
+unsigned rd_sink__flags(const struct rd_sink *s);
+const char *rd_sink__esc(struct rd_sink *s, const char *p, size_t len);
+int rd_sink__fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what);
+void rd_sink__tmp_name(char *out, const char *name);
+int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root);
+int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
+		   char name[NAME_MAX + 1]);
+int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
+		       const char *path, size_t len);
+int rd_sink__file_fd(const struct rd_sink_file *f);
+struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f);
+const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len);
+
+#endif
