@@ -779,6 +779,12 @@ static int part_open(struct rd_sink_file *f)
 			      &f->tmpfd, &resumed, &changed);
 	if (ret == -EFBIG)
 		return 0;
+	if (ret == -EBUSY) {
+		/* a session that has not ended yet (a cut link) holds it */
+		snprintf(f->note, sizeof(f->note),
+			 "another copy still holds its partial; receiving it whole instead");
+		return 0;
+	}
 	if (ret < 0)
 		return ffail(f, -ret, "create partial for");
 	rd_partial_name(f->tmpname, f->name);
