@@ -78,7 +78,7 @@ static void usage(FILE *out)
 		"                             mtime alone (they cannot be checked)\n"
 		"      --retries N            when the connection drops mid-copy, connect\n"
 		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
-		"                             to N times (default 0)\n"
+		"                             to N times (default 3; 0: never)\n"
 		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
 		"                             e.g. -e 'ssh -p 2222 -i key')\n"
 		"      --transport MODE       auto (default): RDMA when the route to the host\n"
@@ -188,6 +188,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.fsync = 1;
 	o.timeout_s = 30;
+	o.retries = 3;
 	while ((c = getopt_long(argc, argv, "rpogqvhe:46aHXASDlt", longopts, NULL)) != -1) {
 		switch (c) {
 		case '4':

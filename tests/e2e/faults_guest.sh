@@ -197,7 +197,8 @@ client() {
 	# --- the receiving daemon killed mid-push, KILLS times, then a rerun ---
 	total=0
 	for i in $(seq 1 "$KILLS"); do
-		"$RDCP" --json --chunk-size 1M /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
+		# --retries 0: each kill ends its run (the default would reconnect)
+		"$RDCP" --retries 0 --json --chunk-size 1M /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
 		pid=$!
 		touch "$SH/kill-d.$i"
 		wait $pid
