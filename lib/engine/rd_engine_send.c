@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GETQ_MAX 1024 /* more outstanding requests than this: protocol error */
@@ -28,6 +29,8 @@ struct swin {
 	int fd;
 	uint8_t type;
 	uint64_t size;
+	int64_t mtime_sec; /* as announced: a change while it is sent fails it */
+	uint32_t mtime_nsec;
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
@@ -290,6 +293,24 @@ static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got
 	return 0;
 }
 
+/*
+ * Checked after every chunk is read: a file whose size or modification
+ * time is no longer what was announced was written to while being sent,
+ * and its chunks may come from two versions (truncated, grown, rewritten
+ * in place). The chunk fails, so the file fails and nothing of it lands;
+ * a change after its last chunk was read left a consistent copy. (A write
+ * within the same timestamp tick as the walk's stat cannot be seen.)
+ */
+static int changed(const struct swin *w)
+{
+	struct stat st;
+
+	if (w->type != RD_FT_REG || fstat(w->fd, &st) < 0)
+		return 0;
+	return (uint64_t)st.st_size != w->size || st.st_mtim.tv_sec != w->mtime_sec ||
+	       (uint32_t)st.st_mtim.tv_nsec != w->mtime_nsec;
+}
+
 /* Answer the oldest GET if a buffer and a credit are free. 1 = did one. */
 static int serve_get(struct sender *s)
 {
@@ -323,12 +344,16 @@ static int serve_get(struct sender *s)
 	else
 		r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
 	memset(&m, 0, sizeof(m));
-	if (r || got != want) {
+	if (r || got != want || changed(w)) {
 		if (r)
 			snprintf(text, sizeof(text), "reading: %s", strerror(-r));
-		else
+		else if (got != want)
 			snprintf(text, sizeof(text), "file shrank while being sent (%zu of %u bytes "
 				 "at chunk %llu)", got, want, (unsigned long long)g->chunk);
+		else
+			snprintf(text, sizeof(text), "file changed while being sent (size or "
+				 "modification time, at chunk %llu); not kept, copy it again",
+				 (unsigned long long)g->chunk);
 		m.hdr.type = RD_MSG_CHUNK_ERR;
 		m.u.chunk_err.id = g->id;
 		m.u.chunk_err.chunk = g->chunk;
@@ -513,6 +538,8 @@ static int emit_entry(struct sender *s)
 	w->fd = s->ent.fd;
 	w->type = s->ent.type;
 	w->size = m.u.file.size;
+	w->mtime_sec = s->ent.mtime_sec;
+	w->mtime_nsec = s->ent.mtime_nsec;
 	w->data_hi = 0;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
