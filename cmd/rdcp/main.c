@@ -12,6 +12,7 @@
 #include "cmd/rdcp/rdcp.h"
 #include "lib/base/rd_num.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/version/rd_version.h"
 #include "lib/xport/rd_xport.h"
 
@@ -76,6 +77,8 @@ static void usage(FILE *out)
 		"                             next copy resumes from it, checking each chunk)\n"
 		"      --trust-partial        with --checksum none, keep partials on size and\n"
 		"                             mtime alone (they cannot be checked)\n"
+		"      --partial-dir DIR      keep partials in DIR inside each destination\n"
+		"                             directory, not beside the files (pulls)\n"
 		"      --retries N            when the connection drops mid-copy, connect\n"
 		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
 		"                             to N times (default 3; 0: never)\n"
@@ -132,6 +135,7 @@ enum {
 	OPT_NO_PARTIAL,
 	OPT_TRUST_PARTIAL,
 	OPT_RETRIES,
+	OPT_PARTIAL_DIR,
 };
 
 static const struct option longopts[] = {
@@ -176,6 +180,7 @@ static const struct option longopts[] = {
 	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
 	{"trust-partial", no_argument, NULL, OPT_TRUST_PARTIAL},
 	{"retries", required_argument, NULL, OPT_RETRIES},
+	{"partial-dir", required_argument, NULL, OPT_PARTIAL_DIR},
 	{NULL, 0, NULL, 0},
 };
 
@@ -297,6 +302,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FSYNC:
 			o.fsync = 0;
+			break;
+		case OPT_PARTIAL_DIR:
+			if (!rd_sink_partial_dir_valid(optarg)) {
+				fprintf(stderr, "rdcp: --partial-dir '%s': give one directory name "
+						"(no '/'); it is made inside each destination "
+						"directory\n", optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			o.partial_dir = optarg;
 			break;
 		case OPT_RETRIES:
 			if (rd_num_parse(optarg, 0, 0, 1000, &v)) {

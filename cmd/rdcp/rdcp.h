@@ -52,6 +52,7 @@ struct rdcp_opts {
 	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
 	int no_partial;		 /* --no-partial: remove temporaries on abort */
 	int trust_partial;	 /* --trust-partial: keep partials unverified (none) */
+	const char *partial_dir; /* --partial-dir: partials go into this directory */
 	int retries;		 /* --retries: reconnect after a drop mid-copy */
 };
 

@@ -894,6 +894,42 @@ static void test_sink_partial_held(void **state)
 	rd_sink_close(s);
 }
 
+/* --partial-dir: partials in a directory inside the destination one. */
+static void test_sink_partial_dir(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 2 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH];
+
+	memset(chunk, 'd', sizeof(chunk));
+	assert_int_equal(rd_sink_set_partial_dir(s, "a/b"), -RD_EUSAGE);
+	assert_int_equal(rd_sink_set_partial_dir(s, ".."), -RD_EUSAGE);
+	assert_int_equal(rd_sink_set_partial_dir(s, ""), -RD_EUSAGE);
+	assert_int_equal(rd_sink_set_partial_dir(s, ".part"), 0);
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), ".part");
+	expect_listing(tp(x, "dest/.part"), ".rdcp-partial.f|.rdcp-partial.f.rec");
+	/* resumed from there; the commit leaves no directory behind */
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_resumed(f), 1);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, PCH), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_listing(tp(x, "dest"), "f");
+	/* a symlink planted under the directory's name is not followed */
+	assert_int_equal(symlink(tp(x, "elsewhere"), tp(x, "dest/.part")), 0);
+	assert_int_equal(mkdir(tp(x, "elsewhere"), 0700), 0);
+	assert_true(rd_sink_file_begin(s, "g", 1, 1, &m, &f) < 0);
+	expect_listing(tp(x, "elsewhere"), "");
+	rd_sink_close(s);
+}
+
 /* Long names: the partial's name is cut, with a hash, within NAME_MAX. */
 static void test_sink_partial_long_name(void **state)
 {
@@ -970,6 +1006,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_partial_none_and_off, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_long_name, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_other_chunk_size, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),

@@ -89,10 +89,13 @@ rm -f /tmp/mod/.rdcp-partial.*
 mv /tmp/src/big.bin /tmp/mod/big.bin # tmpfs: room for one more copy only
 start_daemon d3 --module m=/tmp/mod --port 18722 || exit 1
 seen=0
+# SIGTERM's run keeps its partial in --partial-dir .part (issue 11)
 for sig in INT TERM; do
 	rm -rf /tmp/pull && mkdir /tmp/pull
+	pd=
+	[ $sig = TERM ] && pd="--partial-dir .part"
 	# shellcheck disable=SC2086
-	"$RDCP" $SLOW "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1 &
+	"$RDCP" $SLOW $pd "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1 &
 	CPID=$!
 	wait_log /tmp/d3.log "connected via" 30 "$seen"
 	seen=$((seen + 1))
@@ -110,16 +113,23 @@ for sig in INT TERM; do
 		eval '[ $crc -eq 20 ] && [ $((t1 - t0)) -le 3 ]'
 	check "3: SIG$sig: nothing under the final name" [ ! -e /tmp/pull/big.bin ]
 	check "3: SIG$sig: no temporaries" no_temps /tmp/pull
-	check "3: SIG$sig: the partial is kept" [ -e /tmp/pull/.rdcp-partial.big.bin.rec ]
+	if [ $sig = INT ]; then
+		check "3: SIG$sig: the partial is kept" [ -e /tmp/pull/.rdcp-partial.big.bin.rec ]
+	else
+		check "3: SIG$sig: the partial is kept in --partial-dir .part" \
+			eval '[ -e /tmp/pull/.part/.rdcp-partial.big.bin.rec ] &&
+				[ ! -e /tmp/pull/.rdcp-partial.big.bin ]'
+	fi
 done
-"$RDCP" --json "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1
+"$RDCP" --json --partial-dir .part "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1
 crc=$?
 sed 's/^/    | /' /tmp/c3.out
 kept=$(grep -o '"bytes_resumed": *[0-9]*' /tmp/c3.out | grep -o '[0-9]*$')
 check "3: the rerun resumes the partial (exit $crc, ${kept:-0} bytes kept)" \
 	eval '[ $crc -eq 0 ] && [ "${kept:-0}" -gt 0 ]'
 check "3: it is byte-exact" cmp /tmp/mod/big.bin /tmp/pull/big.bin
-check "3: no litter after it" no_litter /tmp/pull
+check "3: no litter after it (.part removed too)" \
+	eval 'no_litter /tmp/pull && [ ! -e /tmp/pull/.part ]'
 check "rdcpd still serves after the interrupted pulls" daemon_alive d3
 stop_daemon d3
 finish
