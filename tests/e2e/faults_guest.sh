@@ -302,12 +302,12 @@ link_faults() {
 	run --json /tmp/src/f20 "$S::m/lossy"
 	rate=$(grep -o '"rate_bytes_per_sec": *[0-9]*' /tmp/out | grep -o '[0-9]*$')
 	check "1 % loss + 20 ms delay: a 20 MiB push completes (exit $RC)" [ "$RC" -eq 0 ]
-	echo "    netem loss 1% delay 20ms: push $((${rate:-0} / 1048576)) MiB/s"
+	echo "    netem loss 1% delay 20ms: push $(awk "BEGIN{printf \"%.2f\", ${rate:-0} / 1e6}") MB/s"
 	rm -f /tmp/pull/lossy
 	run --json "$S::m/lossy" /tmp/pull/lossy
 	rate=$(grep -o '"rate_bytes_per_sec": *[0-9]*' /tmp/out | grep -o '[0-9]*$')
 	check "  a pull of it completes (exit $RC)" [ "$RC" -eq 0 ]
-	echo "    netem loss 1% delay 20ms: pull $((${rate:-0} / 1048576)) MiB/s"
+	echo "    netem loss 1% delay 20ms: pull $(awk "BEGIN{printf \"%.2f\", ${rate:-0} / 1e6}") MB/s"
 	tc qdisc del dev eth0 root
 	check "  byte-exact" cmp /tmp/src/f20 /tmp/pull/lossy
 }
