@@ -903,6 +903,8 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	}
 	rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
 	ret = recv_loop(r);
+	if (ret < 0)
+		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
 				 (unsigned long long)e->st.files_failed,
