@@ -28,9 +28,9 @@ server() {
 	cat >/tmp/many.conf <<-EOF
 		# 64 clients from one host: the limits allow them, 16 MiB pools
 		port = $MPORT
-		max connections = 80
-		max connections per host = 80
-		memory budget = 1280M
+		max connections = 72
+		max connections per host = 72
+		memory budget = 1152M
 		[m]
 		    path = /tmp/mod
 		    auth = none
@@ -40,6 +40,8 @@ server() {
 		head -c $MEDIUM /dev/urandom >"/tmp/mod/medium$i"
 	done
 	head -c $((FAIR_MB << 20)) /dev/urandom >/tmp/mod/fair.bin
+	# rdcpd checks that 72 sessions fit its open-file limit (208 files each)
+	ulimit -n 16384 || return 1
 	start_daemon d --config /tmp/many.conf --pool-size 16M || return 1
 	rping -s -P -a "$RIG_SELF_IP" >/tmp/rping-server.log 2>&1 &
 	echo $! >/tmp/rping.pid
