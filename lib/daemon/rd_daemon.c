@@ -240,6 +240,9 @@ static void *serve_one(void *arg)
 			memset(&sa.peer.addr, 0, sizeof(sa.peer.addr));
 		logf_(cfg, RD_LOG_INFO, "%s: authenticated%s%s by %s, %s", peer,
 		      tp->user[0] ? " as " : "", tp->user, auth_name(tp->auth), tp->cipher);
+		if (rd_conn_info(c)->lanes > 1)
+			logf_(cfg, RD_LOG_INFO, "%s: %u lanes (RC queue pairs)", peer,
+			      rd_conn_info(c)->lanes);
 		scfg.authorize = authorize;
 		scfg.auth_ctx = &sa;
 	}

@@ -153,6 +153,13 @@ client() {
 	check "pull it back with -r" [ "$RC" -eq 0 ]
 	check "  identical to the original" same_tree /tmp/src/tree /tmp/back/tree
 	check "  symlinks arrive as links" [ -L /tmp/back/tree/link-to-dir ]
+	rcp --lanes 2 -v -r /tmp/src/tree "$S:/tmp/dst/lanes-tree"
+	check "push a tree over ssh with --lanes 2" [ "$RC" -eq 0 ]
+	check "  identical on b" same_on_b /tmp/src/tree /tmp/dst/lanes-tree
+	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
+	rcp --lanes 2 -v -r "$S:/tmp/dst/lanes-tree" /tmp/back/lanes-tree
+	check "pull it back over ssh with --lanes 2" same_tree /tmp/src/tree /tmp/back/lanes-tree
+	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
 	rcp -r "$S:/tmp/srv/tree" /tmp/back/srvtree
 	check "pull a tree made on b onto a new name" [ "$RC" -eq 0 ]
 	(cd /tmp/back/srvtree && manifest .) >/tmp/m.pulled 2>&1
