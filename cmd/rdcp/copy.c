@@ -612,7 +612,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, cl->e.digest_name);
 		printf("%s\n", line);
 	}
-	if (o->verbose && cl->info.lanes > 1) {
+	if (o->verbose && cl->info.lanes > 1 && cl->lane_bytes[0] + cl->lane_bytes[1]) {
 		unsigned k;
 
 		for (k = 0; k < cl->info.lanes; k++)

@@ -47,7 +47,7 @@
  *    request carrying the sid and the proof, which only the two ends of
  *    that TLS session can compute; the server accepts a JOIN only with
  *    the proof of an authenticated session whose lanes are still missing
- *    (anything else: rejected with RD_REJ_AUTH, before any queue pair or
+ *    (anything else: rejected with RD_REJ_LANE, before any queue pair or
  *    memory exists for it), and both ends wait for every lane before the
  *    first message of 3. Order: every SEND carries a 32-bit message
  *    number in its immediate data (lane 0's and the others', one count
@@ -340,7 +340,8 @@ enum rd_rej_reason {
 	RD_REJ_AUTH = 3,    /* not allowed to connect (e.g. hosts deny) */
 	RD_REJ_BADREQ = 4,  /* private data malformed */
 	RD_REJ_SHUTDOWN = 5, /* server is stopping */
-	RD_REJ_HOST_BUSY = 6 /* this address has its share of connections */
+	RD_REJ_HOST_BUSY = 6, /* this address has its share of connections */
+	RD_REJ_LANE = 7	      /* a JOIN without a session waiting for it (proof) */
 };
 
 enum rd_msg_type {

@@ -159,6 +159,9 @@ const char *rd_rej_reason_str(uint16_t reason)
 	case RD_REJ_HOST_BUSY:
 		return "too many connections from this address (the server's max connections "
 		       "per host); try again later";
+	case RD_REJ_LANE:
+		return "extra lane refused: no session of this server waits for it with that "
+		       "proof";
 	default:
 		return "unknown";
 	}

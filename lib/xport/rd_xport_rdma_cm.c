@@ -96,7 +96,10 @@ int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int ti
 					   RD_PROTO_MAX);
 			else
 				rd_err_set(&c->err,
-					   rej.reason == RD_REJ_AUTH ? RD_EAUTH : RD_ECONN, 0,
+					   rej.reason == RD_REJ_AUTH || rej.reason == RD_REJ_LANE
+						   ? RD_EAUTH
+						   : RD_ECONN,
+					   0,
 					   "%s refused the connection: %s", c->info.peer,
 					   rd_rej_reason_str(rej.reason));
 		} else {

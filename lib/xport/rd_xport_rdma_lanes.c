@@ -123,7 +123,7 @@ void rd_lane_reg_close(struct rd_rdma_conn *rc)
 		p[n++] = e->pend[i];
 	pthread_mutex_unlock(&reg_mu);
 	for (i = 0; i < n; i++)
-		rd_rdma_reject_id(p[i].id, RD_REJ_AUTH);
+		rd_rdma_reject_id(p[i].id, RD_REJ_LANE);
 	free(e);
 	rc->reg = NULL;
 }
@@ -145,7 +145,7 @@ void rd_lane_route_join(struct rdma_cm_id *id, const struct rd_cm_req *creq)
 	pthread_mutex_unlock(&reg_mu);
 	/* No such session waiting, or too many JOINs for it: refused. */
 	if (id)
-		rd_rdma_reject_id(id, RD_REJ_AUTH);
+		rd_rdma_reject_id(id, RD_REJ_LANE);
 }
 
 static int same_proof(const uint8_t *a, const uint8_t *b)
@@ -219,7 +219,7 @@ static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeou
 			/* Only this session's peer can know the proof. */
 			if (r || k == 0 || k >= rc->lanes || rc->lane[k] ||
 			    !same_proof(p[i].proof, proof)) {
-				rd_rdma_reject_id(p[i].id, RD_REJ_AUTH);
+				rd_rdma_reject_id(p[i].id, RD_REJ_LANE);
 				continue;
 			}
 			r = accept_lane(rc, p[i].id, k, timeout_ms);
