@@ -59,14 +59,15 @@ client() {
 	# --lanes 2 (issue 12): one session over two RC QPs, DATA spread over
 	# both, both directions. Over TCP the option is accepted and one
 	# stream carries everything.
-	run -v --lanes 2 /tmp/src/big.bin "$S::m/lanes.bin"
-	check "--lanes 2: push ${BIG_MB} MiB" [ "$RC" -eq 0 ]
+	head -c $((48 * 1024 * 1024)) /tmp/src/big.bin >/tmp/src/lanes.bin # 12 chunks
+	run -v --lanes 2 /tmp/src/lanes.bin "$S::m/lanes.bin"
+	check "--lanes 2: push 48 MiB" [ "$RC" -eq 0 ]
 	if over_rdma; then
 		check "  over 2 lanes (-v says so)" out_has "rdcp: 2 lanes (RC queue pairs): asked for 2"
 		check "  both lanes carried chunks" out_has "rdcp: lane 1: [1-9]"
 	fi
 	run -v --lanes 2 "$S::m/lanes.bin" /tmp/pull/lanes.bin
-	check "--lanes 2: pull it back byte-for-byte" cmp /tmp/src/big.bin /tmp/pull/lanes.bin
+	check "--lanes 2: pull it back byte-for-byte" cmp /tmp/src/lanes.bin /tmp/pull/lanes.bin
 	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
 	run -v "$S::m/small.txt" /tmp/pull/default-lanes.txt
 	over_rdma && check "the default on Soft-RoCE is one lane, said by -v" \
