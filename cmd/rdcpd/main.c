@@ -248,6 +248,8 @@ static void usage(FILE *out)
 	    "      --max-conns N           concurrent clients (default 16)\n"
 	    "      --max-conns-per-host N  concurrent clients from one address (default 4)\n"
 	    "      --pool-size SIZE        receive pool per connection (default 64M)\n"
+	    "      --threads N             threads per connection reading, hashing, verifying\n"
+	    "                              and writing chunks (default: the cores, at most 8)\n"
 	    "      --max-lanes N           RDMA queue pairs one session may run over (1..8;\n"
 	    "                              default 4; a client asks, this caps it)\n"
 	    "      --fsync                 fsync every received file before renaming it\n"
@@ -271,6 +273,7 @@ struct opts {
 	const char *config;
 	int check, foreground;
 	uint64_t pool_bytes;
+	unsigned threads;
 	unsigned sink_flags;
 	unsigned max_lanes;
 };
@@ -290,6 +293,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"max-conns", required_argument, NULL, 'C'},
 	    {"max-conns-per-host", required_argument, NULL, 'H'},
 	    {"pool-size", required_argument, NULL, 'S'},
+	    {"threads", required_argument, NULL, 'W'},
 	    {"max-lanes", required_argument, NULL, 'L'},
 	    {"fsync", no_argument, NULL, 'Y'},
 	    {"timeout", required_argument, NULL, 'T'},
@@ -371,6 +375,14 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 				return 1;
 			}
 			o->pool_bytes = v;
+			break;
+		case 'W':
+			if (rd_num_parse(optarg, 0, 1, RD_ENGINE_THREADS_MAX, &v)) {
+				fprintf(stderr, "rdcpd: --threads '%s': give 1 to %d\n", optarg,
+					RD_ENGINE_THREADS_MAX);
+				return 1;
+			}
+			o->threads = (unsigned)v;
 			break;
 		case 'Y':
 			o->sink_flags |= RD_SINK_FSYNC;
@@ -718,6 +730,7 @@ int main(int argc, char **argv)
 			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
+	cfg.server.eo.threads = o.threads ? o.threads : rd_engine_default_threads();
 	cfg.co.lanes = o.max_lanes; /* 0: RD_LANES_DEFAULT_CAP */
 	cfg.server.eo.stop_text = "the server is shutting down";
 	/*
