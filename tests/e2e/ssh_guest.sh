@@ -312,7 +312,7 @@ client() {
 		>/tmp/half.out 2>/tmp/half.err &
 	local hpid=$!
 	i=0
-	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 200 ]; do
+	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 600 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -349,11 +349,11 @@ client() {
 	check "a real transfer right after works" [ "$RC" -eq 0 ]
 	check "  exact" [ "$(on_b 'md5sum </tmp/dst/w')" = "$(md5sum </tmp/src/r3m)" ]
 	# Control: the checker itself can tell an accepted client.
-	sleep 30 2>/dev/null | $SSHE "$S" "$RDCP --timeout 5 --remote-server recv -- /tmp/dst/w2" \
+	sleep 30 2>/dev/null | $SSHE "$S" "$RDCP --timeout 15 --remote-server recv -- /tmp/dst/w2" \
 		>/tmp/half.out 2>/tmp/half.err &
 	hpid=$!
 	i=0
-	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 200 ]; do
+	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 600 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
