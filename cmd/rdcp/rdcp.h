@@ -55,6 +55,7 @@ struct rdcp_opts {
 	int trust_partial;	 /* --trust-partial: keep partials unverified (none) */
 	const char *partial_dir; /* --partial-dir: partials go into this directory */
 	int retries;		 /* --retries: reconnect after a drop mid-copy */
+	unsigned lanes;		 /* --lanes: RC QPs to ask for; 0 the device's default */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
