@@ -502,6 +502,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
+	co.eo.threads = o->threads ? o->threads : rd_engine_default_threads();
 	co.eo.digest = o->encrypt ? RD_DIGEST_AEAD : o->checksum; /* NULL: the server's */
 	if (o->encrypt && o->checksum && strcmp(o->checksum, RD_DIGEST_AEAD)) {
 		code = error_out("--encrypt uses aes-128-gcm for every chunk: drop --checksum",
@@ -540,12 +541,12 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (o->verbose)
 		fprintf(stderr,
 			"rdcp: plan: chunks of %" PRIu64 " KiB, checksum %s, %d chunks in flight, "
-			"receive pool %" PRIu64 " MiB, fsync %s\n",
+			"receive pool %" PRIu64 " MiB, fsync %s, %u thread%s\n",
 			(o->chunk_size ? o->chunk_size : RD_CHUNK_DEFAULT) / 1024,
 			co.eo.digest ? co.eo.digest : "the server's choice",
 			o->depth ? o->depth : RD_ENGINE_DEPTH_DEFAULT,
 			(uint64_t)((o->pool_size ? o->pool_size : RD_ENGINE_POOL_DEFAULT) >> 20),
-			o->fsync ? "on" : "off");
+			o->fsync ? "on" : "off", co.eo.threads, co.eo.threads == 1 ? "" : "s");
 	rd_report_init(&rc.rep, RD_REPORT_MAX_ERRORS_DEFAULT);
 	g_rc = &rc;
 	if (!o->quiet && !o->json)

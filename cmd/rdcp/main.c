@@ -11,6 +11,7 @@
 
 #include "cmd/rdcp/rdcp.h"
 #include "lib/base/rd_num.h"
+#include "lib/session/rd_session.h" /* rd_engine.h: RD_ENGINE_THREADS_* */
 #include "lib/proto/rd_proto.h"
 #include "lib/version/rd_version.h"
 #include "lib/xport/rd_xport.h"
@@ -66,6 +67,9 @@ static void usage(FILE *out)
 		"                             the --cert file)\n"
 		"      --chunk-size SIZE      bytes per chunk (default 4M; 4K..64M)\n"
 		"      --depth N              chunks in flight (default %d)\n"
+		"      --threads N            threads reading, hashing, verifying and writing\n"
+		"                             chunks (default: the cores available, at most %d;\n"
+		"                             1: all on the thread that talks to the peer)\n"
 		"      --pool-size SIZE       receive pool to register (default 64M)\n"
 		"      --port PORT            daemon port (default %d)\n"
 		"      --no-fsync             do not fsync each file before it gets its name\n"
@@ -102,13 +106,14 @@ static void usage(FILE *out)
 		"9 out of memory, 11 local file I/O, 12 no RDMA device, 14 remote refused,\n"
 		"20 interrupted (SIGINT/SIGTERM), 22 locked memory (ulimit -l), 23 some\n"
 		"files failed, 24 data failed verification, 30 timeout.\n",
-		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_DEFAULT_PORT);
+		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_ENGINE_THREADS_DEFAULT_MAX, RD_DEFAULT_PORT);
 }
 
 enum {
 	OPT_CHECKSUM = 256,
 	OPT_CHUNK,
 	OPT_DEPTH,
+	OPT_THREADS,
 	OPT_POOL,
 	OPT_PORT,
 	OPT_FSYNC,
@@ -155,6 +160,7 @@ static const struct option longopts[] = {
 	{"checksum", required_argument, NULL, OPT_CHECKSUM},
 	{"chunk-size", required_argument, NULL, OPT_CHUNK},
 	{"depth", required_argument, NULL, OPT_DEPTH},
+	{"threads", required_argument, NULL, OPT_THREADS},
 	{"pool-size", required_argument, NULL, OPT_POOL},
 	{"port", required_argument, NULL, OPT_PORT},
 	{"no-fsync", no_argument, NULL, OPT_FSYNC},
@@ -273,6 +279,14 @@ int main(int argc, char **argv)
 				return RDCP_EXIT_USAGE;
 			}
 			o.depth = (int)v;
+			break;
+		case OPT_THREADS:
+			if (rd_num_parse(optarg, 0, 1, RD_ENGINE_THREADS_MAX, &v)) {
+				fprintf(stderr, "rdcp: --threads '%s': give 1 to %d\n", optarg,
+					RD_ENGINE_THREADS_MAX);
+				return RDCP_EXIT_USAGE;
+			}
+			o.threads = (unsigned)v;
 			break;
 		case OPT_POOL:
 			if (rd_num_parse(optarg, RD_NUM_SIZE, 1u << 20, 1ull << 40, &o.pool_size)) {

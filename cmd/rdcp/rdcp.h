@@ -37,6 +37,7 @@ struct rdcp_opts {
 	const char *checksum;
 	uint64_t chunk_size, pool_size;
 	int depth;
+	unsigned threads; /* --threads; 0: the cores available, at most 8 */
 	const char *port;
 	int timeout_s;
 	const char *rsh;	 /* -e/--rsh */

@@ -51,6 +51,7 @@ int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args)
 	ro.co.timeout_ms = o->timeout_s * 1000;
 	ro.eo.pool_bytes = o->pool_size;
 	ro.eo.depth = (unsigned)o->depth;
+	ro.eo.threads = o->threads;
 	ro.announce = announce;
 	ro.log = log_line;
 	ret = rd_remote_serve(&r, &ro);

@@ -248,6 +248,8 @@ static void usage(FILE *out)
 	    "      --max-conns N           concurrent clients (default 16)\n"
 	    "      --max-conns-per-host N  concurrent clients from one address (default 4)\n"
 	    "      --pool-size SIZE        receive pool per connection (default 64M)\n"
+	    "      --threads N             threads per connection reading, hashing, verifying\n"
+	    "                              and writing chunks (default: the cores, at most 8)\n"
 	    "      --fsync                 fsync every received file before renaming it\n"
 	    "      --timeout SECONDS       drop a client that moves nothing this long\n"
 	    "                              (default 30)\n"
@@ -269,6 +271,7 @@ struct opts {
 	const char *config;
 	int check, foreground;
 	uint64_t pool_bytes;
+	unsigned threads;
 	unsigned sink_flags;
 };
 
@@ -287,6 +290,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"max-conns", required_argument, NULL, 'C'},
 	    {"max-conns-per-host", required_argument, NULL, 'H'},
 	    {"pool-size", required_argument, NULL, 'S'},
+	    {"threads", required_argument, NULL, 'W'},
 	    {"fsync", no_argument, NULL, 'Y'},
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"ready-file", required_argument, NULL, 'R'},
@@ -359,6 +363,14 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 				return 1;
 			}
 			o->pool_bytes = v;
+			break;
+		case 'W':
+			if (rd_num_parse(optarg, 0, 1, RD_ENGINE_THREADS_MAX, &v)) {
+				fprintf(stderr, "rdcpd: --threads '%s': give 1 to %d\n", optarg,
+					RD_ENGINE_THREADS_MAX);
+				return 1;
+			}
+			o->threads = (unsigned)v;
 			break;
 		case 'Y':
 			o->sink_flags |= RD_SINK_FSYNC;
@@ -706,6 +718,7 @@ int main(int argc, char **argv)
 			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
+	cfg.server.eo.threads = o.threads ? o.threads : rd_engine_default_threads();
 	cfg.server.eo.stop_text = "the server is shutting down";
 	/*
 	 * The chunk size is the server's to decide (issue 7 item 6): at most

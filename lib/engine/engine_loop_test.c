@@ -128,6 +128,7 @@ struct run {
 	struct rd_engine_opts eo;
 	int timeout_ms;
 	const char *extra_src; /* a second source (e.g. a missing one) */
+	const uint8_t *key;    /* session key for a keyed eo.digest (gmac, aes-128-gcm) */
 	struct rd_engine se, re;
 	int sret, rret;
 	struct rd_conn *a;
@@ -229,6 +230,10 @@ static void run_copy(struct run *r)
 		r->eo.depth = 4;
 	assert_int_equal(rd_engine_init(&r->se, &r->eo), 0);
 	assert_int_equal(rd_engine_init(&r->re, &r->eo), 0);
+	if (r->key) {
+		assert_int_equal(rd_engine_set_key(&r->se, r->key), 0);
+		assert_int_equal(rd_engine_set_key(&r->re, r->key), 0);
+	}
 	r->se.report = report;
 	r->se.report_ctx = r;
 	assert_int_equal(rd_tree_open_paths(&r->t, srcs, r->extra_src ? 2 : 1, RD_TREE_RECURSIVE, &err),
@@ -495,6 +500,117 @@ static void test_give_up_after_max_retries(void **state)
 	assert_int_equal(r.last_report_status, -RD_ECORRUPT);
 	/* the first chunk tried 1 + max_retries times, then the file failed */
 	assert_true(r.re.st.chunks_retried >= 2);
+}
+
+/*
+ * --threads (issue 12): the same copies with the data work on 1 (inline,
+ * on the loop's thread), 2 and 4 workers per side, with a plain digest, a
+ * keyed MAC and the AEAD (which decrypts in place on the worker), over
+ * the loopback and over TCP. Byte-exact, and a corrupted chunk (the
+ * loopback flips a byte of the nth DATA payload in flight) is asked for
+ * again exactly once. Nothing here depends on timing: the hook counts
+ * DATA messages, and the answers leave in GET order whatever order the
+ * workers finish in.
+ */
+static int no_litter(void);
+
+static const uint8_t test_key[RD_DIGEST_KEY_LEN] = "0123456789abcdef0123456789abcde";
+
+static void threads_case(unsigned threads, const char *digest, int tcp, unsigned corrupt_nth)
+{
+	struct corrupt c = {.nth = corrupt_nth};
+	struct run r = {.eo.threads = threads, .eo.digest = digest};
+
+	if (strcmp(digest, "sha256"))
+		r.key = test_key;
+	if (tcp) {
+		r.tcp = 1;
+		r.timeout_ms = TCP_TIMEOUT_MS;
+		r.eo.chunk_size = 256u << 10;
+		r.eo.pool_bytes = 2u << 20;
+		r.eo.depth = 8;
+	} else if (corrupt_nth) {
+		r.hook = corrupt_data;
+		r.hctx = &c;
+	}
+	make_set();
+	put_file(g_src, "large", (8u << 20) + 4097, 33);
+	run_copy(&r);
+	assert_int_equal(r.se.o.threads, threads);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_set_copied();
+	assert_true(same_file("large"));
+	assert_int_equal(r.re.st.chunks_retried, corrupt_nth && !tcp ? 1 : 0);
+	assert_int_equal(r.se.st.chunks_retried, corrupt_nth && !tcp ? 1 : 0);
+	assert_int_equal(c.done, corrupt_nth && !tcp ? 1 : 0);
+	/* the sender counts the bad chunk too; the receiver each file once */
+	assert_int_equal(r.re.st.bytes_data, r.re.st.bytes_files);
+	if (!corrupt_nth)
+		assert_true(r.re.st.bytes_data == r.se.st.bytes_data);
+}
+
+static void test_threads1_sha256_corrupt(void **state)
+{
+	threads_case(1, "sha256", 0, 3);
+}
+
+static void test_threads2_sha256_corrupt(void **state)
+{
+	threads_case(2, "sha256", 0, 3);
+}
+
+static void test_threads4_sha256_corrupt(void **state)
+{
+	threads_case(4, "sha256", 0, 7);
+}
+
+static void test_threads1_gmac_corrupt(void **state)
+{
+	threads_case(1, "gmac", 0, 5);
+}
+
+static void test_threads4_gmac_corrupt(void **state)
+{
+	threads_case(4, "gmac", 0, 5);
+}
+
+static void test_threads4_aead_corrupt(void **state)
+{
+	threads_case(4, "aes-128-gcm", 0, 2);
+}
+
+static void test_threads1_gmac_tcp(void **state)
+{
+	threads_case(1, "gmac", 1, 0);
+}
+
+static void test_threads2_gmac_tcp(void **state)
+{
+	threads_case(2, "gmac", 1, 0);
+}
+
+static void test_threads4_sha256_tcp(void **state)
+{
+	threads_case(4, "sha256", 1, 0);
+}
+
+/* Every chunk bad, on 4 workers: the file fails after max_retries, the other arrives. */
+static void test_threads4_give_up(void **state)
+{
+	struct corrupt c = {.every = 1};
+	struct run r = {.hook = corrupt_data, .hctx = &c, .eo.max_retries = 2, .eo.threads = 4};
+
+	put_file(g_src, "doomed", 9 * CH, 9);
+	put_file(g_src, "fine", 0, 1);
+	run_copy(&r);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_false(exists_in_dst("doomed"));
+	assert_true(same_file("fine"));
+	assert_int_equal(r.nfailed_reports, 1);
+	assert_int_equal(r.last_report_status, -RD_ECORRUPT);
+	assert_true(no_litter());
 }
 
 /* --- SUM: the receiver already has the file --- */
@@ -1035,6 +1151,16 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_resume_bad_partial_chunk, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resume_source_changed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_existing_prefix, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads1_sha256_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads2_sha256_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads4_sha256_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads1_gmac_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads4_gmac_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads4_aead_corrupt, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads1_gmac_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads2_gmac_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads4_sha256_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_threads4_give_up, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

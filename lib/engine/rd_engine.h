@@ -31,6 +31,11 @@
 #define RD_ENGINE_DEPTH_DEFAULT 16
 #define RD_ENGINE_RETRIES_DEFAULT 3
 #define RD_ENGINE_MAX_SLOTS 1024
+#define RD_ENGINE_THREADS_DEFAULT_MAX 8 /* the default: the cores available, at most this */
+#define RD_ENGINE_THREADS_MAX 64
+
+/* The cores this process may run on, at most RD_ENGINE_THREADS_DEFAULT_MAX. */
+unsigned rd_engine_default_threads(void);
 
 struct rd_engine_opts {
 	uint32_t chunk_size;   /* negotiated, RD_CHUNK_MIN..RD_CHUNK_MAX */
@@ -38,6 +43,12 @@ struct rd_engine_opts {
 	unsigned depth;	       /* sender: read buffers; receiver: requests in flight */
 	unsigned max_retries;  /* per chunk, after a digest mismatch */
 	const char *digest;    /* EVP name or "none" */
+	/*
+	 * Workers doing the per-chunk data work (sender: read and tag;
+	 * receiver: verify and write) beside the loop that talks; 1: all
+	 * of it on the loop's thread, as before; 0: rd_engine_default_threads().
+	 */
+	unsigned threads;
 	/*
 	 * Set non-zero (a signal handler, a daemon shutting down) to stop:
 	 * the engine ends within RD_ENGINE_IDLE_MS with -RD_ESTOPPED,
@@ -121,6 +132,8 @@ typedef void (*rd_engine_report_fn)(void *ctx, const char *path, size_t len, int
 struct rd_engine {
 	struct rd_engine_opts o; /* o.digest: digest_name once the engine runs */
 	struct rd_digest *dg;
+	uint8_t key[RD_DIGEST_KEY_LEN]; /* for the workers' own digests */
+	int has_key;
 	char digest_name[RD_DIGEST_NAME_MAX + 1]; /* stays valid after fini */
 	struct rd_engine_stats st;
 	rd_engine_report_fn report;

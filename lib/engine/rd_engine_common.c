@@ -26,6 +26,10 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 		e->o.max_retries = RD_ENGINE_RETRIES_DEFAULT;
 	if (!e->o.digest)
 		e->o.digest = RD_DIGEST_DEFAULT;
+	if (!e->o.threads)
+		e->o.threads = rd_engine_default_threads();
+	if (e->o.threads > RD_ENGINE_THREADS_MAX)
+		e->o.threads = RD_ENGINE_THREADS_MAX;
 	if (e->o.chunk_size < RD_CHUNK_MIN || e->o.chunk_size > RD_CHUNK_MAX)
 		return rd_err_set(&e->err, RD_EUSAGE, 0, "chunk size %u is outside %u..%u",
 				  e->o.chunk_size, RD_CHUNK_MIN, RD_CHUNK_MAX);
@@ -84,7 +88,11 @@ int rd_engine_set_key(struct rd_engine *e, const uint8_t key[RD_DIGEST_KEY_LEN])
 {
 	int ret = rd_digest_set_key(e->dg, key);
 
-	return ret ? rd_err_copy(&e->err, &e->dg->err) : 0;
+	if (ret)
+		return rd_err_copy(&e->err, &e->dg->err);
+	memcpy(e->key, key, RD_DIGEST_KEY_LEN);
+	e->has_key = 1;
+	return 0;
 }
 
 int rd_engine_check_key(struct rd_engine *e)
@@ -103,6 +111,8 @@ void rd_engine_fini(struct rd_engine *e)
 		return;
 	rd_digest_close(e->dg);
 	e->dg = NULL;
+	explicit_bzero(e->key, sizeof(e->key));
+	e->has_key = 0;
 }
 
 int rd_engine_send_msg(struct rd_conn *c, struct rd_msg *m, struct rd_err *err)

@@ -59,6 +59,31 @@ static inline void rd_engine_progress(struct rd_engine *e)
  */
 int rd_engine_idle_check(struct rd_engine *e, const char *peer);
 
+/*
+ * The worker pool (rd_engine_pool.c). A job is embedded in the caller's
+ * own struct; run() does the data work with the worker's digest context
+ * and must touch nothing the loop uses meanwhile (no connection, no
+ * shared counters). Results come back through rd_wpool_reap(), in
+ * completion order, on the loop's thread.
+ */
+struct rd_digest;
+struct rd_job {
+	struct rd_job *next;
+	void (*run)(struct rd_job *j, struct rd_digest *dg);
+};
+struct rd_wpool;
+
+/* Workers per e->o.threads (none for 1: jobs then run inline); 0 or < 0. */
+int rd_wpool_start(struct rd_wpool **out, struct rd_engine *e, struct rd_conn *c);
+unsigned rd_wpool_workers(const struct rd_wpool *p);
+void rd_wpool_submit(struct rd_wpool *p, struct rd_job *j);
+/* Every finished job (linked by next), or NULL. */
+struct rd_job *rd_wpool_reap(struct rd_wpool *p);
+/* Jobs submitted and not yet reaped. */
+unsigned rd_wpool_busy(const struct rd_wpool *p);
+/* Join the workers (jobs not started are dropped); accepts NULL. */
+void rd_wpool_stop(struct rd_wpool *p);
+
 /* How long the loop sleeps when it has nothing to do (ms); the transport's
  * own timeout decides when a silent peer is dead. */
 #define RD_ENGINE_IDLE_MS 1000

@@ -29,6 +29,12 @@
  * sides, inside this session's TLS: nothing from an old session's keys is
  * ever compared, so a partial written under another session key (gmac)
  * is checked as well as one written under sha256.
+ *
+ * Verifying and writing a chunk is a job for the worker pool
+ * (rd_engine_pool.c, e->o.threads workers): its slot is SL_WORK meanwhile
+ * (not free, not in flight), and the loop takes the result (retry, fail
+ * the file, or mark the chunk done) when the job comes back. A file that
+ * fails while jobs of it run keeps its temporary until they end.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -41,7 +47,24 @@
 
 /* RF_SEALED: complete, waiting for the batch's sync (rd_sink_file_seal) */
 enum rstate { RF_FREE = 0, RF_ACTIVE, RF_SEALED, RF_DONE };
-enum sstate { SL_FREE = 0, SL_BUSY, SL_RETRY };
+enum sstate { SL_FREE = 0, SL_BUSY, SL_RETRY, SL_WORK };
+
+struct rfile;
+
+/* One chunk's verify-and-write; a worker reads only these and f's map. */
+struct rjob {
+	struct rd_job j; /* first: the pool hands this back */
+	struct rfile *f;
+	struct rd_sink_file *sf;
+	unsigned slot;
+	struct rd_chunk_ref ref;
+	uint8_t *buf;
+	uint32_t cs;
+	int verify;
+	uint8_t tag[RD_DIGEST_MAX];
+	int vret, werr; /* verify: 0, -RD_ECORRUPT or < 0 (err); write: 0 or -errno */
+	struct rd_err err;
+};
 
 struct rfile {
 	enum rstate state;
@@ -55,6 +78,8 @@ struct rfile {
 	uint64_t next;	     /* next chunk to request (SUM or DATA) */
 	uint64_t done;	     /* chunks verified and placed */
 	unsigned inflight;   /* slots referring to this file */
+	unsigned working;    /* of them, with a worker now */
+	int abort_later;     /* failed while working: abort when they end */
 	int check;	     /* comparing against an existing file of the same size */
 	int all_same;	     /* every chunk so far identical */
 	int failed;
@@ -81,6 +106,7 @@ struct rslot {
 	uint8_t *buf; /* registered for remote write; NULL until first used */
 	uint32_t cap; /* its length */
 	struct rd_mr mr;
+	struct rjob job;
 };
 
 struct receiver {
@@ -103,6 +129,7 @@ struct receiver {
 	uint32_t end_nfiles;
 	uint64_t sealed_ms; /* since when sealed files wait for publish(), or 0 */
 	struct rd_sink_acl acl[RD_ACL_MAX];
+	struct rd_wpool *pool;
 };
 
 /* --fsync: the longest a sealed file waits for its batch (ms) */
@@ -146,6 +173,10 @@ static void fail_file(struct receiver *r, struct rfile *f, int status, const cha
 	va_start(ap, fmt);
 	vsnprintf(f->msg, sizeof(f->msg), fmt, ap);
 	va_end(ap);
+	if (f->working) {
+		f->abort_later = 1; /* a worker still writes into it */
+		return;
+	}
 	rd_sink_file_abort(f->f);
 	f->f = NULL;
 }
@@ -411,8 +442,12 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 	return 0;
 }
 
-/* -S: each data piece of the chunk at its offset; holes stay unwritten. */
-static int write_packed(struct receiver *r, struct rfile *f, const uint8_t *buf, uint64_t chunk)
+/*
+ * -S: each data piece of the chunk at its offset; holes stay unwritten.
+ * On a worker: 0 or -errno (rd_sink_file_pwrite).
+ */
+static int write_packed(const struct rfile *f, struct rd_sink_file *sf, uint32_t cs,
+			const uint8_t *buf, uint64_t chunk)
 {
 	uint64_t off, n;
 	size_t at = 0;
@@ -420,10 +455,10 @@ static int write_packed(struct receiver *r, struct rfile *f, const uint8_t *buf,
 	int ret;
 
 	for (i = 0; i < f->nmap; i++) {
-		n = rd_sparse_piece(&f->map[i], r->e->o.chunk_size, chunk, f->meta.size, &off);
+		n = rd_sparse_piece(&f->map[i], cs, chunk, f->meta.size, &off);
 		if (!n)
 			continue;
-		ret = rd_sink_file_write(f->f, buf + at, (size_t)n, off);
+		ret = rd_sink_file_pwrite(sf, buf + at, (size_t)n, off);
 		if (ret)
 			return ret;
 		at += (size_t)n;
@@ -431,14 +466,30 @@ static int write_packed(struct receiver *r, struct rfile *f, const uint8_t *buf,
 	return 0;
 }
 
+/* A worker: verify the chunk in its slot, then write it where it belongs. */
+static void rjob_run(struct rd_job *jj, struct rd_digest *dg)
+{
+	struct rjob *j = (struct rjob *)jj;
+
+	if (j->verify) {
+		j->vret = rd_digest_verify(dg, &j->ref, j->buf, j->ref.len, j->tag);
+		if (j->vret && j->vret != -RD_ECORRUPT)
+			rd_err_copy(&j->err, &dg->err);
+		if (j->vret)
+			return;
+	}
+	if (j->f->has_map)
+		j->werr = write_packed(j->f, j->sf, j->cs, j->buf, j->ref.chunk);
+	else
+		j->werr = rd_sink_file_pwrite(j->sf, j->buf, j->ref.len, j->ref.chunk * j->cs);
+}
+
 static int on_data(struct receiver *r, const struct rd_msg_data *d)
 {
 	struct rslot *s = slot_for(r, d->slot, d->id, d->chunk);
-	struct rd_chunk_ref ref;
 	struct rfile *f;
+	struct rjob *j;
 	uint32_t want;
-	uint8_t *buf;
-	int ret;
 
 	if (!s || s->kind != d->kind || s->seq != d->seq)
 		return proto_err(r, "DATA for a slot that was not requested");
@@ -464,44 +515,79 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 		return proto_err(r, "DATA digest of the wrong length");
 	if (want > s->cap)
 		return proto_err(r, "DATA longer than its slot");
-	buf = s->buf;
-	if (r->e->dg->size) {
-		ref.id = d->id;
-		ref.chunk = d->chunk;
-		ref.len = want;
-		ref.seq = d->seq;
-		ret = rd_digest_verify(r->e->dg, &ref, buf, want, d->digest);
-		if (ret && ret != -RD_ECORRUPT)
-			return rd_err_copy(&r->e->err, &r->e->dg->err);
-		if (ret) {
-			r->e->st.chunks_retried++;
-			if (++s->tries > r->e->o.max_retries) {
-				fail_file(r, f, RD_ECORRUPT,
-					  "chunk %llu failed %s verification %u times; giving up",
-					  (unsigned long long)d->chunk, r->e->dg->name, s->tries);
-				slot_release(r, s, f);
-				return 0;
-			}
+	j = &s->job;
+	memset(j, 0, sizeof(*j));
+	j->j.run = rjob_run;
+	j->f = f;
+	j->sf = f->f;
+	j->slot = d->slot;
+	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
+	j->buf = s->buf;
+	j->cs = r->e->o.chunk_size;
+	j->verify = r->e->dg->size > 0;
+	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
+	s->state = SL_WORK;
+	f->working++;
+	rd_wpool_submit(r->pool, &j->j);
+	return 0;
+}
+
+/* A job came back: its slot's chunk is good and written, or not. */
+static int job_done(struct receiver *r, struct rjob *j)
+{
+	struct rslot *s = &r->slots[j->slot];
+	struct rfile *f = j->f;
+	uint32_t want = j->ref.len;
+	int ret = 0;
+
+	f->working--;
+	s->state = SL_BUSY;
+	if (f->failed) {
+		slot_release(r, s, f);
+	} else if (j->vret == -RD_ECORRUPT) {
+		r->e->st.chunks_retried++;
+		if (++s->tries > r->e->o.max_retries) {
+			fail_file(r, f, RD_ECORRUPT,
+				  "chunk %llu failed %s verification %u times; giving up",
+				  (unsigned long long)j->ref.chunk, r->e->dg->name, s->tries);
+			slot_release(r, s, f);
+		} else {
 			s->state = SL_RETRY; /* asked again by schedule() */
-			return 0;
 		}
-	}
-	if (f->has_map)
-		ret = write_packed(r, f, buf, d->chunk);
-	else
-		ret = rd_sink_file_write(f->f, buf, want, d->chunk * r->e->o.chunk_size);
-	if (ret)
-		sink_fail(r, f, ret);
-	else {
-		rd_sink_file_chunk_done(f->f, d->chunk, 1);
+	} else if (j->vret) {
+		ret = rd_err_copy(&r->e->err, &j->err);
+	} else if (j->werr) {
+		sink_fail(r, f, rd_sink_file_write_error(f->f, -j->werr));
+		slot_release(r, s, f);
+	} else {
+		rd_sink_file_chunk_done(f->f, j->ref.chunk, 1);
 		f->done++;
 		f->bytes += want;
 		rd_stat_add(&r->e->st.bytes_data, want);
 		if (f->id == r->oldest)
 			rd_stat_add(&r->e->st.cur_done, want);
+		slot_release(r, s, f);
 	}
-	slot_release(r, s, f);
-	return 0;
+	if (!f->working && f->abort_later) {
+		f->abort_later = 0;
+		rd_sink_file_abort(f->f);
+		f->f = NULL;
+	}
+	return ret;
+}
+
+static int reap_jobs(struct receiver *r)
+{
+	struct rd_job *j, *next;
+	int n = 0, ret = 0;
+
+	for (j = rd_wpool_reap(r->pool); j; j = next) {
+		next = j->next;
+		if (!ret)
+			ret = job_done(r, (struct rjob *)j);
+		n++;
+	}
+	return ret < 0 ? ret : n;
 }
 
 static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
@@ -936,6 +1022,10 @@ static int recv_loop(struct receiver *r)
 		progress = drain_msgs(r);
 		if (progress < 0)
 			return progress;
+		ret = reap_jobs(r); /* inline jobs (one thread) are back already */
+		if (ret < 0)
+			return ret;
+		progress += ret;
 		ret = settle(r);
 		if (ret < 0)
 			return ret;
@@ -1008,6 +1098,9 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		goto out;
 	}
 	rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
+	ret = rd_wpool_start(&r->pool, e, c);
+	if (ret)
+		goto out;
 	ret = recv_loop(r);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
@@ -1019,6 +1112,7 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		rd_conn_flush(c, 1000);
 	}
 out:
+	rd_wpool_stop(r->pool); /* no worker writes into a file or slot after this */
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (r->win[i].state != RF_FREE && r->win[i].f)
 			rd_sink_file_abort(r->win[i].f);

@@ -9,7 +9,13 @@
  * is first read for (whole pages, at most a chunk), up to depth chunks in
  * all; then reused, so nothing is allocated per chunk once a job runs at
  * its pace (a small job pins little; issue 14). A GET waits in a bounded
- * queue until a buffer and a send credit are free.
+ * queue until a buffer is free.
+ *
+ * The data work of a GET (read the chunk, tag it) is a job for the worker
+ * pool (rd_engine_pool.c): up to one per buffer at once, on e->o.threads
+ * workers. Answers still leave in the order the GETs came (a ring of the
+ * jobs in that order; the head goes out once it is finished and a credit
+ * is free), so the wire sees exactly what one thread would send.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -34,6 +40,23 @@ struct swin {
 	unsigned nmap; /* -S: data extents; chunks carry only these bytes */
 	int has_map;
 	struct rd_extent map[RD_SPARSE_MAX];
+	unsigned jobs; /* with a worker now: fd and map stay until they end */
+	int done_seen; /* DONE came while jobs ran: closed when they end */
+};
+
+/* One GET's data work; a worker reads only these fields and w's fd/map. */
+struct sjob {
+	struct rd_job j; /* first: the pool hands this back */
+	struct rd_msg_get g;
+	struct swin *w;
+	uint8_t *buf;
+	uint32_t cs, want;
+	size_t got;
+	int rerr, derr; /* read: 0 or -errno; digest: 0 or < 0 (err says) */
+	uint8_t dlen;
+	int finished, flipped;
+	uint8_t tag[RD_DIGEST_MAX];
+	struct rd_err err;
 };
 
 struct sender {
@@ -50,10 +73,14 @@ struct sender {
 	struct sbuf {
 		uint8_t *p; /* NULL until first needed */
 		uint32_t cap;
-		int busy;   /* handed to the NIC until on_sent() */
+		int busy;   /* a job's, or handed to the NIC until on_sent() */
 		struct rd_mr mr;
+		struct sjob job;
 	} *bufs;
 	unsigned nbufs;
+	unsigned *ring; /* buffers whose jobs answer the GETs, in GET order */
+	unsigned ring_head, ring_count;
+	struct rd_wpool *pool;
 	uint64_t reg_bytes, max_bytes;
 
 	struct rd_tree_entry ent;
@@ -163,6 +190,16 @@ static int proto_err(struct sender *s, const char *what)
 	return -RD_EPROTO;
 }
 
+static void win_close(struct sender *s, struct swin *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	w->fd = -1;
+	w->used = 0;
+	w->done_seen = 0;
+	s->outstanding--;
+}
+
 static int on_msg(struct sender *s, const struct rd_msg *m)
 {
 	struct swin *w;
@@ -170,7 +207,7 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 	switch (m->hdr.type) {
 	case RD_MSG_GET:
 		w = win_of(s, m->u.get.id);
-		if (!w || w->type != RD_FT_REG)
+		if (!w || w->type != RD_FT_REG || w->done_seen)
 			return proto_err(s, "GET for an entry that is not an open file");
 		if (m->u.get.chunk >= rd_nchunks(w->size, s->e->o.chunk_size))
 			return proto_err(s, "GET beyond the end of the file");
@@ -195,7 +232,7 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		return 0;
 	case RD_MSG_DONE:
 		w = win_of(s, m->u.done.id);
-		if (!w)
+		if (!w || w->done_seen)
 			return proto_err(s, "DONE for an unknown entry");
 		rd_engine_progress(s->e);
 		if (m->u.done.status) {
@@ -227,11 +264,10 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 				s->e->report(s->e->report_ctx, w->path, w->plen, 0,
 					     msg[0] ? msg : NULL);
 		}
-		if (w->fd >= 0)
-			close(w->fd);
-		w->fd = -1;
-		w->used = 0;
-		s->outstanding--;
+		if (w->jobs)
+			w->done_seen = 1; /* a hostile peer: closed once its jobs end */
+		else
+			win_close(s, w);
 		return 0;
 	case RD_MSG_FIN:
 		if (!s->end_sent || s->outstanding)
@@ -290,25 +326,45 @@ static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got
 	return 0;
 }
 
-/* Answer the oldest GET if a buffer and a credit are free. 1 = did one. */
-static int serve_get(struct sender *s)
+/* A worker: read the chunk into the job's buffer and tag it. */
+static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
+{
+	struct sjob *j = (struct sjob *)jj;
+
+	if (j->w->has_map)
+		j->rerr = read_packed(j->w, j->cs, j->g.chunk, j->buf, j->want, &j->got);
+	else
+		j->rerr = read_full(j->w->fd, j->buf, j->want, j->g.chunk * j->cs, &j->got);
+	if (j->rerr || j->got != j->want)
+		return;
+	if (j->g.kind == RD_GET_SUM) {
+		j->dlen = (uint8_t)dg->sum_size;
+		j->derr = rd_digest_compute(dg, j->buf, j->want, j->tag);
+	} else {
+		struct rd_chunk_ref ref = {j->g.id, j->g.chunk, j->want, j->g.seq};
+
+		j->dlen = (uint8_t)dg->size;
+		j->derr = rd_digest_protect(dg, &ref, j->buf, j->want, j->tag);
+	}
+	if (j->derr)
+		rd_err_copy(&j->err, &dg->err);
+}
+
+/* Start the oldest waiting GET's job if a buffer is free. 1 = did one. */
+static int start_get(struct sender *s)
 {
 	struct rd_msg_get *g;
 	struct swin *w;
-	struct rd_msg m;
-	uint8_t enc[RD_CTRL_MAX];
-	uint8_t *buf;
+	struct sjob *j;
 	unsigned b = 0;
 	uint32_t want;
-	size_t got;
-	int len, r;
-	char text[RD_MSG_TEXT_MAX];
+	int r;
 
-	if (!s->gq_count || !rd_conn_can_send(s->c))
+	if (!s->gq_count || s->ring_count >= s->nbufs)
 		return 0;
 	g = &s->getq[s->gq_head];
 	w = win_of(s, g->id);
-	if (!w)
+	if (!w || w->done_seen)
 		return proto_err(s, "GET for an entry already answered");
 	if (w->has_map)
 		want = rd_sparse_len(w->map, w->nmap, s->e->o.chunk_size, g->chunk, w->size);
@@ -317,75 +373,126 @@ static int serve_get(struct sender *s)
 	r = buf_get(s, want, &b);
 	if (r)
 		return r < 0 ? r : 0;
-	buf = s->bufs[b].p;
-	if (w->has_map)
-		r = read_packed(w, s->e->o.chunk_size, g->chunk, buf, want, &got);
-	else
-		r = read_full(w->fd, buf, want, g->chunk * s->e->o.chunk_size, &got);
+	j = &s->bufs[b].job;
+	memset(j, 0, sizeof(*j));
+	j->j.run = sjob_run;
+	j->g = *g;
+	j->w = w;
+	j->buf = s->bufs[b].p;
+	j->cs = s->e->o.chunk_size;
+	j->want = want;
+	s->bufs[b].busy = 1;
+	w->jobs++;
+	s->ring[(s->ring_head + s->ring_count++) % s->nbufs] = b;
+	s->gq_head = (s->gq_head + 1) % GETQ_MAX;
+	s->gq_count--;
+	rd_wpool_submit(s->pool, &j->j);
+	return 1;
+}
+
+/* Finished jobs: marked; they leave in GET order (answer_head). */
+static int reap_jobs(struct sender *s)
+{
+	struct rd_job *j, *next;
+	int n = 0;
+
+	for (j = rd_wpool_reap(s->pool); j; j = next) {
+		next = j->next;
+		((struct sjob *)j)->finished = 1;
+		n++;
+	}
+	return n;
+}
+
+static void job_end(struct sender *s, struct sjob *j)
+{
+	struct swin *w = j->w;
+
+	if (!--w->jobs && w->done_seen)
+		win_close(s, w);
+	s->ring_head = (s->ring_head + 1) % s->nbufs;
+	s->ring_count--;
+}
+
+/* Send the answer of the oldest GET if its job is finished and a credit free. 1 = did one. */
+static int answer_head(struct sender *s)
+{
+	struct rd_msg m;
+	struct sjob *j;
+	struct sbuf *sb;
+	uint8_t enc[RD_CTRL_MAX];
+	unsigned b;
+	int len, r;
+	char text[RD_MSG_TEXT_MAX];
+
+	if (!s->ring_count)
+		return 0;
+	b = s->ring[s->ring_head];
+	sb = &s->bufs[b];
+	j = &sb->job;
+	if (!j->finished || !rd_conn_can_send(s->c))
+		return 0;
 	memset(&m, 0, sizeof(m));
-	if (r || got != want) {
-		if (r)
-			snprintf(text, sizeof(text), "reading: %s", strerror(-r));
+	if (j->rerr || j->got != j->want) {
+		if (j->rerr)
+			snprintf(text, sizeof(text), "reading: %s", strerror(-j->rerr));
 		else
 			snprintf(text, sizeof(text), "file shrank while being sent (%zu of %u bytes "
-				 "at chunk %llu)", got, want, (unsigned long long)g->chunk);
+				 "at chunk %llu)", j->got, j->want, (unsigned long long)j->g.chunk);
 		m.hdr.type = RD_MSG_CHUNK_ERR;
-		m.u.chunk_err.id = g->id;
-		m.u.chunk_err.chunk = g->chunk;
+		m.u.chunk_err.id = j->g.id;
+		m.u.chunk_err.chunk = j->g.chunk;
 		m.u.chunk_err.code = RD_ESYS;
 		m.u.chunk_err.text.ptr = text;
 		m.u.chunk_err.text.len = (uint16_t)strlen(text);
 		r = rd_engine_send_msg(s->c, &m, &s->e->err);
 		if (r)
 			return r < 0 ? r : 0;
-		goto done;
+		goto unused;
 	}
+	if (j->derr)
+		return rd_err_copy(&s->e->err, &j->err);
 	m.hdr.type = RD_MSG_DATA;
-	m.u.data.id = g->id;
-	m.u.data.kind = g->kind;
-	m.u.data.slot = g->slot;
-	m.u.data.chunk = g->chunk;
-	m.u.data.len = want;
-	m.u.data.seq = g->seq;
-	if (g->kind == RD_GET_SUM) {
-		m.u.data.dlen = (uint8_t)s->e->dg->sum_size;
-		r = rd_digest_compute(s->e->dg, buf, want, m.u.data.digest);
-	} else {
-		struct rd_chunk_ref ref = {g->id, g->chunk, want, g->seq};
-
-		m.u.data.dlen = (uint8_t)s->e->dg->size;
-		r = rd_digest_protect(s->e->dg, &ref, buf, want, m.u.data.digest);
-	}
-	if (r)
-		return rd_err_copy(&s->e->err, &s->e->dg->err);
+	m.u.data.id = j->g.id;
+	m.u.data.kind = j->g.kind;
+	m.u.data.slot = j->g.slot;
+	m.u.data.chunk = j->g.chunk;
+	m.u.data.len = j->want;
+	m.u.data.seq = j->g.seq;
+	m.u.data.dlen = j->dlen;
+	memcpy(m.u.data.digest, j->tag, j->dlen);
 	len = rd_msg_encode(enc, sizeof(enc), &m);
 	if (len < 0)
 		return rd_err_set(&s->e->err, RD_EUSAGE, 0, "cannot encode DATA");
-	if (g->kind == RD_GET_SUM) {
+	if (j->g.kind == RD_GET_SUM) {
 		r = rd_conn_send(s->c, enc, (size_t)len);
 		if (r)
 			return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
-		goto done;
+		goto unused;
 	}
 #ifdef RDCP_TEST_HOOKS
 	/* Test builds only: flip one byte after hashing, as a bad link would. */
-	++s->data_sent;
-	if (want && ((s->corrupt_at && s->data_sent == s->corrupt_at) || s->corrupt_every))
-		buf[want / 2] ^= 0x5a;
+	if (!j->flipped) {
+		j->flipped = 1;
+		++s->data_sent;
+		if (j->want &&
+		    ((s->corrupt_at && s->data_sent == s->corrupt_at) || s->corrupt_every))
+			j->buf[j->want / 2] ^= 0x5a;
+	}
 #endif
-	r = rd_conn_write_send(s->c, &s->bufs[b].mr, 0, want, g->addr, g->rkey, enc,
+	r = rd_conn_write_send(s->c, &sb->mr, 0, j->want, j->g.addr, j->g.rkey, enc,
 			       (size_t)len, b);
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
-	s->bufs[b].busy = 1; /* back through on_sent() */
-	rd_stat_add(&s->e->st.bytes_data, want);
-	rd_stat_add(&s->e->st.cur_done, want);
-	goto dequeue;
-done:
-	/* buffer b was not handed to the NIC: still free */
-dequeue:
-	s->gq_head = (s->gq_head + 1) % GETQ_MAX;
-	s->gq_count--;
+	/* the buffer stays busy until on_sent() */
+	rd_stat_add(&s->e->st.bytes_data, j->want);
+	rd_stat_add(&s->e->st.cur_done, j->want);
+	job_end(s, j);
+	return 1;
+unused:
+	/* the buffer was not handed to the NIC: free now */
+	sb->busy = 0;
+	job_end(s, j);
 	return 1;
 }
 
@@ -567,7 +674,18 @@ static int send_loop(struct sender *s)
 		progress = drain_msgs(s);
 		if (progress < 0)
 			return progress;
-		while ((r = serve_get(s)) > 0)
+		progress += reap_jobs(s);
+		while ((r = answer_head(s)) > 0)
+			progress++;
+		if (r < 0)
+			return r;
+		while ((r = start_get(s)) > 0)
+			progress++;
+		if (r < 0)
+			return r;
+		/* an inline job (one thread) is finished already */
+		progress += reap_jobs(s);
+		while ((r = answer_head(s)) > 0)
 			progress++;
 		if (r < 0)
 			return r;
@@ -640,10 +758,14 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->corrupt_every = getenv("RDCP_TEST_CORRUPT_EVERY") != NULL;
 #endif
 	s->bufs = calloc(s->nbufs, sizeof(*s->bufs));
-	if (!s->bufs) {
+	s->ring = calloc(s->nbufs, sizeof(*s->ring));
+	if (!s->bufs || !s->ring) {
 		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "%u read buffers", s->nbufs);
 		goto out;
 	}
+	ret = rd_wpool_start(&s->pool, e, c);
+	if (ret)
+		goto out;
 	rd_conn_set_sent_cb(c, on_sent, s);
 
 	ret = send_loop(s);
@@ -653,6 +775,7 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 				 (unsigned long long)(e->st.files_failed + e->st.files_ok));
 	e->st.finished = 1;
 out:
+	rd_wpool_stop(s->pool); /* no worker reads a buffer or fd after this */
 	rd_conn_set_sent_cb(c, NULL, NULL);
 	for (i = 0; s->bufs && i < s->nbufs; i++)
 		buf_drop(s, &s->bufs[i]);
@@ -662,6 +785,7 @@ out:
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
 	free(s->bufs);
+	free(s->ring);
 	free(s);
 	return ret;
 }

@@ -988,6 +988,39 @@ int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint
 	return 0;
 }
 
+int rd_sink_file_pwrite(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	uint64_t at = off;
+	size_t left = len;
+	ssize_t r;
+
+	if (off > f->m.size || len > f->m.size - off)
+		return -ERANGE;
+	while (left) {
+		r = pwrite(f->tmpfd, p, left, (off_t)at);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		p += r;
+		left -= (size_t)r;
+		at += (uint64_t)r;
+	}
+	/* best effort: a file system without it just writes back later */
+	if (len)
+		sync_file_range(f->tmpfd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	return 0;
+}
+
+int rd_sink_file_write_error(struct rd_sink_file *f, int errnum)
+{
+	if (errnum == ERANGE)
+		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
+				  esc(f->s, f->path, f->path_len));
+	return ffail(f, errnum, "write");
+}
+
 int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
 {
 	char buf[16384];

@@ -144,6 +144,19 @@ int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
 /* Write all of buf at off (ENOSPC -> -RD_ENOSPC, naming the file). */
 int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off);
 /*
+ * The same from a worker thread (the engine's pool, issue 12): touches
+ * only the file's descriptor and nothing shared, sets no message; 0 or
+ * -errno (-ERANGE: past the end). It also starts write-back of the range
+ * (sync_file_range WRITE, not waiting), so that the data is mostly on its
+ * way to the disk when the file is committed and an fsync does not stall.
+ * Several threads may write distinct ranges of one file at once; the
+ * file must not be committed or aborted meanwhile. Then, on the sink's
+ * thread, rd_sink_file_write_error(f, -ret) turns a failure into the
+ * message and status rd_sink_file_write() would have given.
+ */
+int rd_sink_file_pwrite(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off);
+int rd_sink_file_write_error(struct rd_sink_file *f, int errnum);
+/*
  * keep_existing = 1: the existing file is identical; drop the temporary,
  * apply metadata to the existing file. Else: size, optional fsync,
  * metadata, rename into place. Frees f either way.

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* --- dispatch --- */
 
@@ -95,6 +96,26 @@ void rd_conn_set_sent_cb(struct rd_conn *c, rd_conn_sent_fn fn, void *ctx)
 	c->sent_ctx = ctx;
 	if (c->lower)
 		rd_conn_set_sent_cb(c->lower, fn, ctx);
+}
+
+void rd_conn_set_wake_fd(struct rd_conn *c, int fd)
+{
+	while (c->lower)
+		c = c->lower;
+	c->wake_fd = fd + 1;
+}
+
+int rd_xc_wake_drain(struct rd_conn *c)
+{
+	uint64_t v;
+	int fd = rd_xc_wake_fd(c), got = 0;
+
+	if (fd < 0)
+		return 0;
+	/* eventfd: one read empties it; a pipe may need several */
+	while (read(fd, &v, sizeof(v)) > 0)
+		got = 1;
+	return got;
 }
 
 void rd_conn_filter_init(struct rd_conn *f, const struct rd_conn_ops *ops, struct rd_conn *lower)

@@ -142,6 +142,14 @@ const struct rd_conn_info *rd_conn_info(const struct rd_conn *c);
 /* The transport under c: "rdma", "tcp" or "loop". */
 const char *rd_conn_transport(const struct rd_conn *c);
 void rd_conn_set_sent_cb(struct rd_conn *c, rd_conn_sent_fn fn, void *ctx);
+/*
+ * Also wake rd_conn_poll() when fd (a non-blocking eventfd or pipe read
+ * end) is readable; -1 removes it. poll drains it (reads it until empty) and
+ * returns 0, so worker threads that write to it after queueing a result
+ * wake the loop that owns c without ever touching c themselves. On a
+ * filter (TLS) it goes to the transport beneath.
+ */
+void rd_conn_set_wake_fd(struct rd_conn *c, int fd);
 
 /* Register memory: remote_write only for the receive pool. */
 int rd_conn_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr);

@@ -89,6 +89,7 @@ struct rd_conn {
 
 	rd_conn_sent_fn sent_fn;
 	void *sent_ctx;
+	int wake_fd; /* rd_conn_set_wake_fd() + 1: 0 = none (calloc'd heads) */
 
 	int established, disconnected, dead;
 	struct rd_conn_info info;
@@ -173,6 +174,12 @@ int rd_xc_check_silence(struct rd_conn *c);
 /* Connection established: credits from the peer's depth, silence clock. */
 void rd_xc_start(struct rd_conn *c, unsigned peer_depth, unsigned version);
 long rd_xc_ms_since(const struct timespec *t);
+/* The wake fd, or -1; rd_xc_wake_drain() empties it, 1 if it was readable. */
+static inline int rd_xc_wake_fd(const struct rd_conn *c)
+{
+	return c->wake_fd - 1;
+}
+int rd_xc_wake_drain(struct rd_conn *c);
 
 int rd_xc_send(struct rd_conn *c, const void *msg, size_t len);
 int rd_xc_can_send(const struct rd_conn *c);

@@ -14,6 +14,7 @@
 #include "lib/xport/rd_xport_impl.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +98,11 @@ static int due(const struct lframe *f, const struct timespec *now)
 {
 	return f->due.tv_sec < now->tv_sec ||
 	       (f->due.tv_sec == now->tv_sec && f->due.tv_nsec <= now->tv_nsec);
+}
+
+static int ts_le(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec <= b->tv_nsec);
 }
 
 static struct lregion *region_for(struct lconn *peer, uint64_t raddr, uint32_t rkey, size_t len)
@@ -281,12 +287,46 @@ static int reap(struct lconn *lc)
 	return n;
 }
 
+/*
+ * Wait on the pair's condition variable until dl; with a wake fd set
+ * (rd_conn_set_wake_fd), in slices of 1 ms, looking at the fd between
+ * them: the loopback is for tests, and a condition variable cannot wait
+ * on an fd. 1 if the wake fd was readable (and is now drained).
+ */
+static int wait_or_wake(struct rd_conn *c, struct lpair *p, const struct timespec *dl)
+{
+	struct pollfd w = {.fd = rd_xc_wake_fd(c), .events = POLLIN};
+	struct timespec now, slice;
+
+	if (w.fd < 0) {
+		pthread_cond_timedwait(&p->cv, &p->mu, dl);
+		return 0;
+	}
+	for (;;) {
+		if (poll(&w, 1, 0) > 0)
+			return rd_xc_wake_drain(c);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (ts_le(dl, &now))
+			return 0;
+		slice = now;
+		slice.tv_nsec += 1000000;
+		if (slice.tv_nsec >= 1000000000) {
+			slice.tv_sec++;
+			slice.tv_nsec -= 1000000000;
+		}
+		if (ts_le(dl, &slice))
+			slice = *dl;
+		if (pthread_cond_timedwait(&p->cv, &p->mu, &slice) != ETIMEDOUT)
+			return 0; /* signalled: something arrived */
+	}
+}
+
 static int loop_poll(struct rd_conn *c, int timeout_ms)
 {
 	struct lconn *lc = lc_of(c);
 	struct lpair *p = lc->p;
 	struct timespec dl;
-	int n, r;
+	int n, r, woken = 0;
 
 	if (c->dead)
 		return c->rq_count ? 0 : -c->err.status;
@@ -315,7 +355,7 @@ static int loop_poll(struct rd_conn *c, int timeout_ms)
 	if (!lc->ndone && (lc->qh || (!p->cut && p->end[!lc->side]))) {
 		if (lc->qh && due(lc->qh, &dl))
 			dl = lc->qh->due;
-		pthread_cond_timedwait(&p->cv, &p->mu, &dl);
+		woken = wait_or_wake(c, p, &dl);
 	}
 	pthread_mutex_unlock(&p->mu);
 
@@ -327,7 +367,7 @@ static int loop_poll(struct rd_conn *c, int timeout_ms)
 	r = rd_xc_maybe_credit(c);
 	if (r)
 		return r;
-	return n == 0 ? rd_xc_check_silence(c) : 0;
+	return n == 0 && !woken ? rd_xc_check_silence(c) : 0;
 }
 
 static int loop_flush(struct rd_conn *c, int timeout_ms)

@@ -333,10 +333,10 @@ static int progress(struct rd_rdma_conn *rc)
 static int rdma_poll(struct rd_conn *c, int timeout_ms)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
-	struct pollfd p[2];
+	struct pollfd p[3];
 	struct ibv_cq *ecq;
 	void *ectx;
-	int n, r;
+	int n, r, woken = 0;
 
 	if (c->dead)
 		return c->rq_count ? 0 : -c->err.status;
@@ -348,9 +348,12 @@ static int rdma_poll(struct rd_conn *c, int timeout_ms)
 
 	p[0] = (struct pollfd){.fd = rc->cch->fd, .events = POLLIN};
 	p[1] = (struct pollfd){.fd = rc->ech->fd, .events = POLLIN};
-	r = poll(p, 2, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
+	p[2] = (struct pollfd){.fd = rd_xc_wake_fd(c), .events = POLLIN};
+	r = poll(p, p[2].fd >= 0 ? 3 : 2, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
 	if (r < 0 && errno != EINTR)
 		return rd_xc_fail(c, RD_ECONN, errno, "poll");
+	if (r > 0 && p[2].fd >= 0 && p[2].revents)
+		woken = rd_xc_wake_drain(c);
 	if (p[0].revents) {
 		if (!ibv_get_cq_event(rc->cch, &ecq, &ectx)) {
 			rc->cq_unacked++;
@@ -365,7 +368,7 @@ static int rdma_poll(struct rd_conn *c, int timeout_ms)
 	n = progress(rc);
 	if (n < 0)
 		return n;
-	return n == 0 ? rd_xc_check_silence(c) : 0;
+	return n == 0 && !woken ? rd_xc_check_silence(c) : 0;
 }
 
 static int rdma_can_xmit(const struct rd_conn *c)

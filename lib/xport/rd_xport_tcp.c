@@ -507,8 +507,8 @@ static int progress(struct tcp_conn *t)
 static int tcp_poll(struct rd_conn *c, int timeout_ms)
 {
 	struct tcp_conn *t = tc_of(c);
-	struct pollfd p;
-	int n, r;
+	struct pollfd p[2];
+	int n, r, woken = 0;
 
 	if (c->dead)
 		return c->rq_count ? 0 : -c->err.status;
@@ -517,14 +517,17 @@ static int tcp_poll(struct rd_conn *c, int timeout_ms)
 		return n;
 	if (n > 0 || timeout_ms == 0)
 		return 0;
-	p = (struct pollfd){.fd = t->fd, .events = POLLIN | (t->ocount ? POLLOUT : 0)};
-	r = poll(&p, 1, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
+	p[0] = (struct pollfd){.fd = t->fd, .events = POLLIN | (t->ocount ? POLLOUT : 0)};
+	p[1] = (struct pollfd){.fd = rd_xc_wake_fd(c), .events = POLLIN};
+	r = poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
 	if (r < 0 && errno != EINTR)
 		return rd_xc_fail(c, RD_ECONN, errno, "poll");
+	if (r > 0 && p[1].fd >= 0 && p[1].revents)
+		woken = rd_xc_wake_drain(c);
 	n = progress(t);
 	if (n < 0)
 		return n;
-	return n == 0 && !c->dead ? rd_xc_check_silence(c) : 0;
+	return n == 0 && !woken && !c->dead ? rd_xc_check_silence(c) : 0;
 }
 
 static int tcp_flush(struct rd_conn *c, int timeout_ms)

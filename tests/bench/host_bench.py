@@ -5,12 +5,19 @@
     (or: bash tests/bench/bench.sh --host)
 
 In one run, for one random file of --mb MiB in a tmpfs (/dev/shm):
-  rdcp push --checksum none, rdcp push with the default checksum (sha256),
+  rdcp push --checksum none, rdcp push with the default checksum (gmac),
   nc and socat over the same loopback path;
 each side's CPU seconds per GiB from getrusage (os.wait4 of the client
 process and of rdcpd, which is started for each push and stopped after it).
 Every received file is compared with its source (untimed). Prints a table;
 the target is rdcp --checksum none >= 0.8 x nc.
+
+--threads 1,2,4 (issue 12) instead pushes with every checksum of --checksums
+(default none,gmac,sha256) at each --threads N (rdcp and rdcpd alike) and
+adds each side's per-thread CPU shares: /proc/PID/task/*/stat sampled every
+20 ms while the copy runs (a thread's last sample is kept after it ends, so
+up to 20 ms of a thread's work may be missed), summed by thread name
+(rdcp-workN: the workers; the rest: loop, TLS, daemon threads).
 Exit status: 0 measured (target met or not), 1 a step failed.
 """
 import argparse
@@ -41,25 +48,82 @@ def free_port():
     return port
 
 
-def rdcp_run(args, src, work, checksum):
+class TaskSampler:
+    """CPU ticks per thread of some processes, sampled from a thread."""
+
+    def __init__(self):
+        import threading
+        self.pids, self.last, self.stop = [], {}, False
+        self.lock = threading.Lock()
+        self.th = threading.Thread(target=self.loop, daemon=True)
+        self.th.start()
+
+    def add(self, side, pid):
+        with self.lock:
+            self.pids.append((side, pid))
+
+    def sample(self):
+        with self.lock:
+            pids = list(self.pids)
+        for side, pid in pids:
+            try:
+                tids = os.listdir("/proc/%d/task" % pid)
+            except OSError:
+                continue
+            for tid in tids:
+                try:
+                    st = open("/proc/%d/task/%s/stat" % (pid, tid)).read()
+                except OSError:
+                    continue
+                name = st[st.index("(") + 1:st.rindex(")")]
+                f = st[st.rindex(")") + 2:].split()
+                self.last[(side, pid, tid)] = (name, int(f[11]) + int(f[12]))
+
+    def loop(self):
+        while not self.stop:
+            self.sample()
+            time.sleep(0.02)
+
+    def finish(self):
+        self.stop = True
+        self.th.join()
+        shares = {}
+        for (side, _pid, _tid), (name, ticks) in self.last.items():
+            if name.startswith("rdcp-work"):
+                pass
+            elif side == "send":
+                name = "loop/other"
+            else:
+                name = "daemon/other"
+            shares.setdefault(side, {}).setdefault(name, 0)
+            shares[side][name] += ticks
+        return shares
+
+
+def rdcp_run(args, src, work, checksum, threads=None, sampler=None):
     mod = os.path.join(work, "mod")
     shutil.rmtree(mod, ignore_errors=True)
     os.mkdir(mod)
     ready = os.path.join(work, "ready")
     if os.path.exists(ready):
         os.unlink(ready)
+    topt = ["--threads", str(threads)] if threads else []
     d = subprocess.Popen([args.rdcpd, "--foreground", "--no-auth", "--module", "m=" + mod,
                           "--transport", "tcp", "--listen", "127.0.0.1", "--port", "0",
-                          "--ready-file", ready], stderr=subprocess.DEVNULL)
+                          "--ready-file", ready] + topt, stderr=subprocess.DEVNULL)
+    if sampler:
+        sampler.add("recv", d.pid)
     for _ in range(200):
         if os.path.exists(ready) and open(ready).read().strip():
             break
         time.sleep(0.05)
     port = open(ready).read().strip()
     cmd = [args.rdcp, "-q", "--transport", "tcp", "--port", port, "--checksum", checksum,
-           "--no-fsync", src, "127.0.0.1::m/"]
+           "--no-fsync"] + topt + [src, "127.0.0.1::m/"]
     t0 = time.monotonic()
     c = subprocess.Popen(cmd)
+    if sampler:
+        sampler.add("send", c.pid)
     ccpu = wait4(c)
     dt = time.monotonic() - t0
     d.send_signal(signal.SIGTERM)
@@ -92,7 +156,11 @@ def main():
     ap.add_argument("--rdcp", default=os.path.join(top, "bazel-bin/cmd/rdcp/rdcp"))
     ap.add_argument("--rdcpd", default=os.path.join(top, "bazel-bin/cmd/rdcpd/rdcpd"))
     ap.add_argument("--target", type=float, default=0.8)
+    ap.add_argument("--threads", help="e.g. 1,2,4: the --threads matrix instead of nc/socat")
+    ap.add_argument("--checksums", default="none,gmac,sha256")
     args = ap.parse_args()
+    if args.threads:
+        return matrix(args)
     work = tempfile.mkdtemp(prefix="rdcp-hostbench.", dir="/dev/shm")
     rows, failed = [], False
     try:
@@ -104,7 +172,7 @@ def main():
         gib = size / GIB
         out = os.path.join(work, "out")
         for name, checksum in (("rdcp --checksum none", "none"),
-                               ("rdcp (sha256, default)", "sha256")):
+                               ("rdcp (gmac, default)", "gmac")):
             ok, dt, c, d = rdcp_run(args, src, work, checksum)
             rows.append((name, ok, dt, c, d))
         port = free_port()
@@ -134,6 +202,44 @@ def main():
     print("rdcp --checksum none / nc = %.2f (target >= %.2f: %s)" %
           (none_rate / nc_rate, args.target, "met" if none_rate / nc_rate >= args.target
            else "NOT met"))
+    return 1 if failed else 0
+
+
+def fmt_shares(sh):
+    total = sum(sh.values()) or 1
+    parts = sorted(sh.items(), key=lambda kv: kv[0])
+    return " ".join("%s %.0f%%" % (k.replace("rdcp-work", "w"), 100.0 * v / total)
+                    for k, v in parts)
+
+
+def matrix(args):
+    work = tempfile.mkdtemp(prefix="rdcp-hostbench.", dir="/dev/shm")
+    rows, failed = [], False
+    try:
+        src = os.path.join(work, "file")
+        with open(src, "wb") as f:
+            for _ in range(args.mb):
+                f.write(os.urandom(1 << 20))
+        gib = os.path.getsize(src) / GIB
+        for checksum in args.checksums.split(","):
+            for t in [int(x) for x in args.threads.split(",")]:
+                sampler = TaskSampler()
+                ok, dt, c, d = rdcp_run(args, src, work, checksum, t, sampler)
+                sh = sampler.finish()
+                rows.append((checksum, t, ok, dt, c, d, sh))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("host bench (--threads): %d MiB push, tmpfs -> tmpfs over TCP 127.0.0.1, %d CPUs, "
+          "load %.1f, %s" % (args.mb, os.cpu_count(), os.getloadavg()[0],
+                             time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print("%-8s %3s %8s %8s %8s %8s  %s" % ("checksum", "thr", "seconds", "MiB/s", "send s/G",
+                                            "recv s/G", "ok"))
+    for checksum, t, ok, dt, c, d, sh in rows:
+        failed |= not ok
+        print("%-8s %3d %8.2f %8.0f %8.2f %8.2f  %s" % (checksum, t, dt, args.mb / dt, c / gib,
+                                                        d / gib, "yes" if ok else "NO"))
+        print("    send threads: %s" % fmt_shares(sh.get("send", {})))
+        print("    recv threads: %s" % fmt_shares(sh.get("recv", {})))
     return 1 if failed else 0
 
 

@@ -59,6 +59,19 @@ client() {
 	check "pull ${BIG_MB} MiB file back byte-for-byte" cmp /tmp/src/big.bin /tmp/pull/big.bin
 	rm -f /tmp/pull/big.bin
 
+	# --threads (issue 12): the chunk work on 2 workers, and on the loop's own
+	# thread (1); a chunk corrupted in flight is still caught and resent.
+	RDCP_TEST_CORRUPT_DATA=3 run -v --threads 2 /tmp/src/big.bin "$S::m/t2.bin"
+	check "push with --threads 2 and a corrupted chunk succeeds" [ "$RC" -eq 0 ]
+	check "  -v says 2 threads" out_has ", 2 threads"
+	check "  and one chunk was resent" out_has "1 chunks resent"
+	run --threads 2 "$S::m/t2.bin" /tmp/pull/t2.bin
+	check "  pulled back with --threads 2: byte-for-byte" cmp /tmp/src/big.bin /tmp/pull/t2.bin
+	rm -f /tmp/pull/t2.bin
+	run --threads 1 "$S::m/t2.bin" /tmp/pull/t1.bin
+	check "  and with --threads 1" cmp /tmp/src/big.bin /tmp/pull/t1.bin
+	rm -f /tmp/pull/t1.bin
+
 	run /tmp/src/big.bin "$S::m/"
 	check "re-push of an identical file succeeds" [ "$RC" -eq 0 ]
 	check "  and moves no data" out_has "already identical"
