@@ -10,6 +10,9 @@
 #                                        each pulling a 200 MiB file (each one's rate; written
 #                                        to the shared 9p dir: 1.6 GB do not fit a guest's tmpfs).
 #                                        tests/e2e/many_guest.sh; CI runs it small (many_2vm_test)
+#   bash tests/bench/bench.sh --small    many small files (issue 13): SMALL_N (5000) files of
+#                                        SMALL_SIZE (4096) B by tar|nc, rdcp -r to rdcpd, rsync -a
+#                                        to rsyncd, one boot; ratios to tar|nc (tests/bench/small_guest.sh)
 #
 # In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
 # on the same wire, for a BENCH_MB random file:
@@ -36,6 +39,19 @@ set -uo pipefail
 if [ "${1:-}" = --host ]; then
   shift
   exec python3 "$(dirname "$0")/host_bench.py" "$@"
+fi
+
+if [ "${1:-}" = --small ]; then
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+  if [ "${BENCH_BUILD:-1}" = 1 ]; then
+    (cd "$repo" && bazel build //cmd/rdcp //cmd/rdcpd >&2) || exit 3
+  fi
+  cmd="env SMALL_N=${SMALL_N:-5000} SMALL_SIZE=${SMALL_SIZE:-4096}"
+  cmd+=" bash $repo/tests/bench/small_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
+  cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
+  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-1500}" --a "$cmd" --b "$cmd" |
+    grep -E '^\[a\] (small|PASS|FAIL|guest|    \|)|^\[b\] (b:|guest|FAIL)'
+  exit "${PIPESTATUS[0]}"
 fi
 
 if [ "${1:-}" = --many ]; then
