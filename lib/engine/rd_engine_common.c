@@ -179,6 +179,33 @@ int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, cons
 	return rd_err_set(err, code, 0, "%s: %s", peer, text);
 }
 
+/*
+ * The connection failed under us (ret): if the peer's ERROR is already
+ * queued, its reason is the one worth telling. A stopping rdcpd sends
+ * "the server is shutting down" and then drops its buffers, so our
+ * writes fail just after that message arrived.
+ */
+int rd_engine_conn_lost(struct rd_engine *e, struct rd_conn *c, int ret)
+{
+	const uint8_t *buf;
+	size_t len;
+	struct rd_msg m;
+	const char *why;
+	int found;
+
+	if (ret != -RD_ECONN && ret != -RD_ETIMEOUT)
+		return ret;
+	while (rd_conn_recv(c, &buf, &len) == 1) {
+		found = !rd_msg_decode(buf, len, &m, &why) && m.hdr.type == RD_MSG_ERROR;
+		if (found)
+			ret = rd_engine_fail_remote(&e->err, &m.u.error, rd_conn_info(c)->peer);
+		rd_conn_recv_done(c);
+		if (found)
+			break;
+	}
+	return ret;
+}
+
 void *rd_engine_pool_alloc(size_t len)
 {
 	void *p = NULL;

@@ -43,6 +43,8 @@ uint32_t rd_sparse_len(const struct rd_extent *x, unsigned n, uint32_t chunk, ui
  * after it; a message that does not decode goes to proto_err. Returns the
  * number handled or a negative status.
  */
+/* A transport failure ret: prefer the reason in a queued ERROR from the peer. */
+int rd_engine_conn_lost(struct rd_engine *e, struct rd_conn *c, int ret);
 int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,
 		    int (*on_msg)(void *ctx, const struct rd_msg *m),
 		    int (*proto_err)(void *ctx, const char *why));

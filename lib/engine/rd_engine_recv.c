@@ -1102,6 +1102,8 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	if (ret)
 		goto out;
 	ret = recv_loop(r);
+	if (ret < 0)
+		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
 				 (unsigned long long)e->st.files_failed,

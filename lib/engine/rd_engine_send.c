@@ -769,6 +769,8 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	rd_conn_set_sent_cb(c, on_sent, s);
 
 	ret = send_loop(s);
+	if (ret < 0)
+		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
 				 (unsigned long long)e->st.files_failed,

@@ -265,10 +265,16 @@ static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
 	return rd_xc_fail(c, RD_EPROTO, 0, "unknown completion kind %u", kind);
 }
 
+/*
+ * Reap every completion. After a failed one, the messages that arrived
+ * still count (a stopping peer sends its ERROR just before it drops its
+ * buffers, so our writes fail right behind it): the failure is reported
+ * once they have been read (rdma_poll returns it when none is queued).
+ */
 static int drain_cq(struct rd_rdma_conn *rc)
 {
 	struct ibv_wc wc[32];
-	int n, i, r, total = 0;
+	int n, i, r, first = 0, total = 0;
 
 	for (;;) {
 		n = ibv_poll_cq(rc->cq, 32, wc);
@@ -277,14 +283,20 @@ static int drain_cq(struct rd_rdma_conn *rc)
 					  "%s: polling the completion queue failed",
 					  rc->c.info.device);
 		for (i = 0; i < n; i++) {
+			if (first && (wc[i].status != IBV_WC_SUCCESS ||
+				      WR_KIND(wc[i].wr_id) != WR_RECV))
+				continue;
 			r = handle_wc(rc, &wc[i]);
-			if (r)
-				return r;
+			if (r && !first)
+				first = r;
 		}
 		total += n;
 		if (n < 32)
-			return total;
+			break;
 	}
+	if (first && !rc->c.rq_count)
+		return first;
+	return total;
 }
 
 static int cm_events(struct rd_rdma_conn *rc)

@@ -28,10 +28,26 @@ wait_log() {
 		sleep 0.1
 	done
 }
+# wait_verified REC SECONDS: until the partial record REC (72-byte header,
+# chunk bitmap, 8-byte check) marks at least one chunk verified, so a signal
+# sent now interrupts a copy that has something to keep, however slow the
+# start-up was on a loaded machine.
+wait_verified() {
+	local i=0
+	while [ "$(tail -c +73 "$1" 2>/dev/null | head -c -8 | tr -d '\0' | wc -c)" -eq 0 ]; do
+		i=$((i + 1))
+		[ $i -gt $(($2 * 10)) ] && return 1
+		sleep 0.1
+	done
+}
 no_temps() { [ -z "$(find "$1" -name '.rdcp.*' -print -quit)" ]; }
 no_litter() { [ -z "$(find "$1" -name '.rdcp*' -print -quit)" ]; }
 # A client slow enough to outlast the grace period: one 4 KiB chunk in flight.
 SLOW="--depth 1 --chunk-size 4K --timeout 60"
+# For the signalled pulls: one chunk at a time, of the size the rerun uses
+# (4 MiB, the default), so a chunk verified before the signal is a chunk the
+# rerun keeps (a partial kept in 4 KiB chunks resumes only whole 4 MiB ones).
+SLOW3="--depth 1 --timeout 60"
 
 # --- 1. SIGTERM, the running session ends within the grace period
 start_daemon d1 --module m=/tmp/mod --port 18720 || exit 1
@@ -92,11 +108,11 @@ seen=0
 for sig in INT TERM; do
 	rm -rf /tmp/pull && mkdir /tmp/pull
 	# shellcheck disable=SC2086
-	"$RDCP" $SLOW "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1 &
+	"$RDCP" $SLOW3 "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1 &
 	CPID=$!
 	wait_log /tmp/d3.log "connected via" 30 "$seen"
 	seen=$((seen + 1))
-	sleep 2
+	wait_verified /tmp/pull/.rdcp-partial.big.bin.rec 60
 	alive=no
 	kill -0 $CPID 2>/dev/null && alive=yes
 	t0=$(date +%s)
