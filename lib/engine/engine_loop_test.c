@@ -536,6 +536,8 @@ static void threads_case(unsigned threads, const char *digest, int tcp, unsigned
 	make_set();
 	put_file(g_src, "large", (8u << 20) + 4097, 33);
 	run_copy(&r);
+	print_message("threads %u %s%s: %llu of the chunks sent were read ahead\n", threads, digest,
+		      tcp ? " over TCP" : "", (unsigned long long)r.se.st.chunks_readahead);
 	assert_int_equal(r.se.o.threads, threads);
 	assert_int_equal(r.sret, 0);
 	assert_int_equal(r.rret, 0);

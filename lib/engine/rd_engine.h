@@ -93,6 +93,7 @@ struct rd_engine_stats {
 	_Atomic uint64_t bytes_resumed;
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
+	uint64_t chunks_readahead; /* sender: GETs answered from data read ahead */
 	uint64_t reg_bytes; /* data buffers registered now (bytes) */
 	uint64_t reg_peak;  /* the most registered at once */
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */

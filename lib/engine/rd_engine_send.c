@@ -16,11 +16,18 @@
  * workers. Answers still leave in the order the GETs came (a ring of the
  * jobs in that order; the head goes out once it is finished and a credit
  * is free), so the wire sees exactly what one thread would send.
+ *
+ * Read-ahead: while no GET waits, free buffers (at most half of them) are
+ * filled with the next chunks of the oldest open files, which the receiver
+ * asks for in order; a GET that finds its chunk read already only needs it
+ * tagged. Same buffers, same budget: a GET that finds no free buffer takes
+ * one that holds read-ahead data.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +48,7 @@ struct swin {
 	int has_map;
 	struct rd_extent map[RD_SPARSE_MAX];
 	unsigned jobs; /* with a worker now: fd and map stay until they end */
+	uint64_t nchunks, ra_next; /* read-ahead: the next chunk to read */
 	int done_seen; /* DONE came while jobs ran: closed when they end */
 };
 
@@ -55,6 +63,8 @@ struct sjob {
 	int rerr, derr; /* read: 0 or -errno; digest: 0 or < 0 (err says) */
 	uint8_t dlen;
 	int finished, flipped;
+	int ra;	  /* a read-ahead: read only, no GET yet */
+	int have; /* the data was read ahead: tag only */
 	uint8_t tag[RD_DIGEST_MAX];
 	struct rd_err err;
 };
@@ -76,10 +86,13 @@ struct sender {
 		int busy;   /* a job's, or handed to the NIC until on_sent() */
 		struct rd_mr mr;
 		struct sjob job;
+		int ra;	      /* holds (or is reading) read-ahead data: job.g.id, .chunk */
+		int ra_ready; /* that read finished */
 	} *bufs;
 	unsigned nbufs;
 	unsigned *ring; /* buffers whose jobs answer the GETs, in GET order */
 	unsigned ring_head, ring_count;
+	unsigned n_ra; /* buffers holding read-ahead data */
 	struct rd_wpool *pool;
 	uint64_t reg_bytes, max_bytes;
 
@@ -190,14 +203,26 @@ static int proto_err(struct sender *s, const char *what)
 	return -RD_EPROTO;
 }
 
+static void ra_drop(struct sender *s, struct sbuf *b)
+{
+	b->ra = b->ra_ready = 0;
+	b->busy = 0;
+	s->n_ra--;
+}
+
+/* The entry is answered (DONE) and no job of it runs: close it. */
 static void win_close(struct sender *s, struct swin *w)
 {
+	unsigned i;
+
+	for (i = 0; i < s->nbufs; i++)
+		if (s->bufs[i].ra && s->bufs[i].job.w == w)
+			ra_drop(s, &s->bufs[i]); /* ready: jobs is 0 */
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
 	w->used = 0;
 	w->done_seen = 0;
-	s->outstanding--;
 }
 
 static int on_msg(struct sender *s, const struct rd_msg *m)
@@ -264,9 +289,10 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 				s->e->report(s->e->report_ctx, w->path, w->plen, 0,
 					     msg[0] ? msg : NULL);
 		}
-		if (w->jobs)
-			w->done_seen = 1; /* a hostile peer: closed once its jobs end */
-		else
+		/* answered; its fd stays open while a read of it runs */
+		s->outstanding--;
+		w->done_seen = 1;
+		if (!w->jobs)
 			win_close(s, w);
 		return 0;
 	case RD_MSG_FIN:
@@ -331,11 +357,13 @@ static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
 {
 	struct sjob *j = (struct sjob *)jj;
 
-	if (j->w->has_map)
-		j->rerr = read_packed(j->w, j->cs, j->g.chunk, j->buf, j->want, &j->got);
-	else
-		j->rerr = read_full(j->w->fd, j->buf, j->want, j->g.chunk * j->cs, &j->got);
-	if (j->rerr || j->got != j->want)
+	if (!j->have) {
+		if (j->w->has_map)
+			j->rerr = read_packed(j->w, j->cs, j->g.chunk, j->buf, j->want, &j->got);
+		else
+			j->rerr = read_full(j->w->fd, j->buf, j->want, j->g.chunk * j->cs, &j->got);
+	}
+	if (j->ra || j->rerr || j->got != j->want)
 		return;
 	if (j->g.kind == RD_GET_SUM) {
 		j->dlen = (uint8_t)dg->sum_size;
@@ -348,6 +376,98 @@ static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
 	}
 	if (j->derr)
 		rd_err_copy(&j->err, &dg->err);
+}
+
+/*
+ * The GET's chunk read ahead: 0 with *out (ready, of the right length),
+ * 1 while its read runs, -1 if none.
+ */
+static int ra_find(struct sender *s, const struct rd_msg_get *g, uint32_t want, unsigned *out)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nbufs; i++) {
+		struct sbuf *b = &s->bufs[i];
+
+		if (!b->ra || b->job.g.id != g->id || b->job.g.chunk != g->chunk)
+			continue;
+		if (!b->ra_ready)
+			return 1;
+		if (b->job.want != want || b->cap < want) {
+			ra_drop(s, b); /* read for another length: read again */
+			return -1;
+		}
+		*out = i;
+		return 0;
+	}
+	return -1;
+}
+
+/* A GET needs a buffer and none is free: give back one read ahead. 1 = did. */
+static int ra_reclaim(struct sender *s)
+{
+	unsigned i;
+
+	for (i = 0; i < s->nbufs; i++)
+		if (s->bufs[i].ra && s->bufs[i].ra_ready) {
+			ra_drop(s, &s->bufs[i]);
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * Nothing asked for now: read the next chunk of the oldest open file
+ * into a free buffer, at most half of them so. 1 = started one.
+ */
+static int start_ra(struct sender *s)
+{
+	struct swin *w, *best = NULL;
+	struct sjob *j;
+	unsigned i, b = 0;
+	uint64_t c;
+	uint32_t want;
+	int r;
+
+	if (s->gq_count || s->n_ra >= s->nbufs / 2 || s->ring_count + s->n_ra >= s->nbufs)
+		return 0;
+	for (i = 0; i < RD_WINDOW_FILES; i++) {
+		w = &s->win[i];
+		if (!w->used || w->type != RD_FT_REG || w->has_map || w->done_seen)
+			continue;
+		if (w->ra_next < w->data_hi)
+			w->ra_next = w->data_hi;
+		if (w->ra_next >= w->nchunks)
+			continue;
+		if (!best || w->id < best->id)
+			best = w;
+	}
+	if (!best)
+		return 0;
+	w = best;
+	c = w->ra_next;
+	want = rd_chunk_len(w->size, s->e->o.chunk_size, c);
+	r = buf_get(s, want, &b);
+	if (r)
+		return r < 0 ? r : 0;
+	j = &s->bufs[b].job;
+	memset(j, 0, sizeof(*j));
+	j->j.run = sjob_run;
+	j->ra = 1;
+	j->g.id = w->id;
+	j->g.chunk = c;
+	j->w = w;
+	j->buf = s->bufs[b].p;
+	j->cs = s->e->o.chunk_size;
+	j->want = want;
+	s->bufs[b].busy = 1;
+	s->bufs[b].ra = 1;
+	s->bufs[b].ra_ready = 0;
+	s->n_ra++;
+	w->jobs++;
+	w->ra_next = c + 1;
+	rd_wpool_submit(s->pool, &j->j);
+	return 1;
 }
 
 /* Start the oldest waiting GET's job if a buffer is free. 1 = did one. */
@@ -370,11 +490,29 @@ static int start_get(struct sender *s)
 		want = rd_sparse_len(w->map, w->nmap, s->e->o.chunk_size, g->chunk, w->size);
 	else
 		want = rd_chunk_len(w->size, s->e->o.chunk_size, g->chunk);
-	r = buf_get(s, want, &b);
-	if (r)
-		return r < 0 ? r : 0;
-	j = &s->bufs[b].job;
-	memset(j, 0, sizeof(*j));
+	r = ra_find(s, g, want, &b);
+	if (r == 1)
+		return 0; /* being read ahead: wait for that */
+	if (r == 0) {
+		size_t got = s->bufs[b].job.got;
+		int rerr = s->bufs[b].job.rerr;
+
+		ra_drop(s, &s->bufs[b]);
+		s->e->st.chunks_readahead++;
+		j = &s->bufs[b].job;
+		memset(j, 0, sizeof(*j));
+		j->have = 1;
+		j->got = got;
+		j->rerr = rerr;
+	} else {
+		r = buf_get(s, want, &b);
+		if (r == 1 && ra_reclaim(s))
+			r = buf_get(s, want, &b);
+		if (r)
+			return r < 0 ? r : 0;
+		j = &s->bufs[b].job;
+		memset(j, 0, sizeof(*j));
+	}
 	j->j.run = sjob_run;
 	j->g = *g;
 	j->w = w;
@@ -397,8 +535,19 @@ static int reap_jobs(struct sender *s)
 	int n = 0;
 
 	for (j = rd_wpool_reap(s->pool); j; j = next) {
+		struct sjob *sj = (struct sjob *)j;
+
 		next = j->next;
-		((struct sjob *)j)->finished = 1;
+		if (sj->ra) {
+			/* a read-ahead: its buffer keeps the data for the GET */
+			struct sbuf *b = (struct sbuf *)((char *)sj - offsetof(struct sbuf, job));
+
+			b->ra_ready = 1;
+			if (!--sj->w->jobs && sj->w->done_seen)
+				win_close(s, sj->w);
+		} else {
+			sj->finished = 1;
+		}
 		n++;
 	}
 	return n;
@@ -625,6 +774,10 @@ static int emit_entry(struct sender *s)
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
 	w->has_map = 0;
+	w->jobs = 0;
+	w->done_seen = 0;
+	w->nchunks = w->type == RD_FT_REG ? rd_nchunks(w->size, s->e->o.chunk_size) : 0;
+	w->ra_next = 0;
 	if (w->type == RD_FT_REG && s->ent.nmeta &&
 	    s->ent.meta[s->ent.nmeta - 1].kind == RD_META_SPARSE) {
 		/* the walk puts the map last */
@@ -686,6 +839,10 @@ static int send_loop(struct sender *s)
 		/* an inline job (one thread) is finished already */
 		progress += reap_jobs(s);
 		while ((r = answer_head(s)) > 0)
+			progress++;
+		if (r < 0)
+			return r;
+		while ((r = start_ra(s)) > 0)
 			progress++;
 		if (r < 0)
 			return r;
