@@ -153,10 +153,13 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 		fprintf(stderr, "%s\n", i->note);
 	if (!o->verbose)
 		return;
-	if (!strcmp(i->transport, "rdma"))
+	if (!strcmp(i->transport, "rdma")) {
 		fprintf(stderr, "rdcp: connected to %s via %s port %u (%s), GID %s, protocol %u\n",
 			i->peer, i->device, i->port, i->link, i->gid, i->version);
-	else
+		fprintf(stderr, "rdcp: %u lane%s (RC queue pairs): asked for %u%s\n", i->lanes,
+			i->lanes == 1 ? "" : "s", i->lanes_asked,
+			o->lanes ? " (--lanes)" : " (the device's default)");
+	} else
 		fprintf(stderr, "rdcp: connected to %s over %s, protocol %u\n", i->peer, i->link,
 			i->version);
 	fprintf(stderr, "rdcp: TLS 1.3 (%s), authenticated by %s\n", t->cipher,
@@ -521,6 +524,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.verbose = o->verbose;
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 	co.co.family = o->family;
+	co.co.lanes = o->lanes;
 	co.co.phase = on_phase;
 
 	rc.cl = cl;
@@ -608,6 +612,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 
 		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, cl->e.digest_name);
 		printf("%s\n", line);
+	}
+	if (o->verbose && cl->info.lanes > 1 && cl->lane_bytes[0] + cl->lane_bytes[1]) {
+		unsigned k;
+
+		for (k = 0; k < cl->info.lanes; k++)
+			fprintf(stderr, "rdcp: lane %u: %llu bytes written from here\n", k,
+				(unsigned long long)cl->lane_bytes[k]);
 	}
 	if (ret == 0 && rstatus > 0) {
 		fprintf(stderr, "rdcp: the remote side exited with status %d\n", rstatus);

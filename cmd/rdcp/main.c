@@ -92,6 +92,10 @@ static void usage(FILE *out)
 		"                             the remote side reports (tried in RFC 6724\n"
 		"                             order: global IPv6, IPv4, unique-local IPv6);\n"
 		"                             implies rdma\n"
+		"      --lanes N              RDMA: run the session over N queue pairs\n"
+		"                             (1..%d; default: 1 on Soft-RoCE, 2 on\n"
+		"                             hardware; the server may grant fewer; -v\n"
+		"                             says how many); TCP always uses one\n"
 		"      --remote-rdcp PATH     rdcp's path on the remote host (default rdcp)\n"
 		"      --progress             show the progress meter even when stderr is not a\n"
 		"                             terminal (it shows on a terminal unless -q)\n"
@@ -106,7 +110,7 @@ static void usage(FILE *out)
 		"9 out of memory, 11 local file I/O, 12 no RDMA device, 14 remote refused,\n"
 		"20 interrupted (SIGINT/SIGTERM), 22 locked memory (ulimit -l), 23 some\n"
 		"files failed, 24 data failed verification, 30 timeout.\n",
-		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_ENGINE_THREADS_DEFAULT_MAX, RD_DEFAULT_PORT);
+		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_ENGINE_THREADS_DEFAULT_MAX, RD_DEFAULT_PORT, RD_LANES_MAX);
 }
 
 enum {
@@ -121,6 +125,7 @@ enum {
 	OPT_LIST,
 	OPT_VERSION,
 	OPT_RDMA_HOST,
+	OPT_LANES,
 	OPT_REMOTE_RDCP,
 	OPT_REMOTE_SERVER,
 	OPT_JSON,
@@ -169,6 +174,7 @@ static const struct option longopts[] = {
 	{"version", no_argument, NULL, OPT_VERSION},
 	{"rsh", required_argument, NULL, 'e'},
 	{"rdma-host", required_argument, NULL, OPT_RDMA_HOST},
+	{"lanes", required_argument, NULL, OPT_LANES},
 	{"remote-rdcp", required_argument, NULL, OPT_REMOTE_RDCP},
 	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -253,6 +259,18 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return RDCP_EXIT_OK;
+		case OPT_LANES: {
+			char *end;
+			unsigned long n = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || n < 1 || n > RD_LANES_MAX) {
+				fprintf(stderr, "rdcp: --lanes '%s': give a number from 1 to %d\n",
+					optarg, RD_LANES_MAX);
+				return RDCP_EXIT_USAGE;
+			}
+			o.lanes = (unsigned)n;
+			break;
+		}
 		case OPT_TRANSPORT:
 			o.transport = rd_transport_parse(optarg);
 			if (o.transport < 0) {

@@ -54,6 +54,7 @@ struct rdcp_opts {
 	int no_partial;		 /* --no-partial: remove temporaries on abort */
 	int trust_partial;	 /* --trust-partial: keep partials unverified (none) */
 	int retries;		 /* --retries: reconnect after a drop mid-copy */
+	unsigned lanes;		 /* --lanes: RC QPs to ask for; 0 the device's default */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);

@@ -250,6 +250,8 @@ static void usage(FILE *out)
 	    "      --pool-size SIZE        receive pool per connection (default 64M)\n"
 	    "      --threads N             threads per connection reading, hashing, verifying\n"
 	    "                              and writing chunks (default: the cores, at most 8)\n"
+	    "      --max-lanes N           RDMA queue pairs one session may run over (1..8;\n"
+	    "                              default 4; a client asks, this caps it)\n"
 	    "      --fsync                 fsync every received file before renaming it\n"
 	    "      --timeout SECONDS       drop a client that moves nothing this long\n"
 	    "                              (default 30)\n"
@@ -273,6 +275,7 @@ struct opts {
 	uint64_t pool_bytes;
 	unsigned threads;
 	unsigned sink_flags;
+	unsigned max_lanes;
 };
 
 /* 0 to go on, 1 on a usage error (said), -1 after --help or --version. */
@@ -291,6 +294,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"max-conns-per-host", required_argument, NULL, 'H'},
 	    {"pool-size", required_argument, NULL, 'S'},
 	    {"threads", required_argument, NULL, 'W'},
+	    {"max-lanes", required_argument, NULL, 'L'},
 	    {"fsync", no_argument, NULL, 'Y'},
 	    {"timeout", required_argument, NULL, 'T'},
 	    {"ready-file", required_argument, NULL, 'R'},
@@ -355,6 +359,14 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 				return 1;
 			}
 			o->cli.max_conns_per_host = (int)v;
+			break;
+		case 'L':
+			if (rd_num_parse(optarg, 0, 1, RD_LANES_MAX, &v)) {
+				fprintf(stderr, "rdcpd: --max-lanes '%s': give 1 to %d\n", optarg,
+					RD_LANES_MAX);
+				return 1;
+			}
+			o->max_lanes = (unsigned)v;
 			break;
 		case 'S':
 			if (rd_num_parse(optarg, RD_NUM_SIZE, 1u << 20, 1ull << 40, &v)) {
@@ -719,6 +731,7 @@ int main(int argc, char **argv)
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
 	cfg.server.eo.threads = o.threads ? o.threads : rd_engine_default_threads();
+	cfg.co.lanes = o.max_lanes; /* 0: RD_LANES_DEFAULT_CAP */
 	cfg.server.eo.stop_text = "the server is shutting down";
 	/*
 	 * The chunk size is the server's to decide (issue 7 item 6): at most

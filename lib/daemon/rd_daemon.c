@@ -240,6 +240,9 @@ static void *serve_one(void *arg)
 			memset(&sa.peer.addr, 0, sizeof(sa.peer.addr));
 		logf_(cfg, RD_LOG_INFO, "%s: authenticated%s%s by %s, %s", peer,
 		      tp->user[0] ? " as " : "", tp->user, auth_name(tp->auth), tp->cipher);
+		if (rd_conn_info(c)->lanes > 1)
+			logf_(cfg, RD_LOG_INFO, "%s: %u lanes (RC queue pairs)", peer,
+			      rd_conn_info(c)->lanes);
 		scfg.authorize = authorize;
 		scfg.auth_ctx = &sa;
 	}
@@ -259,6 +262,10 @@ static void *serve_one(void *arg)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
 	logf_(cfg, RD_LOG_INFO, "%s: user %s: %s", peer,
 	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
+	if (rd_conn_info(c)->lanes > 1 && rd_conn_lane_bytes(c, 0) + rd_conn_lane_bytes(c, 1))
+		logf_(cfg, RD_LOG_INFO, "%s: lanes 0 and 1 carried %llu and %llu bytes from here",
+		      peer, (unsigned long long)rd_conn_lane_bytes(c, 0),
+		      (unsigned long long)rd_conn_lane_bytes(c, 1));
 out:
 	rd_conn_close(c);
 	rd_access_leave(sa.fsid);

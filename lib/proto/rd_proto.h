@@ -15,17 +15,51 @@
  *	 0 u32 magic	 RD_MAGIC ("RDCP")
  *	 4 u16 ver_min	 lowest protocol version the client speaks
  *	 6 u16 ver_max	 highest
- *	 8 u32 flags	 0 (none defined; ignored)
+ *	 8 u32 flags	 RD_CMF_*: JOIN (0x1), see Lanes below; others ignored
  *	12 u16 ctrl_depth receive buffers the client posted (server's credits)
- *	14 u16 reserved	 0
+ *	14 u16 lanes	 a new session: lanes (RC QPs) the client would like,
+ *			 0 or 1: one (what rdcp before lanes wrote); a JOIN:
+ *			 the lane's index, 1..granted-1
+ *	 JOIN only (RD_CM_JOIN_LEN bytes in all):
+ *	16 u64 sid	 the session's id from its accept data
+ *	24 u8  proof[16] rd_tls_export_key(RD_TLS_LANE_LABEL) of the session
  *    Nothing here is secret or trusted: who the peer is comes from TLS
  *    (section 4), which starts right after this exchange.
  *    The transport may deliver more bytes than this (IB CM pads to 56);
  *    extra bytes are ignored, fewer are refused. A wrong magic is refused;
- *    reserved is written 0 and ignored; versions are the caller's to check.
+ *    versions are the caller's to check.
  *
- *    Accept private data, server -> client (RD_CM_REP_LEN bytes):
+ *    Accept private data, server -> client (RD_CM_REP_LEN bytes, or
+ *    RD_CM_REP_LANES_LEN when it grants more than one lane):
  *	 0 u32 magic, 4 u16 version chosen, 6 u16 ctrl_depth, 8 u32 flags
+ *	12 u16 lanes	 granted: 1..min(asked, the server's cap); the server
+ *			 decides (its --max-lanes), never more than asked
+ *	14 u16 reserved	 0
+ *	16 u64 sid	 random: names the session for its JOINs
+ *    Shorter accept data (12 bytes, as before lanes) means one lane.
+ *
+ *    Lanes (RDMA only; over TCP the server always grants one): a session
+ *    may run over up to RD_LANES_MAX RC QPs to the same listener, one
+ *    protection domain, one completion queue and one shared receive queue
+ *    (the credits of 2. count that one queue, whatever lane a message
+ *    takes). Lane 0 is the connection above. After the TLS handshake on
+ *    lane 0 (4.), the client connects lanes 1..granted-1, each with a JOIN
+ *    request carrying the sid and the proof, which only the two ends of
+ *    that TLS session can compute; the server accepts a JOIN only with
+ *    the proof of an authenticated session whose lanes are still missing
+ *    (anything else: rejected with RD_REJ_LANE, before any queue pair or
+ *    memory exists for it), and both ends wait for every lane before the
+ *    first message of 3. Order: every SEND carries a 32-bit message
+ *    number in its immediate data (lane 0's and the others', one count
+ *    per direction, from 0), and the receiving transport hands messages
+ *    up strictly in that order, holding a message that overtook another
+ *    on a faster lane in its receive buffer until the earlier ones came.
+ *    So the layers above see exactly the order the sender sent, as over
+ *    one QP. A DATA travels on the lane of its RDMA WRITE (RC order on
+ *    that QP places the data first; a DATA therefore also comes up after
+ *    every message sent before it, and after every WRITE those carried);
+ *    the sender spreads DATA over the lanes in turn; every other message
+ *    goes on lane 0. Nothing in the engine depends on lanes.
  *
  *    Reject private data, server -> client (RD_CM_REJ_LEN bytes):
  *	 0 u32 magic, 4 u16 reason (enum rd_rej_reason), 6 u16 ver_min,
@@ -266,7 +300,13 @@
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
+#define RD_CM_JOIN_LEN 40 /* a JOIN request: sid and proof follow */
 #define RD_CM_REP_LEN 12
+#define RD_CM_REP_LANES_LEN 24 /* accept data granting more than one lane */
+#define RD_CMF_JOIN 0x1u      /* connect request flag: an extra lane */
+#define RD_LANES_MAX 8
+#define RD_LANE_PROOF_LEN 16
+#define RD_TLS_LANE_LABEL "EXPORTER-rdcp-lane-join"
 #define RD_CM_REJ_LEN 10
 #define RD_SECRET_LEN 16
 
@@ -300,7 +340,8 @@ enum rd_rej_reason {
 	RD_REJ_AUTH = 3,    /* not allowed to connect (e.g. hosts deny) */
 	RD_REJ_BADREQ = 4,  /* private data malformed */
 	RD_REJ_SHUTDOWN = 5, /* server is stopping */
-	RD_REJ_HOST_BUSY = 6 /* this address has its share of connections */
+	RD_REJ_HOST_BUSY = 6, /* this address has its share of connections */
+	RD_REJ_LANE = 7	      /* a JOIN without a session waiting for it (proof) */
 };
 
 enum rd_msg_type {
@@ -395,14 +436,19 @@ enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2 };
 
 struct rd_cm_req {
 	uint16_t ver_min, ver_max;
-	uint32_t flags;
+	uint32_t flags; /* RD_CMF_* */
 	uint16_t ctrl_depth;
+	uint16_t lanes;	 /* wanted (0: one); a JOIN: the lane's index */
+	uint64_t sid;	 /* JOIN only */
+	uint8_t proof[RD_LANE_PROOF_LEN]; /* JOIN only */
 };
 
 struct rd_cm_rep {
 	uint16_t version;
 	uint16_t ctrl_depth;
 	uint32_t flags;
+	uint16_t lanes; /* granted; decoded as 1 from 12-byte accept data */
+	uint64_t sid;
 };
 
 struct rd_cm_rej {
@@ -550,10 +596,17 @@ struct rd_msg {
 	} u;
 };
 
-/* CM private data. Encoders write exactly RD_CM_*_LEN bytes. */
-void rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r);
+/*
+ * CM private data. Encoders return the bytes written: RD_CM_REQ_LEN (a
+ * JOIN: RD_CM_JOIN_LEN), RD_CM_REP_LEN (lanes > 1: RD_CM_REP_LANES_LEN),
+ * RD_CM_REJ_LEN. buf must hold RD_CM_JOIN_LEN bytes.
+ */
+size_t rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r);
 int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r);
-void rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r);
+size_t rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r);
+/* Lanes a server grants: the client's wish (0 counts as 1), at most cap
+ * (the server's limit, 0 = 1) and RD_LANES_MAX. */
+unsigned rd_lanes_grant(unsigned wanted, unsigned cap);
 int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r);
 void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r);
 int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r);

@@ -10,17 +10,23 @@
 #include "lib/base/rd_err.h"
 #include "lib/proto/rd_proto_buf.h"
 
-void rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r)
+size_t rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r)
 {
+	int join = !!(r->flags & RD_CMF_JOIN);
 	struct rd_wcur w;
 
-	rd_wcur_init(&w, buf, RD_CM_REQ_LEN);
+	rd_wcur_init(&w, buf, join ? RD_CM_JOIN_LEN : RD_CM_REQ_LEN);
 	rd_put_u32(&w, RD_MAGIC);
 	rd_put_u16(&w, r->ver_min);
 	rd_put_u16(&w, r->ver_max);
 	rd_put_u32(&w, r->flags);
 	rd_put_u16(&w, r->ctrl_depth);
-	rd_put_u16(&w, 0);
+	rd_put_u16(&w, r->lanes);
+	if (!join)
+		return RD_CM_REQ_LEN;
+	rd_put_u64(&w, r->sid);
+	rd_put_bytes(&w, r->proof, RD_LANE_PROOF_LEN);
+	return RD_CM_JOIN_LEN;
 }
 
 int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
@@ -30,26 +36,40 @@ int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
 	memset(r, 0, sizeof(*r));
 	if (!buf || len < RD_CM_REQ_LEN)
 		return -RD_EPROTO;
-	rd_rcur_init(&c, buf, RD_CM_REQ_LEN);
+	rd_rcur_init(&c, buf, len < RD_CM_JOIN_LEN ? len : RD_CM_JOIN_LEN);
 	if (rd_get_u32(&c) != RD_MAGIC)
 		return -RD_EPROTO;
 	r->ver_min = rd_get_u16(&c);
 	r->ver_max = rd_get_u16(&c);
 	r->flags = rd_get_u32(&c);
 	r->ctrl_depth = rd_get_u16(&c);
-	rd_get_u16(&c); /* reserved */
+	r->lanes = rd_get_u16(&c);
+	if (!(r->flags & RD_CMF_JOIN))
+		return 0;
+	/* A JOIN without its sid and proof, or naming lane 0, is malformed. */
+	if (len < RD_CM_JOIN_LEN || !r->lanes || r->lanes >= RD_LANES_MAX)
+		return -RD_EPROTO;
+	r->sid = rd_get_u64(&c);
+	memcpy(r->proof, rd_rcur_take(&c, RD_LANE_PROOF_LEN), RD_LANE_PROOF_LEN);
 	return 0;
 }
 
-void rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r)
+size_t rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r)
 {
+	int lanes = r->lanes > 1;
 	struct rd_wcur w;
 
-	rd_wcur_init(&w, buf, RD_CM_REP_LEN);
+	rd_wcur_init(&w, buf, lanes ? RD_CM_REP_LANES_LEN : RD_CM_REP_LEN);
 	rd_put_u32(&w, RD_MAGIC);
 	rd_put_u16(&w, r->version);
 	rd_put_u16(&w, r->ctrl_depth);
 	rd_put_u32(&w, r->flags);
+	if (!lanes)
+		return RD_CM_REP_LEN;
+	rd_put_u16(&w, r->lanes);
+	rd_put_u16(&w, 0);
+	rd_put_u64(&w, r->sid);
+	return RD_CM_REP_LANES_LEN;
 }
 
 int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r)
@@ -59,13 +79,41 @@ int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r)
 	memset(r, 0, sizeof(*r));
 	if (!buf || len < RD_CM_REP_LEN)
 		return -RD_EPROTO;
-	rd_rcur_init(&c, buf, RD_CM_REP_LEN);
+	rd_rcur_init(&c, buf, len < RD_CM_REP_LANES_LEN ? RD_CM_REP_LEN : RD_CM_REP_LANES_LEN);
 	if (rd_get_u32(&c) != RD_MAGIC)
 		return -RD_EPROTO;
 	r->version = rd_get_u16(&c);
 	r->ctrl_depth = rd_get_u16(&c);
 	r->flags = rd_get_u32(&c);
+	r->lanes = 1;
+	if (len < RD_CM_REP_LANES_LEN)
+		return 0;
+	/*
+	 * Longer data: the lanes fields. IB CM pads a 12-byte accept to 196
+	 * bytes of zeros, so 0 lanes is one lane; more than RD_LANES_MAX is
+	 * malformed.
+	 */
+	r->lanes = rd_get_u16(&c);
+	rd_get_u16(&c);
+	r->sid = rd_get_u64(&c);
+	if (r->lanes > RD_LANES_MAX)
+		return -RD_EPROTO;
+	if (r->lanes <= 1) {
+		r->lanes = 1;
+		r->sid = 0;
+	}
 	return 0;
+}
+
+unsigned rd_lanes_grant(unsigned wanted, unsigned cap)
+{
+	unsigned n = wanted ? wanted : 1;
+
+	if (!cap)
+		cap = 1;
+	if (n > cap)
+		n = cap;
+	return n > RD_LANES_MAX ? RD_LANES_MAX : n;
 }
 
 void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r)
@@ -111,6 +159,9 @@ const char *rd_rej_reason_str(uint16_t reason)
 	case RD_REJ_HOST_BUSY:
 		return "too many connections from this address (the server's max connections "
 		       "per host); try again later";
+	case RD_REJ_LANE:
+		return "extra lane refused: no session of this server waits for it with that "
+		       "proof";
 	default:
 		return "unknown";
 	}

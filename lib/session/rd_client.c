@@ -210,6 +210,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	struct rd_sink *sink = NULL;
 	rd_engine_report_fn report = cl->e.report;
 	void *rctx = cl->e.report_ctx;
+	unsigned i;
 	int ret;
 
 	rd_err_clear(&cl->err);
@@ -252,6 +253,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
+	cl->info.lanes = rd_conn_info(c)->lanes; /* the extra lanes joined after TLS */
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
@@ -280,6 +282,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			   rd_status_name(ret));
 	phase(cl, "transfer done");
 out:
+	for (i = 0; c && i < RD_LANES_MAX; i++)
+		cl->lane_bytes[i] = rd_conn_lane_bytes(c, i);
 	rd_conn_close(c);
 	if (cl->connected)
 		phase(cl, "connection closed");

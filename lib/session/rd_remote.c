@@ -206,6 +206,7 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
 	struct rd_cm_rep rep;
+	struct rd_conn_opts co;
 	struct rd_ready ready;
 	struct rd_server_cfg cfg;
 	struct timespec deadline;
@@ -283,7 +284,10 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 		memset(&rep, 0, sizeof(rep));
 		rep.version = creq.ver_max < RD_PROTO_MAX ? creq.ver_max : RD_PROTO_MAX;
 		snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(req));
-		ret = rd_conn_accept(req, &o->co, &rep, &c, &r->err);
+		/* Nobody else reads l: the extra lanes' JOINs come through it. */
+		co = o->co;
+		co.lanes_from = l;
+		ret = rd_conn_accept(req, &co, &rep, &c, &r->err);
 		if (ret)
 			goto out;
 		/* Only the client that read our ready line knows the PSK. */

@@ -80,6 +80,8 @@ struct rd_client {
 	struct rd_err err;
 	int connected;
 	uint32_t honoured; /* RD_OF_* the server answered it will honour */
+	/* RDMA WRITE bytes this side sent per lane (info.lanes of them). */
+	uint64_t lane_bytes[RD_LANES_MAX];
 	/* Optional: told once the connection is up (for -v output). */
 	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
 	void *ctx;

@@ -85,6 +85,13 @@ const struct rd_conn_info *rd_conn_info(const struct rd_conn *c)
 	return &c->info;
 }
 
+uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i)
+{
+	while (c && !c->ops->lane_bytes)
+		c = c->lower;
+	return c ? c->ops->lane_bytes(c, i) : 0;
+}
+
 const char *rd_conn_transport(const struct rd_conn *c)
 {
 	return c->ops->name;
@@ -427,6 +434,8 @@ void rd_xc_start(struct rd_conn *c, unsigned peer_depth, unsigned version)
 	c->peer_depth = peer_depth;
 	c->credits = (int)peer_depth;
 	c->info.version = version;
+	if (!c->info.lanes)
+		c->info.lanes = 1;
 	c->established = 1;
 	clock_gettime(CLOCK_MONOTONIC, &c->last_rx);
 }

@@ -72,7 +72,23 @@ struct rd_conn_opts {
 	 */
 	void (*phase)(void *ctx, const char *step);
 	void *phase_ctx;
+	/*
+	 * Lanes (RC QPs of one session; lib/proto/rd_proto.h section 1).
+	 * Client: how many to ask for (0: the device's default, 1 on
+	 * Soft-RoCE). Server: the most it grants (0: RD_LANES_DEFAULT_CAP).
+	 * TCP always runs one.
+	 */
+	unsigned lanes;
+	/*
+	 * Server over RDMA: read this listener for the extra lanes' JOIN
+	 * requests while they connect (when no other thread reads it, as in
+	 * the ssh-started rdcp). NULL: another thread keeps calling
+	 * rd_listener_next(), which routes JOINs (the daemon).
+	 */
+	struct rd_listener *lanes_from;
 };
+
+#define RD_LANES_DEFAULT_CAP 4
 
 static inline void rd_conn_phase(const struct rd_conn_opts *o, const char *step)
 {
@@ -90,7 +106,12 @@ struct rd_conn_info {
 	char transport[8]; /* "rdma", "tcp", "loop" */
 	char note[256];	   /* set when auto chose TCP: why, in one line */
 	uint64_t reg_ctrl; /* bytes of control buffers registered (0 over TCP) */
+	unsigned lanes;	   /* RC QPs the session runs over (1 over TCP) */
+	unsigned lanes_asked; /* client: what it asked for */
 };
+
+/* RDMA WRITE bytes that went over lane i (0 past the last lane, or not RDMA). */
+uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i);
 
 /* --- client --- */
 int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,

@@ -55,6 +55,10 @@ struct rd_conn_ops {
 	int (*flush)(struct rd_conn *c, int timeout_ms);
 	void (*close)(struct rd_conn *c);
 
+	/* Optional: after TLS, bring up the extra lanes (RDMA; NULL elsewhere). */
+	int (*join_lanes)(struct rd_conn *c, const uint8_t *proof, int timeout_ms);
+	uint64_t (*lane_bytes)(const struct rd_conn *c, unsigned i);
+
 	/* --- lower hooks, used by the rd_xc_* credit layer only --- */
 	/* Is a send buffer (or socket room) free for one more message? */
 	int (*can_xmit)(const struct rd_conn *c);
@@ -120,6 +124,7 @@ struct rd_listener {
 struct rd_conn_req {
 	const struct rd_listener_ops *ops;
 	unsigned peer_depth;
+	unsigned lanes; /* the client's wish */
 	char peer[80];
 };
 

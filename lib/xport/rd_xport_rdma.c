@@ -130,7 +130,7 @@ static int post_recv(struct rd_conn *c, unsigned idx)
 	};
 	struct ibv_recv_wr wr = {.wr_id = WR_ID(WR_RECV, idx, 0), .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int r = ibv_post_recv(rc->id->qp, &wr, &bad);
+	int r = rc->srq ? ibv_post_srq_recv(rc->srq, &wr, &bad) : ibv_post_recv(rc->id->qp, &wr, &bad);
 
 	if (r)
 		return rd_xc_fail(c, RD_ECONN, r, "%s: posting a receive buffer failed",
@@ -167,7 +167,6 @@ struct rd_rdma_conn *rd_rdma_conn_new(void)
 int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 {
 	struct rd_conn *c = &rc->c;
-	struct ibv_qp_init_attr qa;
 	unsigned i, cqe;
 	int r;
 
@@ -193,20 +192,26 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	if (ibv_req_notify_cq(rc->cq, 0))
 		return rd_xc_fail(c, RD_ECONN, errno, "%s: ibv_req_notify_cq", c->info.device);
 
-	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = rc->cq;
-	qa.recv_cq = rc->cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = rc->sdepth + c->max_writes + 4;
-	qa.cap.max_recv_wr = c->rdepth;
-	qa.cap.max_send_sge = 1;
-	qa.cap.max_recv_sge = 1;
-	qa.sq_sig_all = 0;
-	r = rdma_create_qp(rc->id, rc->pd, &qa);
+	if (rc->lanes > 1) {
+		struct ibv_srq_init_attr sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.attr.max_wr = c->rdepth;
+		sa.attr.max_sge = 1;
+		rc->srq = ibv_create_srq(rc->pd, &sa);
+		if (!rc->srq)
+			return rd_xc_fail(c, RD_ENOMEM, errno,
+					  "%s: cannot create a shared receive queue of %u for %u "
+					  "lanes (try --lanes 1)",
+					  c->info.device, c->rdepth, rc->lanes);
+		if (rd_reseq_init(&rc->rx, c->rdepth))
+			return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "lanes: out of memory");
+	}
+	r = rd_rdma_create_qp(rc, rc->id);
 	if (r)
-		return rd_xc_fail(c, RD_ENOMEM, errno,
-				  "%s port %u: cannot create a queue pair (%u send, %u receive)",
-				  c->info.device, c->info.port, qa.cap.max_send_wr, c->rdepth);
+		return r;
+	rc->lane[0] = rc->id;
+	rc->nlanes = 1;
 
 	rc->sbuf = calloc(rc->sdepth, RD_CTRL_MAX);
 	rc->sfree = calloc(rc->sdepth, sizeof(*rc->sfree));
@@ -235,6 +240,50 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	return 0;
 }
 
+int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id)
+{
+	struct rd_conn *c = &rc->c;
+	struct ibv_qp_init_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = rc->cq;
+	qa.recv_cq = rc->cq;
+	qa.srq = rc->srq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = rc->sdepth + c->max_writes + 4;
+	qa.cap.max_recv_wr = rc->srq ? 0 : c->rdepth;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	qa.sq_sig_all = 0;
+	if (rdma_create_qp(id, rc->pd, &qa))
+		return rd_xc_fail(c, RD_ENOMEM, errno,
+				  "%s port %u: cannot create a queue pair (%u send, %u receive)",
+				  c->info.device, c->info.port, qa.cap.max_send_wr, c->rdepth);
+	return 0;
+}
+
+/* A message arrived: in order at once, or (lanes) once the earlier came. */
+static int recv_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc, unsigned idx)
+{
+	struct rd_conn *c = &rc->c;
+	uint32_t len;
+	int r;
+
+	if (!rc->seq_on)
+		return rd_xc_rx(c, idx, wc->byte_len);
+	if (!(wc->wc_flags & IBV_WC_WITH_IMM) ||
+	    rd_reseq_push(&rc->rx, ntohl(wc->imm_data), idx, wc->byte_len))
+		return rd_xc_fail(c, RD_EPROTO, 0,
+				  "%s broke the protocol: a message out of its lanes' order",
+				  c->info.peer);
+	while (rd_reseq_pop(&rc->rx, &idx, &len)) {
+		r = rd_xc_rx(c, idx, len);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
 static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
 {
 	struct rd_conn *c = &rc->c;
@@ -252,7 +301,7 @@ static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
 	}
 	switch (kind) {
 	case WR_RECV:
-		return rd_xc_rx(c, idx, wc->byte_len);
+		return recv_wc(rc, wc, idx);
 	case WR_CTRL:
 	case WR_DATA:
 		if (idx >= rc->sdepth)
@@ -395,10 +444,15 @@ static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const st
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct ibv_sge sge, dsge;
 	struct ibv_send_wr wr, dwr, *bad;
-	unsigned idx;
+	unsigned idx, lane = 0;
 	uint8_t *b;
 	int r;
 
+	/* DATA (with its WRITE) takes the lanes in turn; the rest lane 0. */
+	if (w && rc->nlanes > 1) {
+		lane = rc->next_lane;
+		rc->next_lane = (rc->next_lane + 1) % rc->nlanes;
+	}
 	idx = rc->sfree[--rc->nsfree];
 	b = rc->sbuf + (size_t)idx * RD_CTRL_MAX;
 	memcpy(b, msg, len);
@@ -409,6 +463,10 @@ static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const st
 	wr.num_sge = 1;
 	wr.opcode = IBV_WR_SEND;
 	wr.send_flags = IBV_SEND_SIGNALED;
+	if (rc->seq_on) {
+		wr.opcode = IBV_WR_SEND_WITH_IMM;
+		wr.imm_data = htonl(rc->tx_seq);
+	}
 	if (w) {
 		dsge = (struct ibv_sge){.addr = (uintptr_t)w->mr->addr + w->off,
 					.length = (uint32_t)w->len,
@@ -422,12 +480,15 @@ static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const st
 		dwr.wr.rdma.rkey = w->rkey;
 		dwr.next = &wr;
 	}
-	r = ibv_post_send(rc->id->qp, w ? &dwr : &wr, &bad);
+	r = ibv_post_send(rc->lane[lane]->qp, w ? &dwr : &wr, &bad);
 	if (r) {
 		rc->sfree[rc->nsfree++] = idx;
 		return rd_xc_fail(c, RD_ECONN, r, "%s: posting a send to %s failed",
 				  c->info.device, c->info.peer);
 	}
+	rc->tx_seq++;
+	if (w)
+		rc->lane_bytes[lane] += w->len;
 	return 0;
 }
 
@@ -461,6 +522,9 @@ static void rdma_close(struct rd_conn *c)
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct rdma_cm_event *ev;
 
+	unsigned i;
+
+	rd_lane_reg_close(rc);
 	if (rc->id && c->established && !c->disconnected) {
 		/*
 		 * rdma_disconnect() moves the QP to the error state, which
@@ -470,13 +534,25 @@ static void rdma_close(struct rd_conn *c)
 		 */
 		if (!c->dead)
 			rdma_flush(c, 1000);
+		for (i = 1; i < rc->nlanes; i++)
+			rdma_disconnect(rc->lane[i]);
 		rdma_disconnect(rc->id);
 		/* Give the peer's DREQ/DREP a moment; never block for long. */
 		if (rc->ech && !rd_cm_wait(rc->ech, 200, &ev))
 			rdma_ack_cm_event(ev);
 	}
+	for (i = 1; i < RD_LANES_MAX; i++) {
+		if (!rc->lane[i])
+			continue;
+		if (rc->lane[i]->qp)
+			rdma_destroy_qp(rc->lane[i]);
+		rdma_destroy_id(rc->lane[i]);
+	}
 	if (rc->id && rc->id->qp)
 		rdma_destroy_qp(rc->id);
+	if (rc->srq)
+		ibv_destroy_srq(rc->srq);
+	rd_reseq_fini(&rc->rx);
 	if (rc->rmr)
 		ibv_dereg_mr(rc->rmr);
 	if (rc->smr)
@@ -519,8 +595,15 @@ static int rdma_flush(struct rd_conn *c, int timeout_ms)
 	return 0;
 }
 
+static uint64_t rdma_lane_bytes(const struct rd_conn *c, unsigned i)
+{
+	return i < rdma_ofc(c)->nlanes ? rdma_ofc(c)->lane_bytes[i] : 0;
+}
+
 const struct rd_conn_ops rd_rdma_conn_ops = {
 	.name = "rdma",
+	.join_lanes = rd_rdma_join_lanes,
+	.lane_bytes = rdma_lane_bytes,
 	.poll = rdma_poll,
 	.send = rd_xc_send,
 	.can_send = rd_xc_can_send,

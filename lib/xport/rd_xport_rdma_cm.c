@@ -46,8 +46,8 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 }
 
 /* Wait for one specific CM event; anything else is an explained failure. */
-static int expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int timeout_ms,
-		  const char *what, struct rdma_cm_event **out)
+int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int timeout_ms,
+		   const char *what, struct rdma_cm_event **out)
 {
 	struct rd_conn *c = &rc->c;
 	struct rdma_cm_event *ev;
@@ -96,7 +96,10 @@ static int expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int tim
 					   RD_PROTO_MAX);
 			else
 				rd_err_set(&c->err,
-					   rej.reason == RD_REJ_AUTH ? RD_EAUTH : RD_ECONN, 0,
+					   rej.reason == RD_REJ_AUTH || rej.reason == RD_REJ_LANE
+						   ? RD_EAUTH
+						   : RD_ECONN,
+					   0,
 					   "%s refused the connection: %s", c->info.peer,
 					   rd_rej_reason_str(rej.reason));
 		} else {
@@ -121,7 +124,7 @@ static int expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int tim
 }
 
 /* The connection parameters, the same both ways. */
-static void conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t len)
+void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t len)
 {
 	memset(p, 0, sizeof(*p));
 	p->private_data = pdata;
@@ -164,7 +167,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 	if (rdma_resolve_addr(rc->id, NULL, ai->ai_addr, RESOLVE_MS))
 		return rd_err_set(&c->err, RD_ECONN, errno,
 				  "%s: no RDMA device can reach this address", c->info.peer);
-	ret = expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
+	ret = rd_rdma_expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000, "resolving the address",
 		     &ev);
 	if (ret)
 		return ret;
@@ -172,7 +175,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 	rd_conn_phase(o, "address resolved");
 	if (rdma_resolve_route(rc->id, RESOLVE_MS))
 		return rd_err_set(&c->err, RD_ECONN, errno, "%s: route resolution", c->info.peer);
-	ret = expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
+	ret = rd_rdma_expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000, "resolving the route",
 		     &ev);
 	if (ret)
 		return ret;
@@ -225,7 +228,7 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	struct addrinfo hints, *ai = NULL;
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
-	uint8_t pdata[RD_CM_REQ_LEN];
+	uint8_t pdata[RD_CM_JOIN_LEN];
 	struct rd_cm_req r = *req;
 	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
@@ -256,18 +259,26 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	if (ret)
 		goto out;
 
+	/* Lanes: what was asked, else what suits the device (1 on Soft-RoCE). */
+	rc->lanes = o && o->lanes ? o->lanes : rd_rdma_default_lanes(rc->id->verbs);
+	if (rc->lanes > RD_LANES_MAX)
+		rc->lanes = RD_LANES_MAX;
+	c->info.lanes_asked = rc->lanes;
+	memcpy(&rc->dst, ai->ai_addr, ai->ai_addrlen < sizeof(rc->dst) ? ai->ai_addrlen : sizeof(rc->dst));
 	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
 	rd_conn_phase(o, "verbs set up");
 	r.ctrl_depth = (uint16_t)c->rdepth;
-	rd_cm_req_encode(pdata, &r);
-	conn_param(&param, pdata, sizeof(pdata));
+	/* A JOIN only comes from lanes.c, or from tests/hostile playing one. */
+	if (!(r.flags & RD_CMF_JOIN))
+		r.lanes = (uint16_t)rc->lanes;
+	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_req_encode(pdata, &r));
 	if (rdma_connect(rc->id, &param)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_connect", c->info.peer);
 		goto out;
 	}
-	ret = expect(rc, RDMA_CM_EVENT_ESTABLISHED, c->timeout_ms, "connecting", &ev);
+	ret = rd_rdma_expect(rc, RDMA_CM_EVENT_ESTABLISHED, c->timeout_ms, "connecting", &ev);
 	if (ret)
 		goto out;
 	c->established = 1;
@@ -283,6 +294,15 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	ret = rd_xc_check_rep(c, rep);
 	if (ret)
 		goto out;
+	if (rep->lanes > rc->lanes) {
+		ret = rd_err_set(&c->err, RD_EPROTO, 0,
+				 "%s granted %u lanes, more than the %u asked for", c->info.peer,
+				 rep->lanes, rc->lanes);
+		goto out;
+	}
+	rc->lanes = rep->lanes;
+	rc->sid = rep->sid;
+	rc->seq_on = rc->lanes > 1;
 	rd_xc_start(c, rep->ctrl_depth, rep->version);
 	rd_conn_phase(o, "connected");
 	*out = c;
@@ -405,6 +425,11 @@ static void reject_bad(struct rdma_cm_id *id, uint16_t reason)
 	reject_id(id, &rej);
 }
 
+void rd_rdma_reject_id(struct rdma_cm_id *id, uint16_t reason)
+{
+	reject_bad(id, reason);
+}
+
 static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
 		     struct rd_cm_req *creq)
 {
@@ -448,7 +473,14 @@ static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req *
 			continue;
 		}
 		rdma_ack_cm_event(ev);
+		if (creq->flags & RD_CMF_JOIN) {
+			/* An extra lane: its session takes it, or nobody does. */
+			rd_lane_route_join(r->id, creq);
+			free(r);
+			continue;
+		}
 		r->r.peer_depth = creq->ctrl_depth;
+		r->r.lanes = creq->lanes;
 		*req = &r->r;
 		return 0;
 	}
@@ -468,11 +500,11 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	struct rd_rdma_req *rq = (struct rd_rdma_req *)req;
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
-	uint8_t pdata[RD_CM_REP_LEN];
+	uint8_t pdata[RD_CM_REP_LANES_LEN];
 	struct rd_cm_rep p = *rep;
 	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
-	unsigned peer_depth = req->peer_depth;
+	unsigned peer_depth = req->peer_depth, asked = req->lanes;
 	int ret;
 
 	*out = NULL;
@@ -493,12 +525,22 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		ret = rd_err_set(&c->err, RD_ENOMEM, errno, "%s: own event channel", c->info.peer);
 		goto out;
 	}
+	/* The server decides the lanes: at most its cap, at most asked. */
+	rc->lanes = rd_lanes_grant(asked, o && o->lanes ? o->lanes : RD_LANES_DEFAULT_CAP);
+	rc->lanes_from = o ? o->lanes_from : NULL;
 	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
 	p.ctrl_depth = (uint16_t)c->rdepth;
-	rd_cm_rep_encode(pdata, &p);
-	conn_param(&param, pdata, sizeof(pdata));
+	p.lanes = (uint16_t)rc->lanes;
+	if (rc->lanes > 1) {
+		ret = rd_lane_reg_open(rc);
+		if (ret)
+			goto out;
+		p.sid = rc->sid;
+		rc->seq_on = 1;
+	}
+	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_rep_encode(pdata, &p));
 	if (rdma_accept(rc->id, &param)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_accept", c->info.peer);
 		goto out;

@@ -758,6 +758,8 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 	}
 	snprintf(t->c.info.peer, sizeof(t->c.info.peer), "%s", peer);
 	r.ctrl_depth = (uint16_t)t->c.rdepth;
+	r.flags &= ~RD_CMF_JOIN;
+	r.lanes = 1; /* lanes are RDMA's: over TCP one stream */
 	rd_cm_req_encode(pdata, &r);
 	ret = send_hello(fd, RD_TF_CM_REQ, pdata, RD_CM_REQ_LEN, tmo);
 	if (!ret)
@@ -920,7 +922,9 @@ static int tcp_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **
 		}
 		tune(fd);
 		k = read_hello(fd, pdata, sizeof(pdata), &len, TCP_HELLO_MS);
-		if (k != RD_TF_CM_REQ || rd_cm_req_decode(pdata, len, creq) || !creq->ctrl_depth) {
+		/* A JOIN (an extra lane) has no place over TCP: malformed. */
+		if (k != RD_TF_CM_REQ || rd_cm_req_decode(pdata, len, creq) || !creq->ctrl_depth ||
+		    (creq->flags & RD_CMF_JOIN)) {
 			if (k > 0 || k == -EPROTO)
 				reject_fd(fd, &bad);
 			else
@@ -971,6 +975,8 @@ static int tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	snprintf(t->c.info.peer, sizeof(t->c.info.peer), "%s", req->peer);
 	free(rq);
 	p.ctrl_depth = (uint16_t)t->c.rdepth;
+	p.lanes = 1; /* whatever was asked: one stream over TCP */
+	p.sid = 0;
 	rd_cm_rep_encode(pdata, &p);
 	ret = send_hello(t->fd, RD_TF_CM_REP, pdata, sizeof(pdata), t->c.timeout_ms);
 	if (ret) {

@@ -250,6 +250,29 @@ static int hs_feed(struct tls_conn *tc, struct rd_conn *lo)
 	return r;
 }
 
+/*
+ * The extra lanes (RDMA; lib/proto/rd_proto.h section 1) join now: the
+ * proof that they belong to this session comes from its TLS exporter.
+ */
+static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, const struct timespec *t0,
+		      int timeout_ms)
+{
+	uint8_t proof[RD_LANE_PROOF_LEN];
+	long left = ms_left(t0, timeout_ms);
+	int r;
+
+	if (!lo->ops->join_lanes)
+		return 0;
+	if (rd_tls_export_key(tc->t, RD_TLS_LANE_LABEL, proof, sizeof(proof)))
+		return rd_err_copy(&tc->c.err, rd_tls_err(tc->t));
+	r = lo->ops->join_lanes(lo, proof, left < 5000 ? 5000 : (int)left);
+	memset(proof, 0, sizeof(proof));
+	if (r < 0)
+		return rd_err_copy(&tc->c.err, rd_conn_err(lo));
+	tc->c.info.lanes = lo->info.lanes;
+	return 0;
+}
+
 int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int timeout_ms,
 		      struct rd_err *err)
 {
@@ -308,6 +331,9 @@ int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int tim
 			   timeout_ms / 1000);
 	else if (r < 0 && !tc->c.err.status)
 		rd_err_copy(&tc->c.err, rd_conn_err(lo));
+	if (r < 0)
+		goto fail;
+	r = join_lanes(tc, lo, &t0, timeout_ms);
 	if (r < 0)
 		goto fail;
 	*cp = &tc->c;

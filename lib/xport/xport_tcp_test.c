@@ -7,7 +7,10 @@
  * out a buffer still in flight); a write outside the granted region is
  * refused by the receiver, like a NIC would.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -187,11 +190,106 @@ static void test_write_outside_the_grant_is_refused(void **state)
 	assert_int_equal(rr, -RD_EPROTO);
 }
 
+struct lanes_client {
+	const char *port;
+	unsigned want;
+	uint32_t flags;
+	int ret;
+	struct rd_cm_rep rep;
+	unsigned lanes;
+};
+
+static void *lanes_client_main(void *arg)
+{
+	struct lanes_client *lc = arg;
+	struct rd_cm_req req = {.ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
+	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 5000};
+	struct rd_conn *c = NULL;
+	struct rd_err err;
+
+	co.lanes = lc->want;
+	req.flags = lc->flags;
+	req.sid = 77;
+	req.lanes = 1;
+	lc->ret = rd_conn_connect(&c, "127.0.0.1", lc->port, &co, &req, &lc->rep, &err);
+	if (!lc->ret)
+		lc->lanes = rd_conn_info(c)->lanes;
+	rd_conn_close(c);
+	return NULL;
+}
+
+/*
+ * Lanes over TCP (lib/proto/rd_proto.h section 1): a client that asks for
+ * four gets one, whatever the server's cap; a JOIN (an extra lane) is
+ * never a connection over TCP.
+ */
+static void test_lanes_over_tcp_are_one(void **state)
+{
+	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 5000, .lanes = 8};
+	struct lanes_client lc;
+	struct rd_listener *l;
+	struct rd_conn_req *req;
+	struct rd_cm_req creq;
+	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
+	struct rd_conn *c = NULL;
+	struct rd_err err;
+	char port[16];
+	pthread_t th;
+
+	(void)state;
+	assert_int_equal(rd_listener_open(&l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
+	snprintf(port, sizeof(port), "%u", rd_listener_port(l));
+	memset(&lc, 0, sizeof(lc));
+	lc.port = port;
+	lc.want = 4;
+	assert_int_equal(pthread_create(&th, NULL, lanes_client_main, &lc), 0);
+	assert_int_equal(rd_listener_next(l, 5000, &req, &creq), 0);
+	assert_int_equal(creq.flags & RD_CMF_JOIN, 0);
+	assert_int_equal(rd_conn_accept(req, &co, &rep, &c, &err), 0);
+	assert_int_equal(rd_conn_info(c)->lanes, 1);
+	pthread_join(th, NULL);
+	assert_int_equal(lc.ret, 0);
+	assert_int_equal(lc.rep.lanes, 1);
+	assert_int_equal(lc.lanes, 1);
+	rd_conn_close(c);
+
+	/* A JOIN frame, as a hostile client would write it: refused by the
+	 * listener itself (rd_listener_next never returns it). */
+	{
+		struct rd_cm_req j = {.ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
+		struct sockaddr_in sa = {.sin_family = AF_INET};
+		uint8_t f[RD_TF_HDR_LEN + RD_CM_JOIN_LEN], back[RD_TF_HDR_LEN + 64];
+		int fd = socket(AF_INET, SOCK_STREAM, 0);
+		ssize_t n;
+
+		j.flags = RD_CMF_JOIN;
+		j.ctrl_depth = 64;
+		j.lanes = 1;
+		j.sid = 77;
+		memset(f, 0, sizeof(f));
+		f[0] = RD_TF_CM_REQ;
+		f[7] = RD_CM_JOIN_LEN;
+		assert_int_equal(rd_cm_req_encode(f + RD_TF_HDR_LEN, &j), RD_CM_JOIN_LEN);
+		sa.sin_port = htons((uint16_t)rd_listener_port(l));
+		sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		assert_true(fd >= 0);
+		assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+		assert_int_equal(write(fd, f, sizeof(f)), (ssize_t)sizeof(f));
+		assert_int_equal(rd_listener_next(l, 1000, &req, &creq), 1);
+		n = read(fd, back, sizeof(back));
+		assert_true(n >= RD_TF_HDR_LEN);
+		assert_int_equal(back[0], RD_TF_CM_REJ);
+		close(fd);
+	}
+	rd_listener_close(l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes_exact_and_callbacks_from_poll),
 		cmocka_unit_test(test_write_outside_the_grant_is_refused),
+		cmocka_unit_test(test_lanes_over_tcp_are_one),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -30,6 +30,8 @@
 #   BENCH_RDCP, BENCH_RDCPD  use these binaries instead of bazel-bin's
 #   BENCH_TIMEOUT         rig timeout, seconds (default: max(600, 240 + 3*BENCH_MB))
 #   BENCH_STEP_TIMEOUT    per-step timeout, seconds (default: 60 + BENCH_MB)
+#   BENCH_ONLY="ibw1 rdcp_none rdcp_none_lanes2 ibw2"  run only these steps (the rest
+#                         are reported as skipped); rdcp_none_lanes2 is --lanes 2
 #
 # Exit status: 0 every measurement ran (whether or not the target is met);
 # 1 some step produced no number (see the report); 2 usage; 3 missing tool or build
@@ -163,12 +165,24 @@ res() {
   printf '%s=%s\n' "$2" "$3" >>"$S/res/$1.$RIG_ROLE"
 }
 
-# Step list: NAME KIND FILE-MB EXTRA
+# Step list: NAME KIND FILE-MB EXTRA (rdcp: CHECKSUM[+lanesN]); BENCH_ONLY keeps some.
 steps() {
+  all_steps | while read -r n rest; do
+    skipped "$n" || echo "$n $rest"
+  done
+}
+
+# skipped STEP: BENCH_ONLY is set and does not name STEP.
+skipped() {
+  [ -n "${BENCH_ONLY:-}" ] && ! [[ " $BENCH_ONLY " == *" $1 "* ]]
+}
+
+all_steps() {
   cat <<EOF
 ibw1 ibw $BENCH_MB -
 ibw_short ibw $IBW_SHORT_MB -
 rdcp_none rdcp $BENCH_MB none
+rdcp_none_lanes2 rdcp $BENCH_MB none+lanes2
 rdcp_sha256 rdcp $BENCH_MB sha256
 rdcp_blake2b512 rdcp $BENCH_MB blake2b512
 rdcp_none_small rdcp $BENCH_SMALL_MB none
@@ -290,7 +304,9 @@ a_step() {
         -p "$IBW_PORT" "$RIG_PEER_IP" || return 1
       ;;
     rdcp)
-      local -a ck=(--checksum "$extra")
+      local -a ck=(--checksum "${extra%%+*}")
+      # none+lanes2: --lanes 2 (one session over 2 RC QPs, issue 12)
+      [ "${extra#*+lanes}" != "$extra" ] && ck+=(--lanes "${extra#*+lanes}")
       run_timed "$name" "$BENCH_RDCP" "${ck[@]}" --port "$port" "$f" "$RIG_PEER_IP::bench/" || return 1
       ;;
     ssh)
@@ -527,13 +543,16 @@ report() {
     [ -n "$(get "$step" b verify)" ] && note="$note; md5 $(get "$step" b verify)"
     [ -n "$(get "$step" a client_maxrss_kb)" ] && note="$note; client maxrss $(mib_of_kb "$(get "$step" a client_maxrss_kb)") MiB"
     note=${note#; }
-    if [ -z "$mib" ]; then
+    if [ -z "$mib" ] && skipped "$step"; then
+      note="skipped (BENCH_ONLY)"
+    elif [ -z "$mib" ]; then
       failed+=("$step")
       note="FAILED${note:+; $note}"
     fi
     fmt_row "$tool" "$mib" "$base" "$note"
   done <<EOF
 rdcp_none rdcp --checksum none
+rdcp_none_lanes2 rdcp --checksum none --lanes 2
 rdcp_sha256 rdcp (default: sha256)
 rdcp_blake2b512 rdcp --checksum blake2b512
 rdcp_none_small rdcp --checksum none (${BENCH_SMALL_MB} MiB)
@@ -541,7 +560,7 @@ scp scp
 rsync rsync -e ssh
 EOF
   for s in ibw1 ibw2 ibw_short; do
-    [ -n "$(ibw_mib "$s")" ] || failed+=("$s")
+    [ -n "$(ibw_mib "$s")" ] || skipped "$s" || failed+=("$s")
   done
   echo
   # Cross-check of perftest's cycle-counter timing against the guest's wall clock:

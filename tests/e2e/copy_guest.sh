@@ -72,6 +72,33 @@ client() {
 	check "  and with --threads 1" cmp /tmp/src/big.bin /tmp/pull/t1.bin
 	rm -f /tmp/pull/t1.bin
 
+	# --lanes 2 (issue 12): one session over two RC QPs, DATA spread over
+	# both, both directions. Over TCP the option is accepted and one
+	# stream carries everything.
+	head -c $((48 * 1024 * 1024)) /tmp/src/big.bin >/tmp/src/lanes.bin # 12 chunks
+	run -v --lanes 2 /tmp/src/lanes.bin "$S::m/lanes.bin"
+	check "--lanes 2: push 48 MiB" [ "$RC" -eq 0 ]
+	if over_rdma; then
+		check "  over 2 lanes (-v says so)" out_has "rdcp: 2 lanes (RC queue pairs): asked for 2"
+		check "  both lanes carried chunks" out_has "rdcp: lane 1: [1-9]"
+	fi
+	run -v --lanes 2 "$S::m/lanes.bin" /tmp/pull/lanes.bin
+	check "--lanes 2: pull it back byte-for-byte" cmp /tmp/src/lanes.bin /tmp/pull/lanes.bin
+	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
+	run -v "$S::m/small.txt" /tmp/pull/default-lanes.txt
+	over_rdma && check "the default on Soft-RoCE is one lane, said by -v" \
+		out_has "rdcp: 1 lane (RC queue pairs): asked for 1 (the device's default)"
+	rm -f /tmp/pull/lanes.bin
+	if over_rdma && [ -n "${EVIL:-}" ]; then
+		local h=${S#\[}
+		h=${h%\]}
+		"$EVIL" join "$h" "$PORT" >/tmp/out 2>&1
+		RC=$?
+		sed 's/^/    | /' /tmp/out
+		check "extra lanes without the session's TLS proof are refused, the real one joins (rdcp_evil join)" \
+			[ "$RC" -eq 0 ]
+	fi
+
 	run /tmp/src/big.bin "$S::m/"
 	check "re-push of an identical file succeeds" [ "$RC" -eq 0 ]
 	check "  and moves no data" out_has "already identical"

@@ -153,6 +153,13 @@ client() {
 	check "pull it back with -r" [ "$RC" -eq 0 ]
 	check "  identical to the original" same_tree /tmp/src/tree /tmp/back/tree
 	check "  symlinks arrive as links" [ -L /tmp/back/tree/link-to-dir ]
+	rcp --lanes 2 -v -r /tmp/src/tree "$S:/tmp/dst/lanes-tree"
+	check "push a tree over ssh with --lanes 2" [ "$RC" -eq 0 ]
+	check "  identical on b" same_on_b /tmp/src/tree /tmp/dst/lanes-tree
+	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
+	rcp --lanes 2 -v -r "$S:/tmp/dst/lanes-tree" /tmp/back/lanes-tree
+	check "pull it back over ssh with --lanes 2" same_tree /tmp/src/tree /tmp/back/lanes-tree
+	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
 	rcp -r "$S:/tmp/srv/tree" /tmp/back/srvtree
 	check "pull a tree made on b onto a new name" [ "$RC" -eq 0 ]
 	(cd /tmp/back/srvtree && manifest .) >/tmp/m.pulled 2>&1
@@ -305,7 +312,7 @@ client() {
 		>/tmp/half.out 2>/tmp/half.err &
 	local hpid=$!
 	i=0
-	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 200 ]; do
+	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 600 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
@@ -342,11 +349,11 @@ client() {
 	check "a real transfer right after works" [ "$RC" -eq 0 ]
 	check "  exact" [ "$(on_b 'md5sum </tmp/dst/w')" = "$(md5sum </tmp/src/r3m)" ]
 	# Control: the checker itself can tell an accepted client.
-	sleep 30 2>/dev/null | $SSHE "$S" "$RDCP --timeout 5 --remote-server recv -- /tmp/dst/w2" \
+	sleep 30 2>/dev/null | $SSHE "$S" "$RDCP --timeout 15 --remote-server recv -- /tmp/dst/w2" \
 		>/tmp/half.out 2>/tmp/half.err &
 	hpid=$!
 	i=0
-	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 200 ]; do
+	while ! grep -q '^RDCP-READY ' /tmp/half.out && [ $i -lt 600 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

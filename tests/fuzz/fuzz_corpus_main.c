@@ -53,8 +53,8 @@ static void run(const uint8_t *p, size_t n)
 
 static void build_samples(void)
 {
-	struct rd_cm_req req = {1, 1, 0, 16};
-	struct rd_cm_rep rep = {1, 16, 0};
+	struct rd_cm_req req = {.ver_min = 1, .ver_max = 1, .ctrl_depth = 16};
+	struct rd_cm_rep rep = {.version = 1, .ctrl_depth = 16};
 	struct rd_cm_rej rej = {RD_REJ_AUTH, 1, 1};
 	struct rd_msg m;
 	uint8_t t;
