@@ -816,6 +816,16 @@ static int drain_msgs(struct sender *s)
 	return rd_engine_drain(s->e, s->c, s, on_msg_cb, proto_err_cb);
 }
 
+/* Run step until it has nothing more to do, counting what it did. */
+static int repeat_step(struct sender *s, int (*step)(struct sender *), int *progress)
+{
+	int r;
+
+	while ((r = step(s)) > 0)
+		(*progress)++;
+	return r < 0 ? r : 0;
+}
+
 static int send_loop(struct sender *s)
 {
 	struct rd_msg m;
@@ -828,27 +838,14 @@ static int send_loop(struct sender *s)
 		if (progress < 0)
 			return progress;
 		progress += reap_jobs(s);
-		while ((r = answer_head(s)) > 0)
-			progress++;
-		if (r < 0)
-			return r;
-		while ((r = start_get(s)) > 0)
-			progress++;
-		if (r < 0)
+		if ((r = repeat_step(s, answer_head, &progress)) ||
+		    (r = repeat_step(s, start_get, &progress)))
 			return r;
 		/* an inline job (one thread) is finished already */
 		progress += reap_jobs(s);
-		while ((r = answer_head(s)) > 0)
-			progress++;
-		if (r < 0)
-			return r;
-		while ((r = start_ra(s)) > 0)
-			progress++;
-		if (r < 0)
-			return r;
-		while ((r = emit_entry(s)) > 0)
-			progress++;
-		if (r < 0)
+		if ((r = repeat_step(s, answer_head, &progress)) ||
+		    (r = repeat_step(s, start_ra, &progress)) ||
+		    (r = repeat_step(s, emit_entry, &progress)))
 			return r;
 		if (s->fin_seen && !s->fin_sent && rd_conn_can_send(s->c)) {
 			memset(&m, 0, sizeof(m));
