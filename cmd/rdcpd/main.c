@@ -659,8 +659,9 @@ static void on_reload(void *ctx)
 	if (c->port != lc->conf->port || c->nlisten != lc->conf->nlisten ||
 	    c->transport != lc->conf->transport || c->threads != lc->conf->threads ||
 	    c->max_lanes != lc->conf->max_lanes)
-		log_line(lc, RD_LOG_WARN, "SIGHUP: listen, port, transport, threads and max lanes "
-					  "changes take effect at restart");
+		log_line(lc, RD_LOG_WARN,
+			 "SIGHUP: listen, port, transport, threads and max lanes "
+			 "changes take effect at restart");
 	lc->old_confs[lc->nconfs++] = c;
 	lc->conf = c;
 	raise_nofile(lc, nofile, conns);

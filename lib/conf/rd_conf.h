@@ -172,7 +172,7 @@ struct rd_conf {
 	char group[RD_CONF_NAME_MAX + 1];
 	int threads;   /* per connection, 1..RD_CONF_THREADS_MAX; 0: the cores, at most 8 */
 	int max_lanes; /* per session, 1..RD_LANES_MAX; 0: RD_LANES_DEFAULT_CAP (4) */
-	int no_auth; /* --no-auth: every module served without authentication */
+	int no_auth;   /* --no-auth: every module served without authentication */
 	unsigned set[RD_CK_COUNT];
 
 	struct rd_conf_module **mods;
@@ -211,15 +211,15 @@ struct rd_conf_cli {
 	int nmodules;
 	const char *const *listen; /* --listen, repeatable; none: keep */
 	int nlisten;
-	const char *port;   /* NULL: keep */
-	const char *transport; /* NULL: keep (--transport rdma|tcp|both) */
-	int max_conns;	    /* 0: keep */
+	const char *port;	/* NULL: keep */
+	const char *transport;	/* NULL: keep (--transport rdma|tcp|both) */
+	int max_conns;		/* 0: keep */
 	int max_conns_per_host; /* 0: keep (--max-conns-per-host) */
-	int idle_timeout_s; /* 0: keep (--timeout) */
-	int threads;	    /* 0: keep (--threads) */
-	int max_lanes;	    /* 0: keep (--max-lanes) */
-	int no_auth;	    /* --no-auth */
-	int verbose;	    /* -v: log level debug */
+	int idle_timeout_s;	/* 0: keep (--timeout) */
+	int threads;		/* 0: keep (--threads) */
+	int max_lanes;		/* 0: keep (--max-lanes) */
+	int no_auth;		/* --no-auth */
+	int verbose;		/* -v: log level debug */
 };
 int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli);
 

@@ -195,10 +195,10 @@ static int lane_established(struct rd_rdma_conn *rc, unsigned k, int timeout_ms,
 			   rep ? "connecting a lane" : "accepting a lane", &ev);
 	if (r)
 		return r;
-	if (rep && (!ev->param.conn.private_data ||
-		    rd_cm_rep_decode(ev->param.conn.private_data, ev->param.conn.private_data_len,
-				     rep) ||
-		    rep->sid != rc->sid))
+	if (rep &&
+	    (!ev->param.conn.private_data ||
+	     rd_cm_rep_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, rep) ||
+	     rep->sid != rc->sid))
 		r = rd_xc_fail(c, RD_EPROTO, 0, "%s: bad accept data for lane %u", c->info.peer, k);
 	rdma_ack_cm_event(ev);
 	if (!r)
