@@ -10,6 +10,11 @@
 #                                        each pulling a 200 MiB file (each one's rate; written
 #                                        to the shared 9p dir: 1.6 GB do not fit a guest's tmpfs).
 #                                        tests/e2e/many_guest.sh; CI runs it small (many_2vm_test)
+#   bash tests/bench/bench.sh --small    many small files (issue 13): three trees (SMALL_TREES:
+#                                        5,000 x 4 KiB, 50,000 x 1 KiB, mixed = 5,000 x 4 KiB + 3 x
+#                                        64 MiB) by tar|nc, rdcp -r to rdcpd, rsync -a to rsyncd,
+#                                        scp -r (trees up to SMALL_SCP_MAX files), one boot; ratios
+#                                        to tar|nc (tests/bench/small_guest.sh)
 #
 # In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
 # on the same wire, for a BENCH_MB random file:
@@ -40,6 +45,20 @@ if [ "${1:-}" = --host ]; then
   exec python3 "$(dirname "$0")/host_bench.py" "$@"
 fi
 
+if [ "${1:-}" = --small ]; then
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+  if [ "${BENCH_BUILD:-1}" = 1 ]; then
+    (cd "$repo" && bazel build //cmd/rdcp //cmd/rdcpd >&2) || exit 3
+  fi
+  cmd="env SMALL_TREES='${SMALL_TREES:-5000x4096 50000x1024 mixed}' SMALL_SCP_MAX=${SMALL_SCP_MAX:-5000}"
+  cmd+=" SMALL_MIXED_N=${SMALL_MIXED_N:-5000} SMALL_MIXED_BIG=${SMALL_MIXED_BIG:-3} SMALL_MIXED_MB=${SMALL_MIXED_MB:-64}"
+  cmd+=" bash $repo/tests/bench/small_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
+  cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
+  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |
+    grep -E '^\[a\] (small|PASS|FAIL|guest|    \|)|^\[b\] (b:|guest|FAIL)'
+  exit "${PIPESTATUS[0]}"
+fi
+
 if [ "${1:-}" = --many ]; then
   repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
   if [ "${BENCH_BUILD:-1}" = 1 ]; then
@@ -48,7 +67,7 @@ if [ "${1:-}" = --many ]; then
   cmd="env RIG_MODE=2 FAIR_MB=${FAIR_MB:-200} FAIR_DIR=shared STARTUP_RUNS=${STARTUP_RUNS:-9}"
   cmd+=" bash $repo/tests/e2e/many_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
   cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
-  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-1500}" --a "$cmd" --b "$cmd" |
+  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |
     grep -E '^\[a\] (startup|memory|fair|PASS|FAIL|guest)|^\[b\] (sessions|guest)'
   exit "${PIPESTATUS[0]}"
 fi
