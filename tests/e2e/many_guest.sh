@@ -219,6 +219,8 @@ b:2)
 	touch "$RIG_SHARED/fair-ready"
 	wait_for "$RIG_SHARED/client-done" 900
 	check "daemon still alive after every client" daemon_alive d
+	awk '/^VmHWM:/ {printf "memory: rdcpd peak RSS %.1f MiB after every client\n", $2 / 1024}' \
+		"/proc/$(cat /tmp/d.pid)/status"
 	grep -c "push module m\|pull module m" /tmp/d.log | sed 's/^/sessions logged by rdcpd: /'
 	grep -i "busy\|refus\|error" /tmp/d.log | head -5
 	kill "$(cat /tmp/rping.pid)" 2>/dev/null
