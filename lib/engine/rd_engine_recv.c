@@ -521,7 +521,7 @@ static int on_pack(struct receiver *r, struct rslot *s, const struct rd_msg_data
 		return proto_err(r, "PACK DATA of the wrong length");
 	if (d->dlen != r->e->dg->size)
 		return proto_err(r, "DATA digest of the wrong length");
-	if (want > s->cap)
+	if (want > s->rb.cap)
 		return proto_err(r, "DATA longer than its slot");
 	memset(j, 0, offsetof(struct rjob, pf));
 	j->npack = (unsigned)s->chunk;
@@ -544,7 +544,7 @@ static int on_pack(struct receiver *r, struct rslot *s, const struct rd_msg_data
 	j->j.run = rjob_run;
 	j->slot = (unsigned)(s - r->slots);
 	j->ref = (struct rd_chunk_ref){d->id, d->chunk, (uint32_t)want, d->seq};
-	j->buf = s->buf;
+	j->buf = s->rb.p;
 	j->cs = r->e->o.chunk_size;
 	j->verify = r->e->dg->size > 0;
 	memcpy(j->tag, d->digest, d->dlen);

@@ -541,7 +541,7 @@ static int start_pack(struct sender *s, const struct rd_msg_get *g)
 		pw[i]->jobs++;
 	}
 	j->w = pw[0];
-	j->buf = s->bufs[b].p;
+	j->buf = s->bufs[b].rb.p;
 	j->cs = s->e->o.chunk_size;
 	j->want = want;
 	job_queued(s, b);
