@@ -31,6 +31,14 @@ struct worker {
 	struct rd_conf_net addr; /* the peer's address (max_per_host) */
 	int has_addr;
 	pthread_t th;
+	/*
+	 * ended: the session's work is over (its engine returned, or it was
+	 * refused); it no
+	 * longer counts against its host even while the close still flushes
+	 * its last messages (up to a second or so when the peer is gone).
+	 * done: the thread is finished and may be joined.
+	 */
+	volatile int ended;
 	volatile int done;
 	struct worker *next;
 };
@@ -267,6 +275,7 @@ static void *serve_one(void *arg)
 		      peer, (unsigned long long)rd_conn_lane_bytes(c, 0),
 		      (unsigned long long)rd_conn_lane_bytes(c, 1));
 out:
+	__atomic_store_n(&w->ended, 1, __ATOMIC_RELEASE);
 	rd_conn_close(c);
 	rd_access_leave(sa.fsid);
 	module_release(&sa);
@@ -274,13 +283,13 @@ out:
 	return NULL;
 }
 
-/* Sessions still running from addr. */
+/* Sessions from addr whose work is not over (closing ones do not count). */
 static int from_host(const struct worker *w, const struct rd_conf_net *addr)
 {
 	int n = 0;
 
 	for (; w; w = w->next)
-		if (w->has_addr && !__atomic_load_n(&w->done, __ATOMIC_ACQUIRE) &&
+		if (w->has_addr && !__atomic_load_n(&w->ended, __ATOMIC_ACQUIRE) &&
 		    !memcmp(w->addr.addr, addr->addr, sizeof(addr->addr)))
 			n++;
 	return n;

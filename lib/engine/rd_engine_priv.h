@@ -14,6 +14,40 @@ uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
 void *rd_engine_pool_alloc(size_t len);
 /* Count delta bytes of data buffers registered (negative: deregistered). */
 void rd_engine_reg_account(struct rd_engine *e, int64_t delta);
+/*
+ * Data buffers registered as the job needs them (rd_engine_bufs.c), one
+ * helper for the sender's read buffers and the receiver's slots. The
+ * owner keeps n buffers in its own array: buf(ctx, i) is buffer i,
+ * busy(ctx, i) says whether the owner uses it now.
+ */
+struct rd_regbuf {
+	uint8_t *p;   /* registered memory; NULL until first used */
+	uint32_t cap; /* its length */
+	struct rd_mr mr;
+};
+
+struct rd_regset {
+	struct rd_engine *e;
+	struct rd_conn *c;
+	int remote;	    /* registered for the peer's RDMA WRITE */
+	const char *what;   /* one buffer, in messages: "receive slot" */
+	uint64_t reg_bytes; /* registered now */
+	uint64_t max_bytes; /* at most this many (lowered if registering fails) */
+	unsigned n;
+	struct rd_regbuf *(*buf)(void *ctx, unsigned i);
+	int (*busy)(void *ctx, unsigned i);
+	void *ctx;
+};
+
+/*
+ * A free buffer for len bytes: the smallest free one that holds them,
+ * else a new one while there is room, else a free smaller one made
+ * larger. 0 with *out set, 1 when none is free now, or < 0 (e->err).
+ */
+int rd_regset_get(struct rd_regset *rs, uint32_t len, unsigned *out);
+/* Deregister and free one (a buffer never used is left as it is). */
+void rd_regbuf_drop(struct rd_regset *rs, struct rd_regbuf *b);
+
 uint32_t rd_chunk_len(uint64_t size, uint32_t chunk, uint64_t idx);
 void rd_engine_set_cur(struct rd_engine *e, const char *path, size_t len, uint64_t size);
 

@@ -8,13 +8,10 @@
  * fails the file. A file is renamed into place only when every chunk is
  * verified and written.
  *
- * Slots are registered when first needed, each as large as the chunk it is
- * first used for (whole pages, at most a chunk), up to the pool's size: a
+ * Slots are registered as the job needs them, up to the pool's size: a
  * 3-byte file pins one page, a 3 MB file about 3 MB, and only jobs with
- * many chunks in flight grow to the whole pool (issue 14). A free slot is
- * reused for any chunk it holds; one too small is replaced when the pool
- * is full. If registering more fails (locked memory), the pool stays at
- * what it has.
+ * many chunks in flight grow to the whole pool (rd_engine_bufs.c, shared
+ * with the sender's read buffers; issue 14).
  *
  * When a regular file of the same size already exists under the final
  * name, chunk digests are compared first (GET kind SUM, the slot reserved
@@ -110,9 +107,7 @@ struct rslot {
 	uint64_t chunk;
 	uint64_t seq; /* of the GET in flight */
 	unsigned tries;
-	uint8_t *buf; /* registered for remote write; NULL until first used */
-	uint32_t cap; /* its length */
-	struct rd_mr mr;
+	struct rd_regbuf rb; /* registered for remote write when first used */
 	struct rjob job;
 };
 
@@ -127,8 +122,7 @@ struct receiver {
 
 	struct rslot *slots;
 	unsigned nslots;
-	uint64_t reg_bytes; /* registered in slots now */
-	uint64_t max_bytes; /* the pool: at most this many */
+	struct rd_regset rs; /* the slots' registration: at most the pool */
 	uint8_t *scratch;   /* one chunk, for reading the existing file */
 	uint64_t seq;	    /* last GET's sequence number */
 
@@ -527,7 +521,7 @@ static int on_pack(struct receiver *r, struct rslot *s, const struct rd_msg_data
 		return proto_err(r, "PACK DATA of the wrong length");
 	if (d->dlen != r->e->dg->size)
 		return proto_err(r, "DATA digest of the wrong length");
-	if (want > s->cap)
+	if (want > s->rb.cap)
 		return proto_err(r, "DATA longer than its slot");
 	memset(j, 0, offsetof(struct rjob, pf));
 	j->npack = (unsigned)s->chunk;
@@ -550,7 +544,7 @@ static int on_pack(struct receiver *r, struct rslot *s, const struct rd_msg_data
 	j->j.run = rjob_run;
 	j->slot = (unsigned)(s - r->slots);
 	j->ref = (struct rd_chunk_ref){d->id, d->chunk, (uint32_t)want, d->seq};
-	j->buf = s->buf;
+	j->buf = s->rb.p;
 	j->cs = r->e->o.chunk_size;
 	j->verify = r->e->dg->size > 0;
 	memcpy(j->tag, d->digest, d->dlen);
@@ -648,7 +642,7 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	}
 	if (d->dlen != r->e->dg->size)
 		return proto_err(r, "DATA digest of the wrong length");
-	if (want > s->cap)
+	if (want > s->rb.cap)
 		return proto_err(r, "DATA longer than its slot");
 	j = &s->job;
 	memset(j, 0, offsetof(struct rjob, pf)); /* npack 0: one file's chunk */
@@ -657,7 +651,7 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	j->sf = f->f;
 	j->slot = d->slot;
 	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
-	j->buf = s->buf;
+	j->buf = s->rb.p;
 	j->cs = r->e->o.chunk_size;
 	j->verify = r->e->dg->size > 0;
 	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
@@ -810,93 +804,28 @@ static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
 	m.u.get.kind = s->kind;
 	m.u.get.slot = slot;
 	m.u.get.chunk = s->chunk;
-	m.u.get.addr = (uint64_t)(uintptr_t)s->buf;
-	m.u.get.rkey = s->mr.rkey;
-	m.u.get.len = s->cap;
+	m.u.get.addr = (uint64_t)(uintptr_t)s->rb.p;
+	m.u.get.rkey = s->rb.mr.rkey;
+	m.u.get.len = s->rb.cap;
 	m.u.get.seq = ++r->seq;
 	s->seq = m.u.get.seq;
 	return rd_engine_send_msg(r->c, &m, &r->e->err);
 }
 
-static void slot_drop(struct receiver *r, struct rslot *s)
+static struct rd_regbuf *slot_at(void *ctx, unsigned i)
 {
-	if (s->mr.priv)
-		rd_conn_dereg(r->c, &s->mr);
-	free(s->buf);
-	s->buf = NULL;
-	r->reg_bytes -= s->cap;
-	rd_engine_reg_account(r->e, -(int64_t)s->cap);
-	s->cap = 0;
+	return &((struct receiver *)ctx)->slots[i].rb;
 }
 
-/* Give free slot s cap registered bytes: 0, 1 (no memory now), or < 0. */
-static int slot_fill(struct receiver *r, struct rslot *s, uint32_t cap)
+static int slot_busy(void *ctx, unsigned i)
 {
-	s->buf = rd_engine_pool_alloc(cap);
-	if (s->buf && !rd_conn_reg(r->c, s->buf, cap, 1, &s->mr)) {
-		s->cap = cap;
-		r->reg_bytes += cap;
-		rd_engine_reg_account(r->e, cap);
-		return 0;
-	}
-	free(s->buf);
-	s->buf = NULL;
-	if (r->reg_bytes) {
-		/* keep what works: the pool ends here */
-		r->max_bytes = r->reg_bytes;
-		return 1;
-	}
-	if (!rd_conn_err(r->c)->status)
-		return rd_err_set(&r->e->err, RD_ENOMEM, ENOMEM, "receive slot of %u bytes",
-				  cap);
-	return rd_err_copy(&r->e->err, rd_conn_err(r->c));
+	return ((struct receiver *)ctx)->slots[i].state != SL_FREE;
 }
 
-/*
- * A free slot for a chunk of len bytes: the smallest free one that holds
- * it, else a new one while the pool has room, else a free smaller one
- * made larger. 0 with *out set, 1 when none is free now, or < 0.
- */
+/* A free slot for a chunk of len bytes (rd_regset_get): 0, 1, or < 0. */
 static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
 {
-	uint32_t chunk = r->e->o.chunk_size;
-	uint32_t cap = len < RD_CHUNK_MIN ? RD_CHUNK_MIN : (len + 4095u) & ~4095u;
-	unsigned i, best = r->nslots, empty = r->nslots, small = r->nslots;
-	int ret;
-
-	if (cap > chunk)
-		cap = chunk;
-	for (i = 0; i < r->nslots; i++) {
-		struct rslot *s = &r->slots[i];
-
-		if (s->state != SL_FREE)
-			continue;
-		if (!s->cap) {
-			if (empty == r->nslots)
-				empty = i;
-		} else if (s->cap >= len) {
-			if (best == r->nslots || s->cap < r->slots[best].cap)
-				best = i;
-		} else if (small == r->nslots) {
-			small = i;
-		}
-	}
-	if (best < r->nslots) {
-		*out = best;
-		return 0;
-	}
-	/* a free one too small makes room when nothing else can */
-	if (small < r->nslots && (empty == r->nslots || r->reg_bytes + cap > r->max_bytes)) {
-		slot_drop(r, &r->slots[small]);
-		empty = small;
-	}
-	/* with nothing registered, one slot whatever the limit says */
-	if (empty == r->nslots || (r->reg_bytes && r->reg_bytes + cap > r->max_bytes))
-		return 1;
-	ret = slot_fill(r, &r->slots[empty], cap);
-	if (!ret)
-		*out = empty;
-	return ret;
+	return rd_regset_get(&r->rs, len, out);
 }
 
 /* Can f travel in a pack (RD_OF_PACK; rd_proto.h, Packs)? Its one chunk, unasked. */
@@ -1292,15 +1221,23 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	 * At most pool_bytes registered (two chunks at least); small chunks
 	 * may have more slots in flight than pool / chunk.
 	 */
-	r->max_bytes = e->o.pool_bytes;
-	if (r->max_bytes < 2ull * e->o.chunk_size)
-		r->max_bytes = 2ull * e->o.chunk_size;
+	r->rs.max_bytes = e->o.pool_bytes;
+	if (r->rs.max_bytes < 2ull * e->o.chunk_size)
+		r->rs.max_bytes = 2ull * e->o.chunk_size;
 	n = e->o.depth ? e->o.depth * 4ull : RD_ENGINE_MAX_SLOTS;
 	if (n > RD_ENGINE_MAX_SLOTS)
 		n = RD_ENGINE_MAX_SLOTS;
 	if (n < 2)
 		n = 2;
 	r->nslots = (unsigned)n;
+	r->rs.e = e;
+	r->rs.c = c;
+	r->rs.remote = 1;
+	r->rs.what = "receive slot";
+	r->rs.n = r->nslots;
+	r->rs.buf = slot_at;
+	r->rs.busy = slot_busy;
+	r->rs.ctx = r;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
 	r->scratch = calloc(1, e->o.chunk_size);
 	if (!r->slots || !r->scratch) {
@@ -1330,7 +1267,7 @@ out:
 		if (r->win[i].state != RF_FREE && r->win[i].f)
 			rd_sink_file_abort(r->win[i].f);
 	for (i = 0; r->slots && i < r->nslots; i++)
-		slot_drop(r, &r->slots[i]);
+		rd_regbuf_drop(&r->rs, &r->slots[i].rb);
 	free(r->slots);
 	free(r->scratch);
 	free(r);

@@ -5,10 +5,10 @@
  * order by reading into registered buffers, hashing, and RDMA-writing into
  * the slot it named, then collect per-entry results (DONE) until FIN.
  *
- * Buffers are registered when first needed, each as large as the chunk it
- * is first read for (whole pages, at most a chunk), up to depth chunks in
- * all; then reused, so nothing is allocated per chunk once a job runs at
- * its pace (a small job pins little; issue 14). A GET waits in a bounded
+ * Buffers are registered as the job needs them (rd_engine_bufs.c, shared
+ * with the receiver's slots), up to depth chunks in all; then reused, so
+ * nothing is allocated per chunk once a job runs at its pace (a small job
+ * pins little; issue 14). A GET waits in a bounded
  * queue until a buffer is free.
  *
  * The data work of a GET (read the chunk, tag it) is a job for the worker
@@ -95,10 +95,8 @@ struct sender {
 	unsigned gq_head, gq_count;
 
 	struct sbuf {
-		uint8_t *p; /* NULL until first needed */
-		uint32_t cap;
+		struct rd_regbuf rb; /* registered when first needed */
 		int busy;   /* a job's, or handed to the NIC until on_sent() */
-		struct rd_mr mr;
 		struct sjob job;
 		int ra;	      /* holds (or is reading) read-ahead data: job.g.id, .chunk */
 		int ra_ready; /* that read finished */
@@ -108,7 +106,7 @@ struct sender {
 	unsigned ring_head, ring_count;
 	unsigned n_ra; /* buffers holding read-ahead data */
 	struct rd_wpool *pool;
-	uint64_t reg_bytes, max_bytes;
+	struct rd_regset rs; /* the buffers' registration (rd_engine_bufs.c) */
 
 	struct rd_tree_entry ent;
 	int have_ent;	 /* ent fetched, not yet sent */
@@ -132,74 +130,20 @@ static void on_sent(void *ctx, uint64_t cookie)
 		s->bufs[cookie].busy = 0;
 }
 
-static void buf_drop(struct sender *s, struct sbuf *b)
+static struct rd_regbuf *buf_at(void *ctx, unsigned i)
 {
-	if (b->mr.priv)
-		rd_conn_dereg(s->c, &b->mr);
-	free(b->p);
-	b->p = NULL;
-	s->reg_bytes -= b->cap;
-	rd_engine_reg_account(s->e, -(int64_t)b->cap);
-	b->cap = 0;
+	return &((struct sender *)ctx)->bufs[i].rb;
 }
 
-/*
- * A free buffer for len bytes: the smallest free one that holds them,
- * else a new one while there is room, else a free smaller one made
- * larger. 0 with *out set, 1 when none is free now, or < 0.
- */
+static int buf_busy(void *ctx, unsigned i)
+{
+	return ((struct sender *)ctx)->bufs[i].busy;
+}
+
+/* A free buffer for len bytes (rd_regset_get): 0, 1 when none now, or < 0. */
 static int buf_get(struct sender *s, uint32_t len, unsigned *out)
 {
-	uint32_t cap = len < RD_CHUNK_MIN ? RD_CHUNK_MIN : (len + 4095u) & ~4095u;
-	unsigned i, best = s->nbufs, empty = s->nbufs, small = s->nbufs;
-	struct sbuf *b;
-
-	if (cap > s->e->o.chunk_size)
-		cap = s->e->o.chunk_size;
-	for (i = 0; i < s->nbufs; i++) {
-		b = &s->bufs[i];
-		if (b->busy)
-			continue;
-		if (!b->cap) {
-			if (empty == s->nbufs)
-				empty = i;
-		} else if (b->cap >= len) {
-			if (best == s->nbufs || b->cap < s->bufs[best].cap)
-				best = i;
-		} else if (small == s->nbufs) {
-			small = i;
-		}
-	}
-	if (best < s->nbufs) {
-		*out = best;
-		return 0;
-	}
-	/* a free one too small makes room when nothing else can */
-	if (small < s->nbufs && (empty == s->nbufs || s->reg_bytes + cap > s->max_bytes)) {
-		buf_drop(s, &s->bufs[small]);
-		empty = small;
-	}
-	/* with nothing registered, one buffer whatever the limit says */
-	if (empty == s->nbufs || (s->reg_bytes && s->reg_bytes + cap > s->max_bytes))
-		return 1;
-	b = &s->bufs[empty];
-	b->p = rd_engine_pool_alloc(cap);
-	if (b->p && !rd_conn_reg(s->c, b->p, cap, 0, &b->mr)) {
-		b->cap = cap;
-		s->reg_bytes += cap;
-		rd_engine_reg_account(s->e, cap);
-		*out = empty;
-		return 0;
-	}
-	free(b->p);
-	b->p = NULL;
-	if (s->reg_bytes) {
-		s->max_bytes = s->reg_bytes; /* keep what works */
-		return 1;
-	}
-	if (!rd_conn_err(s->c)->status)
-		return rd_err_set(&s->e->err, RD_ENOMEM, ENOMEM, "read buffer of %u bytes", cap);
-	return rd_err_copy(&s->e->err, rd_conn_err(s->c));
+	return rd_regset_get(&s->rs, len, out);
 }
 
 static struct swin *win_of(struct sender *s, uint32_t id)
@@ -506,7 +450,7 @@ static int ra_find(struct sender *s, const struct rd_msg_get *g, uint32_t want, 
 			continue;
 		if (!b->ra_ready)
 			return 1;
-		if (b->job.want != want || b->cap < want) {
+		if (b->job.want != want || b->rb.cap < want) {
 			ra_drop(s, b); /* read for another length: read again */
 			return -1;
 		}
@@ -573,7 +517,7 @@ static int start_ra(struct sender *s)
 	j->g.id = w->id;
 	j->g.chunk = c;
 	j->w = w;
-	j->buf = s->bufs[b].p;
+	j->buf = s->bufs[b].rb.p;
 	j->cs = s->e->o.chunk_size;
 	j->want = want;
 	s->bufs[b].busy = 1;
@@ -623,7 +567,7 @@ static int start_pack(struct sender *s, const struct rd_msg_get *g)
 		pw[i]->jobs++;
 	}
 	j->w = pw[0];
-	j->buf = s->bufs[b].p;
+	j->buf = s->bufs[b].rb.p;
 	j->cs = s->e->o.chunk_size;
 	j->want = want;
 	job_queued(s, b);
@@ -678,7 +622,7 @@ static int start_get(struct sender *s)
 	j->j.run = sjob_run;
 	j->g = *g;
 	j->w = w;
-	j->buf = s->bufs[b].p;
+	j->buf = s->bufs[b].rb.p;
 	j->cs = s->e->o.chunk_size;
 	j->want = want;
 	s->bufs[b].busy = 1;
@@ -820,7 +764,7 @@ static int answer_head(struct sender *s)
 			j->buf[j->want / 2] ^= 0x5a;
 	}
 #endif
-	r = rd_conn_write_send(s->c, &sb->mr, 0, j->want, j->g.addr, j->g.rkey, enc,
+	r = rd_conn_write_send(s->c, &sb->rb.mr, 0, j->want, j->g.addr, j->g.rkey, enc,
 			       (size_t)len, b);
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
@@ -1095,7 +1039,7 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 		s->nbufs = (unsigned)(e->o.pool_bytes / e->o.chunk_size);
 	if (s->nbufs < 1)
 		s->nbufs = 1;
-	s->max_bytes = (uint64_t)s->nbufs * e->o.chunk_size;
+	s->rs.max_bytes = (uint64_t)s->nbufs * e->o.chunk_size;
 	/* small chunks of small files: more of them in flight, same bytes */
 	if (s->nbufs < e->o.depth)
 		s->nbufs = e->o.depth;
@@ -1104,6 +1048,13 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 		s->corrupt_at = (unsigned)atoi(getenv("RDCP_TEST_CORRUPT_DATA"));
 	s->corrupt_every = getenv("RDCP_TEST_CORRUPT_EVERY") != NULL;
 #endif
+	s->rs.e = e;
+	s->rs.c = c;
+	s->rs.what = "read buffer";
+	s->rs.n = s->nbufs;
+	s->rs.buf = buf_at;
+	s->rs.busy = buf_busy;
+	s->rs.ctx = s;
 	s->bufs = calloc(s->nbufs, sizeof(*s->bufs));
 	s->ring = calloc(s->nbufs, sizeof(*s->ring));
 	if (!s->bufs || !s->ring) {
@@ -1127,7 +1078,7 @@ out:
 	rd_wpool_stop(s->pool); /* no worker reads a buffer or fd after this */
 	rd_conn_set_sent_cb(c, NULL, NULL);
 	for (i = 0; s->bufs && i < s->nbufs; i++)
-		buf_drop(s, &s->bufs[i]);
+		rd_regbuf_drop(&s->rs, &s->bufs[i].rb);
 	for (i = 0; i < RD_WINDOW_FILES; i++)
 		if (s->win[i].fd >= 0)
 			close(s->win[i].fd);

@@ -74,7 +74,7 @@ if [ "${1:-}" = --many ]; then
   cmd+=" bash $repo/tests/e2e/many_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
   cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
   bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |
-    grep -E '^\[a\] (startup|memory|fair|PASS|FAIL|guest)|^\[b\] (sessions|guest)'
+    grep -E '^\[a\] (startup|memory|fair|PASS|FAIL|guest)|^\[b\] (sessions|memory|guest)'
   exit "${PIPESTATUS[0]}"
 fi
 
