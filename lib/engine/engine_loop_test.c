@@ -136,6 +136,7 @@ struct run {
 	int nfailed_reports;
 	int last_report_status;
 	int send_no_pack; /* the sender's eo.pack 0 whatever r->eo says */
+	int send_no_batch, recv_no_batch; /* one side's eo.batch 0 */
 };
 
 static void report(void *ctx, const char *path, size_t len, int status, const char *msg)
@@ -233,6 +234,10 @@ static void run_copy(struct run *r)
 	assert_int_equal(rd_engine_init(&r->re, &r->eo), 0);
 	if (r->send_no_pack)
 		r->se.o.pack = 0;
+	if (r->send_no_batch)
+		r->se.o.batch = 0;
+	if (r->recv_no_batch)
+		r->re.o.batch = 0;
 	if (r->key) {
 		assert_int_equal(rd_engine_set_key(&r->se, r->key), 0);
 		assert_int_equal(rd_engine_set_key(&r->re, r->key), 0);
@@ -1076,7 +1081,7 @@ static int no_litter(void)
 struct pack_watch {
 	unsigned gets, packs, datas, chunk_errs;
 	unsigned corrupt_nth, corrupt_every, corrupted; /* of the PACK DATAs */
-	const char *shrink; /* truncate this file once the sender has announced it */
+	int shrink; /* at the first PACK GET, every small file shrinks to 10 bytes */
 	int shrunk;
 };
 
@@ -1085,23 +1090,21 @@ static enum rd_loop_action watch_packs(void *ctx, struct rd_loop_event *ev)
 	struct pack_watch *w = ctx;
 
 	/* GET and DATA: the kind is payload byte 4 */
-	/*
-	 * Side 0 (the sender) has stat'ed the file when its FILE goes out, and
-	 * reads a packed file only when the receiver, which needs that FILE
-	 * first, asks for its pack: truncating here always falls in between.
-	 */
-	if (w->shrink && !w->shrunk && ev->side == 0 && ev->type == RD_MSG_FILE) {
-		const char *base = strrchr(w->shrink, '/') + 1;
-
-		if (memmem(ev->msg, ev->len, base, strlen(base))) {
-			assert_int_equal(truncate(w->shrink, 10), 0);
-			w->shrunk = 1;
-		}
-	}
 	if (ev->side == 1 && ev->type == RD_MSG_GET) {
 		w->gets++;
-		if (ev->msg[RD_HDR_LEN + 4] == RD_GET_PACK)
+		if (ev->msg[RD_HDR_LEN + 4] == RD_GET_PACK) {
 			w->packs++;
+			if (w->shrink && !w->shrunk) {
+				char p[400];
+				int i;
+
+				for (i = 0; i < NSMALL; i++) {
+					snprintf(p, sizeof(p), "%s/s%03d", g_src, i);
+					assert_int_equal(truncate(p, 10), 0);
+				}
+				w->shrunk = 1;
+			}
+		}
 	}
 	if (ev->side == 0 && ev->type == RD_MSG_CHUNK_ERR)
 		w->chunk_errs++;
@@ -1227,28 +1230,41 @@ static void test_pack_give_up(void **state)
 	assert_true(no_litter());
 }
 
-/* A file of a pack that shrinks fails alone (CHUNK_ERR); the rest arrive. */
+/*
+ * Files of packs in flight shrink: each fails alone (a CHUNK_ERR each, the
+ * pack's other files arrive); those announced after the shrink arrive short.
+ */
+static unsigned shrunk_missing(void)
+{
+	char name[32];
+	unsigned i, missing = 0;
+
+	for (i = 0; i < NSMALL; i++) {
+		snprintf(name, sizeof(name), "s%03u", i);
+		if (exists_in_dst(name))
+			assert_true(same_file(name)); /* as the source is now */
+		else
+			missing++;
+	}
+	return missing;
+}
+
 static void test_pack_file_shrinks(void **state)
 {
-	char p[600], name[32];
-	struct pack_watch w = {.shrink = p};
+	struct pack_watch w = {.shrink = 1};
 	struct run r = {0};
-	int i;
+	unsigned missing;
 
 	make_small_set();
-	/* 2,051 bytes announced, 10 left when its pack is read */
-	snprintf(p, sizeof(p), "%s/s150", g_src);
 	pack_run(&r, &w, 1);
 	assert_true(w.shrunk);
-	assert_int_equal(w.chunk_errs, 1);
+	missing = shrunk_missing();
+	print_message("shrunk: %u files failed, %u CHUNK_ERRs\n", missing, w.chunk_errs);
+	assert_true(missing >= 1);
+	assert_int_equal(w.chunk_errs, missing);
+	assert_int_equal(r.nfailed_reports, (int)missing);
 	assert_int_equal(r.rret, -RD_EPARTIAL);
-	assert_int_equal(r.nfailed_reports, 1);
-	assert_false(exists_in_dst("s150"));
-	for (i = 0; i < NSMALL; i++) {
-		snprintf(name, sizeof(name), "s%03d", i);
-		if (i != 150)
-			assert_true(same_file(name));
-	}
+	assert_true(same_file("s_large"));
 	assert_true(no_litter());
 }
 
@@ -1264,6 +1280,103 @@ static void test_pack_not_agreed(void **state)
 	assert_int_equal(r.sret, -RD_EPROTO);
 	assert_non_null(strstr(r.se.err.msg, "without packs agreed"));
 	assert_int_not_equal(r.rret, 0);
+}
+
+
+/* --- batches (RD_OF_BATCH, issue 13): many entries per FILES / DONES --- */
+
+struct batch_watch {
+	unsigned file, files, done, dones;
+};
+
+static enum rd_loop_action watch_batches(void *ctx, struct rd_loop_event *ev)
+{
+	struct batch_watch *w = ctx;
+
+	if (ev->side == 0 && ev->type == RD_MSG_FILE)
+		w->file++;
+	if (ev->side == 0 && ev->type == RD_MSG_FILES)
+		w->files++;
+	if (ev->side == 1 && ev->type == RD_MSG_DONE)
+		w->done++;
+	if (ev->side == 1 && ev->type == RD_MSG_DONES)
+		w->dones++;
+	return RD_LOOP_PASS;
+}
+
+static void batch_run(struct run *r, struct batch_watch *w)
+{
+	r->hook = watch_batches;
+	r->hctx = w;
+	r->eo.pack = 1;
+	r->eo.batch = 1;
+	r->eo.chunk_size = PCH;
+	r->eo.pool_bytes = 8 * PCH;
+	r->eo.depth = 4;
+	run_copy(r);
+}
+
+/* Every entry announced in FILES and confirmed in DONES: far fewer messages. */
+static void test_batch_copy(void **state)
+{
+	struct batch_watch w = {0};
+	struct run r = {0};
+
+	make_small_set();
+	batch_run(&r, &w);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_true(small_set_copied());
+	assert_true(no_litter());
+	print_message("batches: %u FILES, %u DONES for %u entries\n", w.files, w.dones,
+		      NSMALL + 4);
+	assert_int_equal(w.file, 0);
+	assert_int_equal(w.done, 0);
+	assert_true(w.files >= 1 && w.files <= NSMALL / 4);
+	assert_true(w.dones >= 1 && w.dones <= NSMALL / 4);
+	/* the files, the top directory and its POST entry */
+	assert_int_equal(r.se.st.files_ok, NSMALL + 4);
+	assert_int_equal(r.re.st.files_ok, NSMALL + 4);
+}
+
+/* Failures go out alone (DONE with the reason), the others in DONES: each counted once. */
+static void test_batch_failure_alone(void **state)
+{
+	struct pack_watch pw = {.shrink = 1};
+	struct run r = {.eo.pack = 1, .eo.batch = 1, .eo.chunk_size = PCH,
+			.eo.pool_bytes = 8 * PCH, .eo.depth = 4};
+	unsigned missing;
+
+	make_small_set();
+	r.hook = watch_packs;
+	r.hctx = &pw;
+	run_copy(&r);
+	assert_true(pw.shrunk);
+	missing = shrunk_missing();
+	assert_true(missing >= 1);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	assert_int_equal(r.nfailed_reports, (int)missing);
+	assert_int_equal(r.se.st.files_failed, missing);
+	assert_int_equal(r.se.st.files_ok + missing, NSMALL + 4);
+	assert_int_equal(r.re.st.files_ok + missing, NSMALL + 4);
+}
+
+/* Either side refuses a batch the session did not agree on. */
+static void test_batch_not_agreed(void **state)
+{
+	struct batch_watch w = {0}, w2 = {0};
+	struct run r = {.send_no_batch = 1}, r2 = {.recv_no_batch = 1};
+
+	make_small_set();
+	batch_run(&r, &w); /* the receiver sends DONES */
+	assert_int_equal(r.sret, -RD_EPROTO);
+	assert_non_null(strstr(r.se.err.msg, "DONES without batches agreed"));
+	rm_rf(g_dst);
+	assert_int_equal(mkdir(g_dst, 0755), 0);
+	batch_run(&r2, &w2); /* the sender sends FILES */
+	assert_int_equal(r2.rret, -RD_EPROTO);
+	assert_non_null(strstr(r2.re.err.msg, "FILES without batches agreed"));
 }
 
 /* Packs with the data work on 2 workers over a real TCP connection. */
@@ -1411,6 +1524,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_pack_file_shrinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pack_not_agreed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pack_threads2_tcp, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_failure_alone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_batch_not_agreed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_retry_after_corruption, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_give_up_after_max_retries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_sum_equal, setup, teardown),

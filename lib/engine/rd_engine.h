@@ -76,6 +76,12 @@ struct rd_engine_opts {
 	 * requests (rd_proto.h, Packs). 0: a GET kind PACK is a protocol error.
 	 */
 	int pack;
+	/*
+	 * RD_OF_BATCH agreed: the sender announces entries many per FILES,
+	 * the receiver confirms them many per DONES (rd_proto.h, Batches).
+	 * 0: either message is a protocol error.
+	 */
+	int batch;
 };
 
 /*

@@ -129,6 +129,7 @@ struct receiver {
 	int end_seen, fin_sent, fin_seen;
 	uint32_t end_nfiles;
 	uint64_t sealed_ms; /* since when sealed files wait for publish(), or 0 */
+	struct rd_msg_dones dones; /* RD_OF_BATCH: confirmations not sent yet */
 	struct rd_sink_acl acl[RD_ACL_MAX];
 	struct rd_wpool *pool;
 };
@@ -758,6 +759,23 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 	switch (m->hdr.type) {
 	case RD_MSG_FILE:
 		return on_file(r, &m->u.file);
+	case RD_MSG_FILES: {
+		struct rd_msg_file f;
+		size_t off = 0;
+		unsigned i;
+		int ret;
+
+		if (!r->e->o.batch)
+			return proto_err(r, "FILES without batches agreed");
+		for (i = 0; i < m->u.files.n; i++) {
+			if (rd_files_next(&m->u.files, &off, &f))
+				return proto_err(r, "bad FILES entry");
+			ret = on_file(r, &f);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
 	case RD_MSG_DATA:
 		return on_data(r, &m->u.data);
 	case RD_MSG_CHUNK_ERR:
@@ -1016,6 +1034,24 @@ static void publish(struct receiver *r)
 	}
 }
 
+/* RD_OF_BATCH: send the confirmations gathered: 0, 1 (no credit now), or < 0. */
+static int flush_dones(struct receiver *r)
+{
+	struct rd_msg m;
+	int ret;
+
+	if (!r->dones.n)
+		return 0;
+	memset(&m.hdr, 0, sizeof(m.hdr));
+	m.hdr.type = RD_MSG_DONES;
+	m.u.dones = r->dones;
+	ret = rd_engine_send_msg(r->c, &m, &r->e->err);
+	if (ret)
+		return ret < 0 ? ret : 1;
+	r->dones.n = 0;
+	return 0;
+}
+
 /* Finish what can be finished, send DONEs, free window entries in order. */
 static int settle(struct receiver *r)
 {
@@ -1109,11 +1145,21 @@ static int settle(struct receiver *r)
 		m.u.done.bytes = f->bytes;
 		m.u.done.text.ptr = f->msg;
 		m.u.done.text.len = (uint16_t)strlen(f->msg); /* the failure, or notes */
-		ret = rd_engine_send_msg(r->c, &m, &r->e->err);
-		if (ret < 0)
-			return ret;
-		if (ret)
-			break;
+		if (r->e->o.batch && !m.u.done.status && !m.u.done.text.len &&
+		    r->dones.n < RD_BATCH_MAX) {
+			/* batched: goes out with the others (flush_dones) */
+			r->dones.id[r->dones.n] = f->id;
+			r->dones.bytes[r->dones.n++] = f->bytes;
+		} else {
+			/* alone, after those gathered before it */
+			ret = flush_dones(r);
+			if (!ret)
+				ret = rd_engine_send_msg(r->c, &m, &r->e->err);
+			if (ret < 0)
+				return ret;
+			if (ret)
+				break;
+		}
 		if (f->failed) {
 			r->e->st.files_failed++;
 		} else {
@@ -1133,7 +1179,8 @@ static int settle(struct receiver *r)
 		if (f && f->type == RD_FT_REG)
 			rd_engine_set_cur(r->e, f->path, f->plen, f->meta.size);
 	}
-	return n;
+	ret = flush_dones(r);
+	return ret < 0 ? ret : n;
 }
 
 static int on_msg_cb(void *ctx, const struct rd_msg *m)
@@ -1174,7 +1221,8 @@ static int recv_loop(struct receiver *r)
 		if (ret < 0)
 			return ret;
 		progress += ret;
-		if (r->end_seen && !r->active && !r->fin_sent && rd_conn_can_send(r->c)) {
+		if (r->end_seen && !r->active && !r->dones.n && !r->fin_sent &&
+		    rd_conn_can_send(r->c)) {
 			memset(&m, 0, sizeof(m));
 			m.hdr.type = RD_MSG_FIN;
 			m.u.fin.files_ok = (uint32_t)r->e->st.files_ok;

@@ -120,6 +120,10 @@ struct sender {
 	unsigned corrupt_at; /* test hook: DATA number to corrupt, 0 = never */
 	int corrupt_every;   /* test hook: corrupt every DATA */
 	unsigned data_sent;
+	/* RD_OF_BATCH: FILE payloads not sent yet (one FILES) */
+	uint8_t fbat[RD_MSG_MAX - RD_HDR_LEN - 2];
+	size_t fbat_len;
+	unsigned fbat_n;
 };
 
 static void on_sent(void *ctx, uint64_t cookie)
@@ -237,6 +241,8 @@ static int on_pack_get(struct sender *s, const struct rd_msg_get *g)
 	return 0;
 }
 
+static int on_done(struct sender *s, const struct rd_msg_done *d);
+
 static int on_msg(struct sender *s, const struct rd_msg *m)
 {
 	struct swin *w;
@@ -270,45 +276,24 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		rd_engine_progress(s->e); /* a new request */
 		return 0;
 	case RD_MSG_DONE:
-		w = win_of(s, m->u.done.id);
-		if (!w || w->done_seen)
-			return proto_err(s, "DONE for an unknown entry");
-		rd_engine_progress(s->e);
-		if (m->u.done.status) {
-			s->e->st.files_failed++;
-			if (s->e->report) {
-				char msg[RD_MSG_TEXT_MAX + 1];
+		return on_done(s, &m->u.done);
+	case RD_MSG_DONES: {
+		struct rd_msg_done d;
+		unsigned i;
+		int r;
 
-				snprintf(msg, sizeof(msg), "%.*s", (int)m->u.done.text.len,
-					 m->u.done.text.ptr);
-				s->e->report(s->e->report_ctx, w->path, w->plen,
-					     -(int)m->u.done.status, msg);
-			}
-		} else {
-			char msg[RD_MSG_TEXT_MAX + 1];
-
-			s->e->st.files_ok++;
-			if (w->type == RD_FT_REG)
-				s->e->st.bytes_files += w->size;
-			/* The receiver already had it: no byte of it moved. */
-			if (w->type == RD_FT_REG && w->size && !m->u.done.bytes && !w->has_map)
-				s->e->st.files_same++;
-			/* What it held already (resumed, existing prefix) did not move. */
-			if (w->type == RD_FT_REG && w->size > m->u.done.bytes)
-				rd_stat_add(&s->e->st.bytes_resumed, w->size - m->u.done.bytes);
-			/* status 0 with text: done, with a note (metadata not kept) */
-			snprintf(msg, sizeof(msg), "%.*s", (int)m->u.done.text.len,
-				 m->u.done.text.ptr);
-			if (s->e->report)
-				s->e->report(s->e->report_ctx, w->path, w->plen, 0,
-					     msg[0] ? msg : NULL);
+		if (!s->e->o.batch)
+			return proto_err(s, "DONES without batches agreed");
+		memset(&d, 0, sizeof(d));
+		for (i = 0; i < m->u.dones.n; i++) {
+			d.id = m->u.dones.id[i];
+			d.bytes = m->u.dones.bytes[i];
+			r = on_done(s, &d);
+			if (r)
+				return r;
 		}
-		/* answered; its fd stays open while a read of it runs */
-		s->outstanding--;
-		w->done_seen = 1;
-		if (!w->jobs)
-			win_close(s, w);
 		return 0;
+	}
 	case RD_MSG_FIN:
 		if (!s->end_sent || s->outstanding)
 			return proto_err(s, "FIN before every entry was answered");
@@ -319,6 +304,42 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 	default:
 		return proto_err(s, "unexpected message from the receiver");
 	}
+}
+
+/* One entry confirmed (DONE, or an entry of DONES). */
+static int on_done(struct sender *s, const struct rd_msg_done *d)
+{
+	struct swin *w = win_of(s, d->id);
+	char msg[RD_MSG_TEXT_MAX + 1];
+
+	if (!w || w->done_seen)
+		return proto_err(s, "DONE for an unknown entry");
+	rd_engine_progress(s->e);
+	snprintf(msg, sizeof(msg), "%.*s", (int)d->text.len, d->text.ptr ? d->text.ptr : "");
+	if (d->status) {
+		s->e->st.files_failed++;
+		if (s->e->report)
+			s->e->report(s->e->report_ctx, w->path, w->plen, -(int)d->status, msg);
+	} else {
+		s->e->st.files_ok++;
+		if (w->type == RD_FT_REG)
+			s->e->st.bytes_files += w->size;
+		/* The receiver already had it: no byte of it moved. */
+		if (w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map)
+			s->e->st.files_same++;
+		/* What it held already (resumed, existing prefix) did not move. */
+		if (w->type == RD_FT_REG && w->size > d->bytes)
+			rd_stat_add(&s->e->st.bytes_resumed, w->size - d->bytes);
+		/* status 0 with text: done, with a note (metadata not kept) */
+		if (s->e->report)
+			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);
+	}
+	/* answered; its fd stays open while a read of it runs */
+	s->outstanding--;
+	w->done_seen = 1;
+	if (!w->jobs)
+		win_close(s, w);
+	return 0;
 }
 
 static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got);
@@ -821,6 +842,49 @@ static int emit_more(struct sender *s)
 	return 1;
 }
 
+/* RD_OF_BATCH: send the entries gathered as one FILES. 0, 1 (no credit now), or < 0. */
+static int flush_files(struct sender *s)
+{
+	struct rd_msg m;
+	int r;
+
+	if (!s->fbat_n)
+		return 0;
+	memset(&m.hdr, 0, sizeof(m.hdr));
+	m.hdr.type = RD_MSG_FILES;
+	m.u.files.n = (uint16_t)s->fbat_n;
+	m.u.files.raw = s->fbat;
+	m.u.files.rawlen = s->fbat_len;
+	r = rd_engine_send_msg(s->c, &m, &s->e->err);
+	if (r)
+		return r < 0 ? r : 1;
+	s->fbat_n = 0;
+	s->fbat_len = 0;
+	return 0;
+}
+
+/* FILE f: sent now, or (batches) added to the next FILES. 0, 1 (not now), or < 0. */
+static int put_file_msg(struct sender *s, struct rd_msg *m)
+{
+	int r;
+
+	if (!s->e->o.batch)
+		return rd_engine_send_msg(s->c, m, &s->e->err);
+	if (s->fbat_n == RD_BATCH_MAX ||
+	    rd_files_put(s->fbat, sizeof(s->fbat), &s->fbat_len, &m->u.file)) {
+		r = flush_files(s); /* full: that one first */
+		if (r)
+			return r;
+		if (rd_files_put(s->fbat, sizeof(s->fbat), &s->fbat_len, &m->u.file))
+			return rd_err_set(&s->e->err, RD_EUSAGE, 0, "cannot encode a FILE");
+	}
+	s->fbat_n++;
+	/* its META follow the FILES it ends */
+	if (m->u.file.flags & RD_FF_MORE)
+		flush_files(s); /* if no credit now: emit_entry sends it first */
+	return 0;
+}
+
 /* Announce the next entry if the window and a credit allow. 1 = did one. */
 static int emit_entry(struct sender *s)
 {
@@ -830,8 +894,13 @@ static int emit_entry(struct sender *s)
 
 	if (s->end_sent || !rd_conn_can_send(s->c))
 		return 0;
-	if (s->file_sent)
+	if (s->file_sent) {
+		/* the entries gathered go before its META and note */
+		r = flush_files(s);
+		if (r)
+			return r < 0 ? r : 0;
 		return emit_more(s);
+	}
 	if (!s->have_ent && !s->tree_done) {
 		r = rd_tree_next(s->t, &s->ent);
 		if (r < 0)
@@ -847,6 +916,12 @@ static int emit_entry(struct sender *s)
 		}
 	}
 	memset(&m, 0, sizeof(m));
+	if ((s->tree_done && !s->have_ent) || s->ent_skip) {
+		/* END and NOTEs come after the entries gathered */
+		r = flush_files(s);
+		if (r)
+			return r < 0 ? r : 0;
+	}
 	if (s->tree_done && !s->have_ent) {
 		if (s->outstanding)
 			return 0; /* END after the last DONE keeps FIN simple */
@@ -896,7 +971,7 @@ static int emit_entry(struct sender *s)
 	m.u.file.path.len = (uint16_t)s->ent.path_len;
 	m.u.file.target.ptr = s->ent.target;
 	m.u.file.target.len = (uint16_t)s->ent.target_len;
-	r = rd_engine_send_msg(s->c, &m, &s->e->err);
+	r = put_file_msg(s, &m);
 	if (r)
 		return r < 0 ? r : 0;
 	w->used = 1;
@@ -983,6 +1058,10 @@ static int send_loop(struct sender *s)
 		if ((r = repeat_step(s, answer_head, &progress)) ||
 		    (r = repeat_step(s, start_ra, &progress)) ||
 		    (r = repeat_step(s, emit_entry, &progress)))
+			return r;
+		/* nothing more to announce now: what was gathered goes */
+		r = flush_files(s);
+		if (r < 0)
 			return r;
 		if (s->fin_seen && !s->fin_sent && rd_conn_can_send(s->c)) {
 			memset(&m, 0, sizeof(m));

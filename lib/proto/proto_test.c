@@ -677,6 +677,140 @@ static void test_refuse_data_kind(void **state)
 	assert_int_equal(m.u.data.dlen, 0);
 }
 
+
+/* FILES and DONES (version 4): counts bounded, every FILE entry checked, MORE only last. */
+static void b_files_entry(struct bld *b, uint32_t id, uint8_t flags, const char *path)
+{
+	b_u32(b, id);
+	b_u8(b, RD_FT_REG);
+	b_u8(b, flags);
+	b_u32(b, 0100644);
+	b_u32(b, 0);
+	b_u32(b, 0);
+	b_u64(b, 10);
+	b_u64(b, 1);
+	b_u32(b, 0);
+	b_strz(b, path);
+	b_strz(b, "");
+}
+
+static void test_batches(void **state)
+{
+	struct rd_msg m, one;
+	struct rd_msg_file f;
+	struct bld b;
+	size_t off = 0;
+	unsigned i;
+
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, 0);
+	b_fix(&b);
+	expect_refused(&b, "bad batch entry count");
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, RD_BATCH_MAX + 1);
+	for (i = 0; i < RD_BATCH_MAX + 1; i++)
+		b_files_entry(&b, i, 0, "a");
+	b_fix(&b);
+	expect_refused(&b, "bad batch entry count");
+	/* fewer entries than the count, or more */
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, 3);
+	b_files_entry(&b, 1, 0, "a");
+	b_files_entry(&b, 2, 0, "b");
+	b_fix(&b);
+	expect_refused(&b, "message truncated");
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, 1);
+	b_files_entry(&b, 1, 0, "a");
+	b_files_entry(&b, 2, 0, "b");
+	b_fix(&b);
+	expect_refused(&b, "trailing bytes after payload");
+	/* each entry as FILE: a bad path in the second */
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, 2);
+	b_files_entry(&b, 1, 0, "a");
+	b_files_entry(&b, 2, 0, "../x");
+	b_fix(&b);
+	expect_refused(&b, "'..' path component");
+	/* RD_FF_MORE only on the last */
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, 2);
+	b_files_entry(&b, 1, RD_FF_MORE, "a");
+	b_files_entry(&b, 2, 0, "b");
+	b_fix(&b);
+	expect_refused(&b, "metadata announced before the end of a batch");
+	b_hdr(&b, RD_MSG_FILES);
+	b_u16(&b, 2);
+	b_files_entry(&b, 1, 0, "a");
+	b_files_entry(&b, 2, RD_FF_MORE, "b/c");
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.files.n, 2);
+	assert_int_equal(rd_files_next(&m.u.files, &off, &f), 0);
+	assert_int_equal(f.id, 1);
+	assert_int_equal(rd_files_next(&m.u.files, &off, &f), 0);
+	assert_int_equal(f.id, 2);
+	assert_int_equal(f.flags, RD_FF_MORE);
+	assert_int_equal(f.path.len, 3);
+	assert_int_equal(off, m.u.files.rawlen);
+	assert_int_equal(rd_files_next(&m.u.files, &off, &f), -RD_EPROTO); /* none left */
+	/* the same entry alone as FILE decodes to the same fields */
+	b_file_head(&b, RD_FT_REG, 0);
+	b_strz(&b, "a");
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_ok(&b, &one);
+	assert_int_equal(one.u.file.size, 10);
+	/* rd_files_put refuses what does not fit or is not a FILE */
+	{
+		uint8_t raw[64];
+		size_t len = 0;
+
+		memset(&f, 0, sizeof(f));
+		f.type = RD_FT_REG;
+		f.path.ptr = "x";
+		f.path.len = 1;
+		assert_int_equal(rd_files_put(raw, sizeof(raw), &len, &f), 0);
+		assert_int_equal(len, 38 + 2 + 1 + 2);
+		assert_int_equal(rd_files_put(raw, sizeof(raw), &len, &f), -RD_EUSAGE);
+		assert_int_equal(len, 43);
+		f.type = 9;
+		len = 0;
+		assert_int_equal(rd_files_put(raw, sizeof(raw), &len, &f), -RD_EUSAGE);
+	}
+	/* DONES */
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, 0);
+	b_fix(&b);
+	expect_refused(&b, "bad batch entry count");
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, RD_BATCH_MAX + 1);
+	for (i = 0; i < RD_BATCH_MAX + 1; i++) {
+		b_u32(&b, i);
+		b_u64(&b, 0);
+	}
+	b_fix(&b);
+	expect_refused(&b, "bad batch entry count");
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, 2);
+	b_u32(&b, 7);
+	b_u64(&b, 4096);
+	b_fix(&b);
+	expect_refused(&b, "message truncated");
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, 2);
+	b_u32(&b, 7);
+	b_u64(&b, 4096);
+	b_u32(&b, 8);
+	b_u64(&b, 1);
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.dones.id[1], 8);
+	assert_int_equal(m.u.dones.bytes[0], 4096);
+	assert_string_equal(rd_msg_type_name(RD_MSG_FILES), "FILES");
+	assert_string_equal(rd_msg_type_name(RD_MSG_DONES), "DONES");
+}
+
 /* PACK (version 3): chunk is the file count, 1..RD_PACK_FILES_MAX, both ways. */
 static void test_pack_count(void **state)
 {
@@ -1077,6 +1211,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_get_kind),
 	    cmocka_unit_test(test_refuse_data_kind),
 	    cmocka_unit_test(test_pack_count),
+	    cmocka_unit_test(test_batches),
 	    cmocka_unit_test(test_refuse_dlen),
 	    cmocka_unit_test(test_refuse_note_path_too_long),
 	    cmocka_unit_test(test_truncated_everywhere),

@@ -228,6 +228,53 @@ static const char *kind_check(uint8_t kind, uint64_t chunk)
 	return NULL;
 }
 
+static void get_file(struct rd_rcur *r, struct rd_msg_file *f);
+
+/* Every FILE payload of a FILES, as FILE would be checked; MORE only on the last. */
+static const char *files_check(const struct rd_msg_files *m)
+{
+	struct rd_msg_file f;
+	struct rd_rcur r;
+	const char *why;
+	unsigned i;
+
+	if (m->n == 0 || m->n > RD_BATCH_MAX)
+		return "bad batch entry count";
+	if (!m->raw && m->rawlen)
+		return "batch without entries";
+	rd_rcur_init(&r, m->raw, m->rawlen);
+	for (i = 0; i < m->n; i++) {
+		get_file(&r, &f);
+		if (r.why)
+			return r.why;
+		why = file_check(&f);
+		if (why)
+			return why;
+		if ((f.flags & RD_FF_MORE) && i + 1 < m->n)
+			return "metadata announced before the end of a batch";
+	}
+	return rd_rcur_left(&r) ? "trailing bytes after payload" : NULL;
+}
+
+int rd_files_next(const struct rd_msg_files *m, size_t *off, struct rd_msg_file *f)
+{
+	struct rd_rcur r;
+
+	if (*off > m->rawlen)
+		return -RD_EPROTO;
+	rd_rcur_init(&r, m->raw + *off, m->rawlen - *off);
+	get_file(&r, f);
+	if (r.why || file_check(f))
+		return -RD_EPROTO;
+	*off += r.off;
+	return 0;
+}
+
+static const char *dones_check(const struct rd_msg_dones *m)
+{
+	return m->n == 0 || m->n > RD_BATCH_MAX ? "bad batch entry count" : NULL;
+}
+
 static const char *text_check(const struct rd_str *s)
 {
 	return str_check(s, RD_MSG_TEXT_MAX, "message text too long");
@@ -267,6 +314,10 @@ static const char *msg_check(const struct rd_msg *m)
 		return why ? why : text_check(&m->u.note.text);
 	case RD_MSG_META:
 		return meta_check(&m->u.meta);
+	case RD_MSG_FILES:
+		return files_check(&m->u.files);
+	case RD_MSG_DONES:
+		return dones_check(&m->u.dones);
 	default:
 		return "unknown message type";
 	}
@@ -362,6 +413,8 @@ static void put_data(struct rd_wcur *w, const struct rd_msg_data *d)
 
 static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 {
+	unsigned i;
+
 	switch (m->hdr.type) {
 	case RD_MSG_OPEN:
 		put_open(w, &m->u.open);
@@ -406,6 +459,17 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		break;
 	case RD_MSG_META:
 		put_meta(w, &m->u.meta);
+		break;
+	case RD_MSG_FILES:
+		rd_put_u16(w, m->u.files.n);
+		rd_put_bytes(w, m->u.files.raw, m->u.files.rawlen);
+		break;
+	case RD_MSG_DONES:
+		rd_put_u16(w, m->u.dones.n);
+		for (i = 0; i < m->u.dones.n && i < RD_BATCH_MAX; i++) {
+			rd_put_u32(w, m->u.dones.id[i]);
+			rd_put_u64(w, m->u.dones.bytes[i]);
+		}
 		break;
 	case RD_MSG_FIN:
 		rd_put_u32(w, m->u.fin.files_ok);
@@ -557,6 +621,8 @@ static void get_meta(struct rd_rcur *r, struct rd_msg_meta *m)
 
 static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 {
+	unsigned i;
+
 	switch (m->hdr.type) {
 	case RD_MSG_OPEN:
 		get_open(r, &m->u.open);
@@ -601,6 +667,22 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		break;
 	case RD_MSG_META:
 		get_meta(r, &m->u.meta);
+		break;
+	case RD_MSG_FILES:
+		m->u.files.n = rd_get_u16(r);
+		m->u.files.rawlen = r->why ? 0 : rd_rcur_left(r);
+		m->u.files.raw = rd_rcur_take(r, m->u.files.rawlen); /* checked in files_check */
+		break;
+	case RD_MSG_DONES:
+		m->u.dones.n = rd_get_u16(r);
+		if (!r->why && (m->u.dones.n == 0 || m->u.dones.n > RD_BATCH_MAX)) {
+			rd_rcur_fail(r, "bad batch entry count");
+			break;
+		}
+		for (i = 0; i < m->u.dones.n; i++) {
+			m->u.dones.id[i] = rd_get_u32(r);
+			m->u.dones.bytes[i] = rd_get_u64(r);
+		}
 		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = rd_get_u32(r);
@@ -663,6 +745,20 @@ out:
 	if (why)
 		*why = reason;
 	return reason ? -RD_EPROTO : 0;
+}
+
+int rd_files_put(uint8_t *buf, size_t cap, size_t *len, const struct rd_msg_file *f)
+{
+	struct rd_wcur w;
+
+	if (*len > cap || file_check(f))
+		return -RD_EUSAGE;
+	rd_wcur_init(&w, buf + *len, cap - *len);
+	put_file(&w, f);
+	if (w.full)
+		return -RD_EUSAGE;
+	*len += w.off;
+	return 0;
 }
 
 void rd_msg_set_credits(uint8_t *buf, uint16_t credits)

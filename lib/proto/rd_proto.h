@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 3 (2 added the GET/DATA seq; 3 added packs:
- * RD_OF_PACK, GET/DATA kind PACK). This comment is the specification;
+ * The rdcp wire protocol, version 4 (2 added the GET/DATA seq; 3 added packs:
+ * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
+ * DONES). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -232,6 +233,21 @@
  *    and the receiver fails that file alone. Large files keep their own
  *    chunks (kinds DATA and SUM).
  *
+ *    Batches (version 4, only with RD_OF_BATCH honoured; issue 13): many
+ *    entries per control message, both ways.
+ *    FILES (15), sender -> receiver: FILE messages in one:
+ *	 0 u16 n	  1..RD_BATCH_MAX
+ *	 2 n x FILE payload, each exactly as in FILE and checked the same way;
+ *			  ids consecutive as ever; only the last may have
+ *			  RD_FF_MORE (its META follow the FILES), else refused
+ *    DONES (16), receiver -> sender: DONE messages with status 0 and no
+ *    text, in one:
+ *	 0 u16 n	  1..RD_BATCH_MAX
+ *	 2 n x { u32 id, u64 bytes }  as in DONE
+ *    Each entry means exactly what its single message would; a side may
+ *    still send FILE and DONE (a DONE with a failure or a note always
+ *    goes alone).
+ *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
  *	 4 u32 files_failed
@@ -315,8 +331,9 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	3
+#define RD_PROTO_MAX	4
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
+#define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -379,6 +396,8 @@ enum rd_msg_type {
 	RD_MSG_FIN = 12,
 	RD_MSG_TLS = 13, /* a TLS record: opened by lib/xport, never decoded */
 	RD_MSG_META = 14,
+	RD_MSG_FILES = 15,
+	RD_MSG_DONES = 16,
 	RD_MSG_TYPE_MAX
 };
 
@@ -416,7 +435,10 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * RD_PROTO_PACK; a server refuses it on an older version.
  */
 #define RD_OF_PACK	0x2000u
-#define RD_OF_KNOWN	0x3fffu
+/* Batches (version 4): FILES and DONES; asked and refused like RD_OF_PACK. */
+#define RD_OF_BATCH	0x4000u
+#define RD_OF_KNOWN	0x7fffu
+#define RD_BATCH_MAX	RD_WINDOW_FILES /* entries in one FILES or DONES */
 
 enum rd_ftype {
 	RD_FT_REG = 1,
@@ -605,6 +627,30 @@ struct rd_msg_meta {
 struct rd_acl_ent rd_meta_acl(const struct rd_msg_meta *m, unsigned i);
 struct rd_extent rd_meta_extent(const struct rd_msg_meta *m, unsigned i);
 
+/*
+ * FILES: raw holds the n FILE payloads (decoding checked every one); read
+ * them in order with rd_files_next(). Build one with rd_files_put().
+ */
+struct rd_msg_files {
+	uint16_t n;
+	const uint8_t *raw;
+	size_t rawlen;
+};
+
+struct rd_msg_dones {
+	uint16_t n;
+	uint32_t id[RD_BATCH_MAX];
+	uint64_t bytes[RD_BATCH_MAX];
+};
+
+/*
+ * Append f's FILE payload at buf + *len (cap bytes in all): 0 and *len
+ * grown, or -RD_EUSAGE (does not fit, or f is not a valid FILE).
+ */
+int rd_files_put(uint8_t *buf, size_t cap, size_t *len, const struct rd_msg_file *f);
+/* The entry at *off of a decoded FILES into f (pointing into raw); *off moves on. 0 or -RD_EPROTO. */
+int rd_files_next(const struct rd_msg_files *m, size_t *off, struct rd_msg_file *f);
+
 /* One decoded control message. */
 struct rd_msg {
 	struct rd_hdr hdr;
@@ -621,6 +667,8 @@ struct rd_msg {
 		struct rd_msg_note note;
 		struct rd_msg_fin fin;
 		struct rd_msg_meta meta;
+		struct rd_msg_files files;
+		struct rd_msg_dones dones;
 	} u;
 };
 

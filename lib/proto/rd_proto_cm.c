@@ -172,6 +172,7 @@ static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
     [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE", [RD_MSG_END] = "END",
     [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA", [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
     [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE", [RD_MSG_FIN] = "FIN", [RD_MSG_TLS] = "TLS", [RD_MSG_META] = "META",
+    [RD_MSG_FILES] = "FILES", [RD_MSG_DONES] = "DONES",
 };
 
 const char *rd_msg_type_name(uint8_t type)

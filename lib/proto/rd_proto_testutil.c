@@ -95,6 +95,39 @@ static void sample_file(struct rd_msg_file *f, int variant)
 	}
 }
 
+/* FILES: variant 0 one entry; 1: the long variant-1 FILE and then 3 short ones */
+static void sample_files(struct rd_msg_files *m, int variant)
+{
+	static uint8_t raw[RD_MSG_MAX];
+	struct rd_msg_file f;
+	size_t len = 0;
+	unsigned i;
+
+	memset(&f, 0, sizeof(f));
+	sample_file(&f, variant);
+	rd_files_put(raw, sizeof(raw), &len, &f);
+	for (i = 0; variant && i < 3; i++) {
+		memset(&f, 0, sizeof(f));
+		sample_file(&f, 0);
+		f.id = i;
+		rd_files_put(raw, sizeof(raw), &len, &f);
+	}
+	m->n = variant ? 4 : 1;
+	m->raw = raw;
+	m->rawlen = len;
+}
+
+static void sample_dones(struct rd_msg_dones *m, int variant)
+{
+	unsigned i;
+
+	m->n = variant ? RD_BATCH_MAX : 1;
+	for (i = 0; i < m->n; i++) {
+		m->id[i] = variant ? 0xffffffffu - i : 9;
+		m->bytes[i] = variant ? UINT64_MAX - i : 4096;
+	}
+}
+
 static void sample_data(struct rd_msg_data *d, int variant)
 {
 	uint8_t i;
@@ -165,6 +198,12 @@ static void sample_payload(struct rd_msg *m, int v)
 		break;
 	case RD_MSG_META:
 		sample_meta(&m->u.meta, v);
+		break;
+	case RD_MSG_FILES:
+		sample_files(&m->u.files, v);
+		break;
+	case RD_MSG_DONES:
+		sample_dones(&m->u.dones, v);
 		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = v ? 0xffffffffu : 10;
@@ -291,6 +330,13 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		       str_eq(&a->u.note.text, &b->u.note.text);
 	case RD_MSG_META:
 		return meta_eq(&a->u.meta, &b->u.meta);
+	case RD_MSG_FILES:
+		return a->u.files.n == b->u.files.n && a->u.files.rawlen == b->u.files.rawlen &&
+		       !memcmp(a->u.files.raw, b->u.files.raw, a->u.files.rawlen);
+	case RD_MSG_DONES:
+		return a->u.dones.n == b->u.dones.n &&
+		       !memcmp(a->u.dones.id, b->u.dones.id, a->u.dones.n * sizeof(uint32_t)) &&
+		       !memcmp(a->u.dones.bytes, b->u.dones.bytes, a->u.dones.n * sizeof(uint64_t));
 	case RD_MSG_FIN:
 		return a->u.fin.files_ok == b->u.fin.files_ok &&
 		       a->u.fin.files_failed == b->u.fin.files_failed &&

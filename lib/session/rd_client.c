@@ -266,19 +266,24 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
-	/* packs (issue 13) from version 3 on; test builds can leave them off */
+	/* packs and batches (issue 13) from versions 3 and 4 on; test builds can leave them off */
 	flags = o->flags;
 	if (rd_conn_info(c)->version >= RD_PROTO_PACK)
 		flags |= RD_OF_PACK;
+	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)
+		flags |= RD_OF_BATCH;
 #ifdef RDCP_TEST_HOOKS
 	if (getenv("RDCP_TEST_NO_PACK"))
 		flags &= ~RD_OF_PACK;
+	if (getenv("RDCP_TEST_NO_BATCH"))
+		flags &= ~RD_OF_BATCH;
 #endif
 	ret = send_open(cl, c, o, flags);
 	if (ret)
 		goto out;
 	ret = await_open_ok(cl, c, o->eo.digest, flags, &ok);
 	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
+	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)

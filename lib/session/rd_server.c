@@ -417,9 +417,14 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
 		goto out;
 	}
-	if ((o->flags & RD_OF_PACK) && rd_conn_info(c)->version < RD_PROTO_PACK) {
-		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for packs on protocol %u",
-			     rd_conn_info(c)->peer, rd_conn_info(c)->version);
+	if (((o->flags & RD_OF_PACK) && rd_conn_info(c)->version < RD_PROTO_PACK) ||
+	    ((o->flags & RD_OF_BATCH) && rd_conn_info(c)->version < RD_PROTO_BATCH)) {
+		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for %s on protocol %u",
+			     rd_conn_info(c)->peer,
+			     (o->flags & RD_OF_BATCH) && rd_conn_info(c)->version < RD_PROTO_BATCH
+				 ? "batches"
+				 : "packs",
+			     rd_conn_info(c)->version);
 		goto out;
 	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
@@ -434,6 +439,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		goto out;
 	}
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
+	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
 	if (cfg->fixed_mode) {
 		ret = serve_fixed(cfg, c, &e, o, summary, sumlen, err);
 		goto out;

@@ -191,11 +191,12 @@ many_small() {
 	check "  no temporaries or partials left" \
 		sh -c '! find /tmp/pull/small -name ".rdcp*" | grep -q .'
 	rm -rf /tmp/pull/small
-	# Without packs (what a peer older than protocol 3 gets): one chunk per file.
-	RDCP_TEST_NO_PACK=1 run -r /tmp/src/small/d01 "$S::m/nopack"
-	check "push without packs (RDCP_TEST_NO_PACK)" [ "$RC" -eq 0 ]
+	# Without packs and batches (what a protocol-2 peer gets): one FILE, one
+	# chunk, one DONE per file.
+	RDCP_TEST_NO_PACK=1 RDCP_TEST_NO_BATCH=1 run -r /tmp/src/small/d01 "$S::m/nopack"
+	check "push without packs or batches (RDCP_TEST_NO_PACK, _NO_BATCH)" [ "$RC" -eq 0 ]
 	check "  and none said" not out_has "packs"
-	RDCP_TEST_NO_PACK=1 run -r "$S::m/nopack" /tmp/pull/
+	RDCP_TEST_NO_PACK=1 RDCP_TEST_NO_BATCH=1 run -r "$S::m/nopack" /tmp/pull/
 	check "  pulled back byte for byte, no packs" same_tree /tmp/src/small/d01 /tmp/pull/nopack
 	check "  none said" not out_has "packs"
 	rm -rf /tmp/pull/nopack /tmp/src/small
