@@ -28,6 +28,8 @@
 #include "lib/sdnotify/rd_sd_notify.h"
 #include "lib/version/rd_version.h"
 
+_Static_assert(RD_CONF_THREADS_MAX == RD_ENGINE_THREADS_MAX, "threads = bound of rdcpd.conf");
+
 /*
  * What this rdcpd enforces of the config (RD_CONF_CAP_*): modules, listen,
  * port, transport, max connections, memory budget, idle timeout, log level,
@@ -262,7 +264,7 @@ static void usage(FILE *out)
 	    "\n"
 	    "With --config, --module adds modules, --listen replaces the file's listen\n"
 	    "addresses, and --port, --transport, --max-conns, --max-conns-per-host,\n"
-	    "--timeout and -v override the file.\n",
+	    "--threads, --max-lanes, --timeout and -v override the file.\n",
 	    RD_CONF_DEFAULT_PATH, RD_DEFAULT_PORT);
 }
 
@@ -273,9 +275,7 @@ struct opts {
 	const char *config;
 	int check, foreground;
 	uint64_t pool_bytes;
-	unsigned threads;
 	unsigned sink_flags;
-	unsigned max_lanes;
 };
 
 /* 0 to go on, 1 on a usage error (said), -1 after --help or --version. */
@@ -366,7 +366,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 					RD_LANES_MAX);
 				return 1;
 			}
-			o->max_lanes = (unsigned)v;
+			o->cli.max_lanes = (int)v;
 			break;
 		case 'S':
 			if (rd_num_parse(optarg, RD_NUM_SIZE, 1u << 20, 1ull << 40, &v)) {
@@ -382,7 +382,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 					RD_ENGINE_THREADS_MAX);
 				return 1;
 			}
-			o->threads = (unsigned)v;
+			o->cli.threads = (int)v;
 			break;
 		case 'Y':
 			o->sink_flags |= RD_SINK_FSYNC;
@@ -488,6 +488,28 @@ static void check_summary(const struct rd_conf *c, int conns)
 	       c->port, c->nlisten ? listen_list(c, where, sizeof(where)) : "all addresses (IPv4 and IPv6)",
 	       conns, conns == 1 ? "" : "s",
 	       c->nwarnings ? " (see the warnings)" : "");
+}
+
+/* Where a setting came from, for the start-up log. */
+static const char *set_from(const struct rd_conf *c, int key)
+{
+	if (!c->set[key])
+		return "default";
+	return c->set[key] == RD_CONF_FROM_CLI ? "command line" : "rdcpd.conf";
+}
+
+/* "each connection: 3 threads (rdcpd.conf), up to 2 lanes (default)" */
+static void log_session_shape(struct logctx *lc, const struct rd_conf *c,
+			      const struct rd_daemon_cfg *cfg)
+{
+	char line[160];
+
+	snprintf(line, sizeof(line), "each connection: %u thread%s (%s), up to %u lane%s (%s)",
+		 cfg->server.eo.threads, cfg->server.eo.threads == 1 ? "" : "s",
+		 set_from(c, RD_CK_THREADS), cfg->co.lanes ? cfg->co.lanes : RD_LANES_DEFAULT_CAP,
+		 (cfg->co.lanes ? cfg->co.lanes : RD_LANES_DEFAULT_CAP) == 1 ? "" : "s",
+		 set_from(c, RD_CK_MAX_LANES));
+	log_line(lc, RD_LOG_INFO, line);
 }
 
 /* Raise the soft open-file limit to need (configure said the hard one allows it). */
@@ -635,9 +657,11 @@ static void on_reload(void *ctx)
 		return;
 	}
 	if (c->port != lc->conf->port || c->nlisten != lc->conf->nlisten ||
-	    c->transport != lc->conf->transport)
+	    c->transport != lc->conf->transport || c->threads != lc->conf->threads ||
+	    c->max_lanes != lc->conf->max_lanes)
 		log_line(lc, RD_LOG_WARN,
-			 "SIGHUP: listen, port and transport changes take effect at restart");
+			 "SIGHUP: listen, port, transport, threads and max lanes "
+			 "changes take effect at restart");
 	lc->old_confs[lc->nconfs++] = c;
 	lc->conf = c;
 	raise_nofile(lc, nofile, conns);
@@ -730,8 +754,9 @@ int main(int argc, char **argv)
 			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
-	cfg.server.eo.threads = o.threads ? o.threads : rd_engine_default_threads();
-	cfg.co.lanes = o.max_lanes; /* 0: RD_LANES_DEFAULT_CAP */
+	/* threads and max lanes (rdcpd.conf, --threads, --max-lanes) take effect at start */
+	cfg.server.eo.threads = conf->threads ? (unsigned)conf->threads : rd_engine_default_threads();
+	cfg.co.lanes = (unsigned)conf->max_lanes; /* 0: RD_LANES_DEFAULT_CAP */
 	cfg.server.eo.stop_text = "the server is shutting down";
 	/*
 	 * The chunk size is the server's to decide (issue 7 item 6): at most
@@ -761,6 +786,7 @@ int main(int argc, char **argv)
 	sigaction(SIGPIPE, &sa, NULL);
 
 	log_exports(&lc, conf);
+	log_session_shape(&lc, conf, &cfg);
 	raise_nofile(&lc, nofile, conns);
 	if (conns < conf->max_conns) {
 		snprintf(

@@ -60,6 +60,8 @@ static void test_defaults(void **state)
 	assert_true(c->auth_timeout_s <= 10);
 	assert_int_equal(c->idle_timeout_s, 30);
 	assert_int_equal(c->log_level, RD_CONF_LOG_INFO);
+	assert_int_equal(c->threads, 0);   /* rdcpd: the cores, at most 8 */
+	assert_int_equal(c->max_lanes, 0); /* the transport's cap, 4 */
 	assert_int_equal(c->nlisten, 0);
 	assert_int_equal(c->nmods, 0);
 	assert_int_equal(c->nerrors, 0);
@@ -84,7 +86,8 @@ static const char every_key[] = "# every key\n"
 				"tls client ca = /etc/rdcp/ca.pem\n"
 				"user = rdcp\n"
 				"group = 998\n"
-				"\n"
+				"threads = 12\n"
+				"max lanes = 3\n"
 				"[data]\n"
 				"\tpath = /srv/data\n"
 				"\tcomment = the data # with a hash\n"
@@ -132,13 +135,16 @@ static void test_every_key(void **state)
 	assert_string_equal(c->tls_client_ca, "/etc/rdcp/ca.pem");
 	assert_string_equal(c->user, "rdcp");
 	assert_string_equal(c->group, "998");
+	assert_int_equal(c->threads, 12);
+	assert_int_equal(c->max_lanes, 3);
+	assert_int_equal(c->set[RD_CK_MAX_LANES], 19);
 	assert_int_equal(c->set[RD_CK_PORT], 4);
 	assert_int_equal(c->set[RD_CK_LISTEN], 3);
 	assert_int_equal(c->nmods, 2);
 
 	m = rd_conf_module_find(c, "data");
 	assert_non_null(m);
-	assert_int_equal(m->line, 19);
+	assert_int_equal(m->line, 20);
 	assert_string_equal(m->path, "/srv/data");
 	assert_string_equal(m->comment, "the data # with a hash");
 	assert_int_equal(m->read_only, 0);
@@ -160,7 +166,7 @@ static void test_every_key(void **state)
 	assert_int_equal(m->require_encryption, 1);
 	assert_string_equal(m->checksum, "sha512");
 	assert_int_equal(m->refuse_checksum_none, 1);
-	assert_int_equal(m->set[RD_CK_PATH], 20);
+	assert_int_equal(m->set[RD_CK_PATH], 21);
 
 	m = rd_conf_module_find(c, "pub");
 	assert_non_null(m);
@@ -263,6 +269,18 @@ static void test_values(void **state)
 	    {"max connections = 4097\n", 0},
 	    {"max connections = 0\n", 0},
 	    {"[m]\nmax connections = 0\n", 1},
+	    {"threads = 1\n", 1},
+	    {"threads = 64\n", 1},
+	    {"threads = 65\n", 0},
+	    {"threads = 0\n", 0},
+	    {"threads = -2\n", 0},
+	    {"threads = 4x\n", 0},
+	    {"[m]\nthreads = 4\n", 0},
+	    {"max lanes = 1\n", 1},
+	    {"max lanes = 8\n", 1},
+	    {"max lanes = 9\n", 0},
+	    {"max lanes = 0\n", 0},
+	    {"maxlanes = 2\n", 1},
 	    {"log level = WARN\n", 1},
 	    {"log level = error\n", 1},
 	    {"log level = loud\n", 0},
@@ -810,32 +828,34 @@ static void test_support(void **state)
 	assert_true(rec_has(&rec, "t.conf:17: 'group' is not enforced by this version of rdcpd "
 				  "yet: it would be ignored, so the daemon refuses to start with "
 				  "it"));
-	assert_reported(&rec, "t.conf:19: module [data] requires authentication, which this "
+	assert_reported(&rec, "t.conf:20: module [data] requires authentication, which this "
 			      "version of rdcpd does not implement yet: add 'auth = none' to serve "
 			      "it to anyone who can reach the port, or start rdcpd with --no-auth");
-	assert_true(rec_grep(&rec, "t.conf:25: 'auth users' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:26: 'hosts allow' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:27: 'hosts deny' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:23: 'write only' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:29: 'uid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:30: 'gid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:32: 'require encryption' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:34: 'refuse checksum none' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:26: 'auth users' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:27: 'hosts allow' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:28: 'hosts deny' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:24: 'write only' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:30: 'uid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:31: 'gid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:33: 'require encryption' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:35: 'refuse checksum none' in [data] is not enforced"));
 	assert_int_equal(c->nerrors, 13);
 	/* tuning only: warnings */
 	assert_reported(&rec, "W t.conf:7: 'max connections per host' is not enforced by this "
 			      "version of rdcpd yet");
-	assert_reported(&rec, "W t.conf:33: 'checksum' in [data] is not enforced by this version "
+	assert_reported(&rec, "W t.conf:34: 'checksum' in [data] is not enforced by this version "
 			      "of rdcpd yet");
-	assert_true(rec_has(&rec, "W t.conf:28: 'max connections' in [data] is not enforced by "
+	assert_true(rec_has(&rec, "W t.conf:29: 'max connections' in [data] is not enforced by "
 				  "this version of rdcpd yet"));
-	assert_true(rec_grep(&rec, "W t.conf:24: 'list' in [data]"));
+	assert_true(rec_grep(&rec, "W t.conf:25: 'list' in [data]"));
 	assert_true(rec_grep(&rec, "W t.conf:9: 'auth timeout'"));
 	assert_true(rec_grep(&rec, "W t.conf:12: 'secrets file'"));
 	assert_true(rec_grep(&rec, "W t.conf:13: 'tls certificate'"));
 	assert_true(rec_grep(&rec, "W t.conf:14: 'tls key'"));
 	assert_true(rec_grep(&rec, "W t.conf:15: 'tls client ca'"));
-	assert_int_equal(c->nwarnings, 9);
+	assert_true(rec_grep(&rec, "W t.conf:18: 'threads'"));
+	assert_true(rec_grep(&rec, "W t.conf:19: 'max lanes'"));
+	assert_int_equal(c->nwarnings, 11);
 	/* [pub] has auth = none: nothing about it */
 	assert_false(rec_grep(&rec, "[pub]"));
 	rd_conf_free(c);
@@ -919,6 +939,38 @@ static void test_fd_budget(void **state)
 			      "LimitNOFILE= under systemd): lower 'max connections' to 20 or "
 			      "raise the limit");
 	rd_conf_free(c);
+}
+
+/* --threads and --max-lanes override the file's threads and max lanes. */
+static void test_cli_threads_lanes(void **state)
+{
+	struct rd_conf_cli cli;
+	struct rd_conf *c;
+	int ret;
+
+	(void)state;
+	c = parse("threads = 3\nmax lanes = 2\n", &ret);
+	assert_int_equal(ret, 0);
+	memset(&cli, 0, sizeof(cli));
+	assert_int_equal(rd_conf_apply_cli(c, &cli), 0); /* 0: keep the file's */
+	assert_int_equal(c->threads, 3);
+	assert_int_equal(c->max_lanes, 2);
+	assert_int_equal(c->set[RD_CK_THREADS], 1);
+	cli.threads = 5;
+	cli.max_lanes = 1;
+	assert_int_equal(rd_conf_apply_cli(c, &cli), 0);
+	assert_int_equal(c->threads, 5);
+	assert_int_equal(c->max_lanes, 1);
+	assert_int_equal(c->set[RD_CK_THREADS], RD_CONF_FROM_CLI);
+	assert_int_equal(c->set[RD_CK_MAX_LANES], RD_CONF_FROM_CLI);
+	/* tuning keys: a daemon without RD_CONF_CAP_LIMITS warns, one with it does not */
+	assert_int_equal(rd_conf_check_support(c, ~0u), 0);
+	assert_int_equal(c->nwarnings, 0);
+	assert_int_equal(rd_conf_check_support(c, ~0u & ~RD_CONF_CAP_LIMITS), 0);
+	assert_int_equal(c->nwarnings, 2);
+	rd_conf_free(c);
+	one_error("threads = 100\n", "t.conf:1: threads: 100 is out of range (1 to 64)");
+	one_error("max lanes = 9\n", "t.conf:1: max lanes: 9 is out of range (1 to 8)");
 }
 
 /* --max-conns-per-host overrides the file's max connections per host. */
@@ -1042,6 +1094,7 @@ int main(void)
 	    cmocka_unit_test(test_budget),
 	    cmocka_unit_test(test_fd_budget),
 	    cmocka_unit_test(test_cli_per_host),
+	    cmocka_unit_test(test_cli_threads_lanes),
 	    cmocka_unit_test(test_load),
 	};
 

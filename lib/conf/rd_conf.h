@@ -43,6 +43,7 @@
 #define RD_CONF_COMMENT_MAX  256 /* module comment, NUL included */
 #define RD_CONF_CHECKSUM_MAX 32	 /* digest names, NUL included */
 #define RD_CONF_MSG_MAX	     512 /* one problem's message */
+#define RD_CONF_THREADS_MAX  64	 /* threads = (RD_ENGINE_THREADS_MAX, checked in rdcpd) */
 
 /* Every key of the file; rd_conf_key_name() gives its spelling. */
 enum rd_conf_key {
@@ -62,6 +63,8 @@ enum rd_conf_key {
 	RD_CK_TLS_CLIENT_CA,
 	RD_CK_USER,
 	RD_CK_GROUP,
+	RD_CK_THREADS,
+	RD_CK_MAX_LANES,
 	/* module */
 	RD_CK_PATH,
 	RD_CK_COMMENT,
@@ -167,7 +170,9 @@ struct rd_conf {
 	char tls_client_ca[PATH_MAX];
 	char user[RD_CONF_NAME_MAX + 1];
 	char group[RD_CONF_NAME_MAX + 1];
-	int no_auth; /* --no-auth: every module served without authentication */
+	int threads;   /* per connection, 1..RD_CONF_THREADS_MAX; 0: the cores, at most 8 */
+	int max_lanes; /* per session, 1..RD_LANES_MAX; 0: RD_LANES_DEFAULT_CAP (4) */
+	int no_auth;   /* --no-auth: every module served without authentication */
 	unsigned set[RD_CK_COUNT];
 
 	struct rd_conf_module **mods;
@@ -206,13 +211,15 @@ struct rd_conf_cli {
 	int nmodules;
 	const char *const *listen; /* --listen, repeatable; none: keep */
 	int nlisten;
-	const char *port;   /* NULL: keep */
-	const char *transport; /* NULL: keep (--transport rdma|tcp|both) */
-	int max_conns;	    /* 0: keep */
+	const char *port;	/* NULL: keep */
+	const char *transport;	/* NULL: keep (--transport rdma|tcp|both) */
+	int max_conns;		/* 0: keep */
 	int max_conns_per_host; /* 0: keep (--max-conns-per-host) */
-	int idle_timeout_s; /* 0: keep (--timeout) */
-	int no_auth;	    /* --no-auth */
-	int verbose;	    /* -v: log level debug */
+	int idle_timeout_s;	/* 0: keep (--timeout) */
+	int threads;		/* 0: keep (--threads) */
+	int max_lanes;		/* 0: keep (--max-lanes) */
+	int no_auth;		/* --no-auth */
+	int verbose;		/* -v: log level debug */
 };
 int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli);
 

@@ -182,6 +182,14 @@ int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 		c->idle_timeout_s = cli->idle_timeout_s;
 		c->set[RD_CK_IDLE_TIMEOUT] = RD_CONF_FROM_CLI;
 	}
+	if (cli->threads > 0) {
+		c->threads = cli->threads;
+		c->set[RD_CK_THREADS] = RD_CONF_FROM_CLI;
+	}
+	if (cli->max_lanes > 0) {
+		c->max_lanes = cli->max_lanes;
+		c->set[RD_CK_MAX_LANES] = RD_CONF_FROM_CLI;
+	}
 	if (cli->verbose) {
 		c->log_level = RD_CONF_LOG_DEBUG;
 		c->set[RD_CK_LOG_LEVEL] = RD_CONF_FROM_CLI;
@@ -595,6 +603,10 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_CONNS_PER_HOST])
 		not_enforced(c, c->set[RD_CK_MAX_CONNS_PER_HOST], RD_CONF_WARNING,
 			     "max connections per host", "");
+	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_THREADS])
+		not_enforced(c, c->set[RD_CK_THREADS], RD_CONF_WARNING, "threads", "");
+	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_LANES])
+		not_enforced(c, c->set[RD_CK_MAX_LANES], RD_CONF_WARNING, "max lanes", "");
 	for (k = 0; k < sizeof(auth_keys) / sizeof(auth_keys[0]); k++) {
 		if (!(caps & RD_CONF_CAP_AUTH) && c->set[auth_keys[k]])
 			not_enforced(c, c->set[auth_keys[k]], RD_CONF_WARNING,

@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "lib/conf/rd_conf_priv.h"
+#include "lib/proto/rd_proto.h"
 
 static int set_path(struct rd_conf_ctx *x, const char *v, char *out, size_t len)
 {
@@ -166,6 +167,16 @@ static int k_group(struct rd_conf_ctx *x, const char *v)
 	return set_ident(x, v, x->c->group, sizeof(x->c->group));
 }
 
+static int k_threads(struct rd_conf_ctx *x, const char *v)
+{
+	return set_int(x, v, 1, RD_CONF_THREADS_MAX, &x->c->threads);
+}
+
+static int k_max_lanes(struct rd_conf_ctx *x, const char *v)
+{
+	return set_int(x, v, 1, RD_LANES_MAX, &x->c->max_lanes);
+}
+
 /* --- module --- */
 
 static int k_path(struct rd_conf_ctx *x, const char *v)
@@ -287,6 +298,8 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_TLS_CLIENT_CA] = {"tls client ca", G, 0, k_tls_client_ca, 0},
     [RD_CK_USER] = {"user", G, 0, k_user, 0},
     [RD_CK_GROUP] = {"group", G, 0, k_group, 0},
+    [RD_CK_THREADS] = {"threads", G, 0, k_threads, 0},
+    [RD_CK_MAX_LANES] = {"max lanes", G, 0, k_max_lanes, 0},
     [RD_CK_PATH] = {"path", M, 0, k_path, 0},
     [RD_CK_COMMENT] = {"comment", M, 0, k_comment, 1},
     [RD_CK_READ_ONLY] = {"read only", M, 0, k_read_only, 0},

@@ -43,8 +43,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-enum rstate { RF_FREE = 0, RF_ACTIVE, RF_DONE };
+/* RF_SEALED: complete, waiting for the batch's sync (rd_sink_file_seal) */
+enum rstate { RF_FREE = 0, RF_ACTIVE, RF_SEALED, RF_DONE };
 enum sstate { SL_FREE = 0, SL_BUSY, SL_RETRY, SL_WORK };
 
 struct rfile;
@@ -87,6 +89,7 @@ struct rfile {
 	size_t tlen;
 	uint64_t bytes;
 	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
+	int batch;   /* named by the latest publish() */
 	int has_map; /* -S: only these extents move; the rest are holes */
 	unsigned nmap;
 	struct rd_extent map[RD_SPARSE_MAX];
@@ -124,9 +127,21 @@ struct receiver {
 
 	int end_seen, fin_sent, fin_seen;
 	uint32_t end_nfiles;
+	uint64_t sealed_ms; /* since when sealed files wait for publish(), or 0 */
 	struct rd_sink_acl acl[RD_ACL_MAX];
 	struct rd_wpool *pool;
 };
+
+/* --fsync: the longest a sealed file waits for its batch (ms) */
+#define PUBLISH_MS 50
+
+static uint64_t mono_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
+}
 
 static struct rfile *win_of(struct receiver *r, uint32_t id)
 {
@@ -804,13 +819,119 @@ static int schedule(struct receiver *r)
 	return (int)n;
 }
 
+/* Rename a complete file into place (or keep the identical one): done. */
+static void commit(struct receiver *r, struct rfile *f, int keep)
+{
+	int ret = rd_sink_file_commit(f->f, keep);
+
+	f->f = NULL;
+	if (ret) {
+		f->failed = 1;
+		f->status = -ret;
+		snprintf(f->msg, sizeof(f->msg), "%s", rd_sink_err(r->sink)->msg);
+	} else if (keep) {
+		r->e->st.files_same++;
+	}
+	f->state = RF_DONE;
+}
+
+/*
+ * --fsync: the sealed files of the window get their names as one batch:
+ * one syncfs for their data, the renames, one syncfs for the names; only
+ * then are they reported done (rd_sink_file_seal). A failed sync fails
+ * the batch (the temporaries go away, nothing was named).
+ */
+static void publish(struct receiver *r)
+{
+	struct rfile *f;
+	unsigned k;
+	int ret;
+
+	ret = rd_sink_sync(r->sink);
+	for (k = 0; k < RD_WINDOW_FILES; k++) {
+		f = win_of(r, r->oldest + k);
+		if (f)
+			f->batch = 0;
+		if (!f || f->state != RF_SEALED)
+			continue;
+		if (ret) {
+			sink_fail(r, f, ret);
+			f->state = RF_DONE;
+		} else {
+			commit(r, f, 0);
+			f->batch = 1;
+		}
+	}
+	if (ret)
+		return;
+	ret = rd_sink_sync(r->sink);
+	for (k = 0; ret && k < RD_WINDOW_FILES; k++) {
+		f = win_of(r, r->oldest + k);
+		/* named, but the names may not be on disk: not a success */
+		if (f && f->batch && !f->failed) {
+			f->failed = 1;
+			f->status = -ret;
+			snprintf(f->msg, sizeof(f->msg), "%s", rd_sink_err(r->sink)->msg);
+		}
+	}
+}
+
 /* Finish what can be finished, send DONEs, free window entries in order. */
 static int settle(struct receiver *r)
 {
 	struct rd_msg m;
 	struct rfile *f;
-	unsigned k;
+	unsigned k, busy = 0, sealed = 0;
 	int ret, n = 0;
+
+	/*
+	 * Complete files: named now, or (--fsync) sealed and named in a
+	 * batch once nothing else is coming or half the window waits.
+	 */
+	for (k = 0; k < RD_WINDOW_FILES; k++) {
+		f = win_of(r, r->oldest + k);
+		if (!f)
+			break;
+		if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed && !f->more &&
+		    f->done == f->nchunks && !f->inflight) {
+			int keep = f->check && f->all_same;
+
+			if (!keep && rd_sink_wants_sync(r->sink)) {
+				ret = rd_sink_file_seal(f->f);
+				if (ret)
+					sink_fail(r, f, ret);
+				f->state = ret ? RF_DONE : RF_SEALED;
+			} else {
+				commit(r, f, keep);
+			}
+		}
+		if (f->state == RF_SEALED)
+			sealed++;
+		else if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed)
+			busy++;
+	}
+	/*
+	 * One sync per batch, not per file: the batch ends when nothing else
+	 * is in flight and either the sender cannot send more (window full,
+	 * END) or the oldest sealed file waited PUBLISH_MS; or when half the
+	 * window waits. (A receiver that keeps pace with the sender would
+	 * otherwise sync for every file.)
+	 */
+	if (!sealed) {
+		r->sealed_ms = 0;
+	} else {
+		uint64_t now = mono_ms();
+
+		if (!r->sealed_ms)
+			r->sealed_ms = now;
+		if (sealed >= RD_WINDOW_FILES / 2 ||
+		    (!busy && (r->end_seen || r->active >= RD_WINDOW_FILES ||
+			       now - r->sealed_ms >= PUBLISH_MS))) {
+			publish(r);
+			r->sealed_ms = 0;
+			n++;
+		}
+	}
 
 	for (k = 0; k < RD_WINDOW_FILES; k++) {
 		f = win_of(r, r->oldest + k);
@@ -824,21 +945,6 @@ static int settle(struct receiver *r)
 					       f->target, f->tlen);
 			if (ret)
 				sink_fail(r, f, ret);
-			f->state = RF_DONE;
-		}
-		if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed &&
-		    f->done == f->nchunks && !f->inflight) {
-			int keep = f->check && f->all_same;
-
-			ret = rd_sink_file_commit(f->f, keep);
-			f->f = NULL;
-			if (ret) {
-				f->failed = 1;
-				f->status = -ret;
-				snprintf(f->msg, sizeof(f->msg), "%s", rd_sink_err(r->sink)->msg);
-			} else if (keep) {
-				r->e->st.files_same++;
-			}
 			f->state = RF_DONE;
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
@@ -945,7 +1051,7 @@ static int recv_loop(struct receiver *r)
 		ret = rd_engine_idle_check(r->e, rd_conn_info(r->c)->peer);
 		if (ret)
 			return ret;
-		ret = rd_conn_poll(r->c, progress ? 0 : RD_ENGINE_IDLE_MS);
+		ret = rd_conn_poll(r->c, progress ? 0 : r->sealed_ms ? PUBLISH_MS : RD_ENGINE_IDLE_MS);
 		if (ret < 0 && r->fin_sent)
 			return 0; /* all committed and reported; its FIN was a courtesy */
 		if (ret < 0)

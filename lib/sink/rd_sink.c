@@ -88,6 +88,8 @@ struct rd_sink_file {
 	int pfd, tmpfd, exfd;
 	int ppfd;  /* --partial-dir inside pfd, holding the partial; else -1 */
 	int named; /* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
+	int absent; /* nothing was under the final name at begin */
+	int sealed; /* rd_sink_file_seal(): only the rename is left */
 	struct rd_sink_meta m;
 	char name[NAME_MAX + 1];
 	char tmpname[NAME_MAX + 1];
@@ -798,7 +800,7 @@ static int part_open(struct rd_sink_file *f)
 	struct rd_partial_id id;
 	int resumed, changed, ret;
 
-	if (!s->part_chunk || (s->flags & RD_SINK_NO_PARTIAL))
+	if (!s->part_chunk || (s->flags & RD_SINK_NO_PARTIAL) || f->m.size <= RD_SINK_SMALL_FILE)
 		return 0;
 	memset(&id, 0, sizeof(id));
 	id.size = f->m.size;
@@ -854,7 +856,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	struct rd_sink_file *f = NULL;
 	struct place pl;
 	struct stat st;
-	int ret;
+	int ret, ex;
 
 	*out = NULL;
 	if (s->flags & RD_SINK_READONLY)
@@ -862,9 +864,10 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	ret = resolve(s, path, len, root, &pl);
 	if (ret < 0)
 		return ret;
-	ret = not_a_dir(s, &pl, path, len);
-	if (ret < 0)
-		return ret;
+	/* what is under the final name now: one look serves both checks below */
+	ex = rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+	if (!ex && S_ISDIR(st.st_mode))
+		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
 	if (m->size > (uint64_t)INT64_MAX)
 		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", esc(s, path, len));
 	f = calloc(1, sizeof(*f));
@@ -895,9 +898,12 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	 * appended logs, grown images; only with chunking set). A resumed
 	 * partial is newer than it.
 	 */
-	if (!f->resumed && rd_fstatat(f->pfd, f->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode) &&
-	    ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
+	if (f->resumed) {
+		/* a resumed partial is newer than any existing file */
+	} else if (ex) {
+		f->absent = ex == ENOENT; /* commit may link it straight there */
+	} else if (S_ISREG(st.st_mode) &&
+		   ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
 		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode))) {
 			close(f->exfd);
@@ -906,7 +912,8 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 		if (f->exfd >= 0)
 			f->ex_size = (uint64_t)st.st_size;
 	}
-	if (ftruncate(f->tmpfd, (off_t)m->size) < 0) {
+	/* a partial has its size from the start (its record says so); commit sizes the others */
+	if (f->part && ftruncate(f->tmpfd, (off_t)m->size) < 0) {
 		ret = ffail(f, errno, "size");
 		goto out;
 	}
@@ -1119,29 +1126,73 @@ static int apply_meta(struct rd_sink_file *f, int fd)
 	return 0;
 }
 
+/* Link the O_TMPFILE inode as name in the parent (-errno: EEXIST if taken). */
+static int link_tmp(struct rd_sink_file *f, const char *name)
+{
+	char proc[64];
+	int r;
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->tmpfd);
+	r = rd_linkat(AT_FDCWD, proc, f->pfd, name, AT_SYMLINK_FOLLOW);
+	if (r < 0 && errno == ENOENT)
+		r = rd_linkat(f->tmpfd, "", f->pfd, name, AT_EMPTY_PATH);
+	return r < 0 ? -errno : 0;
+}
+
 /* Give the O_TMPFILE inode a temporary name (linkat cannot replace). */
 static int tmp_link(struct rd_sink_file *f)
 {
-	char proc[64];
 	int tries = 0, r;
 
-	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", f->tmpfd);
 	do {
 		tmp_name(f->tmpname, f->name);
-		r = rd_linkat(AT_FDCWD, proc, f->pfd, f->tmpname, AT_SYMLINK_FOLLOW);
-		if (r < 0 && errno == ENOENT)
-			r = rd_linkat(f->tmpfd, "", f->pfd, f->tmpname, AT_EMPTY_PATH);
-	} while (r < 0 && errno == EEXIST && ++tries < 8);
+		r = link_tmp(f, f->tmpname);
+	} while (r == -EEXIST && ++tries < 8);
 	if (r < 0)
-		return ffail(f, errno, "link temporary of");
+		return ffail(f, -r, "link temporary of");
 	f->named = 1;
 	return 0;
+}
+
+/* Everything but the name: size, the data to disk (fsync_now: alone), metadata. */
+static int seal(struct rd_sink_file *f, int fsync_now)
+{
+	int ret;
+
+	if (f->sealed)
+		return 0;
+	if (ftruncate(f->tmpfd, (off_t)f->m.size) < 0)
+		return ffail(f, errno, "size");
+	if (fsync_now && fsync(f->tmpfd) < 0)
+		return ffail(f, errno, "fsync");
+	ret = apply_meta(f, f->tmpfd);
+	if (ret < 0)
+		return ret;
+	f->sealed = 1;
+	return 0;
+}
+
+int rd_sink_file_seal(struct rd_sink_file *f)
+{
+	return seal(f, 0);
+}
+
+int rd_sink_sync(struct rd_sink *s)
+{
+	if (syncfs(s->dest_fd) < 0)
+		return rd_err_set(&s->err, sys_status(errno), errno, "%s: syncfs", s->dest_esc);
+	return 0;
+}
+
+int rd_sink_wants_sync(const struct rd_sink *s)
+{
+	return !!(s->flags & RD_SINK_FSYNC);
 }
 
 int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 {
 	struct rd_sink *s = f->s;
-	int ret;
+	int batched = f->sealed, ret;
 
 	if (keep_existing) {
 		if (f->exfd < 0) {
@@ -1158,17 +1209,19 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		}
 		goto out;
 	}
-	if (ftruncate(f->tmpfd, (off_t)f->m.size) < 0) {
-		ret = ffail(f, errno, "size");
-		goto out;
-	}
-	if ((s->flags & RD_SINK_FSYNC) && fsync(f->tmpfd) < 0) {
-		ret = ffail(f, errno, "fsync");
-		goto out;
-	}
-	ret = apply_meta(f, f->tmpfd);
+	ret = seal(f, !!(s->flags & RD_SINK_FSYNC));
 	if (ret < 0)
 		goto out;
+	if (!f->named && f->absent) {
+		/* nothing was there: the complete file takes its name at once */
+		ret = link_tmp(f, f->name);
+		if (!ret)
+			goto placed;
+		if (ret != -EEXIST) {
+			ret = ffail(f, -ret, "link into place");
+			goto out;
+		}
+	}
 	if (!f->named) {
 		ret = tmp_link(f);
 		if (ret < 0)
@@ -1183,12 +1236,15 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		goto out;
 	}
 	f->named = 0; /* the temporary name is gone */
+placed:
+	ret = 0;
 	if (f->part) {
 		rd_partial_remove(f->part, 0); /* its data is the final file now */
 		rd_partial_free(f->part);
 		f->part = NULL;
 	}
-	if ((s->flags & RD_SINK_FSYNC) && fsync(f->pfd) < 0)
+	/* sealed for a batch: the caller syncs the filesystem once for all */
+	if (!batched && (s->flags & RD_SINK_FSYNC) && fsync(f->pfd) < 0)
 		ret = ffail(f, errno, "fsync directory of");
 out:
 	rd_sink_file_abort(f);

@@ -37,7 +37,7 @@
 #define RD_SINK_PRESERVE_TIMES 0x2u  /* mtime (atime = mtime) */
 #define RD_SINK_PRESERVE_OWNER 0x4u  /* uid, only as root; keeps setuid/setgid */
 #define RD_SINK_PRESERVE_GROUP 0x20u /* gid, only as root */
-#define RD_SINK_FSYNC	       0x8u  /* fsync file before rename */
+#define RD_SINK_FSYNC	       0x8u  /* data on disk before its name (see rd_sink_file_seal) */
 #define RD_SINK_READONLY       0x10u /* refuse every write (read-only module) */
 #define RD_SINK_NO_PARTIAL     0x40u /* --no-partial: temporaries go away on abort */
 #define RD_SINK_TRUST_PARTIAL  0x80u /* --trust-partial: keep chunks unverified (none) */
@@ -45,6 +45,11 @@
 #define RD_SINK_ACLS	       0x200u /* -A: apply POSIX ACLs */
 #define RD_SINK_DEVICES	       0x400u /* -D: make char/block devices (root only) */
 #define RD_SINK_SPECIALS       0x800u /* -D: make fifos and sockets */
+/*
+ * Files up to this size keep no partial (rd_sink_partial.h): sending one
+ * again costs less than its record, and each would cost several calls.
+ */
+#define RD_SINK_SMALL_FILE (64u << 10)
 /* Testing only: take the fallback paths even where the kernel has more. */
 #define RD_SINK_TEST_NO_OPENAT2 0x10000u /* openat(O_NOFOLLOW) walk */
 #define RD_SINK_TEST_NO_TMPFILE 0x20000u /* named ".rdcp.*" temporaries */
@@ -166,6 +171,18 @@ int rd_sink_file_write_error(struct rd_sink_file *f, int errnum);
  * metadata, rename into place. Frees f either way.
  */
 int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing);
+/*
+ * Durability without one fsync per file (RD_SINK_FSYNC, issue 13): seal
+ * each complete file (size and metadata; no fsync), rd_sink_sync() once
+ * (syncfs: every sealed file's data reach the disk), commit each (the
+ * rename; no fsync), rd_sink_sync() again (the names reach the disk), and
+ * only then report them done. No final name ever holds a partial file:
+ * a name is given only to data already on disk. rd_sink_wants_sync: the
+ * sink has RD_SINK_FSYNC. Without it commit alone is the whole story.
+ */
+int rd_sink_file_seal(struct rd_sink_file *f);
+int rd_sink_sync(struct rd_sink *s);
+int rd_sink_wants_sync(const struct rd_sink *s);
 void rd_sink_file_abort(struct rd_sink_file *f); /* accepts NULL; frees f */
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f);
 

@@ -709,7 +709,7 @@ static void test_sink_enospc(void **state)
 
 /* --- partials (issue 11) --- */
 
-#define PCH 4096u
+#define PCH (128u << 10) /* partials are kept only above RD_SINK_SMALL_FILE */
 
 static void test_sink_partial(void **state)
 {
@@ -981,6 +981,60 @@ static void test_sink_partial_other_chunk_size(void **state)
 	rd_sink_close(s);
 }
 
+/*
+ * Small files (issue 13): no partial at any size up to RD_SINK_SMALL_FILE,
+ * even with chunking set; an abort leaves nothing; a new name is linked
+ * straight into place, an existing one replaced. With RD_SINK_FSYNC, sealed
+ * files get no name until commit, and the batch syncs once.
+ */
+static void test_sink_small_files(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_FSYNC | RD_SINK_PRESERVE_TIMES);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 5);
+	struct rd_sink_file *f, *g;
+	struct stat st;
+
+	rd_sink_set_chunking(s, 4096, "sha256", 1);
+	assert_int_equal(rd_sink_wants_sync(s), 1);
+	assert_int_equal(rd_sink_file_begin(s, "a", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "hello", 5, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), ""); /* no partial, no record */
+
+	/* a batch: sealed files have no name until their commit */
+	assert_int_equal(rd_sink_file_begin(s, "a", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "hello", 5, 0), 0);
+	assert_int_equal(rd_sink_file_begin(s, "b", 1, 1, &m, &g), 0);
+	assert_int_equal(rd_sink_file_write(g, "world", 5, 0), 0);
+	assert_int_equal(rd_sink_file_seal(f), 0);
+	assert_int_equal(rd_sink_file_seal(g), 0);
+	if (!(x->extra & RD_SINK_TEST_NO_TMPFILE))
+		expect_listing(tp(x, "dest"), "");
+	assert_int_equal(rd_sink_sync(s), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	assert_int_equal(rd_sink_file_commit(g, 0), 0);
+	assert_int_equal(rd_sink_sync(s), 0);
+	expect_listing(tp(x, "dest"), "a|b");
+	expect_content(tp(x, "dest/b"), "world");
+	assert_int_equal(stat(tp(x, "dest/a"), &st), 0);
+	assert_int_equal(st.st_mtim.tv_sec, 1234567890);
+	assert_int_equal(st.st_size, 5);
+
+	/* an existing name is replaced whole; a sealed abort leaves nothing */
+	m.size = 3;
+	assert_int_equal(rd_sink_file_begin(s, "a", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "new", 3, 0), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_content(tp(x, "dest/a"), "new");
+	assert_int_equal(rd_sink_file_begin(s, "c", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_seal(f), 0);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), "a|b");
+	rd_sink_close(s);
+}
+
 int main(void)
 {
 	static const unsigned fallback = RD_SINK_TEST_NO_OPENAT2 | RD_SINK_TEST_NO_TMPFILE;
@@ -1008,6 +1062,9 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_partial_held, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_other_chunk_size, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_small_files, setup, teardown),
+	    cmocka_unit_test_prestate_setup_teardown(test_sink_small_files, setup, teardown,
+						     (void *)&fallback),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_into_mode, setup, teardown,
 						     (void *)&fallback),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_rename_mode, setup, teardown,

@@ -162,25 +162,62 @@ static long ms_since(const struct timespec *t0)
 	return rd_xc_ms_since(t0);
 }
 
+/*
+ * Both sides, once lane k's id is bound to a device: the lane must be on
+ * lane 0's device (one PD, CQ and pool per session), then gets its QP.
+ */
+static int lane_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k)
+{
+	struct rd_conn *c = &rc->c;
+
+	if (id->verbs != rc->id->verbs)
+		return rd_xc_fail(c, RD_ECONN, 0,
+				  "%s: lane %u is on device %s, lane 0 on %s (a session's lanes "
+				  "share one device)",
+				  c->info.peer, k, ibv_get_device_name(id->verbs->device),
+				  c->info.device);
+	return rd_rdma_create_qp(rc, id);
+}
+
+/*
+ * Both sides, after rdma_accept/rdma_connect of lane k: wait for it to be
+ * established. The client (rep not NULL) also checks that the accept
+ * names its session.
+ */
+static int lane_established(struct rd_rdma_conn *rc, unsigned k, int timeout_ms,
+			    struct rd_cm_rep *rep)
+{
+	struct rd_conn *c = &rc->c;
+	struct rdma_cm_event *ev;
+	int r;
+
+	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ESTABLISHED, timeout_ms,
+			   rep ? "connecting a lane" : "accepting a lane", &ev);
+	if (r)
+		return r;
+	if (rep &&
+	    (!ev->param.conn.private_data ||
+	     rd_cm_rep_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, rep) ||
+	     rep->sid != rc->sid))
+		r = rd_xc_fail(c, RD_EPROTO, 0, "%s: bad accept data for lane %u", c->info.peer, k);
+	rdma_ack_cm_event(ev);
+	if (!r)
+		rc->nlanes++;
+	return r;
+}
+
 /* Server: accept a proven JOIN as lane k. */
 static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k, int timeout_ms)
 {
 	struct rd_conn *c = &rc->c;
 	struct rdma_conn_param param;
-	struct rdma_cm_event *ev;
 	struct rd_cm_rep p;
 	uint8_t pdata[RD_CM_REP_LANES_LEN];
 	int r;
 
 	rc->lane[k] = id;
 	id->context = rc;
-	if (id->verbs != rc->id->verbs)
-		return rd_xc_fail(c, RD_ECONN, 0,
-				  "lane %u from %s arrived on device %s, lane 0 on %s (lanes "
-				  "share one device)",
-				  k, c->info.peer, ibv_get_device_name(id->verbs->device),
-				  c->info.device);
-	r = rd_rdma_create_qp(rc, id);
+	r = lane_qp(rc, id, k);
 	if (r)
 		return r;
 	memset(&p, 0, sizeof(p));
@@ -191,12 +228,7 @@ static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned 
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_rep_encode(pdata, &p));
 	if (rdma_accept(id, &param))
 		return rd_xc_fail(c, RD_ECONN, errno, "%s: accepting lane %u", c->info.peer, k);
-	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "accepting a lane", &ev);
-	if (r)
-		return r;
-	rdma_ack_cm_event(ev);
-	rc->nlanes++;
-	return 0;
+	return lane_established(rc, k, timeout_ms, NULL);
 }
 
 static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeout_ms)
@@ -290,11 +322,7 @@ static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proo
 	if (r)
 		return r;
 	rdma_ack_cm_event(ev);
-	if (id->verbs != rc->id->verbs)
-		return rd_xc_fail(c, RD_ECONN, 0, "lane %u to %s routes via %s, lane 0 via %s", k,
-				  c->info.peer, ibv_get_device_name(id->verbs->device),
-				  c->info.device);
-	r = rd_rdma_create_qp(rc, id);
+	r = lane_qp(rc, id, k);
 	if (r)
 		return r;
 	memset(&q, 0, sizeof(q));
@@ -307,19 +335,7 @@ static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proo
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_req_encode(pdata, &q));
 	if (rdma_connect(id, &param))
 		return rd_xc_fail(c, RD_ECONN, errno, "%s: connecting lane %u", c->info.peer, k);
-	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ESTABLISHED, timeout_ms, "connecting a lane", &ev);
-	if (r)
-		return r;
-	if (!ev->param.conn.private_data ||
-	    rd_cm_rep_decode(ev->param.conn.private_data, ev->param.conn.private_data_len, &rep) ||
-	    rep.sid != rc->sid) {
-		rdma_ack_cm_event(ev);
-		return rd_xc_fail(c, RD_EPROTO, 0, "%s: bad accept data for lane %u", c->info.peer,
-				  k);
-	}
-	rdma_ack_cm_event(ev);
-	rc->nlanes++;
-	return 0;
+	return lane_established(rc, k, timeout_ms, &rep);
 }
 
 int rd_rdma_join_lanes(struct rd_conn *c, const uint8_t *proof, int timeout_ms)

@@ -10,24 +10,35 @@
 #                                        each pulling a 200 MiB file (each one's rate; written
 #                                        to the shared 9p dir: 1.6 GB do not fit a guest's tmpfs).
 #                                        tests/e2e/many_guest.sh; CI runs it small (many_2vm_test)
+#   bash tests/bench/bench.sh --small    many small files (issue 13): three trees (SMALL_TREES:
+#                                        5,000 x 4 KiB, 50,000 x 1 KiB, mixed = 5,000 x 4 KiB + 3 x
+#                                        64 MiB) by tar|nc, rdcp -r to rdcpd, rsync -a to rsyncd,
+#                                        scp -r (trees up to SMALL_SCP_MAX files), one boot; ratios
+#                                        to tar|nc (tests/bench/small_guest.sh)
 #
 # In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
 # on the same wire, for a BENCH_MB random file:
 #   ib_write_bw -s 4194304 (twice: first and last), rdcp push --checksum none,
-#   sha256 (default) and blake2b512, rdcp push of a BENCH_SMALL_MB file, scp, rsync over ssh;
-#   rdcpd's VmHWM after every rdcp push (rdcpd restarted per push).
+#   the default integrity (gmac), sha256 and blake2b512, rdcp push of a BENCH_SMALL_MB
+#   file, scp, rsync over ssh; rdcpd's VmHWM after every rdcp push (rdcpd restarted per
+#   push); one core's digest rates in guest b (digest_bench) while a makes its data.
+# Ratios: --checksum none / ib_write_bw (BENCH_TARGET), and the default integrity /
+# its CPU cap = min(ib_write_bw, one core's gmac rate in the guest x the cores a side
+# uses) (BENCH_CAP_TARGET); see integrity_cap().
 # Prints a table and writes it to tests/bench/results/latest.txt (step logs: latest.log).
 #
 # Environment:
 #   BENCH_MB=256          size of the main file, MiB
 #   BENCH_SMALL_MB=64     size of the second rdcp push (memory comparison), MiB
-#   BENCH_TARGET=0.8      required ratio rdcp --checksum none / ib_write_bw
+#   BENCH_TARGET=0.95     required ratio rdcp --checksum none / ib_write_bw
+#   BENCH_CAP_TARGET=0.9  required ratio rdcp (default integrity) / its CPU cap
+#   BENCH_DIGEST_MB=128   MiB digest_bench hashes per kind in the guest
 #   BENCH_VERIFY=1        md5-compare every received file with its source (untimed)
 #   BENCH_BUILD=1         run `bazel build //cmd/...` first (0: use what bazel-bin has)
 #   BENCH_RDCP, BENCH_RDCPD  use these binaries instead of bazel-bin's
 #   BENCH_TIMEOUT         rig timeout, seconds (default: max(600, 240 + 3*BENCH_MB))
 #   BENCH_STEP_TIMEOUT    per-step timeout, seconds (default: 60 + BENCH_MB)
-#   BENCH_ONLY="ibw1 rdcp_none rdcp_none_lanes2 ibw2"  run only these steps (the rest
+#   BENCH_ONLY="ibw1 rdcp_none rdcp_gmac ibw2"  run only these steps (the rest
 #                         are reported as skipped); rdcp_none_lanes2 is --lanes 2
 #
 # Exit status: 0 every measurement ran (whether or not the target is met);
@@ -40,6 +51,20 @@ if [ "${1:-}" = --host ]; then
   exec python3 "$(dirname "$0")/host_bench.py" "$@"
 fi
 
+if [ "${1:-}" = --small ]; then
+  repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+  if [ "${BENCH_BUILD:-1}" = 1 ]; then
+    (cd "$repo" && bazel build //cmd/rdcp //cmd/rdcpd >&2) || exit 3
+  fi
+  cmd="env SMALL_TREES='${SMALL_TREES:-5000x4096 50000x1024 mixed}' SMALL_SCP_MAX=${SMALL_SCP_MAX:-5000}"
+  cmd+=" SMALL_MIXED_N=${SMALL_MIXED_N:-5000} SMALL_MIXED_BIG=${SMALL_MIXED_BIG:-3} SMALL_MIXED_MB=${SMALL_MIXED_MB:-64}"
+  cmd+=" bash $repo/tests/bench/small_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
+  cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
+  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |
+    grep -E '^\[a\] (small|PASS|FAIL|guest|    \|)|^\[b\] (b:|guest|FAIL)'
+  exit "${PIPESTATUS[0]}"
+fi
+
 if [ "${1:-}" = --many ]; then
   repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
   if [ "${BENCH_BUILD:-1}" = 1 ]; then
@@ -48,7 +73,7 @@ if [ "${1:-}" = --many ]; then
   cmd="env RIG_MODE=2 FAIR_MB=${FAIR_MB:-200} FAIR_DIR=shared STARTUP_RUNS=${STARTUP_RUNS:-9}"
   cmd+=" bash $repo/tests/e2e/many_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
   cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
-  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-1500}" --a "$cmd" --b "$cmd" |
+  bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |
     grep -E '^\[a\] (startup|memory|fair|PASS|FAIL|guest)|^\[b\] (sessions|guest)'
   exit "${PIPESTATUS[0]}"
 fi
@@ -167,6 +192,7 @@ ibw1 ibw $BENCH_MB -
 ibw_short ibw $IBW_SHORT_MB -
 rdcp_none rdcp $BENCH_MB none
 rdcp_none_lanes2 rdcp $BENCH_MB none+lanes2
+rdcp_gmac rdcp $BENCH_MB default
 rdcp_sha256 rdcp $BENCH_MB sha256
 rdcp_blake2b512 rdcp $BENCH_MB blake2b512
 rdcp_none_small rdcp $BENCH_SMALL_MB none
@@ -289,6 +315,8 @@ a_step() {
       ;;
     rdcp)
       local -a ck=(--checksum "${extra%%+*}")
+      # default: no --checksum (the default integrity, gmac)
+      [ "${extra%%+*}" = default ] && ck=()
       # none+lanes2: --lanes 2 (one session over 2 RC QPs, issue 12)
       [ "${extra#*+lanes}" != "$extra" ] && ck+=(--lanes "${extra#*+lanes}")
       run_timed "$name" "$BENCH_RDCP" "${ck[@]}" --port "$port" "$f" "$RIG_PEER_IP::bench/" || return 1
@@ -313,6 +341,7 @@ a_step() {
 guest_b() {
   guest_common
   local st=0 failed=0
+  b_digest_rates
   wait_for "$S/a-prepared" "$((120 + BENCH_MB))" || st=$?
   if [ "$st" != 0 ] || [ "$(cat "$S/a-prepared")" != ok ]; then
     echo "bench[b]: a never prepared its data (status $st): $(cat "$S/a-prepared" 2>/dev/null)" >&2
@@ -325,6 +354,22 @@ guest_b() {
   done <<<"$(steps)"
   [ -n "${SSHD_PID:-}" ] && stop_pid "$SSHD_PID"
   return "$failed"
+}
+
+# b_digest_rates: one core's digest rates in this guest (tests/bench:digest_bench, the
+# engine's own protect/verify calls, 4 MiB chunks), while a generates its data.
+b_digest_rates() {
+  local lg="$S/log/digest-b.log"
+  res digest nproc "$(nproc)"
+  [ -x "${BENCH_DIGEST:-}" ] || {
+    res digest error "no digest_bench binary"
+    return 0
+  }
+  timeout 120 "$BENCH_DIGEST" "$BENCH_DIGEST_MB" 4096 >"$lg" 2>&1 || res digest rc "$?"
+  # "gmac  protect verify" in GB/s (1e9 B/s) -> MiB/s
+  awk '$1 == "gmac" || $1 == "sha256" {
+      printf "%s_protect=%.2f\n%s_verify=%.2f\n", $1, $2 * 1e9 / 1048576, $1, $3 * 1e9 / 1048576
+    }' "$lg" >>"$S/res/digest.$RIG_ROLE"
 }
 
 # b_wait_done STEP: wait for a's client to finish the step.
@@ -492,6 +537,38 @@ fmt_row() {
   printf '%-34s %10s %10s %12s  %s\n' "$tool" "$mb" "$mib" "$ratio" "$note"
 }
 
+# integrity_cap IBW_MIB: the default integrity (gmac) against the rig's CPU cap for it.
+# The cap: one core's gmac rate in the guest (the slower of protect on a's kind of
+# core and verify on b's; both VMs are the same) times the cores a side can use
+# (min(--threads default, nproc)), bounded by ib_write_bw. Soft-RoCE also spends
+# that core on the wire, so the serial bound 1 / (1/ibw + 1/(rate x cores)) is
+# printed beside it: what one core doing both, one after the other, could reach.
+integrity_cap() {
+  local base=$1 p v n rate cap serial mib ratio verdict
+  p=$(get digest b gmac_protect)
+  v=$(get digest b gmac_verify)
+  n=$(get digest b nproc)
+  if [ -z "$p" ] || [ -z "$v" ] || [ -z "$n" ] || [ -z "$base" ]; then
+    echo "default integrity (gmac) >= $BENCH_CAP_TARGET x CPU cap: FAIL (no digest rate: $(get digest b error)$(get digest b rc))"
+    return
+  fi
+  [ "$n" -gt 8 ] && n=8 # rdcp's default --threads: the cores, at most 8
+  rate=$(awk -v p="$p" -v v="$v" 'BEGIN {printf "%.2f", p < v ? p : v}')
+  cap=$(awk -v r="$rate" -v n="$n" -v b="$base" 'BEGIN {c = r * n; printf "%.2f", c < b ? c : b}')
+  serial=$(awk -v r="$rate" -v n="$n" -v b="$base" 'BEGIN {printf "%.2f", 1 / (1 / b + 1 / (r * n))}')
+  echo "gmac, one core in the guest (digest_bench, ${BENCH_DIGEST_MB} MiB in 4 MiB chunks): protect $p MiB/s, verify $v MiB/s; $n core(s) per side"
+  echo "CPU cap for gmac = min(ib_write_bw $base, min(protect, verify) $rate x $n cores) = $cap MiB/s"
+  echo "  (serial model, one core doing the wire and the tag in turn: 1/(1/$base + 1/($rate x $n)) = $serial MiB/s)"
+  mib=$(wall_mib rdcp_gmac)
+  if [ -z "$mib" ]; then
+    echo "default integrity (gmac) >= $BENCH_CAP_TARGET x CPU cap: FAIL (no measurement)"
+    return
+  fi
+  ratio=$(awk -v m="$mib" -v c="$cap" 'BEGIN {printf "%.3f", m / c}')
+  verdict=$(awk -v r="$ratio" -v t="$BENCH_CAP_TARGET" 'BEGIN {print (r >= t) ? "PASS" : "FAIL"}')
+  echo "default integrity (gmac) >= $BENCH_CAP_TARGET x CPU cap: $verdict ($ratio; wall clock $mib MiB/s vs cap $cap MiB/s; vs the serial model $(awk -v m="$mib" -v c="$serial" 'BEGIN {printf "%.3f", m / c}'))"
+}
+
 mib_of_kb() { awk -v k="$1" 'BEGIN {printf "%.1f", k / 1024}'; }
 
 report() {
@@ -537,7 +614,8 @@ report() {
   done <<EOF
 rdcp_none rdcp --checksum none
 rdcp_none_lanes2 rdcp --checksum none --lanes 2
-rdcp_sha256 rdcp (default: sha256)
+rdcp_gmac rdcp (default integrity: gmac)
+rdcp_sha256 rdcp --checksum sha256
 rdcp_blake2b512 rdcp --checksum blake2b512
 rdcp_none_small rdcp --checksum none (${BENCH_SMALL_MB} MiB)
 scp scp
@@ -569,6 +647,7 @@ EOF
   else
     echo "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw: FAIL (no measurement)"
   fi
+  integrity_cap "$base"
   hwm_big=$(get rdcp_none b vmhwm_kb)
   hwm_small=$(get rdcp_none_small b vmhwm_kb)
   if [ -n "$hwm_big" ] && [ -n "$hwm_small" ]; then
@@ -604,7 +683,9 @@ host_main() {
   local self="$REPO/tests/bench/bench.sh" out="$REPO/tests/bench/results" c
   BENCH_MB=${BENCH_MB:-256}
   BENCH_SMALL_MB=${BENCH_SMALL_MB:-64}
-  BENCH_TARGET=${BENCH_TARGET:-0.8}
+  BENCH_TARGET=${BENCH_TARGET:-0.95}
+  BENCH_CAP_TARGET=${BENCH_CAP_TARGET:-0.9}
+  BENCH_DIGEST_MB=${BENCH_DIGEST_MB:-128}
   BENCH_VERIFY=${BENCH_VERIFY:-1}
   if ! [[ "$BENCH_MB" =~ ^[0-9]+$ ]] || [ "$BENCH_MB" -lt 4 ]; then
     log "BENCH_MB must be an integer >= 4"
@@ -627,8 +708,10 @@ host_main() {
 
   if [ "${BENCH_BUILD:-1}" = 1 ] && [ -z "${BENCH_RDCP:-}" ]; then
     log "bazel build //cmd/..."
-    (cd "$REPO" && bazel build //cmd/... >&2) || die "bazel build //cmd/... failed"
+    (cd "$REPO" && bazel build //cmd/... //tests/bench:digest_bench >&2) ||
+      die "bazel build //cmd/... //tests/bench:digest_bench failed"
   fi
+  BENCH_DIGEST=$(readlink -f "${BENCH_DIGEST:-$REPO/bazel-bin/tests/bench/digest_bench}") || true
   BENCH_RDCP=$(readlink -f "${BENCH_RDCP:-$REPO/bazel-bin/cmd/rdcp/rdcp}") || true
   BENCH_RDCPD=$(readlink -f "${BENCH_RDCPD:-$REPO/bazel-bin/cmd/rdcpd/rdcpd}") || true
   [ -x "$BENCH_RDCP" ] || die "no rdcp binary (build with: bazel build //cmd/...)"
@@ -645,13 +728,19 @@ host_main() {
   if ! { mkdir -p "$WORK/bin" && cp "$BENCH_RDCP" "$WORK/bin/rdcp" && cp "$BENCH_RDCPD" "$WORK/bin/rdcpd"; }; then
     die "cannot copy the binaries to $WORK/bin"
   fi
+  if [ -x "$BENCH_DIGEST" ]; then
+    cp "$BENCH_DIGEST" "$WORK/bin/digest_bench" && BENCH_DIGEST=$WORK/bin/digest_bench
+  else
+    log "warning: no digest_bench binary: the gmac CPU cap will not be measured"
+    BENCH_DIGEST=""
+  fi
   BENCH_RDCP_ORIG=$BENCH_RDCP
   BENCH_RDCP=$WORK/bin/rdcp
   BENCH_RDCPD=$WORK/bin/rdcpd
   export RIG_BINDS="${RIG_BINDS:+$RIG_BINDS }$WORK/bin"
-  export BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT
+  export BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT BENCH_DIGEST BENCH_DIGEST_MB
   [ -n "${BENCH_STEP_TIMEOUT:-}" ] || unset BENCH_STEP_TIMEOUT
-  local rig_env="BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT"
+  local rig_env="BENCH_MB BENCH_SMALL_MB BENCH_VERIFY BENCH_RDCP BENCH_RDCPD BENCH_STEP_TIMEOUT BENCH_DIGEST BENCH_DIGEST_MB BENCH_ONLY"
   log "booting the rig (timeout ${to}s); ${BENCH_MB} MiB file; results at the end (takes a few minutes)"
   local t0=$SECONDS rst=0
   TMPDIR=$WORK RIG_KEEP=1 RIG_ENV="$rig_env" bash "$REPO/tests/rig/rig.sh" run2 --timeout "$to" \
@@ -710,6 +799,7 @@ case "${1:-}" in
     BENCH_MB=${BENCH_MB:-256}
     BENCH_SMALL_MB=${BENCH_SMALL_MB:-64}
     BENCH_VERIFY=${BENCH_VERIFY:-1}
+    BENCH_DIGEST_MB=${BENCH_DIGEST_MB:-128}
     case "${2:-}" in
       a) guest_a ;;
       b) guest_b ;;
@@ -718,10 +808,10 @@ case "${1:-}" in
     ;;
   "") host_main ;;
   -h | --help)
-    sed -n '2,26s/^# \{0,1\}//p' "$0"
+    sed -n '2,41s/^# \{0,1\}//p' "$0"
     ;;
   *)
-    sed -n '2,26s/^# \{0,1\}//p' "$0" >&2
+    sed -n '2,41s/^# \{0,1\}//p' "$0" >&2
     exit 2
     ;;
 esac

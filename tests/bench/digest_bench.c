@@ -62,7 +62,7 @@ int main(int argc, char **argv)
 			if (rd_digest_verify(d, &ref, buf, chunk, tag) && d->size && !d->encrypts)
 				return 1;
 		t2 = now() - t0;
-		printf("%-12s %12.2f %12.2f\n", kinds[k], (double)total / t1 / 1e9,
+		printf("%-12s %12.4f %12.4f\n", kinds[k], (double)total / t1 / 1e9,
 		       (double)total / t2 / 1e9);
 		rd_digest_close(d);
 	}

@@ -199,6 +199,28 @@ if [ ! -e /etc/rdcp/rdcpd.conf ]; then
 	check "  nothing to serve" err_has "rdcpd: nothing to serve: /etc/rdcp/rdcpd.conf does not exist; give --config FILE or --module NAME=DIR"
 fi
 
+# --- threads and max lanes: the file's, else the command line's, take effect ---
+# (the daemon logs what each connection gets; on TCP it runs until timeout stops it)
+cat >"$tmp/shape.conf" <<CONF
+threads = 3
+max lanes = 2
+CONF
+timeout 3 "$rdcpd" --foreground --config "$tmp/shape.conf" --port 0 --transport tcp \
+	--listen 127.0.0.1 >"$tmp/out" 2>"$tmp/err"
+sed 's/^/    | /' "$tmp/err"
+check "threads = 3, max lanes = 2 of the file are used" \
+	grep -q "each connection: 3 threads (rdcpd.conf), up to 2 lanes (rdcpd.conf)\$" "$tmp/err"
+timeout 3 "$rdcpd" --foreground --config "$tmp/shape.conf" --port 0 --transport tcp \
+	--listen 127.0.0.1 --threads 5 --max-lanes 1 >"$tmp/out" 2>"$tmp/err"
+sed 's/^/    | /' "$tmp/err"
+check "  --threads 5 --max-lanes 1 override them" \
+	grep -q "each connection: 5 threads (command line), up to 1 lane (command line)\$" "$tmp/err"
+printf 'threads = 65\nmax lanes = 0\n' >"$tmp/shape.conf"
+run --check-config --config "$tmp/shape.conf"
+check "threads = 65, max lanes = 0: exit 1" [ "$RC" -eq 1 ]
+check "  threads out of range" err_has "$tmp/shape.conf:1: threads: 65 is out of range (1 to 64)"
+check "  max lanes out of range" err_has "$tmp/shape.conf:2: max lanes: 0 is out of range (1 to 8)"
+
 # --- the sample makes a daemon that exports nothing ---
 timeout 10 "$rdcpd" --foreground --config "$sample" --port 0 >"$tmp/out" 2>"$tmp/err"
 RC=$?

@@ -8,6 +8,9 @@ RDCPD=$2
 # shellcheck source=tests/e2e/guest_lib.sh
 . "$3"
 BIG_MB=${BIG_MB:-200}
+# Many small files (issue 13): SMALL_DIRS x 100 files of 4 KiB, plus three
+# large files among them; fewer in one VM (client and server share it).
+if [ "${RIG_MODE:-2}" = 1 ]; then SMALL_DIRS=${SMALL_DIRS:-10}; else SMALL_DIRS=${SMALL_DIRS:-50}; fi
 
 server() {
 	mkdir -p /tmp/mod /tmp/cmod /tmp/msrc
@@ -153,6 +156,38 @@ client() {
 	check "a daemon that exports nothing refuses: exit 14" [ "$RC" -eq 14 ]
 	check "  saying so" out_has "this server exports no modules"
 	meta "$S"
+	many_small "$S"
+}
+
+# make_small_tree DIR: SMALL_DIRS directories of 100 random 4 KiB files (one
+# split per directory), three large files among them, a few empty files.
+make_small_tree() {
+	local d=$1 i
+	for i in $(seq -w 1 "$SMALL_DIRS"); do
+		mkdir -p "$d/d$i"
+		head -c $((100 * 4096)) /dev/urandom | split -b 4096 -a 3 - "$d/d$i/f"
+	done
+	head -c $((9 << 20)) /dev/urandom >"$d/d01/large1"
+	head -c $((5 << 20)) /dev/urandom >"$d/d02/large2"
+	head -c $(((4 << 20) + 1)) /dev/urandom >"$d/large3"
+	: >"$d/d01/empty1"
+	: >"$d/empty2"
+}
+
+# Issue 13: many small files with large ones among them, pushed to the daemon
+# and pulled back, byte for byte (with --fsync, the default: batched syncs).
+many_small() {
+	local S=$1 n
+	make_small_tree /tmp/src/small
+	n=$(find /tmp/src/small -type f | wc -l)
+	run -r /tmp/src/small "$S::m/"
+	check "push a tree of $n files (4 KiB each, 3 large among them)" [ "$RC" -eq 0 ]
+	check "  every entry reported" out_has "$((n + 2 * (SMALL_DIRS + 1))) entries"
+	run -r "$S::m/small" /tmp/pull/
+	check "  pulled back byte for byte" same_tree /tmp/src/small /tmp/pull/small
+	check "  no temporaries or partials left" \
+		sh -c '! find /tmp/pull/small -name ".rdcp*" | grep -q .'
+	rm -rf /tmp/pull/small /tmp/src/small
 }
 
 # Issue 13: rsync's metadata flags. The server built the same tree as ms/meta.
