@@ -70,6 +70,12 @@ struct rd_engine_opts {
 	 * NULL: the caller tells the peer, if anyone.
 	 */
 	const char *stop_text;
+	/*
+	 * RD_OF_PACK agreed (the session sets it from OPEN_OK): the receiver
+	 * asks for small files many per chunk, the sender answers such
+	 * requests (rd_proto.h, Packs). 0: a GET kind PACK is a protocol error.
+	 */
+	int pack;
 };
 
 /*
@@ -94,6 +100,7 @@ struct rd_engine_stats {
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
 	uint64_t chunks_readahead; /* sender: GETs answered from data read ahead */
+	uint64_t packs, files_packed; /* RD_OF_PACK: packs moved, files they carried */
 	uint64_t reg_bytes; /* data buffers registered now (bytes) */
 	uint64_t reg_peak;  /* the most registered at once */
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */

@@ -40,6 +40,7 @@
 #include "lib/engine/rd_engine_priv.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,12 @@ struct rjob {
 	uint8_t tag[RD_DIGEST_MAX];
 	int vret, werr; /* verify: 0, -RD_ECORRUPT or < 0 (err); write: 0 or -errno */
 	struct rd_err err;
+	/* a PACK (f, sf unused): its files, their sink files (NULL: failed) and sizes */
+	unsigned npack;
+	struct rfile *pf[RD_PACK_FILES_MAX];
+	struct rd_sink_file *psf[RD_PACK_FILES_MAX];
+	uint32_t plen[RD_PACK_FILES_MAX];
+	int pwerr[RD_PACK_FILES_MAX];
 };
 
 struct rfile {
@@ -478,10 +485,136 @@ static void rjob_run(struct rd_job *jj, struct rd_digest *dg)
 		if (j->vret)
 			return;
 	}
-	if (j->f->has_map)
+	if (j->npack) {
+		size_t at = 0;
+		unsigned i;
+
+		for (i = 0; i < j->npack; i++) {
+			if (j->psf[i])
+				j->pwerr[i] = rd_sink_file_pwrite(j->psf[i], j->buf + at, j->plen[i], 0);
+			at += j->plen[i];
+		}
+	} else if (j->f->has_map)
 		j->werr = write_packed(j->f, j->sf, j->cs, j->buf, j->ref.chunk);
 	else
 		j->werr = rd_sink_file_pwrite(j->sf, j->buf, j->ref.len, j->ref.chunk * j->cs);
+}
+
+/* A pack's slot is free again: none of its files waits for it. */
+static void pack_release(struct receiver *r, struct rslot *s)
+{
+	uint64_t i;
+
+	s->state = SL_FREE;
+	for (i = 0; i < s->chunk; i++) {
+		struct rfile *f = win_of(r, s->id + (uint32_t)i);
+
+		if (f)
+			f->inflight--;
+	}
+}
+
+/* DATA of a PACK: verify it whole, then write each of its live files (a worker). */
+static int on_pack(struct receiver *r, struct rslot *s, const struct rd_msg_data *d)
+{
+	struct rjob *j = &s->job;
+	unsigned i, live = 0;
+	uint64_t want = 0;
+
+	for (i = 0; i < s->chunk; i++)
+		want += win_of(r, d->id + i)->meta.size; /* held by inflight */
+	if (d->len != want)
+		return proto_err(r, "PACK DATA of the wrong length");
+	if (d->dlen != r->e->dg->size)
+		return proto_err(r, "DATA digest of the wrong length");
+	if (want > s->cap)
+		return proto_err(r, "DATA longer than its slot");
+	memset(j, 0, offsetof(struct rjob, pf));
+	j->npack = (unsigned)s->chunk;
+	for (i = 0; i < j->npack; i++) {
+		struct rfile *f = win_of(r, d->id + i);
+
+		j->pf[i] = f;
+		j->psf[i] = f->failed ? NULL : f->f;
+		j->plen[i] = (uint32_t)f->meta.size;
+		j->pwerr[i] = 0;
+		if (!f->failed) {
+			f->working++;
+			live++;
+		}
+	}
+	if (!live) {
+		pack_release(r, s);
+		return 0;
+	}
+	j->j.run = rjob_run;
+	j->slot = (unsigned)(s - r->slots);
+	j->ref = (struct rd_chunk_ref){d->id, d->chunk, (uint32_t)want, d->seq};
+	j->buf = s->buf;
+	j->cs = r->e->o.chunk_size;
+	j->verify = r->e->dg->size > 0;
+	memcpy(j->tag, d->digest, d->dlen);
+	s->state = SL_WORK;
+	rd_wpool_submit(r->pool, &j->j);
+	return 0;
+}
+
+/* A pack's job came back: every live file written and done, or the pack asked again. */
+static int pack_done(struct receiver *r, struct rjob *j)
+{
+	struct rslot *s = &r->slots[j->slot];
+	unsigned i;
+	int ret = 0, again = 0;
+
+	s->state = SL_BUSY;
+	for (i = 0; i < j->npack; i++)
+		if (j->psf[i])
+			j->pf[i]->working--;
+	if (j->vret == -RD_ECORRUPT) {
+		r->e->st.chunks_retried++;
+		again = ++s->tries <= r->e->o.max_retries;
+	} else if (j->vret) {
+		ret = rd_err_copy(&r->e->err, &j->err);
+	}
+	for (i = 0; !ret && !again && i < j->npack; i++) {
+		struct rfile *f = j->pf[i];
+
+		if (!j->psf[i] || f->failed)
+			continue;
+		if (j->vret) {
+			fail_file(r, f, RD_ECORRUPT,
+				  "pack of %u files failed %s verification %u times; giving up",
+				  j->npack, r->e->dg->name, s->tries);
+		} else if (j->pwerr[i]) {
+			sink_fail(r, f, rd_sink_file_write_error(f->f, -j->pwerr[i]));
+		} else {
+			rd_sink_file_chunk_done(f->f, 0, 1);
+			f->done++;
+			f->bytes += j->plen[i];
+			rd_stat_add(&r->e->st.bytes_data, j->plen[i]);
+			if (f->id == r->oldest)
+				rd_stat_add(&r->e->st.cur_done, j->plen[i]);
+		}
+	}
+	if (again) {
+		s->state = SL_RETRY; /* asked again by schedule() */
+	} else if (!ret) {
+		if (!j->vret) {
+			r->e->st.packs++;
+			r->e->st.files_packed += j->npack;
+		}
+		pack_release(r, s);
+	}
+	for (i = 0; i < j->npack; i++) {
+		struct rfile *f = j->pf[i];
+
+		if (j->psf[i] && !f->working && f->abort_later) {
+			f->abort_later = 0;
+			rd_sink_file_abort(f->f);
+			f->f = NULL;
+		}
+	}
+	return ret;
 }
 
 static int on_data(struct receiver *r, const struct rd_msg_data *d)
@@ -494,6 +627,8 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	if (!s || s->kind != d->kind || s->seq != d->seq)
 		return proto_err(r, "DATA for a slot that was not requested");
 	rd_engine_progress(r->e); /* an answer to one of our requests */
+	if (d->kind == RD_GET_PACK)
+		return on_pack(r, s, d);
 	f = win_of(r, d->id);
 	if (!f || f->type != RD_FT_REG)
 		return proto_err(r, "DATA for an unknown file");
@@ -516,7 +651,7 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 	if (want > s->cap)
 		return proto_err(r, "DATA longer than its slot");
 	j = &s->job;
-	memset(j, 0, sizeof(*j));
+	memset(j, 0, offsetof(struct rjob, pf)); /* npack 0: one file's chunk */
 	j->j.run = rjob_run;
 	j->f = f;
 	j->sf = f->f;
@@ -582,9 +717,11 @@ static int reap_jobs(struct receiver *r)
 	int n = 0, ret = 0;
 
 	for (j = rd_wpool_reap(r->pool); j; j = next) {
+		struct rjob *rj = (struct rjob *)j;
+
 		next = j->next;
 		if (!ret)
-			ret = job_done(r, (struct rjob *)j);
+			ret = rj->npack ? pack_done(r, rj) : job_done(r, rj);
 		n++;
 	}
 	return ret < 0 ? ret : n;
@@ -602,6 +739,16 @@ static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
 
 		if (s->state == SL_BUSY && s->id == m->id && s->chunk == m->chunk) {
 			slot_release(r, s, f);
+			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
+				  (int)m->text.len, m->text.ptr);
+			return 0;
+		}
+	}
+	/* a file of a pack in flight: it fails alone; the pack's DATA follows */
+	for (i = 0; !m->chunk && i < r->nslots; i++) {
+		struct rslot *s = &r->slots[i];
+
+		if (s->state == SL_BUSY && s->kind == RD_GET_PACK && m->id - s->id < s->chunk) {
 			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
 				  (int)m->text.len, m->text.ptr);
 			return 0;
@@ -752,6 +899,59 @@ static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
 	return ret;
 }
 
+/* Can f travel in a pack (RD_OF_PACK; rd_proto.h, Packs)? Its one chunk, unasked. */
+static int packable(struct receiver *r, const struct rfile *f)
+{
+	return f && f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed && !f->more &&
+	       !f->check && !f->has_map && f->next == 0 && f->nchunks == 1 &&
+	       f->meta.size <= RD_PACK_FILE_MAX &&
+	       rd_sink_file_chunk_src(f->f, 0) == RD_SINK_CHUNK_NONE;
+}
+
+/*
+ * The run of packable files from window position k on, as one GET PACK
+ * (at least two; as many as fit a chunk). 1 = sent, 0 = no pack here,
+ * 2 = no slot free now, or < 0.
+ */
+static int send_pack(struct receiver *r, unsigned k)
+{
+	uint64_t sum = 0;
+	unsigned n = 0, i, slot;
+	struct rslot *s;
+	int ret;
+
+	while (k + n < RD_WINDOW_FILES && n < RD_PACK_FILES_MAX) {
+		struct rfile *f = win_of(r, r->oldest + k + n);
+
+		if (!packable(r, f) || sum + f->meta.size > r->e->o.chunk_size)
+			break;
+		sum += f->meta.size;
+		n++;
+	}
+	if (n < 2)
+		return 0;
+	ret = slot_get(r, (uint32_t)sum, &slot);
+	if (ret)
+		return ret < 0 ? ret : 2;
+	s = &r->slots[slot];
+	s->id = r->oldest + k;
+	s->chunk = n;
+	s->kind = RD_GET_PACK;
+	s->src = RD_SINK_CHUNK_NONE;
+	s->tries = 0;
+	ret = send_get(r, slot, s);
+	if (ret)
+		return ret < 0 ? ret : 2;
+	s->state = SL_BUSY;
+	for (i = 0; i < n; i++) {
+		struct rfile *f = win_of(r, s->id + i);
+
+		f->inflight++;
+		f->next = 1;
+	}
+	return 1;
+}
+
 /* Issue requests: retries first, then the oldest files' next chunks. */
 static int schedule(struct receiver *r)
 {
@@ -774,6 +974,17 @@ static int schedule(struct receiver *r)
 
 		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
+		if (r->e->o.pack && packable(r, f)) {
+			ret = send_pack(r, k);
+			if (ret < 0)
+				return ret;
+			if (ret == 2)
+				return (int)n; /* oldest first: wait for a slot */
+			if (ret == 1) {
+				n++;
+				continue;
+			}
+		}
 		while (f->next < f->nchunks) {
 			struct rslot *s;
 			int src = rd_sink_file_chunk_src(f->f, f->next);

@@ -22,6 +22,12 @@
  * asks for in order; a GET that finds its chunk read already only needs it
  * tagged. Same buffers, same budget: a GET that finds no free buffer takes
  * one that holds read-ahead data.
+ *
+ * Packs (RD_OF_PACK, issue 13): a GET kind PACK names many small files;
+ * its job reads them one after the other into one buffer and tags the
+ * whole; a file that cannot be read whole gets a CHUNK_ERR before the
+ * pack's DATA (its bytes are zeros). Small files are not read ahead then:
+ * the receiver asks for them in packs.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -69,6 +75,10 @@ struct sjob {
 	int finished, flipped;
 	int ra;	  /* a read-ahead: read only, no GET yet */
 	int have; /* the data was read ahead: tag only */
+	unsigned npack;	/* a PACK: its files (pw; w is pw[0]) */
+	unsigned perr_next; /* CHUNK_ERRs of the pack sent so far (answer_head) */
+	struct swin *pw[RD_PACK_FILES_MAX];
+	int perr[RD_PACK_FILES_MAX]; /* 0, -errno, or 1: the file shrank */
 	uint8_t tag[RD_DIGEST_MAX];
 	struct rd_err err;
 };
@@ -229,12 +239,68 @@ static void win_close(struct sender *s, struct swin *w)
 	w->done_seen = 0;
 }
 
+/* The files of a PACK GET, checked (rd_proto.h, Packs): 0, or a protocol error. */
+static int pack_files(struct sender *s, const struct rd_msg_get *g, struct swin **pw,
+		      uint32_t *sum)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	if (!s->e->o.pack)
+		return proto_err(s, "PACK request without packs agreed");
+	for (i = 0; i < g->chunk; i++) {
+		struct swin *w = win_of(s, g->id + i);
+
+		if (!w || w->type != RD_FT_REG || w->done_seen)
+			return proto_err(s, "PACK request for an entry that is not an open file");
+		if (w->has_map || !w->size || w->size > RD_PACK_FILE_MAX ||
+		    w->size > s->e->o.chunk_size)
+			return proto_err(s, "PACK request for a file a pack does not carry");
+		n += w->size;
+		if (pw)
+			pw[i] = w;
+	}
+	if (n > g->len || n > s->e->o.chunk_size)
+		return proto_err(s, "PACK slot smaller than its files");
+	*sum = (uint32_t)n;
+	return 0;
+}
+
+static int on_pack_get(struct sender *s, const struct rd_msg_get *g)
+{
+	struct swin *w;
+	uint32_t sum;
+	int r = pack_files(s, g, NULL, &sum);
+
+	if (r)
+		return r;
+	if (s->gq_count >= GETQ_MAX)
+		return proto_err(s, "too many outstanding GETs");
+	if (g->seq <= s->last_seq)
+		return proto_err(s, "GET sequence number not increasing");
+	s->last_seq = g->seq;
+	w = win_of(s, g->id);
+	if (w->data_hi) {
+		s->e->st.chunks_retried++; /* the same pack again */
+	} else {
+		s->e->st.packs++;
+		s->e->st.files_packed += g->chunk;
+	}
+	for (; w && w->id - g->id < g->chunk; w = win_of(s, w->id + 1))
+		w->data_hi = 1;
+	s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = *g;
+	rd_engine_progress(s->e);
+	return 0;
+}
+
 static int on_msg(struct sender *s, const struct rd_msg *m)
 {
 	struct swin *w;
 
 	switch (m->hdr.type) {
 	case RD_MSG_GET:
+		if (m->u.get.kind == RD_GET_PACK)
+			return on_pack_get(s, &m->u.get);
 		w = win_of(s, m->u.get.id);
 		if (!w || w->type != RD_FT_REG || w->done_seen)
 			return proto_err(s, "GET for an entry that is not an open file");
@@ -374,12 +440,33 @@ static int changed(const struct swin *w)
 	       (uint32_t)st.st_mtim.tv_nsec != w->mtime_nsec;
 }
 
+/* A PACK: each file whole, one after the other; a file not read whole is zeros. */
+static void read_pack(struct sjob *j)
+{
+	size_t at = 0, got;
+	unsigned i;
+
+	for (i = 0; i < j->npack; i++) {
+		const struct swin *w = j->pw[i];
+
+		j->perr[i] = read_full(w->fd, j->buf + at, (size_t)w->size, 0, &got);
+		if (!j->perr[i] && got != w->size)
+			j->perr[i] = 1;
+		if (j->perr[i])
+			memset(j->buf + at, 0, (size_t)w->size);
+		at += (size_t)w->size;
+	}
+	j->got = at;
+}
+
 /* A worker: read the chunk into the job's buffer and tag it. */
 static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
 {
 	struct sjob *j = (struct sjob *)jj;
 
-	if (!j->have) {
+	if (j->npack) {
+		read_pack(j);
+	} else if (!j->have) {
 		if (j->w->has_map)
 			j->rerr = read_packed(j->w, j->cs, j->g.chunk, j->buf, j->want, &j->got);
 		else
@@ -387,7 +474,8 @@ static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
 	}
 	if (j->ra || j->rerr || j->got != j->want)
 		return;
-	j->changed = changed(j->w);
+	/* a PACK's files are read whole, each at once: no chunk of two versions */
+	j->changed = !j->npack && changed(j->w);
 	if (j->changed)
 		return;
 	if (j->g.kind == RD_GET_SUM) {
@@ -460,6 +548,9 @@ static int start_ra(struct sender *s)
 		w = &s->win[i];
 		if (!w->used || w->type != RD_FT_REG || w->has_map || w->done_seen)
 			continue;
+		/* packs: the receiver asks for small files many at once */
+		if (s->e->o.pack && w->size <= RD_PACK_FILE_MAX && w->size <= s->e->o.chunk_size)
+			continue;
 		if (w->ra_next < w->data_hi)
 			w->ra_next = w->data_hi;
 		if (w->ra_next >= w->nchunks)
@@ -495,6 +586,50 @@ static int start_ra(struct sender *s)
 	return 1;
 }
 
+static void job_queued(struct sender *s, unsigned b)
+{
+	s->bufs[b].busy = 1;
+	s->ring[(s->ring_head + s->ring_count++) % s->nbufs] = b;
+	s->gq_head = (s->gq_head + 1) % GETQ_MAX;
+	s->gq_count--;
+	rd_wpool_submit(s->pool, &s->bufs[b].job.j);
+}
+
+/* The oldest waiting GET is a PACK: its job, if a buffer is free. 1 = started. */
+static int start_pack(struct sender *s, const struct rd_msg_get *g)
+{
+	struct swin *pw[RD_PACK_FILES_MAX];
+	struct sjob *j;
+	unsigned b = 0, i;
+	uint32_t want;
+	int r;
+
+	/* checked when it came; its files may have been answered since */
+	r = pack_files(s, g, pw, &want);
+	if (r)
+		return r;
+	r = buf_get(s, want, &b);
+	if (r == 1 && ra_reclaim(s))
+		r = buf_get(s, want, &b);
+	if (r)
+		return r < 0 ? r : 0;
+	j = &s->bufs[b].job;
+	memset(j, 0, sizeof(*j));
+	j->j.run = sjob_run;
+	j->g = *g;
+	j->npack = (unsigned)g->chunk;
+	for (i = 0; i < j->npack; i++) {
+		j->pw[i] = pw[i];
+		pw[i]->jobs++;
+	}
+	j->w = pw[0];
+	j->buf = s->bufs[b].p;
+	j->cs = s->e->o.chunk_size;
+	j->want = want;
+	job_queued(s, b);
+	return 1;
+}
+
 /* Start the oldest waiting GET's job if a buffer is free. 1 = did one. */
 static int start_get(struct sender *s)
 {
@@ -508,6 +643,8 @@ static int start_get(struct sender *s)
 	if (!s->gq_count || s->ring_count >= s->nbufs)
 		return 0;
 	g = &s->getq[s->gq_head];
+	if (g->kind == RD_GET_PACK)
+		return start_pack(s, g);
 	w = win_of(s, g->id);
 	if (!w || w->done_seen)
 		return proto_err(s, "GET for an entry already answered");
@@ -580,10 +717,14 @@ static int reap_jobs(struct sender *s)
 
 static void job_end(struct sender *s, struct sjob *j)
 {
-	struct swin *w = j->w;
+	unsigned i, n = j->npack ? j->npack : 1;
 
-	if (!--w->jobs && w->done_seen)
-		win_close(s, w);
+	for (i = 0; i < n; i++) {
+		struct swin *w = j->npack ? j->pw[i] : j->w;
+
+		if (!--w->jobs && w->done_seen)
+			win_close(s, w);
+	}
 	s->ring_head = (s->ring_head + 1) % s->nbufs;
 	s->ring_count--;
 }
@@ -630,6 +771,27 @@ static int answer_head(struct sender *s)
 	}
 	if (j->derr)
 		return rd_err_copy(&s->e->err, &j->err);
+	/* a pack: first the files it could not carry, each failed alone */
+	for (; j->perr_next < j->npack; j->perr_next++) {
+		int e = j->perr[j->perr_next];
+
+		if (!e)
+			continue;
+		if (e < 0)
+			snprintf(text, sizeof(text), "reading: %s", strerror(-e));
+		else
+			snprintf(text, sizeof(text), "file shrank while being sent");
+		memset(&m, 0, sizeof(m));
+		m.hdr.type = RD_MSG_CHUNK_ERR;
+		m.u.chunk_err.id = j->pw[j->perr_next]->id;
+		m.u.chunk_err.code = RD_ESYS;
+		m.u.chunk_err.text.ptr = text;
+		m.u.chunk_err.text.len = (uint16_t)strlen(text);
+		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		if (r)
+			return r < 0 ? r : 0;
+	}
+	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_DATA;
 	m.u.data.id = j->g.id;
 	m.u.data.kind = j->g.kind;

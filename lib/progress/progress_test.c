@@ -246,6 +246,12 @@ static void test_summary(void **state)
 	rd_progress_summary(b, sizeof(b), &st, 3.2, "none");
 	assert_string_equal(b, "12 entries, 1.5 GiB in 3.20 s, 480.0 MiB/s, checksum none "
 			       "(data NOT verified), 3 already identical, 2 chunks resent");
+	st.packs = 4;
+	st.files_packed = 200;
+	rd_progress_summary(b, sizeof(b), &st, 3.2, "sha256");
+	assert_string_equal(b, "12 entries, 1.5 GiB in 3.20 s, 480.0 MiB/s, checksum sha256, "
+			       "3 already identical, 200 files in 4 packs, 2 chunks resent");
+	st.packs = st.files_packed = 0;
 	rd_progress_summary(b, sizeof(b), &st, 0, NULL);
 	assert_non_null(strstr(b, "in 0.00 s, 0 B/s, checksum none (data NOT verified)"));
 	rd_progress_summary(b, sizeof(b), NULL, NAN, "sha256");

@@ -318,6 +318,11 @@ size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *
 		snprintf(tmp, sizeof(tmp), ", %s kept from before (not sent)", b1);
 		out_put(&o, tmp, strlen(tmp));
 	}
+	if (st->packs) {
+		snprintf(tmp, sizeof(tmp), ", %" PRIu64 " files in %" PRIu64 " packs",
+			 st->files_packed, st->packs);
+		out_put(&o, tmp, strlen(tmp));
+	}
 	if (st->chunks_retried) {
 		snprintf(tmp, sizeof(tmp), ", %" PRIu64 " chunks resent", st->chunks_retried);
 		out_put(&o, tmp, strlen(tmp));

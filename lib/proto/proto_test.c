@@ -624,13 +624,13 @@ static void test_refuse_file_path(void **state)
 	expect_refused(&b, "NUL byte in path");
 }
 
-static void b_get(struct bld *b, uint8_t type, uint8_t kind)
+static void b_get_n(struct bld *b, uint8_t type, uint8_t kind, uint64_t chunk)
 {
 	b_hdr(b, type);
 	b_u32(b, 1);
 	b_u8(b, kind);
 	b_u32(b, 0);
-	b_u64(b, 0);
+	b_u64(b, chunk);
 	if (type == RD_MSG_GET) {
 		b_u64(b, 0x1000);
 		b_u32(b, 7);
@@ -644,6 +644,11 @@ static void b_get(struct bld *b, uint8_t type, uint8_t kind)
 	b_fix(b);
 }
 
+static void b_get(struct bld *b, uint8_t type, uint8_t kind)
+{
+	b_get_n(b, type, kind, 0);
+}
+
 static void test_refuse_get_kind(void **state)
 {
 	struct rd_msg m;
@@ -651,7 +656,7 @@ static void test_refuse_get_kind(void **state)
 
 	b_get(&b, RD_MSG_GET, 0);
 	expect_refused(&b, "bad chunk request kind");
-	b_get(&b, RD_MSG_GET, 3);
+	b_get(&b, RD_MSG_GET, 4);
 	expect_refused(&b, "bad chunk request kind");
 	b_get(&b, RD_MSG_GET, RD_GET_SUM);
 	expect_ok(&b, &m);
@@ -670,6 +675,47 @@ static void test_refuse_data_kind(void **state)
 	b_get(&b, RD_MSG_DATA, RD_GET_DATA);
 	expect_ok(&b, &m);
 	assert_int_equal(m.u.data.dlen, 0);
+}
+
+/* PACK (version 3): chunk is the file count, 1..RD_PACK_FILES_MAX, both ways. */
+static void test_pack_count(void **state)
+{
+	static const uint8_t types[] = {RD_MSG_GET, RD_MSG_DATA};
+	struct rd_msg m;
+	struct bld b;
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		b_get_n(&b, types[i], RD_GET_PACK, 0);
+		expect_refused(&b, "bad pack file count");
+		b_get_n(&b, types[i], RD_GET_PACK, RD_PACK_FILES_MAX + 1);
+		expect_refused(&b, "bad pack file count");
+		b_get_n(&b, types[i], RD_GET_PACK, 1ull << 40);
+		expect_refused(&b, "bad pack file count");
+		b_get_n(&b, types[i], RD_GET_PACK, 1);
+		expect_ok(&b, &m);
+		b_get_n(&b, types[i], RD_GET_PACK, RD_PACK_FILES_MAX);
+		expect_ok(&b, &m);
+		assert_int_equal(types[i] == RD_MSG_GET ? m.u.get.chunk : m.u.data.chunk,
+				 RD_PACK_FILES_MAX);
+		assert_int_equal(types[i] == RD_MSG_GET ? m.u.get.kind : m.u.data.kind,
+				 RD_GET_PACK);
+	}
+	/* a chunk index is any number for the other kinds */
+	b_get_n(&b, RD_MSG_GET, RD_GET_DATA, 1ull << 40);
+	expect_ok(&b, &m);
+	/* and the encoder refuses what the decoder would */
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_GET;
+	m.u.get.kind = RD_GET_PACK;
+	m.u.get.chunk = 0;
+	{
+		uint8_t buf[RD_CTRL_MAX];
+
+		assert_true(rd_msg_encode(buf, sizeof(buf), &m) < 0);
+		m.u.get.chunk = 2;
+		assert_true(rd_msg_encode(buf, sizeof(buf), &m) > 0);
+	}
 }
 
 static void test_refuse_dlen(void **state)
@@ -1030,6 +1076,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_file_path),
 	    cmocka_unit_test(test_refuse_get_kind),
 	    cmocka_unit_test(test_refuse_data_kind),
+	    cmocka_unit_test(test_pack_count),
 	    cmocka_unit_test(test_refuse_dlen),
 	    cmocka_unit_test(test_refuse_note_path_too_long),
 	    cmocka_unit_test(test_truncated_everywhere),

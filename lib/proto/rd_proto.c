@@ -219,10 +219,12 @@ static const char *meta_check(const struct rd_msg_meta *m)
 	}
 }
 
-static const char *kind_check(uint8_t kind)
+static const char *kind_check(uint8_t kind, uint64_t chunk)
 {
-	if (kind != RD_GET_DATA && kind != RD_GET_SUM)
+	if (kind != RD_GET_DATA && kind != RD_GET_SUM && kind != RD_GET_PACK)
 		return "bad chunk request kind";
+	if (kind == RD_GET_PACK && (chunk < 1 || chunk > RD_PACK_FILES_MAX))
+		return "bad pack file count";
 	return NULL;
 }
 
@@ -251,11 +253,11 @@ static const char *msg_check(const struct rd_msg *m)
 	case RD_MSG_FILE:
 		return file_check(&m->u.file);
 	case RD_MSG_GET:
-		return kind_check(m->u.get.kind);
+		return kind_check(m->u.get.kind, m->u.get.chunk);
 	case RD_MSG_DATA:
 		if (m->u.data.dlen > RD_DIGEST_MAX)
 			return "digest too long";
-		return kind_check(m->u.data.kind);
+		return kind_check(m->u.data.kind, m->u.data.chunk);
 	case RD_MSG_CHUNK_ERR:
 		return text_check(&m->u.chunk_err.text);
 	case RD_MSG_DONE:

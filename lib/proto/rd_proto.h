@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 2 (2 added the GET/DATA seq). This comment is the specification;
+ * The rdcp wire protocol, version 3 (2 added the GET/DATA seq; 3 added packs:
+ * RD_OF_PACK, GET/DATA kind PACK). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -145,9 +146,10 @@
  *
  *    GET (7), receiver -> sender (payload 41 bytes):
  *	 0 u32 id
- *	 4 u8  kind	  enum rd_get_kind (DATA 1, SUM 2), else refused
+ *	 4 u8  kind	  enum rd_get_kind (DATA 1, SUM 2, PACK 3), else refused
  *	 5 u32 slot	  receiver's pool slot index
- *	 9 u64 chunk	  chunk index in the file
+ *	 9 u64 chunk	  chunk index in the file; PACK: the number of files
+ *			  (1..RD_PACK_FILES_MAX, else refused)
  *	17 u64 addr	  slot address for the RDMA WRITE
  *	25 u32 rkey
  *	29 u32 len	  slot length
@@ -212,6 +214,23 @@
  *	 order: DATA len (and the digest) cover just those bytes, and a
  *	 chunk without any is never requested. The receiver writes each
  *	 piece at its offset and leaves the holes unwritten.
+ *
+ *    Packs (version 3, only with RD_OF_PACK honoured; issue 13): many
+ *    small files' data in one chunk. GET kind PACK asks for the files with
+ *    ids id .. id + chunk - 1, each of them a REG entry announced and not
+ *    yet DONE, without a SPARSE map, of 1..RD_PACK_FILE_MAX bytes and at
+ *    most chunk_size bytes; their sizes (from FILE) add up to at most the
+ *    slot's len and chunk_size (the sender refuses anything else as a
+ *    protocol error). The sender RDMA-writes the files' bytes one after
+ *    the other, in id order, at addr, and answers DATA kind PACK with the
+ *    same id and chunk (the count), len the sum of the sizes, and one tag
+ *    over the whole pack (rd_digest_protect with id, chunk = count, len,
+ *    seq). The receiver verifies the pack before it writes or commits any
+ *    of its files (a mismatch: the same GET again, as for any chunk). A
+ *    file of the pack the sender cannot read whole gets a CHUNK_ERR (its
+ *    id, chunk 0) before the pack's DATA; its bytes in the pack are zeros
+ *    and the receiver fails that file alone. Large files keep their own
+ *    chunks (kinds DATA and SUM).
  *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
@@ -296,7 +315,8 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	2
+#define RD_PROTO_MAX	3
+#define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -390,7 +410,13 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_SPARSE	0x400u /* -S: holes stay holes, never sent */
 #define RD_OF_DEVICES	0x800u /* --devices: char and block devices (root) */
 #define RD_OF_SPECIALS	0x1000u /* --specials: fifos and sockets */
-#define RD_OF_KNOWN	0x1fffu
+/*
+ * Packs (version 3): small files travel many per chunk (GET/DATA kind
+ * PACK). A client asks only when the connection's version is at least
+ * RD_PROTO_PACK; a server refuses it on an older version.
+ */
+#define RD_OF_PACK	0x2000u
+#define RD_OF_KNOWN	0x3fffu
 
 enum rd_ftype {
 	RD_FT_REG = 1,
@@ -432,7 +458,9 @@ struct rd_extent {
 	uint64_t off, len;
 };
 
-enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2 };
+enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2, RD_GET_PACK = 3 };
+#define RD_PACK_FILES_MAX RD_WINDOW_FILES /* files in one pack */
+#define RD_PACK_FILE_MAX  (64u << 10)	   /* the largest file a pack carries */
 
 struct rd_cm_req {
 	uint16_t ver_min, ver_max;

@@ -84,7 +84,8 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *as
 	}
 }
 
-static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o)
+static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o,
+		     uint32_t flags)
 {
 	struct rd_msg m;
 	int i;
@@ -92,7 +93,7 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN;
 	m.u.open.mode = o->push ? RD_MODE_PUSH : RD_MODE_PULL;
-	m.u.open.flags = o->flags;
+	m.u.open.flags = flags;
 	m.u.open.chunk_size = cl->e.o.chunk_size;
 	m.u.open.digest.ptr = o->eo.digest ? o->eo.digest : "";
 	m.u.open.digest.len = (uint16_t)strlen(m.u.open.digest.ptr);
@@ -210,6 +211,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	struct rd_sink *sink = NULL;
 	rd_engine_report_fn report = cl->e.report;
 	void *rctx = cl->e.report_ctx;
+	uint32_t flags;
 	unsigned i;
 	int ret;
 
@@ -264,10 +266,19 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
-	ret = send_open(cl, c, o);
+	/* packs (issue 13) from version 3 on; test builds can leave them off */
+	flags = o->flags;
+	if (rd_conn_info(c)->version >= RD_PROTO_PACK)
+		flags |= RD_OF_PACK;
+#ifdef RDCP_TEST_HOOKS
+	if (getenv("RDCP_TEST_NO_PACK"))
+		flags &= ~RD_OF_PACK;
+#endif
+	ret = send_open(cl, c, o, flags);
 	if (ret)
 		goto out;
-	ret = await_open_ok(cl, c, o->eo.digest, o->flags, &ok);
+	ret = await_open_ok(cl, c, o->eo.digest, flags, &ok);
+	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)

@@ -417,6 +417,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
 		goto out;
 	}
+	if ((o->flags & RD_OF_PACK) && rd_conn_info(c)->version < RD_PROTO_PACK) {
+		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for packs on protocol %u",
+			     rd_conn_info(c)->peer, rd_conn_info(c)->version);
+		goto out;
+	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
 	/* The chunk size is ours to decide: at most what the client asked. */
 	eo.chunk_size = o->chunk_size;
@@ -428,6 +433,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		ret = refuse(c, err, -ret, "%s", e.err.msg);
 		goto out;
 	}
+	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	if (cfg->fixed_mode) {
 		ret = serve_fixed(cfg, c, &e, o, summary, sumlen, err);
 		goto out;

@@ -60,12 +60,14 @@ server() {
 		(cd /tmp/in/tar && nc -d -l "$RIG_SELF_IP" $TPORT | tar xf - && touch "$SH/tar-done-$i") &
 		sleep 1
 		touch "$SH/ready-$i"
-		wait_for "$SH/tree-done-$i" 3600 || break
-		for d in rdcp rsync tar scp; do
+		# each tool's copy counted and removed before the next one runs (a
+		# 50,000-file tree three times over would not fit a guest's tmpfs)
+		for d in tar rdcp rsync scp; do
+			wait_for "$SH/done-$i-$d" 3600 || break 2
 			echo "b: $t: $d: $(find /tmp/in/$d -type f | wc -l) files, $(du -sk /tmp/in/$d | cut -f1) KiB"
 			rm -rf "/tmp/in/$d/tree"
+			touch "$SH/cleaned-$i-$d"
 		done
-		touch "$SH/cleaned-$i"
 		i=$((i + 1))
 	done
 	wait_for "$SH/client-done" 3600
@@ -113,6 +115,12 @@ make_tree() {
 	sync
 }
 
+# tool_done I TOOL: b counts and removes TOOL's copy of tree I; wait for that
+tool_done() {
+	touch "$SH/done-$1-$2"
+	wait_for "$SH/cleaned-$1-$2" 600
+}
+
 # the ratio a / b, 2 decimals
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 
@@ -128,11 +136,14 @@ client() {
 		wait_for "$SH/ready-$i" 600 || return 1
 		t_tar=$(secs tarnc "$S" "$i")
 		check "$t: tar | nc: exit $(cat /tmp/el.rc)" [ "$(cat /tmp/el.rc)" -eq 0 ]
+		tool_done "$i" tar
 		t_rdcp=$(secs "$RDCP" -r /tmp/src/tree "$S::s/" --port $RPORT)
 		sed 's/^/    | /' /tmp/el.out
 		check "$t: rdcp -r: exit $(cat /tmp/el.rc)" [ "$(cat /tmp/el.rc)" -eq 0 ]
+		tool_done "$i" rdcp
 		t_rsync=$(secs rsync -a /tmp/src/tree "rsync://$S:$YPORT/r/")
 		check "$t: rsync -a: exit $(cat /tmp/el.rc)" [ "$(cat /tmp/el.rc)" -eq 0 ]
+		tool_done "$i" rsync
 		if [ "$n" -le "$SMALL_SCP_MAX" ]; then
 			t_scp=$(secs scp -q -r "${SSHO[@]}" /tmp/src/tree "root@$S:/tmp/in/scp/")
 			check "$t: scp -r: exit $(cat /tmp/el.rc)" [ "$(cat /tmp/el.rc)" -eq 0 ]
@@ -149,8 +160,7 @@ client() {
 		else
 			echo "small: $t: target rdcp <= $SMALL_TARGET x tar|nc: NOT met"
 		fi
-		touch "$SH/tree-done-$i"
-		wait_for "$SH/cleaned-$i" 600 || return 1
+		tool_done "$i" scp # counted (0 files when skipped) and cleaned
 		i=$((i + 1))
 	done
 	rm -rf /tmp/src/tree

@@ -183,11 +183,22 @@ many_small() {
 	run -r /tmp/src/small "$S::m/"
 	check "push a tree of $n files (4 KiB each, 3 large among them)" [ "$RC" -eq 0 ]
 	check "  every entry reported" out_has "$((n + 2 * (SMALL_DIRS + 1))) entries"
+	check "  the small files went in packs (protocol 3), said in the summary" \
+		out_has "files in [0-9]* packs"
 	run -r "$S::m/small" /tmp/pull/
 	check "  pulled back byte for byte" same_tree /tmp/src/small /tmp/pull/small
+	check "  in packs again" out_has "files in [0-9]* packs"
 	check "  no temporaries or partials left" \
 		sh -c '! find /tmp/pull/small -name ".rdcp*" | grep -q .'
-	rm -rf /tmp/pull/small /tmp/src/small
+	rm -rf /tmp/pull/small
+	# Without packs (what a peer older than protocol 3 gets): one chunk per file.
+	RDCP_TEST_NO_PACK=1 run -r /tmp/src/small/d01 "$S::m/nopack"
+	check "push without packs (RDCP_TEST_NO_PACK)" [ "$RC" -eq 0 ]
+	check "  and none said" not out_has "packs"
+	RDCP_TEST_NO_PACK=1 run -r "$S::m/nopack" /tmp/pull/
+	check "  pulled back byte for byte, no packs" same_tree /tmp/src/small/d01 /tmp/pull/nopack
+	check "  none said" not out_has "packs"
+	rm -rf /tmp/pull/nopack /tmp/src/small
 }
 
 # Issue 13: rsync's metadata flags. The server built the same tree as ms/meta.
