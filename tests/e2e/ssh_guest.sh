@@ -365,6 +365,37 @@ client() {
 	wait $hpid
 	sed 's/^/    half| /' /tmp/half.err
 
+	# --- --retries over ssh (issue 11): the receiving remote half killed
+	# mid-push; rdcp starts it again over ssh and the copy resumes from its
+	# partial. netem holds this side of the wire to 64 Mbit/s, so the 48 MiB
+	# push lasts at least 6 s whatever the machine's speed (rig only: no
+	# netem on the host's loopback).
+	if over_rdma; then
+		head -c $((48 << 20)) /dev/urandom >/tmp/src/retry.bin
+		tc qdisc add dev eth0 root netem rate 64mbit
+		"$RDCP" -e "$SSHE" --remote-rdcp "$RDCP" --json --retries 3 --chunk-size 64K \
+			--depth 2 /tmp/src/retry.bin "$S:/tmp/dst/retry.bin" >/tmp/out 2>&1 &
+		local rpid=$! n=0 hit=no
+		until on_b "test -e /tmp/dst/.rdcp-partial.retry.bin.rec" || [ $n -gt 120 ]; do
+			sleep 0.25
+			n=$((n + 1))
+		done
+		kill -0 $rpid 2>/dev/null && hit=yes
+		on_b "pkill -9 -f 'remote-serve[r] recv -- /tmp/dst/retry.bin'"
+		wait $rpid
+		RC=$?
+		tc qdisc del dev eth0 root
+		sed 's/^/    | /' /tmp/out
+		check "--retries over ssh: the push was running when its remote half was killed" \
+			[ $hit = yes ]
+		check "  it completes by itself (exit $RC)" [ "$RC" -eq 0 ]
+		check "  it said it was reconnecting" out_has "reconnecting (1/3)"
+		check "  and resumed the partial (bytes_resumed > 0)" \
+			eval '[ "$(grep -o "\"bytes_resumed\": *[0-9]*" /tmp/out | grep -o "[0-9]*$")" -gt 0 ]'
+		check "  exact" [ "$(on_b 'md5sum </tmp/dst/retry.bin')" = "$(md5sum </tmp/src/retry.bin)" ]
+		on_b "rm -f /tmp/dst/retry.bin"
+	fi
+
 	$SSHE -o ControlPath=/tmp/cm.%C -O exit "$S" 2>/dev/null
 	echo "    client took $SECONDS s"
 	touch "$SH/client-done"
