@@ -13,6 +13,7 @@
 #include "lib/base/rd_num.h"
 #include "lib/session/rd_session.h" /* rd_engine.h: RD_ENGINE_THREADS_* */
 #include "lib/proto/rd_proto.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/version/rd_version.h"
 #include "lib/xport/rd_xport.h"
 
@@ -80,9 +81,11 @@ static void usage(FILE *out)
 		"                             next copy resumes from it, checking each chunk)\n"
 		"      --trust-partial        with --checksum none, keep partials on size and\n"
 		"                             mtime alone (they cannot be checked)\n"
+		"      --partial-dir DIR      keep partials in DIR inside each destination\n"
+		"                             directory, not beside the files (pulls)\n"
 		"      --retries N            when the connection drops mid-copy, connect\n"
 		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
-		"                             to N times (default 0)\n"
+		"                             to N times (default 3; 0: never)\n"
 		"  -e, --rsh CMD              command to reach HOST:PATH hosts (default ssh;\n"
 		"                             e.g. -e 'ssh -p 2222 -i key')\n"
 		"      --transport MODE       auto (default): RDMA when the route to the host\n"
@@ -142,6 +145,7 @@ enum {
 	OPT_NO_PARTIAL,
 	OPT_TRUST_PARTIAL,
 	OPT_RETRIES,
+	OPT_PARTIAL_DIR,
 };
 
 static const struct option longopts[] = {
@@ -188,6 +192,7 @@ static const struct option longopts[] = {
 	{"no-partial", no_argument, NULL, OPT_NO_PARTIAL},
 	{"trust-partial", no_argument, NULL, OPT_TRUST_PARTIAL},
 	{"retries", required_argument, NULL, OPT_RETRIES},
+	{"partial-dir", required_argument, NULL, OPT_PARTIAL_DIR},
 	{NULL, 0, NULL, 0},
 };
 
@@ -200,6 +205,7 @@ int main(int argc, char **argv)
 	memset(&o, 0, sizeof(o));
 	o.fsync = 1;
 	o.timeout_s = 30;
+	o.retries = 3;
 	while ((c = getopt_long(argc, argv, "rpogqvhe:46aHXASDlt", longopts, NULL)) != -1) {
 		switch (c) {
 		case '4':
@@ -328,6 +334,15 @@ int main(int argc, char **argv)
 			break;
 		case OPT_FSYNC:
 			o.fsync = 0;
+			break;
+		case OPT_PARTIAL_DIR:
+			if (!rd_sink_partial_dir_valid(optarg)) {
+				fprintf(stderr, "rdcp: --partial-dir '%s': give one directory name "
+						"(no '/'); it is made inside each destination "
+						"directory\n", optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			o.partial_dir = optarg;
 			break;
 		case OPT_RETRIES:
 			if (rd_num_parse(optarg, 0, 0, 1000, &v)) {

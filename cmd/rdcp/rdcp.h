@@ -53,6 +53,7 @@ struct rdcp_opts {
 	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
 	int no_partial;		 /* --no-partial: remove temporaries on abort */
 	int trust_partial;	 /* --trust-partial: keep partials unverified (none) */
+	const char *partial_dir; /* --partial-dir: partials go into this directory */
 	int retries;		 /* --retries: reconnect after a drop mid-copy */
 	unsigned lanes;		 /* --lanes: RC QPs to ask for; 0 the device's default */
 };

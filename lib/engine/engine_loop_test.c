@@ -739,12 +739,62 @@ static void test_file_grows(void **state)
 	put_file(g_src, "grows", 10 * CH, 15);
 	run_copy(&r);
 	assert_true(z.done);
-	assert_int_equal(r.rret, 0);
-	assert_int_equal(r.sret, 0);
-	/* what was announced arrives: the size at the time it was opened */
+	/* detected (issue 11): the file fails, nothing of it lands */
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
 	snprintf(d, sizeof(d), "%s/src/grows", g_dst);
-	assert_int_equal(stat(d, &st), 0);
-	assert_int_equal(st.st_size, 10 * CH);
+	assert_int_equal(stat(d, &st), -1);
+	assert_int_equal(r.nfailed_reports, 1);
+}
+
+/* Rewritten in place (same size, new mtime) after some chunks were sent. */
+struct rewrite {
+	const char *path;
+	int gets;
+	int done;
+};
+
+static enum rd_loop_action rewrite_at_third_get(void *ctx, struct rd_loop_event *ev)
+{
+	struct rewrite *z = ctx;
+	struct timespec ts[2];
+	struct stat st;
+	int fd;
+
+	if (ev->side == 1 && ev->type == RD_MSG_GET && ++z->gets == 3) {
+		fd = open(z->path, O_WRONLY);
+		assert_true(fd >= 0);
+		assert_int_equal(pwrite(fd, "X", 1, 8 * CH + 3), 1);
+		/* a new mtime, whatever the clock's tick: the test cannot race it */
+		assert_int_equal(fstat(fd, &st), 0);
+		ts[0] = st.st_atim;
+		ts[1] = st.st_mtim;
+		ts[1].tv_sec += 5;
+		assert_int_equal(futimens(fd, ts), 0);
+		close(fd);
+		z->done = 1;
+	}
+	return RD_LOOP_PASS;
+}
+
+static void test_file_rewritten(void **state)
+{
+	char p[600], d[700];
+	struct rewrite z = {.path = p};
+	struct run r = {.hook = rewrite_at_third_get, .hctx = &z};
+	struct stat st;
+
+	snprintf(p, sizeof(p), "%s/rewritten", g_src);
+	put_file(g_src, "rewritten", 10 * CH, 19);
+	put_file(g_src, "steady", 3 * CH, 20);
+	run_copy(&r);
+	assert_true(z.done);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	snprintf(d, sizeof(d), "%s/src/rewritten", g_dst);
+	assert_int_equal(stat(d, &st), -1); /* never a mix of two versions */
+	assert_true(same_file("steady"));   /* reported per file: the rest lands */
+	assert_int_equal(r.nfailed_reports, 1);
 }
 
 /* --- NOTE: a source that cannot be read --- */
@@ -1360,6 +1410,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_sum_partly_equal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_shrinks, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_file_grows, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_file_rewritten, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_note_for_missing_source, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_receiver_write_fails, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fin_ordering, setup, teardown),

@@ -37,6 +37,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GETQ_MAX 1024 /* more outstanding requests than this: protocol error */
@@ -47,6 +48,8 @@ struct swin {
 	int fd;
 	uint8_t type;
 	uint64_t size;
+	int64_t mtime_sec; /* as announced: a change while it is sent fails it */
+	uint32_t mtime_nsec;
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
@@ -67,6 +70,7 @@ struct sjob {
 	uint32_t cs, want;
 	size_t got;
 	int rerr, derr; /* read: 0 or -errno; digest: 0 or < 0 (err says) */
+	int changed;	/* the file changed while being sent (changed()) */
 	uint8_t dlen;
 	int finished, flipped;
 	int ra;	  /* a read-ahead: read only, no GET yet */
@@ -418,6 +422,24 @@ static int read_full(int fd, uint8_t *buf, size_t len, uint64_t off, size_t *got
 	return 0;
 }
 
+/*
+ * Checked after every chunk is read: a file whose size or modification
+ * time is no longer what was announced was written to while being sent,
+ * and its chunks may come from two versions (truncated, grown, rewritten
+ * in place). The chunk fails, so the file fails and nothing of it lands;
+ * a change after its last chunk was read left a consistent copy. (A write
+ * within the same timestamp tick as the walk's stat cannot be seen.)
+ */
+static int changed(const struct swin *w)
+{
+	struct stat st;
+
+	if (w->type != RD_FT_REG || fstat(w->fd, &st) < 0)
+		return 0;
+	return (uint64_t)st.st_size != w->size || st.st_mtim.tv_sec != w->mtime_sec ||
+	       (uint32_t)st.st_mtim.tv_nsec != w->mtime_nsec;
+}
+
 /* A PACK: each file whole, one after the other; a file not read whole is zeros. */
 static void read_pack(struct sjob *j)
 {
@@ -451,6 +473,10 @@ static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
 			j->rerr = read_full(j->w->fd, j->buf, j->want, j->g.chunk * j->cs, &j->got);
 	}
 	if (j->ra || j->rerr || j->got != j->want)
+		return;
+	/* a PACK's files are read whole, each at once: no chunk of two versions */
+	j->changed = !j->npack && changed(j->w);
+	if (j->changed)
 		return;
 	if (j->g.kind == RD_GET_SUM) {
 		j->dlen = (uint8_t)dg->sum_size;
@@ -722,12 +748,16 @@ static int answer_head(struct sender *s)
 	if (!j->finished || !rd_conn_can_send(s->c))
 		return 0;
 	memset(&m, 0, sizeof(m));
-	if (j->rerr || j->got != j->want) {
+	if (j->rerr || j->got != j->want || j->changed) {
 		if (j->rerr)
 			snprintf(text, sizeof(text), "reading: %s", strerror(-j->rerr));
-		else
+		else if (j->got != j->want)
 			snprintf(text, sizeof(text), "file shrank while being sent (%zu of %u bytes "
 				 "at chunk %llu)", j->got, j->want, (unsigned long long)j->g.chunk);
+		else
+			snprintf(text, sizeof(text), "file changed while being sent (size or "
+				 "modification time, at chunk %llu); not kept, copy it again",
+				 (unsigned long long)j->g.chunk);
 		m.hdr.type = RD_MSG_CHUNK_ERR;
 		m.u.chunk_err.id = j->g.id;
 		m.u.chunk_err.chunk = j->g.chunk;
@@ -930,6 +960,8 @@ static int emit_entry(struct sender *s)
 	w->fd = s->ent.fd;
 	w->type = s->ent.type;
 	w->size = m.u.file.size;
+	w->mtime_sec = s->ent.mtime_sec;
+	w->mtime_nsec = s->ent.mtime_nsec;
 	w->data_hi = 0;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';

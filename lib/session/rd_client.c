@@ -236,6 +236,13 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		ret = rd_local_sink(o->local[0], o->sink_flags, o->umask, &sink, &cl->err);
 		if (ret)
 			goto out;
+		if (o->partial_dir) {
+			ret = rd_sink_set_partial_dir(sink, o->partial_dir);
+			if (ret) {
+				rd_err_copy(&cl->err, rd_sink_err(sink));
+				goto out;
+			}
+		}
 		ret = expect_roots(cl, sink, o);
 		if (ret)
 			goto out;

@@ -48,6 +48,7 @@ struct rd_client_opts {
 	unsigned flags;			 /* RD_OF_* */
 	unsigned sink_flags;		 /* RD_SINK_* for pulls */
 	mode_t umask;			 /* for pulls: rd_sink_process_umask() at start */
+	const char *partial_dir;	 /* for pulls: --partial-dir, or NULL */
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
 	/*

@@ -77,6 +77,7 @@ struct rd_sink {
 	uint32_t part_chunk;
 	int part_sum;
 	char part_digest[33];
+	char part_dir[NAME_MAX + 1]; /* --partial-dir; "" = beside the file */
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
 	char esc[RD_ERR_MSG_MAX / 2];
@@ -85,7 +86,8 @@ struct rd_sink {
 struct rd_sink_file {
 	struct rd_sink *s;
 	int pfd, tmpfd, exfd;
-	int named; /* tmpfd has the name tmpname in pfd (no O_TMPFILE) */
+	int ppfd;  /* --partial-dir inside pfd, holding the partial; else -1 */
+	int named; /* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
 	int absent; /* nothing was under the final name at begin */
 	int sealed; /* rd_sink_file_seal(): only the rename is left */
 	struct rd_sink_meta m;
@@ -712,14 +714,49 @@ static void file_free(struct rd_sink_file *f)
 		close(f->tmpfd);
 	if (f->exfd >= 0)
 		close(f->exfd);
+	if (f->ppfd >= 0) {
+		close(f->ppfd);
+		/* left empty: no litter (fails while it holds anything) */
+		rd_unlinkat(f->pfd, f->s->part_dir, AT_REMOVEDIR);
+	}
 	if (f->pfd >= 0)
 		close(f->pfd);
 	free(f);
 }
 
+int rd_sink_partial_dir_valid(const char *name)
+{
+	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") &&
+	       strcmp(name, "..") && strlen(name) <= NAME_MAX - 1;
+}
+
+int rd_sink_set_partial_dir(struct rd_sink *s, const char *name)
+{
+	if (!rd_sink_partial_dir_valid(name))
+		return rd_err_set(&s->err, RD_EUSAGE, 0,
+				  "--partial-dir '%s': give one directory name (no '/'), created "
+				  "inside each destination directory", name ? name : "");
+	snprintf(s->part_dir, sizeof(s->part_dir), "%s", name);
+	return 0;
+}
+
 static int ffail(struct rd_sink_file *f, int errnum, const char *what)
 {
 	return fail(f->s, errnum, f->path, f->path_len, what);
+}
+
+/* The --partial-dir inside the file's directory: made if missing, never followed. */
+static int part_dir_open(struct rd_sink_file *f)
+{
+	struct rd_sink *s = f->s;
+
+	if (rd_mkdirat(f->pfd, s->part_dir, 0700) < 0 && errno != EEXIST)
+		return ffail(f, errno, "create the partial directory for");
+	f->ppfd = rd_openat(f->pfd, s->part_dir,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (f->ppfd < 0)
+		return ffail(f, errno, "open the partial directory for");
+	return 0;
 }
 
 /* Temporary: O_TMPFILE in the parent, else a named O_EXCL file. */
@@ -771,16 +808,27 @@ static int part_open(struct rd_sink_file *f)
 	id.mtime_nsec = f->m.mtime_nsec;
 	id.chunk_size = s->part_chunk;
 	snprintf(id.digest, sizeof(id.digest), "%s", s->part_digest);
+	if (s->part_dir[0]) {
+		ret = part_dir_open(f);
+		if (ret < 0)
+			return ret;
+	}
 	/*
 	 * The record needs no fsync: every chunk it names is compared with
 	 * the sender's before it is kept. Only a trusted one (checksum none)
 	 * is kept on its word, so then data and record go to disk first.
 	 */
-	ret = rd_partial_open(&f->part, f->pfd, f->name, &id,
+	ret = rd_partial_open(&f->part, f->ppfd >= 0 ? f->ppfd : f->pfd, f->name, &id,
 			      (s->flags & RD_SINK_FSYNC) && (s->flags & RD_SINK_TRUST_PARTIAL),
 			      &f->tmpfd, &resumed, &changed);
 	if (ret == -EFBIG)
 		return 0;
+	if (ret == -EBUSY) {
+		/* a session that has not ended yet (a cut link) holds it */
+		snprintf(f->note, sizeof(f->note),
+			 "another copy still holds its partial; receiving it whole instead");
+		return 0;
+	}
 	if (ret < 0)
 		return ffail(f, -ret, "create partial for");
 	rd_partial_name(f->tmpname, f->name);
@@ -826,7 +874,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	if (!f)
 		return fail(s, ENOMEM, path, len, "open");
 	f->s = s;
-	f->tmpfd = f->exfd = -1;
+	f->tmpfd = f->exfd = f->ppfd = -1;
 	f->m = *m;
 	memcpy(f->path, path, len);
 	f->path[len] = '\0';
@@ -1182,7 +1230,8 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
 	if (ret < 0)
 		goto out;
-	if (rd_renameat(f->pfd, f->tmpname, f->pfd, f->name) < 0) {
+	if (rd_renameat(f->part && f->ppfd >= 0 ? f->ppfd : f->pfd, f->tmpname, f->pfd,
+			f->name) < 0) {
 		ret = ffail(f, errno, "rename into place");
 		goto out;
 	}

@@ -134,6 +134,15 @@ int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, ui
  */
 enum { RD_SINK_CHUNK_NONE = 0, RD_SINK_CHUNK_PARTIAL, RD_SINK_CHUNK_EXISTING, RD_SINK_CHUNK_TRUSTED };
 void rd_sink_set_chunking(struct rd_sink *s, uint32_t chunk_size, const char *digest, int has_sum);
+/*
+ * --partial-dir: partials and their records go into the directory `name`
+ * (one relative name: no '/', not "." or "..") inside each file's
+ * destination directory, created (0700) when first needed, never through
+ * a symlink, and removed when it is left empty (as rsync's --partial-dir).
+ * Before the first file_begin. -RD_EUSAGE for a name that is not one.
+ */
+int rd_sink_set_partial_dir(struct rd_sink *s, const char *name);
+int rd_sink_partial_dir_valid(const char *name);
 int rd_sink_file_chunk_src(const struct rd_sink_file *f, uint64_t chunk);
 int rd_sink_file_resumed(const struct rd_sink_file *f);
 int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +24,7 @@
 #define PARTIAL_MAGIC	 "RDCPPRT1"
 #define PARTIAL_HDR	 72
 #define PARTIAL_FLUSH_MS 10
+#define PARTIAL_LOCK_MS	 10000
 
 struct rd_partial {
 	int pfd; /* borrowed from the sink file */
@@ -176,13 +178,49 @@ static int create_excl(int pfd, const char *name)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * One session at a time per partial: a session whose connection died
+ * (a link cut) may still hold it when the client's reconnect arrives, and
+ * its abort would punch holes in chunks it did not verify, in a file the
+ * new session may have renamed into place meanwhile. So the data file is
+ * held under flock(LOCK_EX) from open to close, and a second session
+ * waits up to PARTIAL_LOCK_MS for the first to end (checking, once it has
+ * the lock, that the name still is that file: the first may have renamed
+ * it into place). Returns the locked fd of the existing partial, -ENOENT
+ * if there is none, -EBUSY if it stayed held.
+ */
+static int lock_existing(int pfd, const char *name)
+{
+	struct stat a, b;
+	unsigned waited = 0;
+	int fd;
+
+	for (;;) {
+		fd = openat(pfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return errno == ENOENT ? -ENOENT : -errno;
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			if (fstatat(pfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
+			    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+				return fd;
+			close(fd); /* renamed or replaced meanwhile: look again */
+			continue;
+		}
+		close(fd);
+		if (errno != EWOULDBLOCK || waited >= PARTIAL_LOCK_MS)
+			return -EBUSY;
+		usleep(50 * 1000);
+		waited += 50;
+	}
+}
+
 int rd_partial_open(struct rd_partial **out, int pfd, const char *name,
 		    const struct rd_partial_id *id, int fsync_data, int *fd, int *resumed,
 		    int *changed)
 {
 	struct rd_partial *p;
 	struct stat st;
-	int ret = 0;
+	int ret = 0, old;
 
 	*out = NULL;
 	*fd = -1;
@@ -209,26 +247,32 @@ int rd_partial_open(struct rd_partial **out, int pfd, const char *name,
 	rd_partial_name(p->data, name);
 	snprintf(p->rec, sizeof(p->rec), "%s" PARTIAL_REC_SUFX, p->data);
 	snprintf(p->rec_new, sizeof(p->rec_new), "%s.new", p->rec);
+	old = lock_existing(pfd, p->data);
+	if (old == -EBUSY) {
+		ret = -EBUSY;
+		goto out;
+	}
 	rd_unlinkat(pfd, p->rec_new, 0);
-	if (rec_load(p, changed)) {
-		*fd = openat(pfd, p->data, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (old >= 0 && rec_load(p, changed)) {
 		/* Ours only: a regular file with one link, of the source's size. */
-		if (*fd >= 0 && fstat(*fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
+		if (fstat(old, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1 &&
 		    (uint64_t)st.st_size == id->size) {
 			*resumed = 1;
+			*fd = old;
 			goto out;
 		}
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
 		memset(p->bm, 0, p->bmlen);
 	}
-	/* Nothing to resume: no stale record, a fresh data file. */
+	/* Nothing to resume: no stale record, a fresh data file (locked too). */
 	rd_unlinkat(pfd, p->rec, 0);
 	*fd = create_excl(pfd, p->data);
+	if (old >= 0)
+		close(old);
 	if (*fd < 0) {
 		ret = *fd;
 		*fd = -1;
+	} else {
+		flock(*fd, LOCK_EX | LOCK_NB);
 	}
 out:
 	if (ret < 0)

@@ -69,7 +69,9 @@ void rd_partial_name(char *out, const char *name);
  * they are reused: *resumed = 1 and the record's bitmap is loaded.
  * Otherwise any old partial and record are removed and a new, empty
  * partial is created (*changed = 1 when an old record existed for another
- * size or mtime: the source changed). *fd is the data file (O_RDWR).
+ * size or mtime: the source changed). *fd is the data file (O_RDWR), held
+ * under flock(LOCK_EX) until it is closed. -EBUSY: another session still
+ * held the partial after waiting 10 s for it (use no partial then).
  * Returns 0 or -errno.
  */
 int rd_partial_open(struct rd_partial **out, int pfd, const char *name,

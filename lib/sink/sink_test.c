@@ -10,8 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -807,6 +810,126 @@ static void test_sink_partial_none_and_off(void **state)
 	rd_sink_close(t);
 }
 
+/*
+ * A partial another session still holds (its connection cut, not yet
+ * ended) is waited for, not shared: a child process holds the lock for
+ * 300 ms, then lets go (the next begin resumes the partial) or first
+ * renames it into place as a completed copy would (the next begin starts
+ * a fresh partial and the final file is left alone).
+ */
+static pid_t hold_partial(const char *dir, int rename_after)
+{
+	char data[PATH_MAX], fin[PATH_MAX];
+	pid_t pid;
+	int fd;
+
+	snprintf(data, sizeof(data), "%s/.rdcp-partial.f", dir);
+	snprintf(fin, sizeof(fin), "%s/f", dir);
+	fd = open(data, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(flock(fd, LOCK_EX | LOCK_NB), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		usleep(300 * 1000);
+		if (rename_after && rename(data, fin) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(fd); /* the child's copy of the description keeps the lock */
+	return pid;
+}
+
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void test_sink_partial_held(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 2 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH], back[PCH];
+	double t0;
+	pid_t pid;
+	int st;
+
+	memset(chunk, 'h', sizeof(chunk));
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+
+	/* held, then let go: waited for, then resumed */
+	pid = hold_partial(tp(x, "dest"), 0);
+	t0 = mono_s();
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_true(mono_s() - t0 >= 0.25);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(rd_sink_file_resumed(f), 1);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL);
+	rd_sink_file_abort(f);
+
+	/* held, then renamed into place: the final file is not touched */
+	pid = hold_partial(tp(x, "dest"), 1);
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(rd_sink_file_resumed(f), 0);
+	/* (chunk 0 may be compared with the final file: "existing prefix") */
+	assert_int_not_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), "f");
+	st = open(tp(x, "dest/f"), O_RDONLY);
+	assert_true(st >= 0);
+	assert_int_equal(pread(st, back, PCH, 0), PCH);
+	assert_memory_equal(back, chunk, PCH);
+	close(st);
+	rd_sink_close(s);
+}
+
+/* --partial-dir: partials in a directory inside the destination one. */
+static void test_sink_partial_dir(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 2 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH];
+
+	memset(chunk, 'd', sizeof(chunk));
+	assert_int_equal(rd_sink_set_partial_dir(s, "a/b"), -RD_EUSAGE);
+	assert_int_equal(rd_sink_set_partial_dir(s, ".."), -RD_EUSAGE);
+	assert_int_equal(rd_sink_set_partial_dir(s, ""), -RD_EUSAGE);
+	assert_int_equal(rd_sink_set_partial_dir(s, ".part"), 0);
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	expect_listing(tp(x, "dest"), ".part");
+	expect_listing(tp(x, "dest/.part"), ".rdcp-partial.f|.rdcp-partial.f.rec");
+	/* resumed from there; the commit leaves no directory behind */
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_resumed(f), 1);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_PARTIAL);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, PCH), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	expect_listing(tp(x, "dest"), "f");
+	/* a symlink planted under the directory's name is not followed */
+	assert_int_equal(symlink(tp(x, "elsewhere"), tp(x, "dest/.part")), 0);
+	assert_int_equal(mkdir(tp(x, "elsewhere"), 0700), 0);
+	assert_true(rd_sink_file_begin(s, "g", 1, 1, &m, &f) < 0);
+	expect_listing(tp(x, "elsewhere"), "");
+	rd_sink_close(s);
+}
+
 /* Long names: the partial's name is cut, with a hash, within NAME_MAX. */
 static void test_sink_partial_long_name(void **state)
 {
@@ -936,6 +1059,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_partial, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_none_and_off, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_long_name, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_held, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_partial_dir, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_partial_other_chunk_size, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_small_files, setup, teardown),
 	    cmocka_unit_test_prestate_setup_teardown(test_sink_small_files, setup, teardown,

@@ -32,6 +32,13 @@ server() {
 	RDCP_TEST_CORRUPT_DATA=2 start_daemon dc --port 18600 --module m=/tmp/mod || return 1
 	touch "$SH/server-ready"
 
+	# Disk full, then space freed: the client's rerun must resume.
+	wait_for "$SH/grow-small" 300 || return 1
+	check "disk full: the partial of the file that did not fit is kept" \
+		[ -e /tmp/small/.rdcp-partial.good ]
+	mount -o remount,size=40m /tmp/small
+	touch "$SH/small-grown"
+
 	# Kill requests from the client, then restart the daemon.
 	# Each kill lands mid-data: once this run has rewritten the partial's
 	# record (every 10 ms while chunks land), after a varying extra delay.
@@ -57,9 +64,6 @@ server() {
 	wait_for "$SH/client-done" 600
 	check "daemon still alive after every fault" daemon_alive d
 	check "corrupting daemon still alive" daemon_alive dc
-	check "disk full: the partial of the file that did not fit is kept" \
-		[ -e /tmp/small/.rdcp-partial.good ]
-	rm -f /tmp/small/.rdcp-partial.good /tmp/small/.rdcp-partial.good.rec
 	find /tmp/mod /tmp/small -name '.rdcp*' | sed 's/^/    left: /'
 	check "no temporary or partial files left in the modules" \
 		[ -z "$(find /tmp/mod /tmp/small -name '.rdcp*' -print -quit)" ]
@@ -128,6 +132,14 @@ client() {
 	check "  the old file under that name is intact" cmp /tmp/src/good1m /tmp/pull/good
 	run /tmp/src/ga "$S::small/"
 	check "  the daemon still takes a push into that module" [ "$RC" -eq 0 ]
+	touch "$SH/grow-small"
+	wait_for "$SH/small-grown" 60
+	run --json /tmp/src/f20 "$S::small/good"
+	check "  space freed: the rerun completes" [ "$RC" -eq 0 ]
+	check "  and resumes the partial ($(json_num bytes_resumed /tmp/out) bytes kept)" \
+		eval '[ "$(json_num bytes_resumed /tmp/out)" -gt 0 ]'
+	run "$S::small/good" /tmp/pull/good
+	check "  the file on the server is byte-exact" cmp /tmp/src/f20 /tmp/pull/good
 
 	# --- locked memory (TCP registers nothing) ---
 	if over_rdma; then
@@ -197,7 +209,8 @@ client() {
 	# --- the receiving daemon killed mid-push, KILLS times, then a rerun ---
 	total=0 slack=0
 	for i in $(seq 1 "$KILLS"); do
-		"$RDCP" --json --chunk-size 1M /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
+		# --retries 0: each kill ends its run (the default would reconnect)
+		"$RDCP" --retries 0 --json --chunk-size 1M /tmp/src/v2 "$S::m/victim" >/tmp/out 2>&1 &
 		pid=$!
 		touch "$SH/kill-d.$i"
 		wait $pid
@@ -248,7 +261,69 @@ client() {
 	rm -f /tmp/pull/victim
 	run "$S::m/victim" /tmp/pull/victim
 	check "  the file on the server is byte-exact" cmp /tmp/src/v1 /tmp/pull/victim
+	# Not in CI yet (LINK_FAULTS=1 runs them): green once (2026-12-03
+	# 14:19), but in the next run RDMA never connected again after the
+	# link came back up (every reconnect: "no answer over RDMA while
+	# connecting"), which also failed the netem cases after it. Next step:
+	# cut with netem loss 100 % instead of ip link down.
+	if over_rdma && [ "${LINK_FAULTS:-0}" = 1 ]; then
+		link_faults
+	else
+		echo "    link cut and netem: not run (rig only, LINK_FAULTS=1)"
+	fi
 	touch "$SH/client-done"
+}
+
+# The wire misbehaves (issue 11), on this VM's side of it (eth0, under rxe0).
+link_faults() {
+	local S=$RIG_PEER_IP still rate
+	# --- the link cut for 5 s mid-copy, then restored. netem holds this
+	# side to 64 Mbit/s, so the 48 MiB push lasts at least 6 s whatever the
+	# machine's speed (128 KiB in flight: netem's queue never overflows);
+	# the link goes down 1 s after the client is connected.
+	head -c $((48 << 20)) /dev/urandom >/tmp/src/cut
+	tc qdisc add dev eth0 root netem rate 64mbit
+	"$RDCP" -v --retries 5 --json --chunk-size 64K --depth 2 /tmp/src/cut "$S::m/cut" \
+		>/tmp/out 2>&1 &
+	pid=$!
+	n=0
+	until grep -q "connected to" /tmp/out || [ $n -gt 600 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	sleep 1
+	still=no
+	kill -0 $pid 2>/dev/null && still=yes
+	ip link set dev eth0 down
+	sleep 5
+	ip link set dev eth0 up
+	wait $pid
+	RC=$?
+	tc qdisc del dev eth0 root
+	sed 's/^/    | /' /tmp/out
+	check "link down 5 s: the push was running when the link went down" [ $still = yes ]
+	check "  it completes by itself (--retries 5; exit $RC)" [ "$RC" -eq 0 ]
+	echo "    reconnects: $(grep -c 'reconnecting (' /tmp/out); this run's last attempt:" \
+		"$(json_num bytes_resumed /tmp/out) bytes kept, all attempts moved $(json_num bytes_moved /tmp/out)"
+	rm -f /tmp/pull/cut
+	run "$S::m/cut" /tmp/pull/cut
+	check "  the file on the server is byte-exact" cmp /tmp/src/cut /tmp/pull/cut
+	rm -f /tmp/src/cut /tmp/pull/cut
+
+	# --- 1 % loss and 20 ms delay on this side of the wire: a push (data
+	# through the loss) and a pull (requests and acknowledgements through it)
+	tc qdisc add dev eth0 root netem delay 20ms loss 1%
+	run --json /tmp/src/f20 "$S::m/lossy"
+	rate=$(grep -o '"rate_bytes_per_sec": *[0-9]*' /tmp/out | grep -o '[0-9]*$')
+	check "1 % loss + 20 ms delay: a 20 MiB push completes (exit $RC)" [ "$RC" -eq 0 ]
+	echo "    netem loss 1% delay 20ms: push $(awk "BEGIN{printf \"%.2f\", ${rate:-0} / 1e6}") MB/s"
+	rm -f /tmp/pull/lossy
+	run --json "$S::m/lossy" /tmp/pull/lossy
+	rate=$(grep -o '"rate_bytes_per_sec": *[0-9]*' /tmp/out | grep -o '[0-9]*$')
+	check "  a pull of it completes (exit $RC)" [ "$RC" -eq 0 ]
+	echo "    netem loss 1% delay 20ms: pull $(awk "BEGIN{printf \"%.2f\", ${rate:-0} / 1e6}") MB/s"
+	tc qdisc del dev eth0 root
+	check "  byte-exact" cmp /tmp/src/f20 /tmp/pull/lossy
 }
 
 case "$RIG_ROLE" in
