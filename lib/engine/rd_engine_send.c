@@ -560,6 +560,30 @@ static void job_queued(struct sender *s, unsigned b)
 	rd_wpool_submit(s->pool, &s->bufs[b].job.j);
 }
 
+/* A buffer for want bytes, giving back a read-ahead one if none is free: 0, 1 (none), < 0. */
+static int claim_buf(struct sender *s, uint32_t want, unsigned *b)
+{
+	int r = buf_get(s, want, b);
+
+	if (r == 1 && ra_reclaim(s))
+		r = buf_get(s, want, b);
+	return r;
+}
+
+/* What every answer's job carries: the GET, its (first) entry, its buffer. */
+static void job_fill(struct sender *s, unsigned b, const struct rd_msg_get *g, struct swin *w,
+		     uint32_t want)
+{
+	struct sjob *j = &s->bufs[b].job;
+
+	j->j.run = sjob_run;
+	j->g = *g;
+	j->w = w;
+	j->buf = s->bufs[b].rb.p;
+	j->cs = s->e->o.chunk_size;
+	j->want = want;
+}
+
 /* The oldest waiting GET is a PACK: its job, if a buffer is free. 1 = started. */
 static int start_pack(struct sender *s, const struct rd_msg_get *g)
 {
@@ -573,24 +597,17 @@ static int start_pack(struct sender *s, const struct rd_msg_get *g)
 	r = pack_files(s, g, pw, &want);
 	if (r)
 		return r;
-	r = buf_get(s, want, &b);
-	if (r == 1 && ra_reclaim(s))
-		r = buf_get(s, want, &b);
+	r = claim_buf(s, want, &b);
 	if (r)
 		return r < 0 ? r : 0;
 	j = &s->bufs[b].job;
 	memset(j, 0, sizeof(*j));
-	j->j.run = sjob_run;
-	j->g = *g;
+	job_fill(s, b, g, pw[0], want);
 	j->npack = (unsigned)g->chunk;
 	for (i = 0; i < j->npack; i++) {
 		j->pw[i] = pw[i];
 		pw[i]->jobs++;
 	}
-	j->w = pw[0];
-	j->buf = s->bufs[b].rb.p;
-	j->cs = s->e->o.chunk_size;
-	j->want = want;
 	job_queued(s, b);
 	return 1;
 }
@@ -632,26 +649,15 @@ static int start_get(struct sender *s)
 		j->got = got;
 		j->rerr = rerr;
 	} else {
-		r = buf_get(s, want, &b);
-		if (r == 1 && ra_reclaim(s))
-			r = buf_get(s, want, &b);
+		r = claim_buf(s, want, &b);
 		if (r)
 			return r < 0 ? r : 0;
 		j = &s->bufs[b].job;
 		memset(j, 0, sizeof(*j));
 	}
-	j->j.run = sjob_run;
-	j->g = *g;
-	j->w = w;
-	j->buf = s->bufs[b].rb.p;
-	j->cs = s->e->o.chunk_size;
-	j->want = want;
-	s->bufs[b].busy = 1;
+	job_fill(s, b, g, w, want);
 	w->jobs++;
-	s->ring[(s->ring_head + s->ring_count++) % s->nbufs] = b;
-	s->gq_head = (s->gq_head + 1) % GETQ_MAX;
-	s->gq_count--;
-	rd_wpool_submit(s->pool, &j->j);
+	job_queued(s, b);
 	return 1;
 }
 
