@@ -700,6 +700,21 @@ static void job_end(struct sender *s, struct sjob *j)
 	s->ring_count--;
 }
 
+/* One chunk (or one file of a pack, chunk 0) could not be read as announced. */
+static int send_chunk_err(struct sender *s, uint32_t id, uint64_t chunk, const char *text)
+{
+	struct rd_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_CHUNK_ERR;
+	m.u.chunk_err.id = id;
+	m.u.chunk_err.chunk = chunk;
+	m.u.chunk_err.code = RD_ESYS;
+	m.u.chunk_err.text.ptr = text;
+	m.u.chunk_err.text.len = (uint16_t)strlen(text);
+	return rd_engine_send_msg(s->c, &m, &s->e->err);
+}
+
 /* Send the answer of the oldest GET if its job is finished and a credit free. 1 = did one. */
 static int answer_head(struct sender *s)
 {
@@ -729,13 +744,7 @@ static int answer_head(struct sender *s)
 			snprintf(text, sizeof(text), "file changed while being sent (size or "
 				 "modification time, at chunk %llu); not kept, copy it again",
 				 (unsigned long long)j->g.chunk);
-		m.hdr.type = RD_MSG_CHUNK_ERR;
-		m.u.chunk_err.id = j->g.id;
-		m.u.chunk_err.chunk = j->g.chunk;
-		m.u.chunk_err.code = RD_ESYS;
-		m.u.chunk_err.text.ptr = text;
-		m.u.chunk_err.text.len = (uint16_t)strlen(text);
-		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		r = send_chunk_err(s, j->g.id, j->g.chunk, text);
 		if (r)
 			return r < 0 ? r : 0;
 		goto unused;
@@ -752,13 +761,7 @@ static int answer_head(struct sender *s)
 			snprintf(text, sizeof(text), "reading: %s", strerror(-e));
 		else
 			snprintf(text, sizeof(text), "file shrank while being sent");
-		memset(&m, 0, sizeof(m));
-		m.hdr.type = RD_MSG_CHUNK_ERR;
-		m.u.chunk_err.id = j->pw[j->perr_next]->id;
-		m.u.chunk_err.code = RD_ESYS;
-		m.u.chunk_err.text.ptr = text;
-		m.u.chunk_err.text.len = (uint16_t)strlen(text);
-		r = rd_engine_send_msg(s->c, &m, &s->e->err);
+		r = send_chunk_err(s, j->pw[j->perr_next]->id, 0, text);
 		if (r)
 			return r < 0 ? r : 0;
 	}
