@@ -405,7 +405,11 @@ static int changed(const struct swin *w)
 	       (uint32_t)st.st_mtim.tv_nsec != w->mtime_nsec;
 }
 
-/* A PACK: each file whole, one after the other; a file not read whole is zeros. */
+/*
+ * A PACK: each file whole, one after the other; a file not read whole, or
+ * changed since it was announced (checked after its read, as for chunks),
+ * is zeros and fails alone.
+ */
 static void read_pack(struct sjob *j)
 {
 	size_t at = 0, got;
@@ -415,7 +419,7 @@ static void read_pack(struct sjob *j)
 		const struct swin *w = j->pw[i];
 
 		j->perr[i] = read_full(w->fd, j->buf + at, (size_t)w->size, 0, &got);
-		if (!j->perr[i] && got != w->size)
+		if (!j->perr[i] && (got != w->size || changed(w)))
 			j->perr[i] = 1;
 		if (j->perr[i])
 			memset(j->buf + at, 0, (size_t)w->size);
@@ -760,7 +764,8 @@ static int answer_head(struct sender *s)
 		if (e < 0)
 			snprintf(text, sizeof(text), "reading: %s", strerror(-e));
 		else
-			snprintf(text, sizeof(text), "file shrank while being sent");
+			snprintf(text, sizeof(text), "file changed while being sent (size or "
+				 "modification time); not kept, copy it again");
 		r = send_chunk_err(s, j->pw[j->perr_next]->id, 0, text);
 		if (r)
 			return r < 0 ? r : 0;
