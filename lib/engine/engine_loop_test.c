@@ -707,6 +707,29 @@ static void test_sum_partly_equal(void **state)
 	assert_true(r.re.st.bytes_data == CH); /* one chunk moved */
 }
 
+/*
+ * Comparisons on 4 workers end out of order (issue 11): an existing file
+ * of the same size with every third chunk wrong moves exactly those, and
+ * every other chunk is kept from it, whichever comparison ends first.
+ */
+static void test_sum_partly_equal_threads4(void **state)
+{
+	struct run r = {.eo.threads = 4, .eo.digest = "sha256"};
+	unsigned k, wrong = 0;
+
+	put_file(g_src, "part4", 48 * CH, 14);
+	copy_to_dst("part4");
+	for (k = 2; k < 48; k += 3, wrong++)
+		flip_dst("part4", (off_t)k * CH + 11);
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	assert_true(same_file("part4"));
+	assert_int_equal(r.re.st.files_same, 0);
+	assert_int_equal(rd_stat_get(&r.re.st.bytes_data), (uint64_t)wrong * CH);
+	assert_int_equal(rd_stat_get(&r.re.st.bytes_resumed), (uint64_t)(48 - wrong) * CH);
+}
+
 /* --- a file that changes while it is sent --- */
 
 struct resize {
@@ -1471,6 +1494,32 @@ static void test_resume_bad_partial_chunk(void **state)
 	assert_true(rd_stat_get(&r.re.st.bytes_data) >= CH);
 }
 
+/* The same on 4 workers per side: the comparisons run there, out of order. */
+static void test_resume_bad_chunk_threads4(void **state)
+{
+	struct run r = {.eo.threads = 4};
+	char p[700];
+	uint64_t moved, kept;
+	int fd;
+
+	put_file(g_src, "big", BIG, 45);
+	cut_half();
+	snprintf(p, sizeof(p), "%s/src/.rdcp-partial.big", g_dst);
+	fd = open(p, O_WRONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, "\xff\xfe", 2, 7), 2); /* chunk 0 */
+	close(fd);
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_true(same_file("big"));
+	assert_true(no_litter());
+	moved = rd_stat_get(&r.re.st.bytes_data);
+	kept = rd_stat_get(&r.re.st.bytes_resumed);
+	assert_true(kept > 0);
+	assert_true(moved >= CH);
+	assert_int_equal(moved + kept, BIG);
+}
+
 /* The source changed (mtime) since the partial: start over. */
 static void test_resume_source_changed(void **state)
 {
@@ -1564,6 +1613,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_threads2_gmac_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads4_sha256_tcp, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_threads4_give_up, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sum_partly_equal_threads4, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_resume_bad_chunk_threads4, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -61,6 +61,13 @@ struct rjob {
 	int verify;
 	uint8_t tag[RD_DIGEST_MAX];
 	int vret, werr; /* verify: 0, -RD_ECORRUPT or < 0 (err); write: 0 or -errno */
+	/*
+	 * A SUM answer (resume, existing file): read our copy of the chunk
+	 * (existing = 1: the final file, 0: the partial) into the slot,
+	 * digest it and compare with tag; same = 1 if equal. werr: the read
+	 * failed (-errno); vret: the digest failed.
+	 */
+	int sum, existing, same;
 	struct rd_err err;
 	/* a PACK (f, sf unused): its files, their sink files (NULL: failed) and sizes */
 	unsigned npack;
@@ -123,7 +130,6 @@ struct receiver {
 	struct rslot *slots;
 	unsigned nslots;
 	struct rd_regset rs; /* the slots' registration: at most the pool */
-	uint8_t *scratch;   /* one chunk, for reading the existing file */
 	uint64_t seq;	    /* last GET's sequence number */
 
 	int end_seen, fin_sent, fin_seen;
@@ -382,13 +388,20 @@ static void kept(struct receiver *r, struct rfile *f, uint32_t len)
 		rd_stat_add(&r->e->st.cur_done, len);
 }
 
+static void rjob_run(struct rd_job *jj, struct rd_digest *dg);
+
+/*
+ * A SUM answer: the comparison (read our copy, digest it) is a job for a
+ * worker, so that with several slots in flight the receiver's digests
+ * run beside the sender's instead of one by one on the loop; the slot's
+ * buffer, reserved for the data in case it differs, holds our copy.
+ */
 static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 		  const struct rd_msg_data *d)
 {
-	uint8_t mine[RD_DIGEST_MAX];
 	uint32_t want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
-	uint64_t off = d->chunk * r->e->o.chunk_size, c;
-	int ret;
+	struct rjob *j = &s->job;
+	uint64_t c;
 
 	/* Answers come in the order of the GETs: the oldest SUM in flight. */
 	for (c = 0; c < r->nslots; c++) {
@@ -400,48 +413,109 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 	}
 	if (d->len != want || d->dlen != r->e->dg->sum_size)
 		return proto_err(r, "SUM answer out of order or of the wrong size");
-	if (s->src == RD_SINK_CHUNK_PARTIAL)
-		ret = rd_sink_file_read_partial(f->f, r->scratch, want, off);
-	else
-		ret = rd_sink_file_read_existing(f->f, r->scratch, want, off);
-	if (!ret)
-		ret = rd_digest_compute(r->e->dg, r->scratch, want, mine);
-	if (ret) {
-		sink_fail(r, f, ret);
-		slot_release(r, s, f);
-		return 0;
+	if (want > s->rb.cap)
+		return proto_err(r, "SUM answer longer than its slot");
+	memset(j, 0, offsetof(struct rjob, pf));
+	j->j.run = rjob_run;
+	j->f = f;
+	j->sf = f->f;
+	j->slot = (unsigned)(s - r->slots);
+	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
+	j->buf = s->rb.p;
+	j->cs = r->e->o.chunk_size;
+	j->sum = 1;
+	j->existing = s->src != RD_SINK_CHUNK_PARTIAL;
+	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
+	s->state = SL_WORK;
+	f->working++;
+	rd_wpool_submit(r->pool, &j->j);
+	return 0;
+}
+
+/* Is chunk of f still being compared (its SUM asked for or on a worker)? */
+static int sum_pending(const struct receiver *r, const struct rfile *f, uint64_t chunk)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nslots; i++) {
+		const struct rslot *o = &r->slots[i];
+
+		if ((o->state == SL_BUSY || o->state == SL_WORK) && o->kind == RD_GET_SUM &&
+		    o->id == f->id && o->chunk == chunk)
+			return 1;
 	}
-	if (!memcmp(mine, d->digest, d->dlen)) {
+	return 0;
+}
+
+/* A SUM comparison came back: keep the chunk, or ask for its data. */
+static int sum_done(struct receiver *r, struct rjob *j)
+{
+	struct rslot *s = &r->slots[j->slot];
+	struct rfile *f = j->f;
+	uint64_t chunk = j->ref.chunk, off = chunk * j->cs, c;
+	uint32_t want = j->ref.len;
+	int ret = 0;
+
+	f->working--;
+	s->state = SL_BUSY;
+	if (f->failed) {
+		slot_release(r, s, f);
+		goto out;
+	}
+	if (j->vret) {
+		ret = rd_err_copy(&r->e->err, &j->err);
+		goto out;
+	}
+	if (j->werr) {
+		sink_fail(r, f, rd_sink_file_read_error(f->f, j->existing, -j->werr));
+		slot_release(r, s, f);
+		goto out;
+	}
+	if (j->same) {
 		/* Same chunk: nothing to move; copy it only once the file differs. */
-		if (!f->all_same && s->src == RD_SINK_CHUNK_EXISTING)
+		if (!f->all_same && j->existing)
 			ret = rd_sink_file_copy_existing(f->f, off, want);
 		if (ret) {
 			sink_fail(r, f, ret);
+			ret = 0;
 		} else {
 			if (!f->all_same)
-				rd_sink_file_chunk_done(f->f, d->chunk, 1);
+				rd_sink_file_chunk_done(f->f, chunk, 1);
 			kept(r, f, want);
 		}
 		slot_release(r, s, f);
-		return 0;
+		goto out;
 	}
-	if (s->src == RD_SINK_CHUNK_PARTIAL)
-		rd_sink_file_chunk_done(f->f, d->chunk, 0);
+	if (!j->existing)
+		rd_sink_file_chunk_done(f->f, chunk, 0);
 	if (f->all_same) {
 		f->all_same = 0;
 		ret = rd_sink_file_copy_existing(f->f, 0, off);
 		if (ret) {
 			sink_fail(r, f, ret);
 			slot_release(r, s, f);
-			return 0;
+			ret = 0;
+			goto out;
 		}
-		for (c = 0; c < d->chunk; c++)
-			rd_sink_file_chunk_done(f->f, c, 1);
+		/*
+		 * Comparisons end out of order on several workers: a chunk
+		 * before this one may still be compared; its own answer says
+		 * whether it is kept (copied again, the same bytes) or sent.
+		 */
+		for (c = 0; c < chunk; c++)
+			if (!sum_pending(r, f, c))
+				rd_sink_file_chunk_done(f->f, c, 1);
 	}
 	/* Differs: the reserved slot now asks for the data. */
 	s->kind = RD_GET_DATA;
 	s->state = SL_RETRY;
-	return 0;
+out:
+	if (!f->working && f->abort_later) {
+		f->abort_later = 0;
+		rd_sink_file_abort(f->f);
+		f->f = NULL;
+	}
+	return ret;
 }
 
 /*
@@ -472,7 +546,20 @@ static int write_packed(const struct rfile *f, struct rd_sink_file *sf, uint32_t
 static void rjob_run(struct rd_job *jj, struct rd_digest *dg)
 {
 	struct rjob *j = (struct rjob *)jj;
+	uint8_t mine[RD_DIGEST_MAX];
 
+	if (j->sum) {
+		j->werr = rd_sink_file_pread(j->sf, j->existing, j->buf, j->ref.len,
+					     j->ref.chunk * j->cs);
+		if (j->werr)
+			return;
+		j->vret = rd_digest_compute(dg, j->buf, j->ref.len, mine);
+		if (j->vret)
+			rd_err_copy(&j->err, &dg->err);
+		else
+			j->same = !memcmp(mine, j->tag, dg->sum_size);
+		return;
+	}
 	if (j->verify) {
 		j->vret = rd_digest_verify(dg, &j->ref, j->buf, j->ref.len, j->tag);
 		if (j->vret && j->vret != -RD_ECORRUPT)
@@ -716,7 +803,9 @@ static int reap_jobs(struct receiver *r)
 
 		next = j->next;
 		if (!ret)
-			ret = rj->npack ? pack_done(r, rj) : job_done(r, rj);
+			ret = rj->npack ? pack_done(r, rj)
+			      : rj->sum ? sum_done(r, rj)
+					: job_done(r, rj);
 		n++;
 	}
 	return ret < 0 ? ret : n;
@@ -1287,8 +1376,7 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	r->rs.busy = slot_busy;
 	r->rs.ctx = r;
 	r->slots = calloc(r->nslots, sizeof(*r->slots));
-	r->scratch = calloc(1, e->o.chunk_size);
-	if (!r->slots || !r->scratch) {
+	if (!r->slots) {
 		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receiver state for %u slots",
 				 r->nslots);
 		goto out;
@@ -1317,7 +1405,6 @@ out:
 	for (i = 0; r->slots && i < r->nslots; i++)
 		rd_regbuf_drop(&r->rs, &r->slots[i].rb);
 	free(r->slots);
-	free(r->scratch);
 	free(r);
 	return ret;
 }

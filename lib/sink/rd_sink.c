@@ -972,23 +972,33 @@ static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
 	return 0;
 }
 
-/* Read len bytes at off from fd, or fail: "what" names the read, "which"
- * the file that came up short (it shrank under us). */
-static int pread_full(struct rd_sink_file *f, int fd, void *buf, size_t len, uint64_t off,
-		      const char *what, const char *which)
+/*
+ * Read len bytes at off of the existing file (existing = 1) or of the
+ * partial: touches only the file's descriptors, so a worker may call it;
+ * 0 or -errno: -ERANGE past the end, -EBADF no existing file, -ENODATA it
+ * shrank under us. rd_sink_file_read_error() makes the message.
+ */
+int rd_sink_file_pread(const struct rd_sink_file *f, int existing, void *buf, size_t len,
+		       uint64_t off)
 {
+	int fd = existing ? f->exfd : f->tmpfd;
 	char *p = buf;
 	ssize_t r;
 
+	if (existing && fd < 0)
+		return -EBADF;
+	if (off > f->m.size || len > f->m.size - off)
+		return -ERANGE;
+	if (existing && off + len > f->ex_size)
+		return -ENODATA;
 	while (len) {
 		r = pread(fd, p, len, (off_t)off);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return ffail(f, errno, what);
+			return -errno;
 		if (r == 0)
-			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: %s file shrank",
-					  esc(f->s, f->path, f->path_len), which);
+			return -ENODATA;
 		p += r;
 		len -= (size_t)r;
 		off += (uint64_t)r;
@@ -996,24 +1006,35 @@ static int pread_full(struct rd_sink_file *f, int fd, void *buf, size_t len, uin
 	return 0;
 }
 
-int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+int rd_sink_file_read_error(struct rd_sink_file *f, int existing, int errnum)
 {
-	if (f->exfd < 0)
+	const char *which = existing ? "existing" : "partial";
+
+	switch (errnum) {
+	case 0:
+		return 0;
+	case EBADF:
 		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
 				  esc(f->s, f->path, f->path_len));
-	if (range_ok(f, len, off) < 0)
-		return -RD_EPROTO;
-	if (off + len > f->ex_size)
-		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
+	case ERANGE:
+		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
 				  esc(f->s, f->path, f->path_len));
-	return pread_full(f, f->exfd, buf, len, off, "read existing", "existing");
+	case ENODATA:
+		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: %s file shrank",
+				  esc(f->s, f->path, f->path_len), which);
+	default:
+		return ffail(f, errnum, existing ? "read existing" : "read partial of");
+	}
+}
+
+int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
+{
+	return rd_sink_file_read_error(f, 1, -rd_sink_file_pread(f, 1, buf, len, off));
 }
 
 int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off)
 {
-	if (range_ok(f, len, off) < 0)
-		return -RD_EPROTO;
-	return pread_full(f, f->tmpfd, buf, len, off, "read partial of", "partial");
+	return rd_sink_file_read_error(f, 0, -rd_sink_file_pread(f, 0, buf, len, off));
 }
 
 int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint64_t off)

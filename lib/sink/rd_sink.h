@@ -146,6 +146,16 @@ int rd_sink_partial_dir_valid(const char *name);
 int rd_sink_file_chunk_src(const struct rd_sink_file *f, uint64_t chunk);
 int rd_sink_file_resumed(const struct rd_sink_file *f);
 int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);
+/*
+ * The same two reads from a worker thread (the resume comparison, GET
+ * SUM): existing = 1 the existing file, 0 the partial; touches only the
+ * file's descriptors and sets no message: 0 or -errno. Then, on the
+ * sink's thread, rd_sink_file_read_error(f, existing, -ret) gives the
+ * status and message the reads above would have.
+ */
+int rd_sink_file_pread(const struct rd_sink_file *f, int existing, void *buf, size_t len,
+		       uint64_t off);
+int rd_sink_file_read_error(struct rd_sink_file *f, int existing, int errnum);
 void rd_sink_file_chunk_done(struct rd_sink_file *f, uint64_t chunk, int ok);
 const char *rd_sink_file_note(const struct rd_sink_file *f);
 /* Copy [off, off+len) of the existing file into the temporary. */
