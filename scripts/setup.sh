@@ -14,7 +14,7 @@ PACKAGES=(
 	qemu-system-x86 busybox-static cpio kmod iproute2 iputils-ping
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# end-to-end tests and benchmarks
-	openssh-server openssh-client rsync tmux netcat-openbsd python3 xz-utils
+	openssh-server openssh-client rsync tmux netcat-openbsd socat python3 xz-utils
 	acl attr # getfacl/setfacl, getfattr/setfattr: the -X/-A checks
 	# man page checks
 	groff-base man-db
