@@ -447,12 +447,37 @@ static int sum_pending(const struct receiver *r, const struct rfile *f, uint64_t
 	return 0;
 }
 
+/*
+ * The first chunk of an existing file that differs (f->all_same ends):
+ * the chunks found equal so far were only counted, so copy them into the
+ * temporary now. Comparisons end out of order on several workers, so
+ * those are every chunk asked for so far but this one and the ones still
+ * being compared, whose own answers will copy or send them.
+ */
+static int copy_settled(struct receiver *r, struct rfile *f, uint64_t chunk)
+{
+	uint64_t cs = r->e->o.chunk_size, c, start = 0, end;
+	int ret = 0;
+
+	for (c = 0; c <= f->next && !ret; c++) {
+		if (c < f->next && c != chunk && !sum_pending(r, f, c))
+			continue;
+		end = c * cs < f->meta.size ? c * cs : f->meta.size;
+		if (end > start * cs)
+			ret = rd_sink_file_copy_existing(f->f, start * cs, end - start * cs);
+		for (; !ret && start < c; start++)
+			rd_sink_file_chunk_done(f->f, start, 1);
+		start = c + 1;
+	}
+	return ret;
+}
+
 /* A SUM comparison came back: keep the chunk, or ask for its data. */
 static int sum_done(struct receiver *r, struct rjob *j)
 {
 	struct rslot *s = &r->slots[j->slot];
 	struct rfile *f = j->f;
-	uint64_t chunk = j->ref.chunk, off = chunk * j->cs, c;
+	uint64_t chunk = j->ref.chunk, off = chunk * j->cs;
 	uint32_t want = j->ref.len;
 	int ret = 0;
 
@@ -490,21 +515,13 @@ static int sum_done(struct receiver *r, struct rjob *j)
 		rd_sink_file_chunk_done(f->f, chunk, 0);
 	if (f->all_same) {
 		f->all_same = 0;
-		ret = rd_sink_file_copy_existing(f->f, 0, off);
+		ret = copy_settled(r, f, chunk);
 		if (ret) {
 			sink_fail(r, f, ret);
 			slot_release(r, s, f);
 			ret = 0;
 			goto out;
 		}
-		/*
-		 * Comparisons end out of order on several workers: a chunk
-		 * before this one may still be compared; its own answer says
-		 * whether it is kept (copied again, the same bytes) or sent.
-		 */
-		for (c = 0; c < chunk; c++)
-			if (!sum_pending(r, f, c))
-				rd_sink_file_chunk_done(f->f, c, 1);
 	}
 	/* Differs: the reserved slot now asks for the data. */
 	s->kind = RD_GET_DATA;
