@@ -502,9 +502,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			((o->meta & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
 			((o->meta & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 	co.umask = rd_sink_process_umask();
-	if (o->partial_dir && co.push) {
-		code = error_out("--partial-dir applies where this rdcp receives (a pull); "
-				 "the receiver of a push keeps partials beside the files",
+	if (o->partial_dir && o->no_partial) {
+		code = error_out("--partial-dir and --no-partial ask for opposite things: give one",
 				 RD_EUSAGE);
 		goto out;
 	}

@@ -82,7 +82,7 @@ static void usage(FILE *out)
 		"      --trust-partial        with --checksum none, keep partials on size and\n"
 		"                             mtime alone (they cannot be checked)\n"
 		"      --partial-dir DIR      keep partials in DIR inside each destination\n"
-		"                             directory, not beside the files (pulls)\n"
+		"                             directory, not beside the files\n"
 		"      --retries N            when the connection drops mid-copy, connect\n"
 		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
 		"                             to N times (default 3; 0: never)\n"
@@ -113,7 +113,8 @@ static void usage(FILE *out)
 		"9 out of memory, 11 local file I/O, 12 no RDMA device, 14 remote refused,\n"
 		"20 interrupted (SIGINT/SIGTERM), 22 locked memory (ulimit -l), 23 some\n"
 		"files failed, 24 data failed verification, 30 timeout.\n",
-		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_ENGINE_THREADS_DEFAULT_MAX, RD_DEFAULT_PORT, RD_LANES_MAX);
+		RD_ENGINE_DEPTH_DEFAULT_CMD, RD_ENGINE_THREADS_DEFAULT_MAX, RD_DEFAULT_PORT,
+		RD_LANES_MAX);
 }
 
 enum {

@@ -203,6 +203,22 @@ static const char *auth_name(enum rd_auth_kind k)
 	}
 }
 
+/*
+ * The newest protocol version we agree to. Test builds only: the
+ * environment's RDCP_TEST_PROTO_MAX (RD_PROTO_MIN..RD_PROTO_MAX - 1) makes
+ * this rdcpd answer as an older one would, to test what clients do then.
+ */
+static unsigned proto_max(void)
+{
+#ifdef RDCP_TEST_HOOKS
+	const char *v = getenv("RDCP_TEST_PROTO_MAX");
+
+	if (v && atoi(v) >= RD_PROTO_MIN && atoi(v) < RD_PROTO_MAX)
+		return (unsigned)atoi(v);
+#endif
+	return RD_PROTO_MAX;
+}
+
 static void *serve_one(void *arg)
 {
 	struct worker *w = arg;
@@ -219,7 +235,7 @@ static void *serve_one(void *arg)
 	rd_err_clear(&err);
 	memset(&sa, 0, sizeof(sa));
 	snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(w->req));
-	rep.version = w->creq.ver_max < RD_PROTO_MAX ? w->creq.ver_max : RD_PROTO_MAX;
+	rep.version = w->creq.ver_max < proto_max() ? w->creq.ver_max : proto_max();
 	ret = rd_conn_accept(w->req, &cfg->co, &rep, &c, &err);
 	if (ret) {
 		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);

@@ -502,6 +502,72 @@ static void test_refuse_npaths_over(void **state)
 	expect_refused(&b, "bad OPEN path count");
 }
 
+/* OPEN of a push naming a partial dir (flag RD_OF_PARTIAL_DIR) after one path "m". */
+static void b_open_pdir(struct bld *b, const char *name, size_t len)
+{
+	b_hdr(b, RD_MSG_OPEN);
+	b_u8(b, RD_MODE_PUSH);
+	b_u32(b, RD_OF_PARTIAL_DIR);
+	b_u32(b, RD_CHUNK_DEFAULT);
+	b_strz(b, "");
+	b_u16(b, 1);
+	b_strz(b, "m");
+	if (name)
+		b_str(b, name, len);
+	b_fix(b);
+}
+
+/* A push's partial dir (version 5): one name, only with its flag. */
+static void test_open_partial_dir(void **state)
+{
+	static const struct {
+		const char *name;
+		size_t len;
+		const char *why;
+	} bad[] = {{"", 0, "empty name"},
+		   {".", 1, "'.' path component"},
+		   {"..", 2, "'..' path component"},
+		   {"a/b", 3, "'/' in a name"},
+		   {"../x", 4, "'/' in a name"},
+		   {"a\0b", 3, "NUL byte in name"}};
+	char big[RD_PARTIAL_DIR_MAX + 1];
+	struct rd_msg m;
+	struct bld b;
+	size_t i;
+
+	b_open_pdir(&b, ".part", 5);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.partial_dir.len, 5);
+	assert_memory_equal(m.u.open.partial_dir.ptr, ".part", 5);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b_open_pdir(&b, bad[i].name, bad[i].len);
+		expect_refused(&b, bad[i].why);
+	}
+	memset(big, 'p', sizeof(big));
+	b_open_pdir(&b, big, RD_PARTIAL_DIR_MAX);
+	expect_ok(&b, &m);
+	b_open_pdir(&b, big, RD_PARTIAL_DIR_MAX + 1); /* one byte over */
+	expect_refused(&b, "partial dir too long");
+	b_open_pdir(&b, NULL, 0); /* the flag without the name */
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the name without the flag: bytes after the message */
+	b_open_head(&b, RD_MODE_PUSH, RD_CHUNK_DEFAULT, "");
+	b_u16(&b, 1);
+	b_strz(&b, "m");
+	b_strz(&b, ".part");
+	b_fix(&b);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the encoder refuses what the decoder would */
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN, 0));
+	m.u.open.partial_dir.ptr = "a/b";
+	m.u.open.partial_dir.len = 3;
+	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
+	m.u.open.flags &= ~RD_OF_PARTIAL_DIR; /* a name without its flag */
+	m.u.open.partial_dir.ptr = ".p";
+	m.u.open.partial_dir.len = 2;
+	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
+}
+
 static void test_refuse_open_mode(void **state)
 {
 	static const uint8_t modes[] = {0, 3, 0xff};
@@ -1203,6 +1269,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_npaths_zero),
 	    cmocka_unit_test(test_refuse_npaths_over),
 	    cmocka_unit_test(test_refuse_open_mode),
+	    cmocka_unit_test(test_open_partial_dir),
 	    cmocka_unit_test(test_refuse_open_path),
 	    cmocka_unit_test(test_refuse_chunk_size),
 	    cmocka_unit_test(test_refuse_ftype),

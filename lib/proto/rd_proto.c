@@ -82,6 +82,14 @@ static const char *open_check(const struct rd_msg_open *o)
 		if (why)
 			return why;
 	}
+	if (o->flags & RD_OF_PARTIAL_DIR) {
+		if (o->partial_dir.len && !o->partial_dir.ptr)
+			return "string without bytes";
+		if (rd_name_check(o->partial_dir.ptr, o->partial_dir.len, &why))
+			return why;
+	} else if (o->partial_dir.len) {
+		return "partial dir without RD_OF_PARTIAL_DIR";
+	}
 	return NULL;
 }
 
@@ -334,6 +342,8 @@ static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
 	rd_put_u16(w, o->npaths);
 	for (i = 0; i < o->npaths; i++)
 		rd_put_str(w, &o->paths[i]);
+	if (o->flags & RD_OF_PARTIAL_DIR)
+		rd_put_str(w, &o->partial_dir);
 }
 
 static void put_file(struct rd_wcur *w, const struct rd_msg_file *f)
@@ -524,6 +534,8 @@ static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
 	}
 	for (i = 0; i < o->npaths; i++)
 		rd_get_str(r, &o->paths[i], RD_PATH_MAX, "path too long");
+	if (o->flags & RD_OF_PARTIAL_DIR)
+		rd_get_str(r, &o->partial_dir, RD_PARTIAL_DIR_MAX, "partial dir too long");
 }
 
 static void get_file(struct rd_rcur *r, struct rd_msg_file *f)

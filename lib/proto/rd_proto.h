@@ -107,6 +107,13 @@
  *			  empty: the server chooses (its module's checksum)
  *	 + u16 npaths	  1..RD_OPEN_PATHS_MAX
  *	 + str path[npaths] "module" or "module/path", rd_path_check()
+ *	 + str partial_dir only with RD_OF_PARTIAL_DIR (version 5): 1..
+ *			  RD_PARTIAL_DIR_MAX bytes, one name (no '/', no NUL,
+ *			  not "." or ".."), checked by rd_name_check(); the
+ *			  directory inside each destination directory where
+ *			  the receiver of a PUSH keeps its partials. A server
+ *			  refuses it on a PULL (the client receives: its own
+ *			  --partial-dir needs no wire) and with RD_OF_NO_PARTIAL.
  *
  *    OPEN_OK (3), server -> client:
  *	 0 u32 flags	  RD_OF_* the server will honour (a subset of OPEN's)
@@ -331,9 +338,10 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	4
+#define RD_PROTO_MAX	     5
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
+#define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -355,6 +363,7 @@
 #define RD_DIGEST_MAX	   64	/* EVP_MAX_MD_SIZE */
 #define RD_DIGEST_NAME_MAX 32
 #define RD_OPEN_PATHS_MAX  64
+#define RD_PARTIAL_DIR_MAX 254 /* NAME_MAX - 1: one directory name */
 #define RD_WINDOW_FILES	   64
 #define RD_CHUNK_MIN	   4096u
 #define RD_CHUNK_MAX	   (64u << 20)
@@ -437,7 +446,12 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_PACK	0x2000u
 /* Batches (version 4): FILES and DONES; asked and refused like RD_OF_PACK. */
 #define RD_OF_BATCH	0x4000u
-#define RD_OF_KNOWN	0x7fffu
+/*
+ * --partial-dir for a push (version 5): OPEN carries the name (its last
+ * field); asked only on a connection of that version, refused below it.
+ */
+#define RD_OF_PARTIAL_DIR 0x8000u
+#define RD_OF_KNOWN	  0xffffu
 #define RD_BATCH_MAX	RD_WINDOW_FILES /* entries in one FILES or DONES */
 
 enum rd_ftype {
@@ -528,6 +542,7 @@ struct rd_msg_open {
 	struct rd_str digest;			/* EVP name or "none", <= RD_DIGEST_NAME_MAX */
 	uint16_t npaths;			/* 1..RD_OPEN_PATHS_MAX */
 	struct rd_str paths[RD_OPEN_PATHS_MAX]; /* "module/path" */
+	struct rd_str partial_dir;		/* RD_OF_PARTIAL_DIR only: one name */
 };
 
 struct rd_msg_open_ok {
@@ -715,6 +730,11 @@ void rd_msg_set_credits(uint8_t *buf, uint16_t credits);
  * Returns 0 or -RD_EPROTO with *why set.
  */
 int rd_path_check(const char *p, size_t len, const char **why);
+/*
+ * One directory name (OPEN's partial_dir): 1..RD_PARTIAL_DIR_MAX bytes, no
+ * '/', no NUL, not "." or "..". 0 if good, else -1 with *why set.
+ */
+int rd_name_check(const char *p, size_t len, const char **why);
 
 const char *rd_msg_type_name(uint8_t type);
 

@@ -233,6 +233,25 @@ out:
 	return reason ? -RD_EPROTO : 0;
 }
 
+int rd_name_check(const char *p, size_t len, const char **why)
+{
+	const char *reason = NULL;
+
+	if (!p || len == 0)
+		reason = "empty name";
+	else if (len > RD_PARTIAL_DIR_MAX)
+		reason = "name too long";
+	else if (memchr(p, '\0', len))
+		reason = "NUL byte in name";
+	else if (memchr(p, '/', len))
+		reason = "'/' in a name";
+	else
+		reason = path_component_check(p, len);
+	if (why)
+		*why = reason;
+	return reason ? -RD_EPROTO : 0;
+}
+
 int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max)
 {
 	return ver_min <= ver_max && ver_max >= RD_PROTO_MIN && ver_min <= RD_PROTO_MAX;

@@ -6,6 +6,7 @@
 static char long_text[RD_MSG_TEXT_MAX];
 static char long_path[RD_PATH_MAX];
 static char long_digest[RD_DIGEST_NAME_MAX];
+static char long_name[RD_PARTIAL_DIR_MAX];
 
 static struct rd_str str_of(const char *s)
 {
@@ -27,6 +28,7 @@ static void fill_statics(void)
 
 	memset(long_text, 'x', sizeof(long_text));
 	memset(long_digest, 'd', sizeof(long_digest));
+	memset(long_name, 'p', sizeof(long_name));
 	/* "aaa.../aaa...": components of 100 bytes. */
 	for (i = 0; i < sizeof(long_path); i++)
 		long_path[i] = (i % 101 == 100) ? '/' : 'a';
@@ -38,13 +40,14 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	uint16_t i;
 
 	o->mode = variant ? RD_MODE_PULL : RD_MODE_PUSH;
-	o->flags = variant ? 0xffffffffu : RD_OF_RECURSIVE | RD_OF_PRESERVE;
+	o->flags = variant ? 0xffffffffu : RD_OF_RECURSIVE | RD_OF_PRESERVE | RD_OF_PARTIAL_DIR;
 	o->chunk_size = variant ? RD_CHUNK_MAX : RD_CHUNK_DEFAULT;
 	o->digest = variant ? str_n(long_digest, sizeof(long_digest)) : str_of("sha256");
 	/* Extreme variant: every slot used, short paths so it fits. */
 	o->npaths = variant ? RD_OPEN_PATHS_MAX : 4;
 	for (i = 0; i < o->npaths; i++)
 		o->paths[i] = str_of(paths[i % 4]);
+	o->partial_dir = variant ? str_n(long_name, sizeof(long_name)) : str_of(".rdcp-partials");
 }
 
 /* Variant 0: an access ACL; 1: the largest sparse map. */
@@ -245,7 +248,7 @@ static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
 		if (!str_eq(&a->paths[i], &b->paths[i]))
 			return false;
 	}
-	return true;
+	return str_eq(&a->partial_dir, &b->partial_dir);
 }
 
 static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)

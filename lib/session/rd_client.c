@@ -112,6 +112,10 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 		m.u.open.paths[i].ptr = o->remote[i];
 		m.u.open.paths[i].len = (uint16_t)n;
 	}
+	if (flags & RD_OF_PARTIAL_DIR) {
+		m.u.open.partial_dir.ptr = o->partial_dir;
+		m.u.open.partial_dir.len = (uint16_t)strlen(o->partial_dir);
+	}
 	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
 }
 
@@ -272,6 +276,19 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		flags |= RD_OF_PACK;
 	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)
 		flags |= RD_OF_BATCH;
+	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
+	if (o->push && o->partial_dir) {
+		if (rd_conn_info(c)->version < RD_PROTO_PARTIAL_DIR) {
+			ret = rd_err_set(
+			    &cl->err, RD_EVERSION, 0,
+			    "%s speaks protocol %u, which cannot keep a push's "
+			    "partials in --partial-dir (needs %u); upgrade it or leave "
+			    "the option out",
+			    cl->info.peer, rd_conn_info(c)->version, RD_PROTO_PARTIAL_DIR);
+			goto out;
+		}
+		flags |= RD_OF_PARTIAL_DIR;
+	}
 #ifdef RDCP_TEST_HOOKS
 	if (getenv("RDCP_TEST_NO_PACK"))
 		flags &= ~RD_OF_PACK;

@@ -317,6 +317,39 @@ static int refuse_err(struct rd_conn *c, struct rd_err *err, int ret)
 	return refuse(c, err, -ret, "%s", why);
 }
 
+/* The feature an OPEN asks for that its connection's version has not, or NULL. */
+static const char *too_new(const struct rd_msg_open *o, unsigned version)
+{
+	if ((o->flags & RD_OF_PACK) && version < RD_PROTO_PACK)
+		return "packs";
+	if ((o->flags & RD_OF_BATCH) && version < RD_PROTO_BATCH)
+		return "batches";
+	if ((o->flags & RD_OF_PARTIAL_DIR) && version < RD_PROTO_PARTIAL_DIR)
+		return "a partial directory";
+	return NULL;
+}
+
+/*
+ * A push's --partial-dir (OPEN, version 5): the sink makes it inside each
+ * destination directory, confined like everything else it writes.
+ */
+static int set_partial_dir(struct rd_conn *c, struct rd_sink *sink, const struct rd_msg_open *o,
+			   struct rd_err *err)
+{
+	char name[RD_PARTIAL_DIR_MAX + 1];
+	int ret;
+
+	if (!sink || !(o->flags & RD_OF_PARTIAL_DIR))
+		return 0;
+	snprintf(name, sizeof(name), "%.*s", (int)o->partial_dir.len, o->partial_dir.ptr);
+	ret = rd_sink_set_partial_dir(sink, name);
+	if (ret) {
+		rd_err_copy(err, rd_sink_err(sink));
+		ret = refuse_err(c, err, ret);
+	}
+	return ret;
+}
+
 /* Accept the OPEN and run the engine with the roles its mode gives us. */
 static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd_engine *e,
 		   const struct rd_msg_open *o,
@@ -327,7 +360,9 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	double t0 = now_s();
 	char where[RD_MODULE_NAME_MAX + 16];
 
-	ret = send_open_ok(c, cfg, e, o, err);
+	ret = set_partial_dir(c, sink, o, err);
+	if (!ret)
+		ret = send_open_ok(c, cfg, e, o, err);
 	if (!ret)
 		ret = rd_session_chunk_key(c, e, err);
 	if (ret)
@@ -417,14 +452,21 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
 		goto out;
 	}
-	if (((o->flags & RD_OF_PACK) && rd_conn_info(c)->version < RD_PROTO_PACK) ||
-	    ((o->flags & RD_OF_BATCH) && rd_conn_info(c)->version < RD_PROTO_BATCH)) {
+	if (too_new(o, rd_conn_info(c)->version)) {
 		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for %s on protocol %u",
-			     rd_conn_info(c)->peer,
-			     (o->flags & RD_OF_BATCH) && rd_conn_info(c)->version < RD_PROTO_BATCH
-				 ? "batches"
-				 : "packs",
+			     rd_conn_info(c)->peer, too_new(o, rd_conn_info(c)->version),
 			     rd_conn_info(c)->version);
+		goto out;
+	}
+	if ((o->flags & RD_OF_PARTIAL_DIR) && o->mode != RD_MODE_PUSH) {
+		ret = refuse(c, err, RD_EUSAGE,
+			     "a partial directory is for the receiving side; on a pull the "
+			     "client keeps its own partials");
+		goto out;
+	}
+	if ((o->flags & RD_OF_PARTIAL_DIR) && (o->flags & RD_OF_NO_PARTIAL)) {
+		ret = refuse(c, err, RD_EUSAGE,
+			     "--partial-dir and --no-partial ask for opposite things");
 		goto out;
 	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);

@@ -48,7 +48,7 @@ struct rd_client_opts {
 	unsigned flags;			 /* RD_OF_* */
 	unsigned sink_flags;		 /* RD_SINK_* for pulls */
 	mode_t umask;			 /* for pulls: rd_sink_process_umask() at start */
-	const char *partial_dir;	 /* for pulls: --partial-dir, or NULL */
+	const char *partial_dir;	 /* --partial-dir, or NULL (a push: OPEN carries it) */
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
 	/*

@@ -35,6 +35,10 @@ server() {
 	if over_rdma; then
 		start_daemon dt --port 18602 --timeout 8 --module m=/tmp/mod || return 1
 	fi
+	# an rdcpd that speaks protocol 4 at most, as one older than --partial-dir
+	# for pushes would (test build: RDCP_TEST_PROTO_MAX)
+	mkdir -p /tmp/mod4
+	RDCP_TEST_PROTO_MAX=4 start_daemon d4 --port 18604 --module m=/tmp/mod4 || return 1
 	touch "$SH/server-ready"
 
 	# Disk full, then space freed: the client's rerun must resume.
@@ -47,12 +51,15 @@ server() {
 	# Kill requests from the client, then restart the daemon.
 	# Each kill lands mid-data: once this run has rewritten the partial's
 	# record (every 10 ms while chunks land), after a varying extra delay.
-	# The last one is for the client's --retries.
-	for i in $(seq 1 $((KILLS + 1))); do
+	# The last two are for the client's --retries and --partial-dir; the
+	# request names the record to watch when it is not victim's.
+	for i in $(seq 1 $((KILLS + 2))); do
 		wait_for "$SH/kill-d.$i" 300 || return 1
+		rec=$(cat "$SH/kill-d.$i")
+		rec=${rec:-/tmp/mod/.rdcp-partial.victim.rec}
 		touch /tmp/kill-mark
 		n=0
-		while [ ! /tmp/mod/.rdcp-partial.victim.rec -nt /tmp/kill-mark ] && [ $n -lt 1000 ]; do
+		while [ ! "$rec" -nt /tmp/kill-mark ] && [ $n -lt 1000 ]; do
 			sleep 0.01
 			n=$((n + 1))
 		done
@@ -61,6 +68,14 @@ server() {
 		kill -9 "$(cat /tmp/d.pid)"
 		sleep 0.5
 		ls -la /tmp/mod | sed "s/^/    after kill $i: /"
+		if [ "$i" -eq $((KILLS + 2)) ]; then
+			check "--partial-dir push, daemon killed: its partial is in the module's .part/" \
+				[ -e /tmp/mod/.part/.rdcp-partial.victim3 ]
+			check "  with its record, 0700, and nothing beside the file" \
+				eval '[ -e /tmp/mod/.part/.rdcp-partial.victim3.rec ] &&
+				[ "$(stat -c %a /tmp/mod/.part)" = 700 ] &&
+				[ ! -e /tmp/mod/.rdcp-partial.victim3 ]'
+		fi
 		# shellcheck disable=SC2086
 		start_daemon d $DOPTS
 		touch "$SH/d-restarted.$i"
@@ -72,6 +87,9 @@ server() {
 	find /tmp/mod /tmp/small -name '.rdcp*' | sed 's/^/    left: /'
 	check "no temporary or partial files left in the modules" \
 		[ -z "$(find /tmp/mod /tmp/small -name '.rdcp*' -print -quit)" ]
+	check "the push's partial directory is gone once empty" [ ! -e /tmp/mod/.part ]
+	check "the protocol-4 daemon still alive, only the push without the option landed" \
+		eval 'daemon_alive d4 && [ "$(ls -A /tmp/mod4)" = f20 ]'
 	sed 's/^/    d| /' /tmp/d.log | tail -40
 	if over_rdma; then
 		check "link-cut daemon still alive" daemon_alive dt
@@ -270,6 +288,34 @@ client() {
 	rm -f /tmp/pull/victim
 	run "$S::m/victim" /tmp/pull/victim
 	check "  the file on the server is byte-exact" cmp /tmp/src/v1 /tmp/pull/victim
+
+	# --- a push with --partial-dir: the daemon keeps its partial there ---
+	# (written whole, then named: the server reads it as soon as it appears)
+	echo /tmp/mod/.part/.rdcp-partial.victim3.rec >"$SH/kill-d.tmp"
+	mv "$SH/kill-d.tmp" "$SH/kill-d.$((KILLS + 2))"
+	run --retries 0 --json --chunk-size 1M --partial-dir .part /tmp/src/v2 "$S::m/victim3"
+	wait_for "$SH/d-restarted.$((KILLS + 2))" 60
+	check "--partial-dir push: the daemon killed mid-push, exit 10" [ "$RC" -eq 10 ]
+	run --json --chunk-size 1M --partial-dir .part /tmp/src/v2 "$S::m/victim3"
+	check "  the rerun with --partial-dir completes" [ "$RC" -eq 0 ]
+	check "  and resumed from the partial there (bytes_resumed > 0)" \
+		eval '[ "$(json_num bytes_resumed /tmp/out)" -gt 0 ]'
+	rm -f /tmp/pull/victim3
+	run "$S::m/victim3" /tmp/pull/victim3
+	check "  the file on the server is byte-exact" cmp /tmp/src/v2 /tmp/pull/victim3
+	rm -f /tmp/pull/victim3
+	run --partial-dir ../x /tmp/src/f20 "$S::m/bad"
+	check "--partial-dir ../x: usage error (exit 1) naming the option" \
+		eval '[ "$RC" -eq 1 ] && out_has "partial-dir"'
+	run --partial-dir .part /tmp/src/f20 "rdcp://$S:18604/m/f20"
+	check "--partial-dir push to a protocol-4 server: exit 2" [ "$RC" -eq 2 ]
+	check "  it says the server's protocol is too old for it" \
+		out_has "speaks protocol 4, which cannot keep a push's partials in --partial-dir"
+	run /tmp/src/f20 "rdcp://$S:18604/m/f20"
+	check "  without the option the same push works on protocol 4" [ "$RC" -eq 0 ]
+	run "rdcp://$S:18604/m/f20" /tmp/pull/f20v4
+	check "  byte-exact" cmp /tmp/src/f20 /tmp/pull/f20v4
+	rm -f /tmp/pull/f20v4
 	# The wire cut and lossy (rig only: no netem on the host's loopback).
 	# The cut is netem loss 100 %: ip link down made RDMA unreachable past
 	# the cut in one run of two (every reconnect "no answer over RDMA while

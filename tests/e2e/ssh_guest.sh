@@ -369,14 +369,16 @@ client() {
 	# mid-push; rdcp starts it again over ssh and the copy resumes from its
 	# partial. netem holds this side of the wire to 64 Mbit/s, so the 48 MiB
 	# push lasts at least 6 s whatever the machine's speed (rig only: no
-	# netem on the host's loopback).
+	# netem on the host's loopback). With --partial-dir: the remote half
+	# keeps the partial in /tmp/dst/.part (OPEN carries the name).
 	if over_rdma; then
 		head -c $((48 << 20)) /dev/urandom >/tmp/src/retry.bin
 		tc qdisc add dev eth0 root netem rate 64mbit
 		"$RDCP" -e "$SSHE" --remote-rdcp "$RDCP" --json --retries 3 --chunk-size 64K \
-			--depth 2 /tmp/src/retry.bin "$S:/tmp/dst/retry.bin" >/tmp/out 2>&1 &
+			--depth 2 --partial-dir .part /tmp/src/retry.bin "$S:/tmp/dst/retry.bin" \
+			>/tmp/out 2>&1 &
 		local rpid=$! n=0 hit=no
-		until on_b "test -e /tmp/dst/.rdcp-partial.retry.bin.rec" || [ $n -gt 120 ]; do
+		until on_b "test -e /tmp/dst/.part/.rdcp-partial.retry.bin.rec" || [ $n -gt 120 ]; do
 			sleep 0.25
 			n=$((n + 1))
 		done
@@ -393,6 +395,8 @@ client() {
 		check "  and resumed the partial (bytes_resumed > 0)" \
 			eval '[ "$(grep -o "\"bytes_resumed\": *[0-9]*" /tmp/out | grep -o "[0-9]*$")" -gt 0 ]'
 		check "  exact" [ "$(on_b 'md5sum </tmp/dst/retry.bin')" = "$(md5sum </tmp/src/retry.bin)" ]
+		check "  the partial was kept in --partial-dir .part, removed once empty" \
+			eval '[ $n -le 120 ] && ! on_b "test -e /tmp/dst/.part"'
 		on_b "rm -f /tmp/dst/retry.bin"
 	fi
 
