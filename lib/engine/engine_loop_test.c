@@ -135,6 +135,7 @@ struct run {
 	struct rd_tree *t;
 	int nfailed_reports;
 	int last_report_status;
+	char last_note[256]; /* the sender's last report with status 0 and a text */
 	int send_no_pack; /* the sender's eo.pack 0 whatever r->eo says */
 	int send_no_batch, recv_no_batch; /* one side's eo.batch 0 */
 };
@@ -146,6 +147,8 @@ static void report(void *ctx, const char *path, size_t len, int status, const ch
 	if (status < 0) {
 		r->nfailed_reports++;
 		r->last_report_status = status;
+	} else if (msg) {
+		snprintf(r->last_note, sizeof(r->last_note), "%s", msg);
 	}
 }
 
@@ -1537,6 +1540,8 @@ static void test_resume_source_changed(void **state)
 	assert_true(no_litter());
 	assert_int_equal(rd_stat_get(&r.re.st.bytes_resumed), 0);
 	assert_int_equal(rd_stat_get(&r.re.st.bytes_data), BIG);
+	/* the sender's side hears why (its user, when a daemon receives) */
+	assert_non_null(strstr(r.last_note, "source changed since the partial was kept"));
 }
 
 /* An existing final file that holds a prefix (a grown log): only the tail moves. */

@@ -302,9 +302,12 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
 		f->all_same = f->check;
-		if (rd_sink_file_note(f->f) && r->e->report)
-			r->e->report(r->e->report_ctx, f->path, f->plen, 0,
-				     rd_sink_file_note(f->f));
+		/*
+		 * A partial started over (the source changed): a note in its
+		 * DONE, so the sender's user hears it too (a push to rdcpd).
+		 */
+		if (rd_sink_file_note(f->f))
+			add_note(f, rd_sink_file_note(f->f));
 		return 0;
 	default:
 		return proto_err(r, "unknown entry type");

@@ -51,9 +51,10 @@ server() {
 	# Kill requests from the client, then restart the daemon.
 	# Each kill lands mid-data: once this run has rewritten the partial's
 	# record (every 10 ms while chunks land), after a varying extra delay.
-	# The last two are for the client's --retries and --partial-dir; the
-	# request names the record to watch when it is not victim's.
-	for i in $(seq 1 $((KILLS + 2))); do
+	# The last three are for the client's --retries, --partial-dir and a
+	# source changed since its partial; the request names the record to
+	# watch when it is not victim's.
+	for i in $(seq 1 $((KILLS + 3))); do
 		wait_for "$SH/kill-d.$i" 300 || return 1
 		rec=$(cat "$SH/kill-d.$i")
 		rec=${rec:-/tmp/mod/.rdcp-partial.victim.rec}
@@ -304,6 +305,29 @@ client() {
 	run "$S::m/victim3" /tmp/pull/victim3
 	check "  the file on the server is byte-exact" cmp /tmp/src/v2 /tmp/pull/victim3
 	rm -f /tmp/pull/victim3
+
+	# --- the source changed since the daemon kept its partial: the push
+	# starts that file over, and its user is told (the note travels in DONE)
+	cp /tmp/src/v1 /tmp/src/v4
+	echo /tmp/mod/.rdcp-partial.victim4.rec >"$SH/kill-d.tmp"
+	mv "$SH/kill-d.tmp" "$SH/kill-d.$((KILLS + 3))"
+	# (small chunks, one in flight: still running when the kill comes)
+	run --retries 0 --chunk-size 64K --depth 1 /tmp/src/v4 "$S::m/victim4"
+	wait_for "$SH/d-restarted.$((KILLS + 3))" 60
+	if [ "$RC" -eq 10 ]; then
+		touch -d '1 hour ago' /tmp/src/v4
+		run --chunk-size 1M /tmp/src/v4 "$S::m/victim4"
+		check "source changed since the daemon's partial: the push completes (exit $RC)" \
+			[ "$RC" -eq 0 ]
+		check "  the client says the partial was started over" \
+			out_has "note: .*source changed since the partial was kept"
+		check "  nothing kept from it" not out_has "kept from before"
+	else
+		echo "    not judged: the push (exit $RC) ended before the daemon was killed"
+	fi
+	run /tmp/src/f20 "$S::m/victim4"
+	rm -f /tmp/src/v4
+
 	run --partial-dir ../x /tmp/src/f20 "$S::m/bad"
 	check "--partial-dir ../x: usage error (exit 1) naming the option" \
 		eval '[ "$RC" -eq 1 ] && out_has "partial-dir"'
