@@ -733,6 +733,28 @@ static void test_sum_partly_equal_threads4(void **state)
 	assert_int_equal(rd_stat_get(&r.re.st.bytes_resumed), (uint64_t)(48 - wrong) * CH);
 }
 
+/*
+ * A comparison reads each chunk once on the sender: its read-ahead keeps
+ * ahead of the SUMs asked for, never reading a chunk already answered
+ * (it did: a third of a resume check's reads were read-aheads of chunks
+ * compared already, given back unused).
+ */
+static void test_sum_reads_once(void **state)
+{
+	struct run r = {.eo.threads = 2, .eo.pool_bytes = 16 * CH, .eo.depth = 16};
+
+	put_file(g_src, "once", 256 * CH, 15);
+	copy_to_dst("once");
+	run_copy(&r);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.re.st.files_same, 1);
+	print_message("sum: %llu chunks answered from read-ahead, %llu read ahead for nothing\n",
+		      (unsigned long long)r.se.st.chunks_readahead,
+		      (unsigned long long)r.se.st.chunks_ra_wasted);
+	assert_int_equal(r.se.st.chunks_ra_wasted, 0);
+}
+
 /* --- a file that changes while it is sent --- */
 
 struct resize {
@@ -1576,50 +1598,51 @@ static void test_existing_prefix(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_copy_over_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_memory_sized_to_job, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_small_slots_then_large, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_window_limits, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pack_copy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pack_corrupt_retry, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pack_give_up, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pack_file_shrinks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pack_not_agreed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_pack_threads2_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_batch_copy, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_batch_failure_alone, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_batch_not_agreed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_retry_after_corruption, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_give_up_after_max_retries, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sum_equal, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sum_different, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sum_partly_equal, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_shrinks, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_grows, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_file_rewritten, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_note_for_missing_source, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_receiver_write_fails, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fin_ordering, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_delay_and_reorder, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_dropped_message_times_out, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_cut_at_every_message, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resume_after_cut, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resume_bad_partial_chunk, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resume_source_changed, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_existing_prefix, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads1_sha256_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads2_sha256_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads4_sha256_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads1_gmac_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads4_gmac_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads4_aead_corrupt, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads1_gmac_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads2_gmac_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads4_sha256_tcp, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_threads4_give_up, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_sum_partly_equal_threads4, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_resume_bad_chunk_threads4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_copy_over_tcp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_memory_sized_to_job, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_small_slots_then_large, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_window_limits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_corrupt_retry, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_give_up, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_file_shrinks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_not_agreed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pack_threads2_tcp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_failure_alone, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_not_agreed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_retry_after_corruption, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_give_up_after_max_retries, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sum_equal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sum_different, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sum_partly_equal, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_file_shrinks, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_file_grows, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_file_rewritten, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_note_for_missing_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_receiver_write_fails, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fin_ordering, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_delay_and_reorder, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dropped_message_times_out, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_cut_at_every_message, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_resume_after_cut, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_resume_bad_partial_chunk, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_resume_source_changed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_existing_prefix, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads1_sha256_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads2_sha256_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads4_sha256_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads1_gmac_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads4_gmac_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads4_aead_corrupt, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads1_gmac_tcp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads2_gmac_tcp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads4_sha256_tcp, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_threads4_give_up, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sum_partly_equal_threads4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sum_reads_once, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_resume_bad_chunk_threads4, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

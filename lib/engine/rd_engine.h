@@ -106,6 +106,7 @@ struct rd_engine_stats {
 	uint64_t bytes_files;	     /* sizes of regular files finished */
 	uint64_t chunks_retried;
 	uint64_t chunks_readahead; /* sender: GETs answered from data read ahead */
+	uint64_t chunks_ra_wasted; /* sender: chunks read ahead, then given back unused */
 	uint64_t packs, files_packed; /* RD_OF_PACK: packs moved, files they carried */
 	uint64_t reg_bytes; /* data buffers registered now (bytes) */
 	uint64_t reg_peak;  /* the most registered at once */

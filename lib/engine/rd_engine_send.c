@@ -51,6 +51,7 @@ struct swin {
 	int64_t mtime_sec; /* as announced: a change while it is sent fails it */
 	uint32_t mtime_nsec;
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
+	uint64_t asked_hi; /* highest chunk asked for by any GET (DATA, SUM), + 1 */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
 	unsigned nmap; /* -S: data extents; chunks carry only these bytes */
@@ -178,8 +179,10 @@ static void win_close(struct sender *s, struct swin *w)
 	unsigned i;
 
 	for (i = 0; i < s->nbufs; i++)
-		if (s->bufs[i].ra && s->bufs[i].job.w == w)
+		if (s->bufs[i].ra && s->bufs[i].job.w == w) {
 			ra_drop(s, &s->bufs[i]); /* ready: jobs is 0 */
+			s->e->st.chunks_ra_wasted++;
+		}
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
@@ -265,6 +268,8 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		if (m->u.get.seq <= s->last_seq)
 			return proto_err(s, "GET sequence number not increasing");
 		s->last_seq = m->u.get.seq;
+		if (m->u.get.chunk >= w->asked_hi)
+			w->asked_hi = m->u.get.chunk + 1;
 		if (m->u.get.kind == RD_GET_DATA) {
 			/* Chunks are asked in order; an earlier one again is a resend. */
 			if (m->u.get.chunk < w->data_hi)
@@ -477,6 +482,7 @@ static int ra_find(struct sender *s, const struct rd_msg_get *g, uint32_t want, 
 			return 1;
 		if (b->job.want != want || b->rb.cap < want) {
 			ra_drop(s, b); /* read for another length: read again */
+			s->e->st.chunks_ra_wasted++;
 			return -1;
 		}
 		*out = i;
@@ -485,17 +491,50 @@ static int ra_find(struct sender *s, const struct rd_msg_get *g, uint32_t want, 
 	return -1;
 }
 
-/* A GET needs a buffer and none is free: give back one read ahead. 1 = did. */
+/* Does a GET waiting behind the oldest one ask for this read-ahead's chunk? */
+static int ra_wanted(const struct sender *s, const struct sbuf *b)
+{
+	unsigned k;
+
+	for (k = 1; k < s->gq_count; k++) {
+		const struct rd_msg_get *g = &s->getq[(s->gq_head + k) % GETQ_MAX];
+
+		if (g->kind != RD_GET_PACK && g->id == b->job.g.id && g->chunk == b->job.g.chunk)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * A GET needs a buffer and none is free: give back one read ahead. The
+ * one asked for last is given back: not one a waiting GET wants (read
+ * again, that was a third of a resume check's reads), and of the others
+ * the furthest along, needed last. 1 = did.
+ */
 static int ra_reclaim(struct sender *s)
 {
+	struct sbuf *pick = NULL, *b;
+	int pick_wanted = 1, wanted;
 	unsigned i;
 
-	for (i = 0; i < s->nbufs; i++)
-		if (s->bufs[i].ra && s->bufs[i].ra_ready) {
-			ra_drop(s, &s->bufs[i]);
-			return 1;
-		}
-	return 0;
+	for (i = 0; i < s->nbufs; i++) {
+		b = &s->bufs[i];
+		if (!b->ra || !b->ra_ready)
+			continue;
+		wanted = ra_wanted(s, b);
+		if (pick && (wanted > pick_wanted ||
+			     (wanted == pick_wanted && (b->job.g.id < pick->job.g.id ||
+							(b->job.g.id == pick->job.g.id &&
+							 b->job.g.chunk < pick->job.g.chunk)))))
+			continue;
+		pick = b;
+		pick_wanted = wanted;
+	}
+	if (!pick)
+		return 0;
+	ra_drop(s, pick);
+	s->e->st.chunks_ra_wasted++;
+	return 1;
 }
 
 /*
@@ -520,8 +559,9 @@ static int start_ra(struct sender *s)
 		/* packs: the receiver asks for small files many at once */
 		if (s->e->o.pack && w->size <= RD_PACK_FILE_MAX && w->size <= s->e->o.chunk_size)
 			continue;
-		if (w->ra_next < w->data_hi)
-			w->ra_next = w->data_hi;
+		/* never behind what was asked for already (a SUM too): read once */
+		if (w->ra_next < w->asked_hi)
+			w->ra_next = w->asked_hi;
 		if (w->ra_next >= w->nchunks)
 			continue;
 		if (!best || w->id < best->id)
@@ -995,7 +1035,7 @@ static int emit_entry(struct sender *s)
 	w->size = m.u.file.size;
 	w->mtime_sec = s->ent.mtime_sec;
 	w->mtime_nsec = s->ent.mtime_nsec;
-	w->data_hi = 0;
+	w->data_hi = w->asked_hi = 0;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
