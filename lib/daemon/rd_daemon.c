@@ -212,9 +212,10 @@ static unsigned proto_max(void)
 {
 #ifdef RDCP_TEST_HOOKS
 	const char *v = getenv("RDCP_TEST_PROTO_MAX");
+	int n = v ? atoi(v) : 0;
 
-	if (v && atoi(v) >= RD_PROTO_MIN && atoi(v) < RD_PROTO_MAX)
-		return (unsigned)atoi(v);
+	if (n >= RD_PROTO_MIN && n < RD_PROTO_MAX)
+		return (unsigned)n;
 #endif
 	return RD_PROTO_MAX;
 }
@@ -235,7 +236,9 @@ static void *serve_one(void *arg)
 	rd_err_clear(&err);
 	memset(&sa, 0, sizeof(sa));
 	snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(w->req));
-	rep.version = w->creq.ver_max < proto_max() ? w->creq.ver_max : proto_max();
+	rep.version = proto_max();
+	if (w->creq.ver_max < rep.version)
+		rep.version = w->creq.ver_max;
 	ret = rd_conn_accept(w->req, &cfg->co, &rep, &c, &err);
 	if (ret) {
 		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);

@@ -393,6 +393,42 @@ static void kept(struct receiver *r, struct rfile *f, uint32_t len)
 
 static void rjob_run(struct rd_job *jj, struct rd_digest *dg);
 
+/* The job for the answer d in slot s, one chunk of f (npack 0); the caller says what to do. */
+static struct rjob *chunk_job(struct receiver *r, struct rslot *s, struct rfile *f,
+			      const struct rd_msg_data *d, uint32_t want)
+{
+	struct rjob *j = &s->job;
+
+	memset(j, 0, offsetof(struct rjob, pf));
+	j->j.run = rjob_run;
+	j->f = f;
+	j->sf = f->f;
+	j->slot = (unsigned)(s - r->slots);
+	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
+	j->buf = s->rb.p;
+	j->cs = r->e->o.chunk_size;
+	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
+	return j;
+}
+
+/* Hand the job to a worker: its slot is SL_WORK until it comes back. */
+static void job_submit(struct receiver *r, struct rslot *s, struct rfile *f, struct rjob *j)
+{
+	s->state = SL_WORK;
+	f->working++;
+	rd_wpool_submit(r->pool, &j->j);
+}
+
+/* A file that failed while jobs of it ran: its temporary goes once the last ends. */
+static void abort_if_idle(struct rfile *f)
+{
+	if (!f->working && f->abort_later) {
+		f->abort_later = 0;
+		rd_sink_file_abort(f->f);
+		f->f = NULL;
+	}
+}
+
 /*
  * A SUM answer: the comparison (read our copy, digest it) is a job for a
  * worker, so that with several slots in flight the receiver's digests
@@ -418,20 +454,10 @@ static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
 		return proto_err(r, "SUM answer out of order or of the wrong size");
 	if (want > s->rb.cap)
 		return proto_err(r, "SUM answer longer than its slot");
-	memset(j, 0, offsetof(struct rjob, pf));
-	j->j.run = rjob_run;
-	j->f = f;
-	j->sf = f->f;
-	j->slot = (unsigned)(s - r->slots);
-	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
-	j->buf = s->rb.p;
-	j->cs = r->e->o.chunk_size;
+	chunk_job(r, s, f, d, want);
 	j->sum = 1;
 	j->existing = s->src != RD_SINK_CHUNK_PARTIAL;
-	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
-	s->state = SL_WORK;
-	f->working++;
-	rd_wpool_submit(r->pool, &j->j);
+	job_submit(r, s, f, j);
 	return 0;
 }
 
@@ -530,11 +556,7 @@ static int sum_done(struct receiver *r, struct rjob *j)
 	s->kind = RD_GET_DATA;
 	s->state = SL_RETRY;
 out:
-	if (!f->working && f->abort_later) {
-		f->abort_later = 0;
-		rd_sink_file_abort(f->f);
-		f->f = NULL;
-	}
+	abort_if_idle(f);
 	return ret;
 }
 
@@ -710,11 +732,8 @@ static int pack_done(struct receiver *r, struct rjob *j)
 	for (i = 0; i < j->npack; i++) {
 		struct rfile *f = j->pf[i];
 
-		if (j->psf[i] && !f->working && f->abort_later) {
-			f->abort_later = 0;
-			rd_sink_file_abort(f->f);
-			f->f = NULL;
-		}
+		if (j->psf[i])
+			abort_if_idle(f);
 	}
 	return ret;
 }
@@ -752,20 +771,9 @@ static int on_data(struct receiver *r, const struct rd_msg_data *d)
 		return proto_err(r, "DATA digest of the wrong length");
 	if (want > s->rb.cap)
 		return proto_err(r, "DATA longer than its slot");
-	j = &s->job;
-	memset(j, 0, offsetof(struct rjob, pf)); /* npack 0: one file's chunk */
-	j->j.run = rjob_run;
-	j->f = f;
-	j->sf = f->f;
-	j->slot = d->slot;
-	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
-	j->buf = s->rb.p;
-	j->cs = r->e->o.chunk_size;
+	j = chunk_job(r, s, f, d, want);
 	j->verify = r->e->dg->size > 0;
-	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
-	s->state = SL_WORK;
-	f->working++;
-	rd_wpool_submit(r->pool, &j->j);
+	job_submit(r, s, f, j);
 	return 0;
 }
 
@@ -805,11 +813,7 @@ static int job_done(struct receiver *r, struct rjob *j)
 			rd_stat_add(&r->e->st.cur_done, want);
 		slot_release(r, s, f);
 	}
-	if (!f->working && f->abort_later) {
-		f->abort_later = 0;
-		rd_sink_file_abort(f->f);
-		f->f = NULL;
-	}
+	abort_if_idle(f);
 	return ret;
 }
 

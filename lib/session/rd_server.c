@@ -440,6 +440,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	char digest[RD_DIGEST_NAME_MAX + 1], rel[RD_PATH_MAX + 1];
 	struct rd_tree_src srcs[RD_OPEN_PATHS_MAX];
 	char (*rels)[RD_PATH_MAX + 1] = NULL;
+	const char *feature;
 	int nsrcs = 0, modfd = -1, ret, i;
 
 	memset(&e, 0, sizeof(e));
@@ -452,10 +453,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
 		goto out;
 	}
-	if (too_new(o, rd_conn_info(c)->version)) {
+	feature = too_new(o, rd_conn_info(c)->version);
+	if (feature) {
 		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for %s on protocol %u",
-			     rd_conn_info(c)->peer, too_new(o, rd_conn_info(c)->version),
-			     rd_conn_info(c)->version);
+			     rd_conn_info(c)->peer, feature, rd_conn_info(c)->version);
 		goto out;
 	}
 	if ((o->flags & RD_OF_PARTIAL_DIR) && o->mode != RD_MODE_PUSH) {

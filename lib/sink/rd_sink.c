@@ -964,9 +964,15 @@ void rd_sink_file_chunk_done(struct rd_sink_file *f, uint64_t chunk, int ok)
 		rd_partial_flush(f->part, f->tmpfd, 0);
 }
 
+/* Is [off, off + len) outside the file's announced size? */
+static int past_end(const struct rd_sink_file *f, size_t len, uint64_t off)
+{
+	return off > f->m.size || len > f->m.size - off;
+}
+
 static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
 {
-	if (off > f->m.size || len > f->m.size - off)
+	if (past_end(f, len, off))
 		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
 				  esc(f->s, f->path, f->path_len));
 	return 0;
@@ -987,7 +993,7 @@ int rd_sink_file_pread(const struct rd_sink_file *f, int existing, void *buf, si
 
 	if (existing && fd < 0)
 		return -EBADF;
-	if (off > f->m.size || len > f->m.size - off)
+	if (past_end(f, len, off))
 		return -ERANGE;
 	if (existing && off + len > f->ex_size)
 		return -ENODATA;
@@ -1064,7 +1070,7 @@ int rd_sink_file_pwrite(struct rd_sink_file *f, const void *buf, size_t len, uin
 	size_t left = len;
 	ssize_t r;
 
-	if (off > f->m.size || len > f->m.size - off)
+	if (past_end(f, len, off))
 		return -ERANGE;
 	while (left) {
 		r = pwrite(f->tmpfd, p, left, (off_t)at);
