@@ -132,6 +132,11 @@ setup_fail() {
   exit 1
 }
 hostname "rig-$RIG_ROLE" 2>/dev/null
+# The open-file limits systemd gives a service (and a login) on Debian 12:
+# soft 1024, hard 524288. The kernel's own for init (4096 hard) is what a
+# daemon under systemd never sees; rdcpd sizes each session's window of
+# entries by the hard limit.
+ulimit -Hn 524288 2>/dev/null && ulimit -Sn 1024
 ip link set lo up || setup_fail "lo up"
 if [ "$RIG_MODE" = one ]; then
   ip link add veth0 type veth peer name veth1 || setup_fail "veth add"
