@@ -188,6 +188,28 @@ static void list_failures(const struct rd_report *rep, const struct rd_client *c
 		fprintf(stderr, "  ... and %" PRIu64 " more\n", rep->omitted);
 }
 
+/* Files beside a session's: stdio, the walk's directories, TLS, devices. */
+#define WINDOW_FDS_RESERVE 64u
+
+unsigned rdcp_window(void)
+{
+	uint64_t want = RD_SESSION_FDS_FOR(RD_WINDOW_DEFAULT) + WINDOW_FDS_RESERVE;
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return RD_WINDOW_FILES;
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want) {
+		struct rlimit up = rl;
+
+		up.rlim_cur =
+		    rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= want ? want : rl.rlim_max;
+		if (!setrlimit(RLIMIT_NOFILE, &up))
+			rl = up;
+	}
+	return rd_session_window_fit(rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur, 1,
+				     WINDOW_FDS_RESERVE);
+}
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -512,6 +534,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
 	co.eo.threads = o->threads ? o->threads : rd_engine_default_threads();
+	co.eo.window = rdcp_window();
 	co.eo.digest = o->encrypt ? RD_DIGEST_AEAD : o->checksum; /* NULL: the server's */
 	if (o->encrypt && o->checksum && strcmp(o->checksum, RD_DIGEST_AEAD)) {
 		code = error_out("--encrypt uses aes-128-gcm for every chunk: drop --checksum",
@@ -619,6 +642,10 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, cl->e.digest_name);
 		printf("%s\n", line);
 	}
+	if (o->verbose && cl->connected)
+		fprintf(stderr, "rdcp: window: %u entries in flight at most (%s)\n", cl->e.o.window,
+			cl->honoured & RD_OF_WINDOW ? "agreed with the server"
+						    : "the peer's protocol has no wider window");
 	if (o->verbose && cl->info.lanes > 1 && cl->lane_bytes[0] + cl->lane_bytes[1]) {
 		unsigned k;
 

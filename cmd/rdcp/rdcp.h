@@ -62,6 +62,12 @@ int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
+/*
+ * The window of entries (rd_proto.h, OPEN's window) this process can hold
+ * open files for: the soft open-file limit is raised toward the hard one
+ * for RD_WINDOW_DEFAULT, else the window fits what there is.
+ */
+unsigned rdcp_window(void);
 /* TLS client settings for a daemon at host as user (or none); -1 with msg. */
 int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host,
 		    struct rd_tls_cfg *cfg, char *msg, size_t msglen);

@@ -52,6 +52,7 @@ int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args)
 	ro.eo.pool_bytes = o->pool_size;
 	ro.eo.depth = (unsigned)o->depth;
 	ro.eo.threads = o->threads;
+	ro.eo.window = rdcp_window();
 	ro.announce = announce;
 	ro.log = log_line;
 	ret = rd_remote_serve(&r, &ro);

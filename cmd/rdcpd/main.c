@@ -76,6 +76,7 @@ struct logctx {
 	struct rd_secrets *old_secrets[RD_RELOAD_MAX + 1];
 	struct rd_conf *old_confs[RD_RELOAD_MAX];
 	int nold, nconfs;
+	unsigned window; /* entries per session, chosen at start (configure) */
 };
 
 static void log_line(void *ctx, int level, const char *line)
@@ -435,7 +436,12 @@ static uint32_t max_chunk_for(uint64_t pool)
  * merge the command line, check. Problems are reported as they are found.
  * Returns the number of errors, or -1 when there is nothing to serve.
  */
-static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64_t *nofile)
+/*
+ * *window: 0 = choose the widest window (rd_session.h) whose sessions'
+ * open files the hard limit allows, else keep it (a reload) and check it.
+ */
+static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64_t *nofile,
+		     unsigned *window)
 {
 	const char *path = o->config;
 	struct rlimit rl;
@@ -457,8 +463,15 @@ static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64
 	*conns = rd_conf_budget_conns(c, o->pool_bytes ? o->pool_bytes : RD_ENGINE_POOL_DEFAULT);
 	/* The open files those connections may hold, against RLIMIT_NOFILE. */
 	*nofile = 0;
-	if (*conns > 0 && !getrlimit(RLIMIT_NOFILE, &rl) &&
-	    rd_conf_fd_budget(c, *conns, RD_SESSION_FDS,
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		rl.rlim_cur = rl.rlim_max = RLIM_INFINITY;
+	if (!*window)
+		*window = *conns > 0 ? rd_session_window_fit(
+					   rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max,
+					   (unsigned)*conns, RD_CONF_FDS_RESERVE)
+				     : RD_WINDOW_DEFAULT;
+	if (*conns > 0 &&
+	    rd_conf_fd_budget(c, *conns, RD_SESSION_FDS_FOR(*window),
 			      rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur,
 			      rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max, nofile) != 1)
 		*nofile = 0;
@@ -502,13 +515,15 @@ static const char *set_from(const struct rd_conf *c, int key)
 static void log_session_shape(struct logctx *lc, const struct rd_conf *c,
 			      const struct rd_daemon_cfg *cfg)
 {
-	char line[160];
+	char line[200];
 
-	snprintf(line, sizeof(line), "each connection: %u thread%s (%s), up to %u lane%s (%s)",
+	snprintf(line, sizeof(line),
+		 "each connection: %u thread%s (%s), up to %u lane%s (%s), a window of %u "
+		 "entries (open files)",
 		 cfg->server.eo.threads, cfg->server.eo.threads == 1 ? "" : "s",
 		 set_from(c, RD_CK_THREADS), cfg->co.lanes ? cfg->co.lanes : RD_LANES_DEFAULT_CAP,
 		 (cfg->co.lanes ? cfg->co.lanes : RD_LANES_DEFAULT_CAP) == 1 ? "" : "s",
-		 set_from(c, RD_CK_MAX_LANES));
+		 set_from(c, RD_CK_MAX_LANES), cfg->server.eo.window);
 	log_line(lc, RD_LOG_INFO, line);
 }
 
@@ -640,7 +655,7 @@ static void on_reload(void *ctx)
 		log_line(lc, RD_LOG_ERR, "SIGHUP: out of memory; keeping the configuration");
 		return;
 	}
-	n = configure(c, lc->opts, &conns, &nofile);
+	n = configure(c, lc->opts, &conns, &nofile, &lc->window);
 	if (n) {
 		snprintf(line, sizeof(line),
 			 "SIGHUP: the new configuration is refused (%d problem%s); keeping the "
@@ -709,7 +724,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdcpd: out of memory\n");
 		return 1;
 	}
-	ret = configure(conf, &o, &conns, &nofile);
+	ret = configure(conf, &o, &conns, &nofile, &lc.window);
 	if (ret < 0) {
 		ret = 1;
 		goto out;
@@ -754,6 +769,7 @@ int main(int argc, char **argv)
 			   : conf->transport == RD_TRANSPORT_TCP ? RD_XPORT_TCP
 								 : RD_XPORT_AUTO;
 	cfg.server.eo.pool_bytes = o.pool_bytes;
+	cfg.server.eo.window = lc.window; /* at start: a reload keeps it */
 	/* threads and max lanes (rdcpd.conf, --threads, --max-lanes) take effect at start */
 	cfg.server.eo.threads = conf->threads ? (unsigned)conf->threads : rd_engine_default_threads();
 	cfg.co.lanes = (unsigned)conf->max_lanes; /* 0: RD_LANES_DEFAULT_CAP */

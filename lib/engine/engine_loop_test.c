@@ -467,6 +467,32 @@ static void test_window_limits(void **state)
 	assert_true(w.max_gets_open >= 2);
 }
 
+/* A wider window (RD_OF_WINDOW, version 6): both sides hold that many entries. */
+static void test_window_wide(void **state)
+{
+	struct window_watch w = {0};
+	struct run r = {.hook = watch_window, .hctx = &w};
+	const int n = 3 * 256;
+	char name[32];
+	int i;
+
+	(void)state;
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "w%03d", i);
+		put_file(g_src, name, (size_t)(i % 3) * 100 + 1, (unsigned)i);
+	}
+	r.eo.window = 256;
+	run_copy(&r);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	for (i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "w%03d", i);
+		assert_true(same_file(name));
+	}
+	assert_true(w.max_files_open <= 256);
+	assert_true(w.max_files_open > RD_WINDOW_FILES); /* wider than protocol 5's */
+}
+
 /* --- corruption, retries, giving up --- */
 
 struct corrupt {
@@ -1595,6 +1621,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_memory_sized_to_job, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_small_slots_then_large, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_window_limits, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_window_wide, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pack_copy, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pack_corrupt_retry, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pack_give_up, setup, teardown),

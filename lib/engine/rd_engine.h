@@ -82,6 +82,13 @@ struct rd_engine_opts {
 	 * 0: either message is a protocol error.
 	 */
 	int batch;
+	/*
+	 * Entries not yet DONE both sides keep (rd_proto.h, OPEN_OK's
+	 * window): RD_WINDOW_FILES..RD_WINDOW_MAX, 0 = RD_WINDOW_FILES. A
+	 * session sets the agreed value before the engine runs; before OPEN
+	 * a client's is what it offers, a server's the most it grants.
+	 */
+	unsigned window;
 };
 
 /*

@@ -30,6 +30,10 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 		e->o.threads = rd_engine_default_threads();
 	if (e->o.threads > RD_ENGINE_THREADS_MAX)
 		e->o.threads = RD_ENGINE_THREADS_MAX;
+	if (e->o.window < RD_WINDOW_FILES)
+		e->o.window = RD_WINDOW_FILES;
+	if (e->o.window > RD_WINDOW_MAX)
+		e->o.window = RD_WINDOW_MAX;
 	if (e->o.chunk_size < RD_CHUNK_MIN || e->o.chunk_size > RD_CHUNK_MAX)
 		return rd_err_set(&e->err, RD_EUSAGE, 0, "chunk size %u is outside %u..%u",
 				  e->o.chunk_size, RD_CHUNK_MIN, RD_CHUNK_MAX);

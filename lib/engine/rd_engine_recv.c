@@ -122,7 +122,8 @@ struct receiver {
 	struct rd_engine *e;
 	struct rd_conn *c;
 	struct rd_sink *sink;
-	struct rfile win[RD_WINDOW_FILES];
+	struct rfile *win;  /* wn entries: id N in win[N % wn] */
+	unsigned wn;	    /* the window agreed (rd_engine_opts.window) */
 	uint32_t next_id;   /* next FILE id expected */
 	uint32_t oldest;    /* oldest id not yet finished */
 	unsigned active;
@@ -141,7 +142,8 @@ struct receiver {
 };
 
 /* --fsync: the longest a sealed file waits for its batch (ms) */
-#define PUBLISH_MS 50
+#define PUBLISH_MS    50
+#define PUBLISH_FILES 32 /* a batch of sealed files is named at this many */
 
 static uint64_t mono_ms(void)
 {
@@ -151,9 +153,15 @@ static uint64_t mono_ms(void)
 	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
+/* Entries announced and not yet freed (oldest..next_id - 1): at most wn. */
+static unsigned win_span(const struct receiver *r)
+{
+	return r->next_id - r->oldest;
+}
+
 static struct rfile *win_of(struct receiver *r, uint32_t id)
 {
-	struct rfile *f = &r->win[id % RD_WINDOW_FILES];
+	struct rfile *f = &r->win[id % r->wn];
 
 	return f->state != RF_FREE && f->id == id ? f : NULL;
 }
@@ -239,7 +247,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		return proto_err(r, "FILE before the previous entry's META ended");
 	if (m->id != r->next_id)
 		return proto_err(r, "FILE ids out of order");
-	f = &r->win[m->id % RD_WINDOW_FILES];
+	f = &r->win[m->id % r->wn];
 	if (f->state != RF_FREE)
 		return proto_err(r, "more entries outstanding than the window allows");
 	if ((m->flags & RD_FF_POST) && m->type != RD_FT_DIR)
@@ -980,7 +988,7 @@ static int send_pack(struct receiver *r, unsigned k)
 	struct rslot *s;
 	int ret;
 
-	while (k + n < RD_WINDOW_FILES && n < RD_PACK_FILES_MAX) {
+	while (k + n < win_span(r) && n < RD_PACK_FILES_MAX) {
 		struct rfile *f = win_of(r, r->oldest + k + n);
 
 		if (!packable(r, f) || sum + f->meta.size > r->e->o.chunk_size)
@@ -1029,7 +1037,7 @@ static int schedule(struct receiver *r)
 		s->state = SL_BUSY;
 		n++;
 	}
-	for (k = 0; k < RD_WINDOW_FILES; k++) {
+	for (k = 0; k < win_span(r); k++) {
 		struct rfile *f = win_of(r, r->oldest + k);
 
 		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
@@ -1119,7 +1127,7 @@ static void publish(struct receiver *r)
 	int ret;
 
 	ret = rd_sink_sync(r->sink);
-	for (k = 0; k < RD_WINDOW_FILES; k++) {
+	for (k = 0; k < win_span(r); k++) {
 		f = win_of(r, r->oldest + k);
 		if (f)
 			f->batch = 0;
@@ -1136,7 +1144,7 @@ static void publish(struct receiver *r)
 	if (ret)
 		return;
 	ret = rd_sink_sync(r->sink);
-	for (k = 0; ret && k < RD_WINDOW_FILES; k++) {
+	for (k = 0; ret && k < win_span(r); k++) {
 		f = win_of(r, r->oldest + k);
 		/* named, but the names may not be on disk: not a success */
 		if (f && f->batch && !f->failed) {
@@ -1177,7 +1185,7 @@ static int settle(struct receiver *r)
 	 * Complete files: named now, or (--fsync) sealed and named in a
 	 * batch once nothing else is coming or half the window waits.
 	 */
-	for (k = 0; k < RD_WINDOW_FILES; k++) {
+	for (k = 0; k < win_span(r); k++) {
 		f = win_of(r, r->oldest + k);
 		if (!f)
 			break;
@@ -1213,16 +1221,15 @@ static int settle(struct receiver *r)
 
 		if (!r->sealed_ms)
 			r->sealed_ms = now;
-		if (sealed >= RD_WINDOW_FILES / 2 ||
-		    (!busy && (r->end_seen || r->active >= RD_WINDOW_FILES ||
-			       now - r->sealed_ms >= PUBLISH_MS))) {
+		if (sealed >= PUBLISH_FILES || (!busy && (r->end_seen || r->active >= r->wn ||
+							  now - r->sealed_ms >= PUBLISH_MS))) {
 			publish(r);
 			r->sealed_ms = 0;
 			n++;
 		}
 	}
 
-	for (k = 0; k < RD_WINDOW_FILES; k++) {
+	for (k = 0; k < win_span(r); k++) {
 		f = win_of(r, r->oldest + k);
 		if (!f)
 			break;
@@ -1379,6 +1386,17 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	r->next_id = 1;
 	r->oldest = 1;
 	/*
+	 * The window's entries: calloc'd, so only those a job reaches are
+	 * ever touched (13.5 KiB each: a path, a link target, a sparse map).
+	 */
+	r->wn = e->o.window;
+	r->win = calloc(r->wn, sizeof(*r->win));
+	if (!r->win) {
+		ret =
+		    rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "receiver window of %u entries", r->wn);
+		goto out;
+	}
+	/*
 	 * At most pool_bytes registered (two chunks at least); small chunks
 	 * may have more slots in flight than pool / chunk.
 	 */
@@ -1423,12 +1441,13 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	}
 out:
 	rd_wpool_stop(r->pool); /* no worker writes into a file or slot after this */
-	for (i = 0; i < RD_WINDOW_FILES; i++)
+	for (i = 0; r->win && i < r->wn && i < r->next_id; i++) /* those reached */
 		if (r->win[i].state != RF_FREE && r->win[i].f)
 			rd_sink_file_abort(r->win[i].f);
 	for (i = 0; r->slots && i < r->nslots; i++)
 		rd_regbuf_drop(&r->rs, &r->slots[i].rb);
 	free(r->slots);
+	free(r->win);
 	free(r);
 	return ret;
 }

@@ -88,7 +88,8 @@ struct sender {
 	struct rd_engine *e;
 	struct rd_conn *c;
 	struct rd_tree *t;
-	struct swin win[RD_WINDOW_FILES];
+	struct swin *win; /* wn entries: id N in win[N % wn] */
+	unsigned wn;	  /* the window agreed (rd_engine_opts.window) */
 	unsigned outstanding;
 	uint32_t next_id;
 
@@ -151,9 +152,19 @@ static int buf_get(struct sender *s, uint32_t len, unsigned *out)
 	return rd_regset_get(&s->rs, len, out);
 }
 
+/*
+ * The window entries a job has reached: ids start at 1 in their own
+ * slots, so a small job never touches the rest (an entry's fd is valid
+ * only while it is used).
+ */
+static unsigned win_reached(const struct sender *s)
+{
+	return s->next_id < s->wn ? s->next_id : s->wn;
+}
+
 static struct swin *win_of(struct sender *s, uint32_t id)
 {
-	struct swin *w = &s->win[id % RD_WINDOW_FILES];
+	struct swin *w = &s->win[id % s->wn];
 
 	return w->used && w->id == id ? w : NULL;
 }
@@ -552,7 +563,7 @@ static int start_ra(struct sender *s)
 
 	if (s->gq_count || s->n_ra >= s->nbufs / 2 || s->ring_count + s->n_ra >= s->nbufs)
 		return 0;
-	for (i = 0; i < RD_WINDOW_FILES; i++) {
+	for (i = 0; i < win_reached(s); i++) {
 		w = &s->win[i];
 		if (!w->used || w->type != RD_FT_REG || w->has_map || w->done_seen)
 			continue;
@@ -1005,9 +1016,9 @@ static int emit_entry(struct sender *s)
 		s->have_ent = 0;
 		return 1;
 	}
-	if (s->outstanding >= RD_WINDOW_FILES)
+	if (s->outstanding >= s->wn)
 		return 0;
-	w = &s->win[s->next_id % RD_WINDOW_FILES];
+	w = &s->win[s->next_id % s->wn];
 	if (w->used)
 		return 0;
 	m.hdr.type = RD_MSG_FILE;
@@ -1165,8 +1176,12 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->t = t;
 	s->next_id = 1;
 	s->ent.fd = -1;
-	for (i = 0; i < RD_WINDOW_FILES; i++)
-		s->win[i].fd = -1;
+	s->wn = e->o.window;
+	s->win = calloc(s->wn, sizeof(*s->win));
+	if (!s->win) {
+		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "sender window of %u entries", s->wn);
+		goto out;
+	}
 	s->nbufs = e->o.depth;
 	if ((uint64_t)s->nbufs * e->o.chunk_size > e->o.pool_bytes && e->o.pool_bytes)
 		s->nbufs = (unsigned)(e->o.pool_bytes / e->o.chunk_size);
@@ -1212,13 +1227,14 @@ out:
 	rd_conn_set_sent_cb(c, NULL, NULL);
 	for (i = 0; s->bufs && i < s->nbufs; i++)
 		rd_regbuf_drop(&s->rs, &s->bufs[i].rb);
-	for (i = 0; i < RD_WINDOW_FILES; i++)
-		if (s->win[i].fd >= 0)
+	for (i = 0; s->win && i < win_reached(s); i++)
+		if (s->win[i].used && s->win[i].fd >= 0)
 			close(s->win[i].fd);
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
 	free(s->bufs);
 	free(s->ring);
+	free(s->win);
 	free(s);
 	return ret;
 }

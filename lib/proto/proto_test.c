@@ -568,6 +568,76 @@ static void test_open_partial_dir(void **state)
 	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
 }
 
+/* OPEN with RD_OF_WINDOW and the window (version 6); nwin 0: no window field. */
+static void b_open_win(struct bld *b, int nwin, uint16_t window)
+{
+	b_hdr(b, RD_MSG_OPEN);
+	b_u8(b, RD_MODE_PUSH);
+	b_u32(b, RD_OF_WINDOW);
+	b_u32(b, RD_CHUNK_DEFAULT);
+	b_strz(b, "");
+	b_u16(b, 1);
+	b_strz(b, "m");
+	if (nwin)
+		b_u16(b, window);
+	b_fix(b);
+}
+
+static void b_open_ok_win(struct bld *b, uint32_t flags, int nwin, uint16_t window)
+{
+	b_hdr(b, RD_MSG_OPEN_OK);
+	b_u32(b, flags);
+	b_u32(b, RD_CHUNK_DEFAULT);
+	b_strz(b, "gmac");
+	if (nwin)
+		b_u16(b, window);
+	b_fix(b);
+}
+
+/* The window (version 6): in bounds, only with its flag, both ways. */
+static void test_window(void **state)
+{
+	static const uint16_t bad[] = {0, 1, RD_WINDOW_FILES - 1, RD_WINDOW_MAX + 1, 0xffff};
+	struct rd_msg m;
+	struct bld b;
+	size_t i;
+
+	(void)state;
+	b_open_win(&b, 1, RD_WINDOW_FILES);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.window, RD_WINDOW_FILES);
+	b_open_win(&b, 1, RD_WINDOW_MAX);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.window, RD_WINDOW_MAX);
+	b_open_ok_win(&b, RD_OF_WINDOW, 1, 256);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open_ok.window, 256);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b_open_win(&b, 1, bad[i]);
+		expect_refused(&b, "bad window");
+		b_open_ok_win(&b, RD_OF_WINDOW, 1, bad[i]);
+		expect_refused(&b, "bad window");
+	}
+	/* the flag without the field: the message ends early */
+	b_open_win(&b, 0, 0);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	b_open_ok_win(&b, RD_OF_WINDOW, 0, 0);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the field without the flag: bytes after the message */
+	b_open_ok_win(&b, RD_OF_RECURSIVE, 1, 256);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the encoder refuses what the decoder would */
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN, 0));
+	m.u.open.window = RD_WINDOW_MAX + 1;
+	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
+	m.u.open.flags &= ~RD_OF_WINDOW; /* a window without its flag */
+	m.u.open.window = 256;
+	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN_OK, 0));
+	m.u.open_ok.window = 256; /* variant 0 has no RD_OF_WINDOW */
+	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
+}
+
 static void test_refuse_open_mode(void **state)
 {
 	static const uint8_t modes[] = {0, 3, 0xff};
@@ -1270,6 +1340,7 @@ int main(void)
 	    cmocka_unit_test(test_refuse_npaths_over),
 	    cmocka_unit_test(test_refuse_open_mode),
 	    cmocka_unit_test(test_open_partial_dir),
+	    cmocka_unit_test(test_window),
 	    cmocka_unit_test(test_refuse_open_path),
 	    cmocka_unit_test(test_refuse_chunk_size),
 	    cmocka_unit_test(test_refuse_ftype),

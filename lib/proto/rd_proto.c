@@ -63,6 +63,16 @@ static const char *wire_path_check(const struct rd_str *s)
 	return NULL;
 }
 
+/* OPEN's and OPEN_OK's window: there with RD_OF_WINDOW, in bounds. */
+static const char *window_check(uint32_t flags, uint16_t window)
+{
+	if (!(flags & RD_OF_WINDOW))
+		return window ? "window without RD_OF_WINDOW" : NULL;
+	if (window < RD_WINDOW_FILES || window > RD_WINDOW_MAX)
+		return "bad window";
+	return NULL;
+}
+
 static const char *open_check(const struct rd_msg_open *o)
 {
 	const char *why;
@@ -90,7 +100,7 @@ static const char *open_check(const struct rd_msg_open *o)
 	} else if (o->partial_dir.len) {
 		return "partial dir without RD_OF_PARTIAL_DIR";
 	}
-	return NULL;
+	return window_check(o->flags, o->window);
 }
 
 static const char *special_check(const struct rd_msg_file *f)
@@ -302,7 +312,9 @@ static const char *msg_check(const struct rd_msg *m)
 		return open_check(&m->u.open);
 	case RD_MSG_OPEN_OK:
 		why = chunk_size_check(m->u.open_ok.chunk_size);
-		return why ? why : digest_name_check(&m->u.open_ok.digest);
+		if (!why)
+			why = digest_name_check(&m->u.open_ok.digest);
+		return why ? why : window_check(m->u.open_ok.flags, m->u.open_ok.window);
 	case RD_MSG_ERROR:
 		return text_check(&m->u.error.text);
 	case RD_MSG_FILE:
@@ -344,6 +356,8 @@ static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
 		rd_put_str(w, &o->paths[i]);
 	if (o->flags & RD_OF_PARTIAL_DIR)
 		rd_put_str(w, &o->partial_dir);
+	if (o->flags & RD_OF_WINDOW)
+		rd_put_u16(w, o->window);
 }
 
 static void put_file(struct rd_wcur *w, const struct rd_msg_file *f)
@@ -433,6 +447,8 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		rd_put_u32(w, m->u.open_ok.flags);
 		rd_put_u32(w, m->u.open_ok.chunk_size);
 		rd_put_str(w, &m->u.open_ok.digest);
+		if (m->u.open_ok.flags & RD_OF_WINDOW)
+			rd_put_u16(w, m->u.open_ok.window);
 		break;
 	case RD_MSG_ERROR:
 		rd_put_u16(w, m->u.error.code);
@@ -536,6 +552,8 @@ static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
 		rd_get_str(r, &o->paths[i], RD_PATH_MAX, "path too long");
 	if (o->flags & RD_OF_PARTIAL_DIR)
 		rd_get_str(r, &o->partial_dir, RD_PARTIAL_DIR_MAX, "partial dir too long");
+	if (o->flags & RD_OF_WINDOW)
+		o->window = rd_get_u16(r);
 }
 
 static void get_file(struct rd_rcur *r, struct rd_msg_file *f)
@@ -643,6 +661,8 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.open_ok.flags = rd_get_u32(r);
 		m->u.open_ok.chunk_size = rd_get_u32(r);
 		rd_get_str(r, &m->u.open_ok.digest, RD_DIGEST_NAME_MAX, "digest name too long");
+		if (m->u.open_ok.flags & RD_OF_WINDOW)
+			m->u.open_ok.window = rd_get_u16(r);
 		break;
 	case RD_MSG_ERROR:
 		m->u.error.code = rd_get_u16(r);

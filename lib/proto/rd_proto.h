@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 4 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 6 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
- * DONES). This comment is the specification;
+ * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
+ * window of entries: RD_OF_WINDOW). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -114,6 +115,10 @@
  *			  the receiver of a PUSH keeps its partials. A server
  *			  refuses it on a PULL (the client receives: its own
  *			  --partial-dir needs no wire) and with RD_OF_NO_PARTIAL.
+ *	 + u16 window	  only with RD_OF_WINDOW (version 6):
+ *			  RD_WINDOW_FILES..RD_WINDOW_MAX, else refused: the most
+ *			  entries not yet DONE the client can hold (its memory
+ *			  and open files)
  *
  *    OPEN_OK (3), server -> client:
  *	 0 u32 flags	  RD_OF_* the server will honour (a subset of OPEN's)
@@ -121,6 +126,11 @@
  *			  memory budget); the client refuses a larger one
  *	 8 str digest	  1..RD_DIGEST_NAME_MAX: the client's, or the
  *			  server's choice when the client left it empty
+ *	 + u16 window	  only with RD_OF_WINDOW honoured (version 6):
+ *			  RD_WINDOW_FILES..RD_WINDOW_MAX, else refused, and at
+ *			  most the client's (the client refuses more): the
+ *			  window both sides keep, the server's decision. Without
+ *			  RD_OF_WINDOW the window is RD_WINDOW_FILES.
  *
  *    ERROR (4):
  *	 0 u16 code	  RD_E* (lib/base/rd_err.h)
@@ -290,7 +300,9 @@
  *		  checksum none there is no SUM: the receiver resends partials
  *		  unless the client set RD_OF_TRUST_PARTIAL.
  *		  DONE per entry (any type) with a status; the sender keeps at
- *		  most RD_WINDOW_FILES entries not yet DONE.
+ *		  most the window's entries not yet DONE (RD_WINDOW_FILES, or
+ *		  OPEN_OK's window with RD_OF_WINDOW). Entry id N lives in
+ *		  the receiver's window slot N mod window.
  *	receiver: FIN after END and all DONEs; sender: FIN back; disconnect.
  *    Sender-side problems with one file: NOTE (the file was skipped) or
  *    CHUNK_ERR (reading failed; the receiver fails that entry).
@@ -338,10 +350,11 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     5
+#define RD_PROTO_MAX	     6
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
+#define RD_PROTO_WINDOW	     6 /* the first version with RD_OF_WINDOW */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -364,7 +377,8 @@
 #define RD_DIGEST_NAME_MAX 32
 #define RD_OPEN_PATHS_MAX  64
 #define RD_PARTIAL_DIR_MAX 254 /* NAME_MAX - 1: one directory name */
-#define RD_WINDOW_FILES	   64
+#define RD_WINDOW_FILES	   64  /* the window without RD_OF_WINDOW, and the least */
+#define RD_WINDOW_MAX	   1024 /* the most RD_OF_WINDOW may agree */
 #define RD_CHUNK_MIN	   4096u
 #define RD_CHUNK_MAX	   (64u << 20)
 #define RD_CHUNK_DEFAULT   (4u << 20)
@@ -451,8 +465,14 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * field); asked only on a connection of that version, refused below it.
  */
 #define RD_OF_PARTIAL_DIR 0x8000u
-#define RD_OF_KNOWN	  0xffffu
-#define RD_BATCH_MAX	RD_WINDOW_FILES /* entries in one FILES or DONES */
+/*
+ * A wider window of entries not yet DONE (version 6; issue 13): OPEN and
+ * OPEN_OK carry it (their last field); asked and refused like RD_OF_PACK.
+ * Small files are as many round trips apart as the window is narrow.
+ */
+#define RD_OF_WINDOW 0x10000u
+#define RD_OF_KNOWN  0x1ffffu
+#define RD_BATCH_MAX 64 /* entries in one FILES or DONES */
 
 enum rd_ftype {
 	RD_FT_REG = 1,
@@ -495,7 +515,7 @@ struct rd_extent {
 };
 
 enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2, RD_GET_PACK = 3 };
-#define RD_PACK_FILES_MAX RD_WINDOW_FILES /* files in one pack */
+#define RD_PACK_FILES_MAX 64		   /* files in one pack */
 #define RD_PACK_FILE_MAX  (64u << 10)	   /* the largest file a pack carries */
 
 struct rd_cm_req {
@@ -543,12 +563,14 @@ struct rd_msg_open {
 	uint16_t npaths;			/* 1..RD_OPEN_PATHS_MAX */
 	struct rd_str paths[RD_OPEN_PATHS_MAX]; /* "module/path" */
 	struct rd_str partial_dir;		/* RD_OF_PARTIAL_DIR only: one name */
+	uint16_t window;			/* RD_OF_WINDOW only */
 };
 
 struct rd_msg_open_ok {
 	uint32_t flags;
 	uint32_t chunk_size;
 	struct rd_str digest;
+	uint16_t window; /* RD_OF_WINDOW only */
 };
 
 struct rd_msg_error {

@@ -40,7 +40,8 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	uint16_t i;
 
 	o->mode = variant ? RD_MODE_PULL : RD_MODE_PUSH;
-	o->flags = variant ? 0xffffffffu : RD_OF_RECURSIVE | RD_OF_PRESERVE | RD_OF_PARTIAL_DIR;
+	o->flags = variant ? 0xffffffffu
+			   : RD_OF_RECURSIVE | RD_OF_PRESERVE | RD_OF_PARTIAL_DIR | RD_OF_WINDOW;
 	o->chunk_size = variant ? RD_CHUNK_MAX : RD_CHUNK_DEFAULT;
 	o->digest = variant ? str_n(long_digest, sizeof(long_digest)) : str_of("sha256");
 	/* Extreme variant: every slot used, short paths so it fits. */
@@ -48,6 +49,7 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	for (i = 0; i < o->npaths; i++)
 		o->paths[i] = str_of(paths[i % 4]);
 	o->partial_dir = variant ? str_n(long_name, sizeof(long_name)) : str_of(".rdcp-partials");
+	o->window = variant ? RD_WINDOW_MAX : RD_WINDOW_FILES * 4;
 }
 
 /* Variant 0: an access ACL; 1: the largest sparse map. */
@@ -156,6 +158,7 @@ static void sample_payload(struct rd_msg *m, int v)
 		m->u.open_ok.flags = v ? 0xffffffffu : RD_OF_RECURSIVE;
 		m->u.open_ok.chunk_size = v ? RD_CHUNK_MIN : RD_CHUNK_DEFAULT;
 		m->u.open_ok.digest = v ? str_of("none") : str_of("blake2b512");
+		m->u.open_ok.window = v ? RD_WINDOW_MAX : 0;
 		break;
 	case RD_MSG_ERROR:
 		m->u.error.code = v ? 0xffff : 11;
@@ -248,7 +251,7 @@ static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
 		if (!str_eq(&a->paths[i], &b->paths[i]))
 			return false;
 	}
-	return str_eq(&a->partial_dir, &b->partial_dir);
+	return str_eq(&a->partial_dir, &b->partial_dir) && a->window == b->window;
 }
 
 static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)
@@ -306,7 +309,8 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 	case RD_MSG_OPEN_OK:
 		return a->u.open_ok.flags == b->u.open_ok.flags &&
 		       a->u.open_ok.chunk_size == b->u.open_ok.chunk_size &&
-		       str_eq(&a->u.open_ok.digest, &b->u.open_ok.digest);
+		       str_eq(&a->u.open_ok.digest, &b->u.open_ok.digest) &&
+		       a->u.open_ok.window == b->u.open_ok.window;
 	case RD_MSG_ERROR:
 		return a->u.error.code == b->u.error.code &&
 		       str_eq(&a->u.error.text, &b->u.error.text);

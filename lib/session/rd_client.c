@@ -72,6 +72,11 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *as
 				r = rd_err_set(&cl->err, RD_EPROTO, 0,
 					       "%s claims to honour options never asked for (0x%x)",
 					       cl->info.peer, (unsigned)(ok->flags & ~asked_flags));
+			/* the window is the server's to choose, but never above our offer */
+			if (!r && (ok->flags & RD_OF_WINDOW) && ok->window > cl->e.o.window)
+				r = rd_err_set(&cl->err, RD_EPROTO, 0,
+					       "%s chose a window of %u entries; we offered %u",
+					       cl->info.peer, ok->window, cl->e.o.window);
 			cl->honoured = ok->flags;
 			rd_conn_recv_done(c);
 			return r;
@@ -116,6 +121,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 		m.u.open.partial_dir.ptr = o->partial_dir;
 		m.u.open.partial_dir.len = (uint16_t)strlen(o->partial_dir);
 	}
+	if (flags & RD_OF_WINDOW)
+		m.u.open.window = (uint16_t)cl->e.o.window;
 	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
 }
 
@@ -209,7 +216,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 {
 	struct rd_cm_req req;
 	struct rd_cm_rep rep;
-	struct rd_msg_open_ok ok;
+	struct rd_msg_open_ok ok = {0};
 	struct rd_conn *c = NULL;
 	struct rd_tree *t = NULL;
 	struct rd_sink *sink = NULL;
@@ -276,6 +283,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		flags |= RD_OF_PACK;
 	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)
 		flags |= RD_OF_BATCH;
+	/* a wider window (version 6): offered when ours is wider than the old one */
+	if (rd_conn_info(c)->version >= RD_PROTO_WINDOW && cl->e.o.window > RD_WINDOW_FILES)
+		flags |= RD_OF_WINDOW;
 	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
 	if (o->push && o->partial_dir) {
 		if (rd_conn_info(c)->version < RD_PROTO_PARTIAL_DIR) {
@@ -301,6 +311,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = await_open_ok(cl, c, o->eo.digest, flags, &ok);
 	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
 	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
+	cl->e.o.window = !ret && (ok.flags & RD_OF_WINDOW) ? ok.window : RD_WINDOW_FILES;
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)

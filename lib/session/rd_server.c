@@ -274,6 +274,8 @@ static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
 	m.u.open_ok.chunk_size = e->o.chunk_size;
 	m.u.open_ok.digest.ptr = e->dg->name;
 	m.u.open_ok.digest.len = (uint16_t)strlen(e->dg->name);
+	if (m.u.open_ok.flags & RD_OF_WINDOW)
+		m.u.open_ok.window = (uint16_t)e->o.window;
 	return rd_engine_send_msg_wait(c, &m, err, -1);
 }
 
@@ -326,6 +328,8 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 		return "batches";
 	if ((o->flags & RD_OF_PARTIAL_DIR) && version < RD_PROTO_PARTIAL_DIR)
 		return "a partial directory";
+	if ((o->flags & RD_OF_WINDOW) && version < RD_PROTO_WINDOW)
+		return "a wider window";
 	return NULL;
 }
 
@@ -483,6 +487,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	}
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
+	/* the window: the client's offer, at most ours (cfg->eo.window) */
+	if ((honoured(cfg, o) & RD_OF_WINDOW) && o->window < e.o.window)
+		e.o.window = o->window;
+	if (!(honoured(cfg, o) & RD_OF_WINDOW))
+		e.o.window = RD_WINDOW_FILES;
 	if (cfg->fixed_mode) {
 		ret = serve_fixed(cfg, c, &e, o, summary, sumlen, err);
 		goto out;
@@ -586,4 +595,14 @@ out:
 		close(modfd);
 	rd_engine_fini(&e);
 	return ret;
+}
+
+unsigned rd_session_window_fit(uint64_t nofile, unsigned sessions, unsigned reserve)
+{
+	unsigned w;
+
+	for (w = RD_WINDOW_DEFAULT; w > RD_WINDOW_FILES; w -= RD_WINDOW_FILES)
+		if ((uint64_t)sessions * RD_SESSION_FDS_FOR(w) + reserve <= nofile)
+			return w;
+	return RD_WINDOW_FILES;
 }

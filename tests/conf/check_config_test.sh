@@ -209,12 +209,21 @@ timeout 3 "$rdcpd" --foreground --config "$tmp/shape.conf" --port 0 --transport 
 	--listen 127.0.0.1 >"$tmp/out" 2>"$tmp/err"
 sed 's/^/    | /' "$tmp/err"
 check "threads = 3, max lanes = 2 of the file are used" \
-	grep -q "each connection: 3 threads (rdcpd.conf), up to 2 lanes (rdcpd.conf)\$" "$tmp/err"
+	grep -q "each connection: 3 threads (rdcpd.conf), up to 2 lanes (rdcpd.conf), a window of [0-9]* entries (open files)\$" "$tmp/err"
 timeout 3 "$rdcpd" --foreground --config "$tmp/shape.conf" --port 0 --transport tcp \
 	--listen 127.0.0.1 --threads 5 --max-lanes 1 >"$tmp/out" 2>"$tmp/err"
 sed 's/^/    | /' "$tmp/err"
 check "  --threads 5 --max-lanes 1 override them" \
-	grep -q "each connection: 5 threads (command line), up to 1 lane (command line)\$" "$tmp/err"
+	grep -q "each connection: 5 threads (command line), up to 1 lane (command line), a window of [0-9]* entries (open files)\$" "$tmp/err"
+# --- the window of entries a connection gets: as wide as the open-file limit allows ---
+# (16 connections: 256 entries need 16 x 784 + 64 files, 128 need 16 x 400 + 64, 64 need 16 x 208 + 64)
+for nf in 20000:256 7000:128 4000:64; do
+	(ulimit -n "${nf%%:*}" && exec timeout 3 "$rdcpd" --foreground --config "$tmp/shape.conf" --port 0 \
+		--transport tcp --listen 127.0.0.1 --max-conns 16) >"$tmp/out" 2>"$tmp/err"
+	sed 's/^/    | /' "$tmp/err"
+	check "  open-file limit ${nf%%:*}: a window of ${nf#*:} entries" \
+		grep -q "a window of ${nf#*:} entries (open files)\$" "$tmp/err"
+done
 printf 'threads = 65\nmax lanes = 0\n' >"$tmp/shape.conf"
 run --check-config --config "$tmp/shape.conf"
 check "threads = 65, max lanes = 0: exit 1" [ "$RC" -eq 1 ]

@@ -180,13 +180,17 @@ many_small() {
 	local S=$1 n
 	make_small_tree /tmp/src/small
 	n=$(find /tmp/src/small -type f | wc -l)
-	run -r /tmp/src/small "$S::m/"
+	run -v -r /tmp/src/small "$S::m/"
 	check "push a tree of $n files (4 KiB each, 3 large among them)" [ "$RC" -eq 0 ]
+	check "  with a window of 256 entries (protocol 6), agreed" \
+		out_has "window: 256 entries in flight at most (agreed with the server)"
 	check "  every entry reported" out_has "$((n + 2 * (SMALL_DIRS + 1))) entries"
 	check "  the small files went in packs (protocol 3), said in the summary" \
 		out_has "files in [0-9]* packs"
-	run -r "$S::m/small" /tmp/pull/
+	run -v -r "$S::m/small" /tmp/pull/
 	check "  pulled back byte for byte" same_tree /tmp/src/small /tmp/pull/small
+	check "  with a window of 256 entries again" \
+		out_has "window: 256 entries in flight at most (agreed with the server)"
 	check "  in packs again" out_has "files in [0-9]* packs"
 	check "  no temporaries or partials left" \
 		sh -c '! find /tmp/pull/small -name ".rdcp*" | grep -q .'

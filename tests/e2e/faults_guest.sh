@@ -335,8 +335,10 @@ client() {
 	check "--partial-dir push to a protocol-4 server: exit 2" [ "$RC" -eq 2 ]
 	check "  it says the server's protocol is too old for it" \
 		out_has "speaks protocol 4, which cannot keep a push's partials in --partial-dir"
-	run /tmp/src/f20 "rdcp://$S:18604/m/f20"
+	run -v /tmp/src/f20 "rdcp://$S:18604/m/f20"
 	check "  without the option the same push works on protocol 4" [ "$RC" -eq 0 ]
+	check "  with the window of protocol 5 and before (64 entries)" \
+		out_has "window: 64 entries in flight at most (the peer's protocol has no wider window)"
 	run "rdcp://$S:18604/m/f20" /tmp/pull/f20v4
 	check "  byte-exact" cmp /tmp/src/f20 /tmp/pull/f20v4
 	rm -f /tmp/pull/f20v4

@@ -950,6 +950,7 @@ static int serve_open(struct peer *p)
 	ok.hdr.type = RD_MSG_OPEN_OK;
 	ok.u.open_ok.flags = m.u.open.flags;
 	ok.u.open_ok.chunk_size = m.u.open.chunk_size;
+	ok.u.open_ok.window = m.u.open.window; /* RD_OF_WINDOW: the client's */
 	ok.u.open_ok.digest.ptr = digest;
 	ok.u.open_ok.digest.len = (uint16_t)strlen(digest);
 	p->chunk = m.u.open.chunk_size;
