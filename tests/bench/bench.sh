@@ -204,6 +204,7 @@ ibw_short ibw $IBW_SHORT_MB -
 rdcp_none rdcp $BENCH_MB none
 rdcp_none_lanes2 rdcp $BENCH_MB none+lanes2
 rdcp_gmac rdcp $BENCH_MB default
+rdcp_gmac_t2 rdcp $BENCH_MB default+threads2
 rdcp_sha256 rdcp $BENCH_MB sha256
 rdcp_blake2b512 rdcp $BENCH_MB blake2b512
 rdcp_none_small rdcp $BENCH_SMALL_MB none
@@ -330,6 +331,8 @@ a_step() {
       [ "${extra%%+*}" = default ] && ck=()
       # none+lanes2: --lanes 2 (one session over 2 RC QPs, issue 12)
       [ "${extra#*+lanes}" != "$extra" ] && ck+=(--lanes "${extra#*+lanes}")
+      # default+threads2: --threads 2 on both sides (a worker beside the loop)
+      [ "${extra#*+threads}" != "$extra" ] && ck+=(--threads "${extra#*+threads}")
       run_timed "$name" "$BENCH_RDCP" "${ck[@]}" --port "$port" "$f" "$RIG_PEER_IP::bench/" || return 1
       ;;
     ssh)
@@ -434,8 +437,10 @@ b_step() {
     rdcp)
       port=$((18600 + idx))
       rm -f "$GDIR/rdcpd.port"
+      local -a dopt=()
+      [ "${extra#*+threads}" != "$extra" ] && dopt=(--threads "${extra#*+threads}")
       "$BENCH_RDCPD" --foreground --no-auth --module "bench=$GDIR/dst" --port "$port" \
-        --ready-file "$GDIR/rdcpd.port" >"$lg" 2>&1 &
+        --ready-file "$GDIR/rdcpd.port" "${dopt[@]}" >"$lg" 2>&1 &
       pid=$!
       if ! wait_grep "$GDIR/rdcpd.port" "[0-9]" 30 "$pid"; then
         put "$S/ready-$name" "fail: rdcpd did not write its ready file (see $name-b.log)"
@@ -626,6 +631,7 @@ report() {
 rdcp_none rdcp --checksum none
 rdcp_none_lanes2 rdcp --checksum none --lanes 2
 rdcp_gmac rdcp (default integrity: gmac)
+rdcp_gmac_t2 rdcp (gmac) --threads 2, both sides
 rdcp_sha256 rdcp --checksum sha256
 rdcp_blake2b512 rdcp --checksum blake2b512
 rdcp_none_small rdcp --checksum none (${BENCH_SMALL_MB} MiB)
