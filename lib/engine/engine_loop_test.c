@@ -33,16 +33,24 @@ static char g_src[300], g_dst[300];
 
 /* --- files --- */
 
-static void put_file(const char *dir, const char *name, size_t size, unsigned seed)
+/* The bytes put_file() writes for size and seed (malloc'd). */
+static uint8_t *made_bytes(size_t size, unsigned seed)
 {
-	char path[600];
 	uint8_t *b = malloc(size ? size : 1);
 	size_t i;
-	int fd;
 
 	assert_non_null(b);
 	for (i = 0; i < size; i++)
 		b[i] = (uint8_t)((i * 2654435761u + seed * 40503u) >> 7);
+	return b;
+}
+
+static void put_file(const char *dir, const char *name, size_t size, unsigned seed)
+{
+	char path[600];
+	uint8_t *b = made_bytes(size, seed);
+	int fd;
+
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	assert_true(fd >= 0);
@@ -79,6 +87,22 @@ static int same_file(const char *name)
 	x = slurp(a, &la);
 	y = slurp(b, &lb);
 	same = x && y && la == lb && !memcmp(x, y, la);
+	free(x);
+	free(y);
+	return same;
+}
+
+/* The received file holds what put_file(size, seed) made: a version of the source. */
+static int same_as_made(const char *name, size_t size, unsigned seed)
+{
+	char b[700];
+	size_t lb = 0;
+	uint8_t *x = made_bytes(size, seed), *y;
+	int same;
+
+	snprintf(b, sizeof(b), "%s/src/%s", g_dst, name);
+	y = slurp(b, &lb);
+	same = y && lb == size && !memcmp(x, y, size);
 	free(x);
 	free(y);
 	return same;
@@ -1316,6 +1340,9 @@ static void test_pack_give_up(void **state)
 /*
  * Files of packs in flight shrink: each fails alone (a CHUNK_ERR each, the
  * pack's other files arrive); those announced after the shrink arrive short.
+ * One read before the shrink (a file asked for alone by GET DATA while the
+ * window held only it: loop timing) arrives as it was made. Either way a
+ * file that arrived is one version of its source, never a mix.
  */
 static unsigned shrunk_missing(void)
 {
@@ -1325,7 +1352,8 @@ static unsigned shrunk_missing(void)
 	for (i = 0; i < NSMALL; i++) {
 		snprintf(name, sizeof(name), "s%03u", i);
 		if (exists_in_dst(name))
-			assert_true(same_file(name)); /* as the source is now */
+			assert_true(same_file(name) || /* as the source is now */
+				    same_as_made(name, (size_t)(i * 997) % 3000 + 1, i + 100));
 		else
 			missing++;
 	}
