@@ -256,9 +256,9 @@ echo "=== pull side: real rdcp against rdcp_evil serve-evil"
 # second time into a DEST that does not exist yet (rename mode). Then the
 # plant cases again for module-root requests (m, m/, m/.) into a DEST that
 # holds dotfiles (issue 7 item 3: the module root must arrive named m).
-CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra plant plant-noroot plant plant-noroot plant"
+CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra plant plant-noroot plant plant-noroot plant wide-window"
 # the path each case asks for (by position)
-ASK="m/x m/x m/x m/x m/x m/x m/x m/x m/x m/x m m m/ m/ m/."
+ASK="m/x m/x m/x m/x m/x m/x m/x m/x m/x m/x m m m/ m/ m/. m/x"
 # shellcheck disable=SC2086
 "$EVIL" serve-evil $EPORT $CASES >$LOGS/evil.log 2>&1 &
 EPID=$!
@@ -333,6 +333,15 @@ for c in $CASES; do
 			check_absent /tmp/dest/unasked "pull $c (rename mode)"
 		fi
 		check_absent /tmp/unasked "pull $c"
+		;;
+	wide-window)
+		# protocol 6: the server chooses the window, never above the offer
+		if [ $rc -eq 2 ] && grep -q "chose a window of 1024 entries; we offered" \
+			$LOGS/pull.$n.out && [ ! -e /tmp/dest/x ]; then
+			pass "pull $c: a window wider than offered refused (exit 2), nothing written"
+		else
+			fail "pull $c: exit $rc: $(tr '\n' ' ' <$LOGS/pull.$n.out)"
+		fi
 		;;
 	*)
 		if [ $rc -ne 0 ] && [ $rc -ne 124 ]; then

@@ -229,6 +229,9 @@ static const struct evcase pull_cases[] = {
      2,
      {{.type = RD_FT_DIR, .path = ".ssh", .expect = EXP_ANY},
       {.type = RD_FT_REG, .path = ".ssh/authorized_keys", .expect = EXP_ANY}}},
+    /* A window wider than the client offered (protocol 6): refused before
+     * any entry. */
+    {"wide-window", 1, {REG_ROOT("x")}},
     /* Not asked for, and made to mess with a terminal: refused, and shown
      * escaped. */
     {"escape",
@@ -913,8 +916,11 @@ static const struct evcase *find_pull_case(const char *name)
 	return NULL;
 }
 
-/* Wait for OPEN(PULL) and answer OPEN_OK echoing its parameters. */
-static int serve_open(struct peer *p)
+/*
+ * Wait for OPEN(PULL) and answer OPEN_OK echoing its parameters; case
+ * "wide-window" grants RD_WINDOW_MAX whatever the client offered.
+ */
+static int serve_open(struct peer *p, const struct evcase *cs)
 {
 	const uint8_t *buf;
 	size_t len;
@@ -951,6 +957,8 @@ static int serve_open(struct peer *p)
 	ok.u.open_ok.flags = m.u.open.flags;
 	ok.u.open_ok.chunk_size = m.u.open.chunk_size;
 	ok.u.open_ok.window = m.u.open.window; /* RD_OF_WINDOW: the client's */
+	if (!strcmp(cs->name, "wide-window") && (m.u.open.flags & RD_OF_WINDOW))
+		ok.u.open_ok.window = RD_WINDOW_MAX;
 	ok.u.open_ok.digest.ptr = digest;
 	ok.u.open_ok.digest.len = (uint16_t)strlen(digest);
 	p->chunk = m.u.open.chunk_size;
@@ -1021,7 +1029,7 @@ static int serve_evil(const char *port, int ncases, char **names)
 			i--;
 			continue;
 		}
-		if (peer_alloc(&p) || serve_open(&p) || peer_setup(&p, list[i])) {
+		if (peer_alloc(&p) || serve_open(&p, list[i]) || peer_setup(&p, list[i])) {
 			printf("pull case #%d %s: session did not start\n", i + 1, list[i]->name);
 			peer_close(&p);
 			continue;
@@ -1128,7 +1136,7 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 			rd_conn_close(p.c);
 			continue;
 		}
-		if (peer_alloc(&p) || serve_open(&p) || peer_setup(&p, cs)) {
+		if (peer_alloc(&p) || serve_open(&p, cs) || peer_setup(&p, cs)) {
 			printf("ssh case %s: session did not start\n", cs->name);
 			peer_close(&p);
 			break;
