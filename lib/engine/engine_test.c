@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -81,6 +82,57 @@ static void test_pool_zeroed(void **state)
 	}
 }
 
+/* kB of AnonHugePages in the mapping that holds p (/proc/self/smaps), or -1. */
+static long huge_kb_at(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[256];
+	unsigned long lo, hi, a = (unsigned long)(uintptr_t)p;
+	long kb = -1;
+	int in = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo <= a && a < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	if (f)
+		fclose(f);
+	return in ? kb : -1;
+}
+
+/* Issue 12: chunk-sized buffers are huge-page aligned, and huge where THP is on. */
+static void test_pool_huge_pages(void **state)
+{
+	char mode[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	size_t n = 4u << 20;
+	unsigned char *p, *q;
+
+	(void)state;
+	if (f) {
+		if (!fgets(mode, sizeof(mode), f))
+			mode[0] = '\0';
+		fclose(f);
+	}
+	p = rd_engine_pool_alloc(n);
+	assert_non_null(p);
+	assert_int_equal((uintptr_t)p % (2u << 20), 0);
+	assert_int_equal(p[0], 0);
+	assert_int_equal(p[n - 1], 0);
+	q = rd_engine_pool_alloc(64 * 1024); /* small: page-aligned only */
+	assert_non_null(q);
+	assert_int_equal((uintptr_t)q % 4096, 0);
+	if (mode[0] && !strstr(mode, "[never]")) {
+		print_message("THP %.*s: %ld kB of the 4 MiB buffer in huge pages\n",
+			      (int)strcspn(mode, "\n"), mode, huge_kb_at(p));
+		assert_true(huge_kb_at(p) >= 2048);
+	}
+	free(p);
+	free(q);
+}
+
 static void test_nchunks(void **state)
 {
 	assert_int_equal(rd_nchunks(0, 4096), 0);
@@ -127,12 +179,13 @@ static void test_engine_init_limits(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_fail_remote_escapes),
-		cmocka_unit_test(test_idle_check),
-		cmocka_unit_test(test_pool_zeroed),
-		cmocka_unit_test(test_nchunks),
-		cmocka_unit_test(test_chunk_len),
-		cmocka_unit_test(test_engine_init_limits),
+	    cmocka_unit_test(test_fail_remote_escapes),
+	    cmocka_unit_test(test_idle_check),
+	    cmocka_unit_test(test_pool_zeroed),
+	    cmocka_unit_test(test_pool_huge_pages),
+	    cmocka_unit_test(test_nchunks),
+	    cmocka_unit_test(test_chunk_len),
+	    cmocka_unit_test(test_engine_init_limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
@@ -210,12 +211,24 @@ int rd_engine_conn_lost(struct rd_engine *e, struct rd_conn *c, int ret)
 	return ret;
 }
 
+/*
+ * Buffers of a huge page or more are aligned to it and asked for as huge
+ * pages (transparent huge pages, where the kernel has them): touching and
+ * pinning 4 MiB as two 2 MiB pages instead of 1,024 small ones (rig, 16 x
+ * 4 MiB: fault-in 75-194 ms -> 45 ms, ibv_reg_mr 3.8-5.5 ms -> 2.3 ms), and
+ * a NIC maps them with fewer translation entries. Where THP is off the
+ * advice is ignored and the buffer is an ordinary one.
+ */
+#define HUGE_PAGE (2u << 20)
+
 void *rd_engine_pool_alloc(size_t len)
 {
 	void *p = NULL;
 
-	if (posix_memalign(&p, 4096, len))
+	if (posix_memalign(&p, len >= HUGE_PAGE ? HUGE_PAGE : 4096, len))
 		return NULL;
+	if (len >= HUGE_PAGE)
+		madvise(p, len & ~(size_t)(HUGE_PAGE - 1), MADV_HUGEPAGE);
 	memset(p, 0, len);
 	return p;
 }
