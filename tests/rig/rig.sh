@@ -14,7 +14,9 @@
 #   Bazel runfiles tree DIR, default $RUNFILES_DIR or $TEST_SRCDIR: bind the
 #   checkout and output base its links point into, where hidden); --ipv6 (also
 #   fd00::1/64 on a, fd00::2/64 on b: RIG_SELF_IP6, RIG_PEER_IP6); --ipv6-only
-#   (those alone, no IPv4: RIG_SELF_IP and RIG_PEER_IP are the IPv6 ones).
+#   (those alone, no IPv4: RIG_SELF_IP and RIG_PEER_IP are the IPv6 ones);
+#   --rails 2 (run2, shell 2: a second wire, eth1 with 10.77.3.1 on a and
+#   10.77.3.2 on b, rxe1 on it: RIG_SELF_IP2, RIG_PEER_IP2, RIG_RAILS).
 #
 # RIG_ROOT=DIR: the guests chroot into DIR (e.g. a debootstrap root with the
 # packages installed) instead of this host's /; it needs bash, iproute2 and
@@ -43,6 +45,7 @@ TIMEOUT_PIDS=()
 RUN_TMP=""
 BINDS=()
 IPV6=0
+RAILS=1
 KEEP_TMP="${RIG_KEEP:-0}"
 
 log() { printf 'rig: %s\n' "$*" >&2; }
@@ -168,6 +171,17 @@ if [ "$RIG_IPV6" != 0 ]; then
   cat /sys/class/infiniband/rxe0/ports/1/gids/* 2>/dev/null | grep -q '^fd00:' ||
     setup_fail "rxe0 has no GID for $RIG_SELF_IP6"
 fi
+if [ "$RIG_MODE" = two ] && [ "${RIG_RAILS:-1}" = 2 ]; then
+  # The second rail: its own wire, subnet and Soft-RoCE device.
+  ip link set eth1 mtu 9000 up || setup_fail "eth1 up (--rails 2)"
+  ip addr add "$RIG_SELF_IP2/24" dev eth1 || setup_fail "addr eth1"
+  rdma link add rxe1 type rxe netdev eth1 2>>"$C/setup.err" || setup_fail "rdma link add rxe1 on eth1"
+  for _ in $(seq 100); do
+    grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q ACTIVE /sys/class/infiniband/rxe1/ports/1/state || setup_fail "rxe1 port not ACTIVE"
+fi
 if [ "$RIG_MODE" = two ]; then
   : >"/run/rig/share/sync/ready-$RIG_ROLE"
   peer=b; [ "$RIG_ROLE" = b ] && peer=a
@@ -177,7 +191,9 @@ if [ "$RIG_MODE" = two ]; then
     sleep 0.1
   done
   [ -e "/run/rig/share/sync/ready-$peer" ] || setup_fail "VM $peer never came up"
-  for ip in "$RIG_PEER_IP" ${RIG_PEER_IP6:+"$RIG_PEER_IP6"}; do
+  rail2=""
+  [ "${RIG_RAILS:-1}" = 2 ] && rail2=$RIG_PEER_IP2
+  for ip in "$RIG_PEER_IP" ${RIG_PEER_IP6:+"$RIG_PEER_IP6"} ${rail2:+"$rail2"}; do
     ok=0
     for _ in $(seq 20); do
       if busybox ping -c1 -W1 "$ip" >/dev/null 2>&1; then ok=1; break; fi
@@ -209,7 +225,11 @@ if [ "$RIG_MODE" = two ]; then
   # Stay up (and reachable) until the peer's command is done too; the host
   # also marks a VM done when its qemu exits, so this cannot hang forever.
   : >"/run/rig/share/sync/done-$RIG_ROLE"
-  until [ -e "/run/rig/share/sync/done-$peer" ]; do sleep 0.2; done
+  # without a fork per tick: the peer may still be measuring something
+  nap=$(mktemp -u /run/nap.XXXXXX) && mkfifo "$nap" && exec {napfd}<>"$nap" && rm -f "$nap"
+  until [ -e "/run/rig/share/sync/done-$peer" ]; do
+    if [ -n "${napfd:-}" ]; then read -r -t 0.2 -u "$napfd" _; else sleep 0.2; fi
+  done
 fi
 exit 0
 RUNNER
@@ -413,6 +433,9 @@ make_ctl() {
     fi
     printf 'export RIG_ROLE=%s RIG_SELF_IP=%s RIG_PEER_IP=%s RIG_MODE=%s RIG_SHELL=%s RIG_IPV6=%s\n' \
       "$role" "$self" "$peer" "$mode" "$shell" "$IPV6"
+    # the second rail: 10.77.3.x beside 10.77.2.x
+    printf 'export RIG_RAILS=%s RIG_SELF_IP2=%s RIG_PEER_IP2=%s\n' "$RAILS" \
+      "${self/#10.77.2./10.77.3.}" "${peer/#10.77.2./10.77.3.}"
     printf 'export RIG_SHARED=/run/rig/share/data RIG_CWD=%s\n' "$(shq "$cwd")"
   } >"$c/env"
   # cwd (and a Bazel output base) under a guest tmpfs is bind-mounted from the host.
@@ -507,6 +530,9 @@ parse_common_opt() {
     --bind-runfiles) add_runfiles_binds ""; SHIFT=1 ;;
     --ipv6) IPV6=1; SHIFT=1 ;;
     --ipv6-only) IPV6=only; SHIFT=1 ;;
+    --rails) [ "$#" -ge 2 ] || usage
+      case "$2" in 1 | 2) RAILS=$2 ;; *) log "--rails: 1 or 2"; exit 2 ;; esac
+      SHIFT=2 ;;
     --bind-runfiles=*) add_runfiles_binds "${1#*=}"; SHIFT=1 ;;
   esac
   return 0
@@ -621,16 +647,30 @@ port_in_use() {
   [ -n "$(ss -Htan "( sport = :$1 )" 2>/dev/null)" ]
 }
 
-# Start VM b listening on a free port; sets PORT.
+# wire_args ROLE: QEMU's wires for VM ROLE (b listens on PORT, and PORT + 1
+# for the second rail; a connects). Sets WIRE.
+wire_args() {
+  local how=listen mac=02
+  [ "$1" = a ] && { how=connect; mac=01; }
+  WIRE=(-netdev "socket,id=n0,$how=127.0.0.1:$PORT"
+    -device "virtio-net-pci,netdev=n0,mac=52:54:00:00:00:$mac,host_mtu=9000,romfile=")
+  [ "$RAILS" = 2 ] && WIRE+=(-netdev "socket,id=n1,$how=127.0.0.1:$((PORT + 1))"
+    -device "virtio-net-pci,netdev=n1,mac=52:54:00:00:01:$mac,host_mtu=9000,romfile=")
+  return 0
+}
+
+# Start VM b listening on a free port (and the next one with --rails 2); sets PORT.
 start_b_listening() {
   local to=$1 try
   for try in 1 2 3 4 5 6 7 8; do
     PORT=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
     port_in_use "$PORT" && continue
-    start_vm b "$to" 0 -netdev "socket,id=n0,listen=127.0.0.1:$PORT" \
-      -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:02,host_mtu=9000,romfile=
+    [ "$RAILS" = 2 ] && port_in_use $((PORT + 1)) && continue
+    wire_args b
+    start_vm b "$to" 0 "${WIRE[@]}"
     for _ in $(seq 100); do
-      if [ -n "$(ss -Htln "( sport = :$PORT )" 2>/dev/null)" ]; then
+      if [ -n "$(ss -Htln "( sport = :$PORT )" 2>/dev/null)" ] &&
+        { [ "$RAILS" != 2 ] || [ -n "$(ss -Htln "( sport = :$((PORT + 1)) )" 2>/dev/null)" ]; }; then
         return 0
       fi
       kill -0 "$VM_TPID" 2>/dev/null || break
@@ -666,8 +706,8 @@ do_run2() {
   make_ctl b two 10.77.2.2 10.77.2.1 "$cb" 0
   start_b_listening "$TIMEOUT"
   local tb=$VM_TPID
-  start_vm a "$TIMEOUT" 0 -netdev "socket,id=n0,connect=127.0.0.1:$PORT" \
-    -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01,host_mtu=9000,romfile=
+  wire_args a
+  start_vm a "$TIMEOUT" 0 "${WIRE[@]}"
   local ta=$VM_TPID qa=0 qb=0 first="" st=0
   # Whichever VM ends first is marked done, so the other one stops waiting for it.
   wait -n -p first "$ta" "$tb" || st=$?
@@ -724,8 +764,8 @@ do_shell() {
       local bto=$TIMEOUT
       [ "$bto" -gt 0 ] || bto=86400
       start_b_listening "$bto"
-      start_vm a "$TIMEOUT" 1 -netdev "socket,id=n0,connect=127.0.0.1:$PORT" \
-        -device virtio-net-pci,netdev=n0,mac=52:54:00:00:00:01,host_mtu=9000,romfile= || true
+      wire_args a
+      start_vm a "$TIMEOUT" 1 "${WIRE[@]}" || true
       ;;
     *) usage ;;
   esac

@@ -122,6 +122,27 @@ else
   bad "(g) rping (status $sg)" "$WORK/g.out"
 fi
 
+echo "== (i) run2 --rails 2: a second wire and rxe1, RC traffic on it alone"
+"$RIG" run2 --timeout 150 --rails 2 \
+  --b 'ibv_rc_pingpong -g 1 -d rxe1 -n 20 >/tmp/pp.log 2>&1 & sleep 0.3; : >"$RIG_SHARED/pp"; wait;
+       grep iters /tmp/pp.log; echo "rxe1 rcvd $(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/rcvd_pkts)"' \
+  --a 'while [ ! -e "$RIG_SHARED/pp" ]; do sleep 0.2; done; sleep 0.3;
+       r0=$(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts);
+       ibv_rc_pingpong -g 1 -d rxe1 -n 20 "$RIG_PEER_IP2" | grep iters;
+       echo "rxe1 sent $(cat /sys/class/infiniband/rxe1/ports/1/hw_counters/sent_pkts)";
+       echo "rxe0 sent $(( $(cat /sys/class/infiniband/rxe0/ports/1/hw_counters/sent_pkts) - r0 ))";
+       echo "ip2 $RIG_SELF_IP2 $RIG_PEER_IP2"' >"$WORK/i.out" 2>"$WORK/i.err"
+si=$?
+if [ "$si" = 0 ] && grep -q '^\[a\] 20 iters' "$WORK/i.out" && grep -q '^\[b\] 20 iters' "$WORK/i.out" &&
+  grep -q '^\[a\] ip2 10.77.3.1 10.77.3.2$' "$WORK/i.out" &&
+  [ "$(sed -n 's/^\[a\] rxe1 sent //p' "$WORK/i.out")" -ge 20 ] &&
+  [ "$(sed -n 's/^\[a\] rxe0 sent //p' "$WORK/i.out")" = 0 ]; then
+  ok "(i) --rails 2: ibv_rc_pingpong over rxe1 (10.77.3.x), rxe0 carried none of it"
+else
+  cat "$WORK/i.err" >>"$WORK/i.out"
+  bad "(i) --rails 2 (status $si)" "$WORK/i.out"
+fi
+
 echo "== (h) timeout"
 t0=$(date +%s)
 "$RIG" run1 --timeout 20 -- 'echo started; sleep 600' >"$WORK/h.out" 2>"$WORK/h.err"
