@@ -94,16 +94,10 @@ log() { printf 'bench: %s\n' "$*" >&2; }
 # ---------------------------------------------------------------------------
 now() { printf '%s' "$EPOCHREALTIME"; }
 
-# nap SECONDS: sleep without a fork (an external sleep costs tens of ms of
-# the guest's emulated CPU, taken from the copy being measured beside it).
-nap() {
-  if [ -z "${NAP_FD:-}" ]; then
-    local p
-    p=$(mktemp -u "${TMPDIR:-/tmp}/nap.XXXXXX") && mkfifo -m 600 "$p" &&
-      exec {NAP_FD}<>"$p" && rm -f "$p" || NAP_FD=none
-  fi
-  if [ "$NAP_FD" = none ]; then sleep "$1"; else read -r -t "$1" -u "$NAP_FD" _ || true; fi
-}
+# nap: a sleep without a fork (tests/e2e/nap.sh: an external sleep costs tens
+# of ms of the guest's emulated CPU, taken from the copy measured beside it)
+# shellcheck source=tests/e2e/nap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../e2e/nap.sh"
 
 # wait_for FILE TIMEOUT: 0 when FILE exists, 1 on timeout, 2 when the peer VM is gone.
 wait_for() {

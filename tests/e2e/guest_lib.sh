@@ -26,20 +26,9 @@ finish() {
 	[ "$FAILS" -eq 0 ]
 }
 
-# nap SECONDS: sleep without a fork. An external `sleep` costs tens of ms
-# of emulated CPU in the rig (fork, exec, loading), taken from whatever the
-# other processes of that VM are being measured on: a wait_for polling
-# 10 times a second used about a fifth of the receiving VM's CPU while a
-# copy ran. A read with a timeout on an empty pipe that we hold open
-# ourselves waits in the kernel instead.
-nap() {
-	if [ -z "${NAP_FD:-}" ]; then
-		local p
-		p=$(mktemp -u "${TMPDIR:-/tmp}/nap.XXXXXX") && mkfifo -m 600 "$p" &&
-			exec {NAP_FD}<>"$p" && rm -f "$p" || NAP_FD=none
-	fi
-	if [ "$NAP_FD" = none ]; then sleep "$1"; else read -r -t "$1" -u "$NAP_FD" _ || true; fi
-}
+# nap: a sleep without a fork (nap.sh beside this file)
+# shellcheck source=tests/e2e/nap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/nap.sh"
 nap 0 # open it once here, not in each $(...) that naps
 
 # wait_for FILE [SECONDS]
