@@ -434,11 +434,9 @@ static uint32_t max_chunk_for(uint64_t pool)
 /*
  * Read the config (the file given, else the default one if it exists),
  * merge the command line, check. Problems are reported as they are found.
- * Returns the number of errors, or -1 when there is nothing to serve.
- */
-/*
  * *window: 0 = choose the widest window (rd_session.h) whose sessions'
  * open files the hard limit allows, else keep it (a reload) and check it.
+ * Returns the number of errors, or -1 when there is nothing to serve.
  */
 static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64_t *nofile,
 		     unsigned *window)
