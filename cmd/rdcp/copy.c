@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* rdcp SOURCE... DEST: classify operands, run a client session, report. */
 #include <inttypes.h>
+#include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,7 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 		rd_report_error(&rc->rep, path, len, status, msg);
 	if (status == 0 && msg && msg[0]) {
 		/* a note about an entry that goes on (a partial started over) */
+		rd_report_note(&rc->rep, path, len, msg); /* --json: "notes" */
 		if (!rc->o->quiet && !rc->o->json) {
 			rd_report_line(line, sizeof(line), path, len, 0, msg);
 			rd_progress_suspend(rc->meter);
@@ -107,6 +109,22 @@ static void on_report(void *ctx, const char *path, size_t len, int status, const
 	rd_progress_suspend(rc->meter);
 	fprintf(stderr, "rdcp: %s\n", line);
 	rd_progress_resume(rc->meter);
+}
+
+/* A note about the whole session: on stderr (as before --json had notes) and in --json's "notes". */
+static void session_note(struct report_ctx *rc, const struct rdcp_opts *o, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void session_note(struct report_ctx *rc, const struct rdcp_opts *o, const char *fmt, ...)
+{
+	char msg[RD_REPORT_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rd_report_note(&rc->rep, NULL, 0, msg);
+	if (!o->quiet)
+		fprintf(stderr, "rdcp: note: %s\n", msg);
 }
 
 static const char *auth_words(enum rd_auth_kind k)
@@ -621,16 +639,16 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	dt = now_s() - t0;
 	rd_progress_stop(rc.meter);
 	rc.meter = NULL;
-	if (co.push && cl->connected && !o->quiet &&
-	    (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
-		fprintf(stderr, "rdcp: note: %s does not keep owners or groups for this client; "
-				"files belong to the server's user\n",
-			op.host);
-	if (co.push && cl->connected && !o->quiet &&
-	    (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
-		fprintf(stderr, "rdcp: note: %s does not keep ACLs or devices for this client; "
-				"they are not sent\n",
-			op.host);
+	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
+		session_note(&rc, o,
+			     "%s does not keep owners or groups for this client; files "
+			     "belong to the server's user",
+			     op.host);
+	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
+		session_note(&rc, o,
+			     "%s does not keep ACLs or devices for this client; they are "
+			     "not sent",
+			     op.host);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
 		code = error_out(cl->err.msg, ret);

@@ -1064,7 +1064,14 @@ static int schedule(struct receiver *r)
 				n++;
 				continue;
 			}
-			if (!r->e->dg->sum_size)
+			/*
+			 * Nothing to compare without a digest; nor for -S, whose
+			 * chunks carry only their data pieces: a SUM of those is
+			 * not a SUM of our chunk, and where the source has a hole
+			 * our copy may hold data a comparison would not see. Its
+			 * data pieces are asked for again (the holes never move).
+			 */
+			if (!r->e->dg->sum_size || f->has_map)
 				src = RD_SINK_CHUNK_NONE;
 
 			if (f->has_map && !rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, f->next,

@@ -162,6 +162,19 @@ static unsigned win_reached(const struct sender *s)
 	return s->next_id < s->wn ? s->next_id : s->wn;
 }
 
+/* The bytes of w that would move: its size, or with -S its data pieces. */
+static uint64_t win_data_bytes(const struct swin *w)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	if (!w->has_map)
+		return w->size;
+	for (i = 0; i < w->nmap; i++)
+		n += w->map[i].len;
+	return n;
+}
+
 static struct swin *win_of(struct sender *s, uint32_t id)
 {
 	struct swin *w = &s->win[id % s->wn];
@@ -343,9 +356,12 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		/* The receiver already had it: no byte of it moved. */
 		if (w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map)
 			s->e->st.files_same++;
-		/* What it held already (resumed, existing prefix) did not move. */
-		if (w->type == RD_FT_REG && w->size > d->bytes)
-			rd_stat_add(&s->e->st.bytes_resumed, w->size - d->bytes);
+		/*
+		 * What it held already (resumed, existing prefix) did not move;
+		 * with -S only the data pieces count: a hole is not "kept".
+		 */
+		if (w->type == RD_FT_REG && win_data_bytes(w) > d->bytes)
+			rd_stat_add(&s->e->st.bytes_resumed, win_data_bytes(w) - d->bytes);
 		/* status 0 with text: done, with a note (metadata not kept) */
 		if (s->e->report)
 			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);

@@ -71,49 +71,62 @@ void rd_report_free(struct rd_report *r)
 		free(r->errors[i].path);
 		free(r->errors[i].msg);
 	}
+	for (i = 0; i < r->nnotes; i++) {
+		free(r->notes[i].path);
+		free(r->notes[i].msg);
+	}
 	free(r->errors);
+	free(r->notes);
 	r->errors = NULL;
-	r->nerrors = 0;
-	r->cap = 0;
+	r->notes = NULL;
+	r->nerrors = r->nnotes = 0;
+	r->cap = r->notes_cap = 0;
 }
 
-/* Room for one more kept error: the array grows by doubling up to max_errors. */
-static int reserve(struct rd_report *r)
+/* One list of kept entries (errors or notes) of a report. */
+struct list {
+	struct rd_report_entry **v;
+	unsigned *n, *cap;
+	uint64_t *omitted;
+};
+
+/* Room for one more kept entry: the array grows by doubling up to max_errors. */
+static int reserve(struct rd_report *r, const struct list *l)
 {
 	struct rd_report_entry *n;
 	unsigned cap;
 
-	if (r->nerrors < r->cap)
+	if (*l->n < *l->cap)
 		return 0;
-	cap = r->cap ? r->cap * 2 : 8;
-	if (cap > r->max_errors || cap < r->cap)
+	cap = *l->cap ? *l->cap * 2 : 8;
+	if (cap > r->max_errors || cap < *l->cap)
 		cap = r->max_errors;
-	n = realloc(r->errors, (size_t)cap * sizeof(*n));
+	n = realloc(*l->v, (size_t)cap * sizeof(*n));
 	if (!n)
-		return rd_err_set(&r->err, RD_ENOMEM, ENOMEM, "report: keeping an error");
-	r->errors = n;
-	r->cap = cap;
+		return rd_err_set(&r->err, RD_ENOMEM, ENOMEM, "report: keeping an entry");
+	*l->v = n;
+	*l->cap = cap;
 	return 0;
 }
 
-int rd_report_error(struct rd_report *r, const char *path, size_t len, int status, const char *msg)
+/* Keep (path, status, msg) in l, or count it past max_errors. */
+static int keep(struct rd_report *r, const struct list *l, const char *path, size_t len, int status,
+		const char *msg)
 {
 	struct rd_report_entry *e;
 	size_t mlen;
 	int ret;
 
-	if (status == 0)
-		return 0;
-	if (r->nerrors >= r->max_errors) {
-		r->omitted++;
+	if (*l->n >= r->max_errors) {
+		(*l->omitted)++;
 		return 0;
 	}
-	ret = reserve(r);
+	ret = reserve(r, l);
 	if (ret)
 		goto out_count;
-	e = &r->errors[r->nerrors];
+	e = &(*l->v)[*l->n];
 	memset(e, 0, sizeof(*e));
-	e->status = status < 0 ? status : -status;
+	e->status = status;
 	if (path) {
 		if (len > RD_REPORT_PATH_MAX)
 			len = RD_REPORT_PATH_MAX;
@@ -132,17 +145,35 @@ int rd_report_error(struct rd_report *r, const char *path, size_t len, int statu
 	if (mlen)
 		memcpy(e->msg, msg, mlen);
 	e->msg[mlen] = '\0';
-	r->nerrors++;
+	(*l->n)++;
 	return 0;
 
 out_path:
 	free(e->path);
 	e->path = NULL;
 out_nomem:
-	ret = rd_err_set(&r->err, RD_ENOMEM, ENOMEM, "report: keeping an error");
+	ret = rd_err_set(&r->err, RD_ENOMEM, ENOMEM, "report: keeping an entry");
 out_count:
-	r->omitted++;
+	(*l->omitted)++;
 	return ret;
+}
+
+int rd_report_error(struct rd_report *r, const char *path, size_t len, int status, const char *msg)
+{
+	const struct list l = {&r->errors, &r->nerrors, &r->cap, &r->omitted};
+
+	if (status == 0)
+		return 0;
+	return keep(r, &l, path, len, status < 0 ? status : -status, msg);
+}
+
+int rd_report_note(struct rd_report *r, const char *path, size_t len, const char *msg)
+{
+	const struct list l = {&r->notes, &r->nnotes, &r->notes_cap, &r->notes_omitted};
+
+	if (!msg || !msg[0])
+		return 0;
+	return keep(r, &l, path, len, 0, msg);
 }
 
 /*
@@ -241,8 +272,10 @@ static void json_entry(FILE *out, const struct rd_report_entry *e)
 		fputs(", \"path_hex\": ", out);
 		json_hex(out, e->path, e->path_len);
 	}
-	fputs(", \"status\": ", out);
-	json_cstr(out, rd_status_name(e->status));
+	if (e->status) { /* an error; a note has none */
+		fputs(", \"status\": ", out);
+		json_cstr(out, rd_status_name(e->status));
+	}
 	fputs(", \"message\": ", out);
 	json_cstr(out, e->msg ? e->msg : "");
 	fputc('}', out);
@@ -285,7 +318,13 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 			fputs(", ", out);
 		json_entry(out, &r->errors[i]);
 	}
-	fprintf(out, "], \"errors_omitted\": %" PRIu64 "}\n", r ? r->omitted : 0);
+	fprintf(out, "], \"errors_omitted\": %" PRIu64 ", \"notes\": [", r ? r->omitted : 0);
+	for (i = 0; r && i < r->nnotes; i++) {
+		if (i)
+			fputs(", ", out);
+		json_entry(out, &r->notes[i]);
+	}
+	fprintf(out, "], \"notes_omitted\": %" PRIu64 "}\n", r ? r->notes_omitted : 0);
 	if (fflush(out) || ferror(out))
 		return -RD_ESYS;
 	return 0;

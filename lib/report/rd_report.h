@@ -14,7 +14,12 @@
  *	 "rate_bytes_per_sec": 849737.4,
  *	 "checksum": "sha256", "exit_status": 23,
  *	 "errors": [{"path": "a/b", "status": "i/o", "message": "..."}],
- *	 "errors_omitted": 0}
+ *	 "errors_omitted": 0,
+ *	 "notes": [{"path": "c", "message": "..."}], "notes_omitted": 0}
+ *
+ * notes are what rdcp prints as "rdcp: note: ..." without --json: an
+ * entry that went on but with something to say (metadata not kept, a
+ * partial started over); kept and counted like errors, max_errors of them.
  *
  * files, failed, identical, bytes, bytes_moved, bytes_resumed come from
  * struct rd_engine_stats (files_ok, files_failed, files_same, bytes_files,
@@ -64,6 +69,10 @@ struct rd_report {
 	unsigned cap;	     /* allocated in errors[] */
 	uint64_t omitted;    /* counted, not kept */
 	struct rd_report_entry *errors;
+	/* notes (status 0 with a message), kept and counted the same way */
+	unsigned nnotes, notes_cap;
+	uint64_t notes_omitted;
+	struct rd_report_entry *notes;
 	struct rd_err err; /* why rd_report_error() failed */
 	/*
 	 * What the run cost (issue 14), printed as "memory" and
@@ -93,6 +102,13 @@ void rd_report_init(struct rd_report *r, unsigned max_errors);
  * omitted, so the totals stay right).
  */
 int rd_report_error(struct rd_report *r, const char *path, size_t len, int status, const char *msg);
+
+/*
+ * Record one note: an entry (path, len raw bytes) that went on with
+ * something to say (msg, NUL-terminated; NULL or empty is ignored). Cut,
+ * kept and counted as rd_report_error() does. Returns 0 or -RD_ENOMEM.
+ */
+int rd_report_note(struct rd_report *r, const char *path, size_t len, const char *msg);
 
 /*
  * Write the JSON object described above and a newline to out. st may be

@@ -322,10 +322,12 @@ static void test_empty(void **state)
 
 	rd_report_init(&r, 10);
 	j = json_of(&r, NULL, -1, NULL, 0, &n);
-	assert_string_equal(j, "{\"files\": 0, \"failed\": 0, \"identical\": 0, \"bytes\": 0, "
-			       "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
-			       "0.0, \"checksum\": null, \"exit_status\": 0, \"errors\": [], "
-			       "\"errors_omitted\": 0}\n");
+	assert_string_equal(
+	    j,
+	    "{\"files\": 0, \"failed\": 0, \"identical\": 0, \"bytes\": 0, "
+	    "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
+	    "0.0, \"checksum\": null, \"exit_status\": 0, \"errors\": [], "
+	    "\"errors_omitted\": 0, \"notes\": [], \"notes_omitted\": 0}\n");
 	free(j);
 	j = json_of(NULL, NULL, NAN, "none", 1, &n);
 	assert_non_null(strstr(j, "\"seconds\": 0.000,"));
@@ -366,14 +368,15 @@ static void test_counters_and_errors(void **state)
 	assert_int_equal(rd_report_error(&r, "ok", 2, 0, NULL), 0); /* success: ignored */
 	assert_int_equal(rd_report_error(&r, NULL, 0, RD_ECONN, NULL), 0);
 	j = json_of(&r, &st, 2.0, "sha256", 23, &n);
-	assert_string_equal(
-	    j, "{\"files\": 10, \"failed\": 2, \"identical\": 1, \"bytes\": 1048576, "
-	       "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"seconds\": 2.000, \"rate_bytes_per_sec\": 1500.0, "
-	       "\"checksum\": \"sha256\", \"exit_status\": 23, \"errors\": ["
-	       "{\"path\": \"a/b\", \"status\": \"i/o\", \"message\": \"open a/b: "
-	       "Permission denied\"}, "
-	       "{\"path\": null, \"status\": \"connection\", \"message\": \"\"}], "
-	       "\"errors_omitted\": 0}\n");
+	assert_string_equal(j,
+			    "{\"files\": 10, \"failed\": 2, \"identical\": 1, \"bytes\": 1048576, "
+			    "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"seconds\": 2.000, "
+			    "\"rate_bytes_per_sec\": 1500.0, "
+			    "\"checksum\": \"sha256\", \"exit_status\": 23, \"errors\": ["
+			    "{\"path\": \"a/b\", \"status\": \"i/o\", \"message\": \"open a/b: "
+			    "Permission denied\"}, "
+			    "{\"path\": null, \"status\": \"connection\", \"message\": \"\"}], "
+			    "\"errors_omitted\": 0, \"notes\": [], \"notes_omitted\": 0}\n");
 	free(j);
 	rd_report_free(&r);
 }
@@ -442,7 +445,7 @@ static void test_bounded_by_max_errors(void **state)
 	j = json_of(&r, NULL, 1, "sha256", 23, &n);
 	assert_non_null(strstr(j, "\"path\": \"f2\""));
 	assert_null(strstr(j, "\"path\": \"f3\""));
-	assert_non_null(strstr(j, "\"errors_omitted\": 99997}"));
+	assert_non_null(strstr(j, "\"errors_omitted\": 99997, "));
 	free(j);
 	rd_report_free(&r);
 
@@ -461,6 +464,44 @@ static void test_bounded_by_max_errors(void **state)
 	assert_int_equal(r.nerrors, 20);
 	assert_int_equal(r.cap, 20);
 	assert_int_equal(r.omitted, 5);
+	rd_report_free(&r);
+}
+
+/* Notes: what rdcp says without --json as "rdcp: note: ...", kept like errors. */
+static void test_notes(void **state)
+{
+	struct rd_report r;
+	char path[32], *j;
+	size_t n;
+	int i;
+
+	rd_report_init(&r, 3);
+	assert_int_equal(rd_report_note(&r, "v4", 2, "the source changed; starting over"), 0);
+	assert_int_equal(rd_report_note(&r, NULL, 0, "host does not keep ACLs"), 0);
+	assert_int_equal(rd_report_note(&r, "x", 1, ""), 0); /* nothing to say: ignored */
+	assert_int_equal(rd_report_note(&r, "x", 1, NULL), 0);
+	assert_int_equal(rd_report_note(&r, "n\xff", 2, "odd name"), 0);
+	assert_int_equal(rd_report_error(&r, "e", 1, -RD_ESYS, "failed"), 0);
+	j = json_of(&r, NULL, 1, "gmac", 23, &n);
+	assert_non_null(
+	    strstr(j, "\"errors\": [{\"path\": \"e\", \"status\": \"i/o\", "
+		      "\"message\": \"failed\"}], \"errors_omitted\": 0, \"notes\": ["
+		      "{\"path\": \"v4\", \"message\": \"the source changed; starting "
+		      "over\"}, {\"path\": null, \"message\": \"host does not keep ACLs\"}, "
+		      "{\"path\": \"n\\ufffd\", \"path_hex\": \"6eff\", \"message\": "
+		      "\"odd name\"}], \"notes_omitted\": 0}\n"));
+	free(j);
+	/* bounded like errors: past max_errors only counted */
+	for (i = 0; i < 1000; i++) {
+		snprintf(path, sizeof(path), "n%d", i);
+		assert_int_equal(rd_report_note(&r, path, strlen(path), "x"), 0);
+	}
+	assert_int_equal(r.nnotes, 3);
+	assert_int_equal(r.notes_omitted, 1000);
+	assert_int_equal(r.nerrors, 1);
+	j = json_of(&r, NULL, 1, "gmac", 23, &n);
+	assert_non_null(strstr(j, "\"notes_omitted\": 1000}"));
+	free(j);
 	rd_report_free(&r);
 }
 
@@ -622,6 +663,7 @@ int main(void)
 	    cmocka_unit_test(test_string_escaping),
 	    cmocka_unit_test(test_path_hex_only_when_needed),
 	    cmocka_unit_test(test_bounded_by_max_errors),
+	    cmocka_unit_test(test_notes),
 	    cmocka_unit_test(test_long_path_and_message_cut),
 	    cmocka_unit_test(test_write_error),
 	    cmocka_unit_test(test_random_paths_always_parse),

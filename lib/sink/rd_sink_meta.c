@@ -219,7 +219,7 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
 {
 	char tname[NAME_MAX + 1], name[NAME_MAX + 1], tmp[NAME_MAX + 1];
 	int tfd = -1, pfd = -1, ret, tries = 0;
-	struct stat st;
+	struct stat st, cur;
 
 	/* The target: an earlier entry, resolved under the same rules. */
 	ret = rd_sink__place(s, target, tlen, 0, &tfd, tname);
@@ -234,6 +234,10 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
 	ret = rd_sink__place(s, path, len, root, &pfd, name);
 	if (ret < 0)
 		goto out;
+	/* Already a link of the group (a copy made again over the last one): done. */
+	if (!rd_fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) && cur.st_dev == st.st_dev &&
+	    cur.st_ino == st.st_ino)
+		goto out;
 	do {
 		rd_sink__tmp_name(tmp, name);
 		ret = rd_linkat(tfd, tname, pfd, tmp, 0); /* 0: never follows */
@@ -242,10 +246,14 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
 		ret = rd_sink__fail(s, errno, path, len, "hard link");
 		goto out;
 	}
-	if (rd_renameat(pfd, tmp, pfd, name) < 0) {
+	if (rd_renameat(pfd, tmp, pfd, name) < 0)
 		ret = rd_sink__fail(s, errno, path, len, "rename into place");
-		rd_unlinkat(pfd, tmp, 0);
-	}
+	/*
+	 * Gone after a rename, unless name had become a link of the same
+	 * file meanwhile: then rename() succeeds and does nothing (POSIX),
+	 * and the temporary name would stay.
+	 */
+	rd_unlinkat(pfd, tmp, 0);
 out:
 	if (tfd >= 0)
 		close(tfd);

@@ -633,6 +633,31 @@ static void test_sink_symlink(void **state)
 	expect_listing(tp(x, "dest"), "l");
 }
 
+/* -H: a link group lands as links; made again over itself, nothing is left behind. */
+static void test_sink_hardlink_again(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_TIMES);
+	struct stat a, b;
+	int round;
+
+	put(tp(x, "dest/f"), "group\n");
+	for (round = 0; round < 2; round++) {
+		assert_int_equal(rd_sink_hardlink(s, "g", 1, 1, "f", 1), 0);
+		assert_int_equal(stat(tp(x, "dest/f"), &a), 0);
+		assert_int_equal(stat(tp(x, "dest/g"), &b), 0);
+		assert_int_equal(a.st_ino, b.st_ino);
+		assert_int_equal(a.st_nlink, 2);
+		expect_listing(tp(x, "dest"), "f|g"); /* no .rdcp temporary stays */
+	}
+	/* a name that is another file is replaced by the link */
+	put(tp(x, "dest/h"), "other\n");
+	assert_int_equal(rd_sink_hardlink(s, "h", 1, 1, "f", 1), 0);
+	expect_content(tp(x, "dest/h"), "group\n");
+	expect_listing(tp(x, "dest"), "f|g|h");
+	rd_sink_close(s);
+}
+
 static void test_sink_readonly(void **state)
 {
 	struct fx *x = *state;
@@ -1047,6 +1072,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sink_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_hostile_paths, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_symlink, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_sink_hardlink_again, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_readonly, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_mkdir_existing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sink_enospc, setup, teardown),

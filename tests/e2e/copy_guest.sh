@@ -247,6 +247,14 @@ meta() {
 	if [ "$META_ACL" = 1 ]; then
 		check "  saying the daemon keeps no ACLs for its clients" out_has "does not keep ACLs"
 	fi
+	# The same push again, over what it left: the sparse file's data pieces
+	# are sent again (a SUM of them was a protocol error before, exit 2)
+	run -aHXAS --json /tmp/src/meta "$S::m/"
+	check "  pushed again over the copy it left: exit 0" [ "$RC" -eq 0 ]
+	if [ "$META_ACL" = 1 ]; then
+		check "  --json: the note is in \"notes\" (path null)" \
+			out_has '"notes": \[.*{"path": null, "message": "[^"]*does not keep ACLs'
+	fi
 	run -aHXS "$S::m/meta" /tmp/pull/meta-back
 	check "  pulled back: the same, ACLs aside" same_meta /tmp/src/meta /tmp/pull/meta-back noacl
 	check "  still one link group" same_inode /tmp/pull/meta-back/sub/f1-link /tmp/pull/meta-back/top-link

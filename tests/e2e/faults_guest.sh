@@ -294,7 +294,11 @@ client() {
 	# (written whole, then named: the server reads it as soon as it appears)
 	echo /tmp/mod/.part/.rdcp-partial.victim3.rec >"$SH/kill-d.tmp"
 	mv "$SH/kill-d.tmp" "$SH/kill-d.$((KILLS + 2))"
-	run --retries 0 --json --chunk-size 1M --partial-dir .part /tmp/src/v2 "$S::m/victim3"
+	# (small chunks, one in flight: still running when the kill comes; with
+	# 1 MiB chunks a quiet host pushed all 100 MiB over TCP in 0.14 s,
+	# before the daemon had even seen the kill request)
+	run --retries 0 --json --chunk-size 64K --depth 1 --partial-dir .part /tmp/src/v2 \
+		"$S::m/victim3"
 	wait_for "$SH/d-restarted.$((KILLS + 2))" 60
 	check "--partial-dir push: the daemon killed mid-push, exit 10" [ "$RC" -eq 10 ]
 	run --json --chunk-size 1M --partial-dir .part /tmp/src/v2 "$S::m/victim3"

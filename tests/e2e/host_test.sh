@@ -39,6 +39,14 @@ exec unshare --mount --net --pid --fork --mount-proc -- bash -c '
 	# as in the rig guests, the system is read-only (a test may try to write there)
 	mount --bind /usr /usr
 	mount -o remount,bind,ro /usr
+	# The ssh suite logs in as root here: its shell reads root'"'"'s rc files,
+	# which on these machines run pyenv (seconds per login under load, and a
+	# stale pyenv lock made every login wait 60 s once). The rig'"'"'s /root is
+	# an empty tmpfs; here the rc files are hidden, the checkout is not.
+	: >/tmp/.empty-rc
+	for rc in /root/.bashrc /root/.profile /root/.bash_profile /root/.bash_login; do
+		if [ -f "$rc" ]; then mount --bind /tmp/.empty-rc "$rc"; fi
+	done
 	mkdir -p /tmp/.rig-shared
 	export RIG_SHARED=/tmp/.rig-shared RIG_SELF_IP=127.0.0.1 RIG_PEER_IP=127.0.0.1
 	export RIG_MODE=$mode E2E_TRANSPORT=tcp RDCP_EVIL=$evil RIG_CWD=/nonexistent

@@ -2,7 +2,7 @@
 /*
  * Fuzz the client's report path (issue 7 item 8): what rdcp does with a
  * NOTE or a skip, i.e. path bytes from the wire and a message, through
- * rd_report_line, rd_report_error and rd_report_json.
+ * rd_report_line, rd_report_error, rd_report_note and rd_report_json.
  *
  * Input: u16 big-endian path length, the path bytes, then the message
  * bytes (the harness NUL-terminates a heap copy of exactly that size, so
@@ -59,6 +59,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rd_report_init(&rep, 4);
 	rd_report_error(&rep, path, plen, status, msg);
 	rd_report_error(&rep, NULL, 0, status, msg);
+	rd_report_note(&rep, path, plen, msg);
 	null = fopen("/dev/null", "w");
 	if (null) {
 		rd_report_json(null, &rep, NULL, 1.0, "sha256", 23);
