@@ -284,15 +284,19 @@ static bool meta_eq(const struct rd_msg_meta *a, const struct rd_msg_meta *b)
 	    a->acl_type != b->acl_type || !str_eq(&a->name, &b->name) || a->vlen != b->vlen ||
 	    (a->vlen && memcmp(a->value, b->value, a->vlen)))
 		return false;
+	/* entries are read as their kind says: the sizes differ (6 and 16 bytes) */
 	for (i = 0; i < a->n; i++) {
-		struct rd_acl_ent x = rd_meta_acl(a, i), y = rd_meta_acl(b, i);
-		struct rd_extent e = rd_meta_extent(a, i), f = rd_meta_extent(b, i);
+		if (a->kind == RD_META_ACL) {
+			struct rd_acl_ent x = rd_meta_acl(a, i), y = rd_meta_acl(b, i);
 
-		if (a->kind == RD_META_ACL &&
-		    (x.tag != y.tag || x.perm != y.perm || x.id != y.id))
-			return false;
-		if (a->kind == RD_META_SPARSE && (e.off != f.off || e.len != f.len))
-			return false;
+			if (x.tag != y.tag || x.perm != y.perm || x.id != y.id)
+				return false;
+		} else if (a->kind == RD_META_SPARSE) {
+			struct rd_extent e = rd_meta_extent(a, i), f = rd_meta_extent(b, i);
+
+			if (e.off != f.off || e.len != f.len)
+				return false;
+		}
 	}
 	return true;
 }
