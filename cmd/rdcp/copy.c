@@ -572,6 +572,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 	co.co.family = o->family;
 	co.co.lanes = o->lanes;
+	/* TCP: with workers, bulk payloads move on a thread of their own too */
+	co.co.bulk_thread = co.eo.threads > 1;
 	co.co.phase = on_phase;
 
 	rc.cl = cl;

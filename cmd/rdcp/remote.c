@@ -52,6 +52,7 @@ int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args)
 	ro.eo.pool_bytes = o->pool_size;
 	ro.eo.depth = (unsigned)o->depth;
 	ro.eo.threads = o->threads;
+	ro.co.bulk_thread = (o->threads ? (unsigned)o->threads : rd_engine_default_threads()) > 1;
 	ro.eo.window = rdcp_window();
 	ro.announce = announce;
 	ro.log = log_line;

@@ -771,6 +771,7 @@ int main(int argc, char **argv)
 	/* threads and max lanes (rdcpd.conf, --threads, --max-lanes) take effect at start */
 	cfg.server.eo.threads = conf->threads ? (unsigned)conf->threads : rd_engine_default_threads();
 	cfg.co.lanes = (unsigned)conf->max_lanes; /* 0: RD_LANES_DEFAULT_CAP */
+	cfg.co.bulk_thread = cfg.server.eo.threads > 1; /* TCP payloads off the loop */
 	cfg.server.eo.stop_text = "the server is shutting down";
 	/*
 	 * The chunk size is the server's to decide (issue 7 item 6): at most

@@ -277,6 +277,8 @@ static void run_copy(struct run *r)
 	assert_true(dfd >= 0);
 	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, 022, &err), 0);
 	close(dfd);
+	/* with workers, TCP payloads move on the transport's bulk threads as in rdcp */
+	co.bulk_thread = r->eo.threads > 1;
 	if (r->tcp)
 		tcp_pair(&r->a, &b, &co);
 	else

@@ -86,6 +86,15 @@ struct rd_conn_opts {
 	 * rd_listener_next(), which routes JOINs (the daemon).
 	 */
 	struct rd_listener *lanes_from;
+	/*
+	 * TCP: move each bulk payload (a WRITE's bytes, from TCP_BULK_MIN
+	 * up) between socket and memory on a thread of the connection's
+	 * own, one per direction, while the caller's thread goes on with
+	 * the control messages (issue 12: with --threads >= 2 no thread
+	 * carries the whole copy). 0: everything on the caller's thread.
+	 * RDMA ignores it: the NIC moves payloads.
+	 */
+	int bulk_thread;
 };
 
 #define RD_LANES_DEFAULT_CAP 4

@@ -13,6 +13,13 @@
  * checking key and bounds like a NIC. Stream order then gives what RC
  * ordering gives over RDMA: the payload is in place before the DATA that
  * follows it is seen.
+ *
+ * With bulk_thread (rd_conn_opts), a payload of TCP_BULK_MIN bytes or
+ * more is moved by a thread of the connection's own, one per direction,
+ * created at the first such payload: the loop hands it the socket's
+ * direction for that payload, leaves that direction alone until the
+ * thread says it is done (an eventfd in the poll), and meanwhile goes on
+ * with everything else. The stream's order is the same as without it.
  */
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_impl.h"
@@ -24,9 +31,11 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -36,6 +45,7 @@
 #define TCP_MAX_REGIONS	 1040 /* the engine registers each receive slot apart: <= 1024 */
 #define TCP_HELLO_MS	 5000 /* a connected client must send its request within this */
 #define TCP_IOV		 64
+#define TCP_BULK_MIN	 (256u << 10) /* a payload from this size on moves on the bulk thread */
 
 struct tregion {
 	uint8_t *addr;
@@ -54,7 +64,29 @@ struct tout {
 	uint64_t cookie;
 };
 
-enum { IN_HDR, IN_WHDR, IN_WPAY, IN_MPAY };
+enum { IN_HDR, IN_WHDR, IN_WPAY, IN_MPAY, IN_BULK };
+
+/*
+ * One direction's bulk mover. The loop fills in a job and signals; the
+ * thread moves len bytes between fd and ptr, then sets finished (under
+ * mu: the bytes it wrote are then visible to the loop) and writes the
+ * connection's done eventfd.
+ */
+struct tbulk {
+	pthread_t th;
+	int started;
+	int out; /* 1: send from ptr; 0: receive into ptr */
+	int fd, done_fd, stop_fd;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	/* under mu */
+	int job, finished, stop;
+	uint8_t *ptr;
+	size_t len, moved;
+	int err; /* 0, an errno, or -1: the peer closed (receive) */
+	/* the loop's own */
+	int busy;
+};
 
 struct tcp_conn {
 	struct rd_conn c;
@@ -79,6 +111,11 @@ struct tcp_conn {
 	unsigned iidx;
 	unsigned *rfree, nrfree;
 	int eof;
+
+	/* bulk payloads on threads of their own (bulk_thread) */
+	int bulk_ok;
+	int bulk_done_fd, bulk_stop_fd;
+	struct tbulk bin, bout;
 
 	struct tregion regs[TCP_MAX_REGIONS];
 	uint32_t next_rkey;
@@ -238,6 +275,150 @@ static int tcp_lost(struct tcp_conn *t, int errnum)
 			  t->c.info.peer);
 }
 
+/* --- bulk payloads on their own threads --- */
+
+/* Move b->len bytes; 0, an errno, -1 (the peer closed), or ECANCELED. */
+static int bulk_move(struct tbulk *b, uint8_t *ptr, size_t len, size_t *moved)
+{
+	struct pollfd p[2];
+	ssize_t r;
+
+	while (*moved < len) {
+		if (b->out)
+			r = send(b->fd, ptr + *moved, len - *moved, MSG_NOSIGNAL);
+		else
+			r = recv(b->fd, ptr + *moved, len - *moved, 0);
+		if (r > 0) {
+			*moved += (size_t)r;
+			continue;
+		}
+		if (r == 0)
+			return -1;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return errno;
+		p[0] = (struct pollfd){.fd = b->fd, .events = b->out ? POLLOUT : POLLIN};
+		p[1] = (struct pollfd){.fd = b->stop_fd, .events = POLLIN};
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return errno;
+		if (p[1].revents)
+			return ECANCELED;
+	}
+	return 0;
+}
+
+static void *bulk_main(void *arg)
+{
+	struct tbulk *b = arg;
+	uint64_t one = 1;
+	size_t len, moved;
+	uint8_t *ptr;
+	int err;
+
+	pthread_mutex_lock(&b->mu);
+	for (;;) {
+		while (!b->job && !b->stop)
+			pthread_cond_wait(&b->cv, &b->mu);
+		if (b->stop)
+			break;
+		ptr = b->ptr;
+		len = b->len;
+		pthread_mutex_unlock(&b->mu);
+		moved = 0;
+		err = bulk_move(b, ptr, len, &moved);
+		pthread_mutex_lock(&b->mu);
+		b->moved = moved;
+		b->err = err;
+		b->job = 0;
+		b->finished = 1;
+		if (write(b->done_fd, &one, sizeof(one)) < 0) {
+			/* an eventfd counter does not fill up in practice */
+		}
+	}
+	pthread_mutex_unlock(&b->mu);
+	return NULL;
+}
+
+/* Give b one payload; 0, or -1 if no thread could be had (then the loop
+ * moves it, and every later one, itself). */
+static int bulk_give(struct tcp_conn *t, struct tbulk *b, uint8_t *ptr, size_t len)
+{
+	if (!t->bulk_ok)
+		return -1;
+	if (t->bulk_done_fd < 0) {
+		t->bulk_done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		t->bulk_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->bulk_done_fd < 0 || t->bulk_stop_fd < 0) {
+			t->bulk_ok = 0;
+			return -1;
+		}
+	}
+	if (!b->started) {
+		b->fd = t->fd;
+		b->done_fd = t->bulk_done_fd;
+		b->stop_fd = t->bulk_stop_fd;
+		if (pthread_create(&b->th, NULL, bulk_main, b)) {
+			t->bulk_ok = 0;
+			return -1;
+		}
+		b->started = 1;
+		pthread_setname_np(b->th, b->out ? "rdcp-bulk-out" : "rdcp-bulk-in");
+	}
+	pthread_mutex_lock(&b->mu);
+	b->ptr = ptr;
+	b->len = len;
+	b->moved = 0;
+	b->err = 0;
+	b->finished = 0;
+	b->job = 1;
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	b->busy = 1;
+	return 0;
+}
+
+/* Has b finished its payload? 1 (with its result in *err and *moved), or 0. */
+static int bulk_reap(struct tbulk *b, int *err, size_t *moved)
+{
+	int fin;
+
+	if (!b->busy)
+		return 0;
+	pthread_mutex_lock(&b->mu);
+	fin = b->finished;
+	*err = b->err;
+	*moved = b->moved;
+	b->finished = 0;
+	pthread_mutex_unlock(&b->mu);
+	if (fin)
+		b->busy = 0;
+	return fin;
+}
+
+/* Stop both threads; a payload they were moving is where *moved says. */
+static void bulk_stop(struct tcp_conn *t)
+{
+	struct tbulk *bs[2] = {&t->bin, &t->bout};
+	uint64_t one = 1;
+	unsigned i;
+
+	if (t->bulk_stop_fd >= 0 && write(t->bulk_stop_fd, &one, sizeof(one)) < 0) {
+		/* the threads also see stop under their mutex */
+	}
+	for (i = 0; i < 2; i++) {
+		if (!bs[i]->started)
+			continue;
+		pthread_mutex_lock(&bs[i]->mu);
+		bs[i]->stop = 1;
+		pthread_cond_signal(&bs[i]->cv);
+		pthread_mutex_unlock(&bs[i]->mu);
+		pthread_join(bs[i]->th, NULL);
+		bs[i]->started = 0;
+	}
+	t->bulk_ok = 0;
+}
+
 /* Write what the socket takes; 0 or a negative status. *n counts events. */
 static int out_flush(struct tcp_conn *t, int *n)
 {
@@ -247,7 +428,17 @@ static int out_flush(struct tcp_conn *t, int *n)
 	ssize_t w;
 	size_t left;
 
+	if (t->bout.busy)
+		return 0; /* the stream's next bytes are the bulk thread's */
 	while (t->ocount) {
+		struct tout *h = &t->out[t->ohead];
+
+		/* a big body whose header is out: to the bulk thread */
+		if (t->bulk_ok && h->blen && h->done >= h->hlen &&
+		    h->blen - (h->done - h->hlen) >= TCP_BULK_MIN &&
+		    !bulk_give(t, &t->bout, (uint8_t *)(uintptr_t)(h->body + (h->done - h->hlen)),
+			       h->blen - (h->done - h->hlen)))
+			return 0;
 		for (i = 0, ni = 0; i < t->ocount && ni + 2 <= TCP_IOV; i++) {
 			struct tout *o = &t->out[(t->ohead + i) % t->ocap];
 
@@ -258,6 +449,10 @@ static int out_flush(struct tcp_conn *t, int *n)
 			if (o->blen) {
 				size_t off = o->done > o->hlen ? o->done - o->hlen : 0;
 
+				if (t->bulk_ok && o->blen - off >= TCP_BULK_MIN) {
+					i++; /* its header only: the body goes on its own */
+					break;
+				}
 				iov[ni].iov_base = (void *)(uintptr_t)(o->body + off);
 				iov[ni++].iov_len = o->blen - off;
 			}
@@ -418,6 +613,8 @@ static int in_read(struct tcp_conn *t, int *n)
 
 	for (;;) {
 		switch (t->in_state) {
+		case IN_BULK:
+			return 0; /* the stream's next bytes are the bulk thread's */
 		case IN_HDR:
 			dst = t->ihdr + t->igot;
 			want = RD_TF_HDR_LEN - t->igot;
@@ -425,6 +622,14 @@ static int in_read(struct tcp_conn *t, int *n)
 		case IN_WHDR:
 			dst = t->ihdr + t->igot;
 			want = RD_TF_HDR_LEN + RD_TF_WRITE_LEN - t->igot;
+			break;
+		case IN_WPAY:
+			dst = t->idst + t->igot;
+			want = t->iwant - t->igot;
+			if (want >= TCP_BULK_MIN && !bulk_give(t, &t->bin, dst, want)) {
+				t->in_state = IN_BULK;
+				return 0;
+			}
 			break;
 		default:
 			dst = t->idst + t->igot;
@@ -476,13 +681,46 @@ static int in_read(struct tcp_conn *t, int *n)
 	}
 }
 
+/* Take what the bulk threads finished; 0 or a negative status. */
+static int bulk_collect(struct tcp_conn *t, int *n)
+{
+	size_t moved;
+	int err;
+
+	if (bulk_reap(&t->bin, &err, &moved)) {
+		if (err == -1)
+			t->eof = 1; /* progress() reports it */
+		else if (err)
+			return tcp_lost(t, err);
+		t->in_state = IN_HDR;
+		t->igot = 0;
+		(*n)++;
+	}
+	if (bulk_reap(&t->bout, &err, &moved)) {
+		struct tout *o = &t->out[t->ohead];
+
+		if (err)
+			return tcp_lost(t, err);
+		if (o->sbuf >= 0)
+			t->sfree[t->nsfree++] = (unsigned)o->sbuf;
+		t->ohead = (t->ohead + 1) % t->ocap;
+		t->ocount--;
+		(*n)++;
+		if (o->has_cookie)
+			t->done[t->ndone++] = o->cookie;
+	}
+	return 0;
+}
+
 static int progress(struct tcp_conn *t)
 {
 	struct rd_conn *c = &t->c;
 	unsigned i, nd;
 	int n = 0, r;
 
-	r = out_flush(t, &n);
+	r = bulk_collect(t, &n);
+	if (!r)
+		r = out_flush(t, &n);
 	nd = t->ndone;
 	t->ndone = 0;
 	for (i = 0; i < nd; i++)
@@ -507,7 +745,9 @@ static int progress(struct tcp_conn *t)
 static int tcp_poll(struct rd_conn *c, int timeout_ms)
 {
 	struct tcp_conn *t = tc_of(c);
-	struct pollfd p[2];
+	struct pollfd p[3];
+	uint64_t cnt;
+	short ev;
 	int n, r, woken = 0;
 
 	if (c->dead)
@@ -517,13 +757,20 @@ static int tcp_poll(struct rd_conn *c, int timeout_ms)
 		return n;
 	if (n > 0 || timeout_ms == 0)
 		return 0;
-	p[0] = (struct pollfd){.fd = t->fd, .events = POLLIN | (t->ocount ? POLLOUT : 0)};
+	/* a direction the bulk thread holds is not ours to wait on */
+	ev = (short)((t->in_state == IN_BULK ? 0 : POLLIN) |
+		     (t->ocount && !t->bout.busy ? POLLOUT : 0));
+	p[0] = (struct pollfd){.fd = ev ? t->fd : -1, .events = ev};
 	p[1] = (struct pollfd){.fd = rd_xc_wake_fd(c), .events = POLLIN};
-	r = poll(p, p[1].fd >= 0 ? 2 : 1, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
+	p[2] = (struct pollfd){.fd = t->bulk_done_fd, .events = POLLIN};
+	r = poll(p, 3, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
 	if (r < 0 && errno != EINTR)
 		return rd_xc_fail(c, RD_ECONN, errno, "poll");
 	if (r > 0 && p[1].fd >= 0 && p[1].revents)
 		woken = rd_xc_wake_drain(c);
+	if (r > 0 && p[2].fd >= 0 && p[2].revents && read(p[2].fd, &cnt, sizeof(cnt)) < 0) {
+		/* drained by another wake-up: nothing lost, bulk_collect looks */
+	}
 	n = progress(t);
 	if (n < 0)
 		return n;
@@ -592,6 +839,21 @@ static void tcp_close(struct rd_conn *c)
 	struct pollfd p;
 	struct timespec t0;
 
+	if (t->bout.busy || t->bin.busy || t->bout.started || t->bin.started) {
+		size_t moved = 0;
+		int err = 0;
+
+		bulk_stop(t);
+		/* a payload the thread was sending: what it sent counts */
+		t->bout.finished = 1;
+		if (bulk_reap(&t->bout, &err, &moved) && t->ocount)
+			t->out[t->ohead].done += moved;
+		t->bin.busy = 0;
+	}
+	if (t->bulk_done_fd >= 0)
+		close(t->bulk_done_fd);
+	if (t->bulk_stop_fd >= 0)
+		close(t->bulk_stop_fd);
 	if (t->fd >= 0) {
 		if (c->established && !t->eof) {
 			int n = 0;
@@ -612,6 +874,10 @@ static void tcp_close(struct rd_conn *c)
 		close(t->fd);
 	}
 	rd_xc_fini(c);
+	pthread_mutex_destroy(&t->bin.mu);
+	pthread_cond_destroy(&t->bin.cv);
+	pthread_mutex_destroy(&t->bout.mu);
+	pthread_cond_destroy(&t->bout.cv);
 	free(t->sbuf);
 	free(t->sfree);
 	free(t->out);
@@ -646,6 +912,13 @@ static struct tcp_conn *conn_new(int fd, const struct rd_conn_opts *o)
 		return NULL;
 	t->c.ops = &tcp_ops;
 	t->fd = fd;
+	t->bulk_done_fd = t->bulk_stop_fd = -1;
+	pthread_mutex_init(&t->bin.mu, NULL);
+	pthread_cond_init(&t->bin.cv, NULL);
+	pthread_mutex_init(&t->bout.mu, NULL);
+	pthread_cond_init(&t->bout.cv, NULL);
+	t->bout.out = 1;
+	t->bulk_ok = o && o->bulk_thread;
 	t->next_rkey = (uint32_t)(uintptr_t)t ^ (uint32_t)time(NULL);
 	if (rd_xc_init(&t->c, o))
 		goto fail;

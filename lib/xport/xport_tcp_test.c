@@ -5,9 +5,15 @@
  * comes from rd_conn_poll(), never from inside rd_conn_write_send() (the
  * engine frees the buffer there; a callback inside the send made it hand
  * out a buffer still in flight); a write outside the granted region is
- * refused by the receiver, like a NIC would.
+ * refused by the receiver, like a NIC would. All of it again with
+ * bulk_thread (issue 12): payloads moved by the connection's own threads
+ * on both sides, which must exist while it runs; and a peer that stops
+ * in the middle of a payload the receiver's bulk thread is reading is a
+ * closed connection, not a hang.
  */
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <sys/socket.h>
@@ -32,7 +38,40 @@ struct side {
 	int ret;
 	int inside, cb_inside, ncb;
 	int bad_rkey;
+	int bulk;     /* bulk_thread on both sides */
+	int bulk_out; /* the sender saw its rdcp-bulk-out thread */
 };
+
+/* Is a thread of this process named name? */
+static int have_thread(const char *name)
+{
+	char path[64], comm[32];
+	struct dirent *e;
+	int found = 0;
+	DIR *d = opendir("/proc/self/task");
+
+	while (d && !found && (e = readdir(d))) {
+		ssize_t n;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%.16s/comm", e->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		if (n > 0) {
+			comm[n] = 0;
+			comm[strcspn(comm, "\n")] = 0;
+			found = !strcmp(comm, name);
+		}
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
 
 static void on_sent(void *ctx, uint64_t cookie)
 {
@@ -58,7 +97,8 @@ static void *sender_main(void *arg)
 {
 	struct side *s = arg;
 	struct rd_cm_req req = {.ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
-	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 10000};
+	struct rd_conn_opts co = {
+	    .transport = RD_XPORT_TCP, .timeout_ms = 10000, .bulk_thread = s->bulk};
 	struct rd_cm_rep rep;
 	struct rd_err err;
 	struct rd_mr mr;
@@ -101,6 +141,7 @@ static void *sender_main(void *arg)
 	s->ret = rd_conn_flush(s->c, 10000);
 	while (s->ncb < N_WRITES && rd_conn_poll(s->c, 100) >= 0)
 		;
+	s->bulk_out = have_thread("rdcp-bulk-out");
 	rd_conn_dereg(s->c, &mr);
 out:
 	rd_conn_close(s->c);
@@ -108,13 +149,15 @@ out:
 	return NULL;
 }
 
-static void run(int bad_rkey, int *got, int *exact, int *recv_ret, struct side *s)
+static void run(int bad_rkey, int bulk, int *got, int *exact, int *recv_ret, int *bulk_in,
+		struct side *s)
 {
 	struct rd_listener *l = NULL;
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
 	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
-	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 10000};
+	struct rd_conn_opts co = {
+	    .transport = RD_XPORT_TCP, .timeout_ms = 10000, .bulk_thread = bulk};
 	struct rd_conn *c = NULL;
 	struct rd_err err;
 	struct rd_mr mr;
@@ -129,6 +172,7 @@ static void run(int bad_rkey, int *got, int *exact, int *recv_ret, struct side *
 
 	memset(s, 0, sizeof(*s));
 	s->bad_rkey = bad_rkey;
+	s->bulk = bulk;
 	*got = 0;
 	*exact = 1;
 	assert_int_equal(rd_listener_open(&l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
@@ -158,6 +202,7 @@ static void run(int bad_rkey, int *got, int *exact, int *recv_ret, struct side *
 			break;
 		}
 	}
+	*bulk_in = have_thread("rdcp-bulk-in");
 	rd_conn_dereg(c, &mr);
 	rd_conn_close(c);
 	pthread_join(th, NULL);
@@ -169,23 +214,168 @@ static void run(int bad_rkey, int *got, int *exact, int *recv_ret, struct side *
 static void test_writes_exact_and_callbacks_from_poll(void **state)
 {
 	struct side s;
-	int got, exact, rr;
+	int got, exact, rr, bin;
 
-	run(0, &got, &exact, &rr, &s);
+	run(0, 0, &got, &exact, &rr, &bin, &s);
 	assert_int_equal(s.ret, 0);
 	assert_int_equal(rr, 0);
 	assert_int_equal(got, N_WRITES);
 	assert_true(exact);
 	assert_int_equal(s.ncb, N_WRITES);
 	assert_int_equal(s.cb_inside, 0);
+	assert_false(bin);
+	assert_false(s.bulk_out);
+}
+
+static void test_bulk_threads_exact_and_in_order(void **state)
+{
+	struct side s;
+	int got, exact, rr, bin;
+
+	(void)state;
+	run(0, 1, &got, &exact, &rr, &bin, &s);
+	assert_int_equal(s.ret, 0);
+	assert_int_equal(rr, 0);
+	assert_int_equal(got, N_WRITES);
+	assert_true(exact);
+	assert_int_equal(s.ncb, N_WRITES);
+	assert_int_equal(s.cb_inside, 0);
+	assert_true(bin);	 /* the receiver's payloads came through its thread */
+	assert_true(s.bulk_out); /* the sender's left through its own */
+}
+
+static void test_bulk_write_outside_the_grant_is_refused(void **state)
+{
+	struct side s;
+	int got, exact, rr, bin;
+
+	(void)state;
+	run(1, 1, &got, &exact, &rr, &bin, &s);
+	assert_int_equal(got, 0);
+	assert_int_equal(rr, -RD_EPROTO);
+	assert_false(bin); /* refused on its header: no thread ever read it */
+}
+
+/* A raw client: the hello, then a write frame into a granted region that
+ * stops after half its payload, and the connection closed. */
+struct half_writer {
+	const char *port;
+	uint64_t raddr;
+	uint32_t rkey;
+	int go; /* set once raddr/rkey are known (under mu) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int ok; /* it got as far as writing half the payload */
+};
+
+static void *half_writer_main(void *arg)
+{
+	struct half_writer *h = arg;
+	struct rd_cm_req req = {
+	    .ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX, .ctrl_depth = 64, .lanes = 1};
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	uint8_t f[RD_TF_HDR_LEN + RD_TF_WRITE_LEN], back[RD_TF_HDR_LEN + 64];
+	uint8_t *half = pattern(WLEN / 2, 3);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	uint32_t v;
+
+	sa.sin_port = htons((uint16_t)atoi(h->port));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		goto out;
+	memset(f, 0, sizeof(f));
+	f[0] = RD_TF_CM_REQ;
+	f[7] = RD_CM_REQ_LEN;
+	if (rd_cm_req_encode(f + RD_TF_HDR_LEN, &req) != RD_CM_REQ_LEN ||
+	    write(fd, f, RD_TF_HDR_LEN + RD_CM_REQ_LEN) != RD_TF_HDR_LEN + RD_CM_REQ_LEN ||
+	    read(fd, back, sizeof(back)) < RD_TF_HDR_LEN || back[0] != RD_TF_CM_REP)
+		goto out;
+	pthread_mutex_lock(&h->mu);
+	while (!h->go)
+		pthread_cond_wait(&h->cv, &h->mu);
+	pthread_mutex_unlock(&h->mu);
+	/* a write frame for WLEN bytes (lib/proto/rd_proto.h section 4) */
+	memset(f, 0, sizeof(f));
+	f[0] = RD_TF_WRITE;
+	v = htonl(RD_TF_WRITE_LEN + WLEN);
+	memcpy(f + 4, &v, 4);
+	v = htonl((uint32_t)(h->raddr >> 32));
+	memcpy(f + 8, &v, 4);
+	v = htonl((uint32_t)h->raddr);
+	memcpy(f + 12, &v, 4);
+	v = htonl(h->rkey);
+	memcpy(f + 16, &v, 4);
+	if (write(fd, f, sizeof(f)) != (ssize_t)sizeof(f))
+		goto out;
+	usleep(100000); /* the receiver's bulk thread is reading by now */
+	if (write(fd, half, WLEN / 2) != (ssize_t)(WLEN / 2))
+		goto out;
+	usleep(100000);
+	h->ok = 1;
+out:
+	if (fd >= 0)
+		close(fd); /* the rest never comes */
+	free(half);
+	return NULL;
+}
+
+static void test_bulk_peer_gone_mid_payload(void **state)
+{
+	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 5000, .bulk_thread = 1};
+	struct half_writer h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
+	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
+	struct rd_listener *l;
+	struct rd_conn_req *req;
+	struct rd_cm_req creq;
+	struct rd_conn *c = NULL;
+	struct rd_err err;
+	struct rd_mr mr;
+	char port[16];
+	uint8_t *slot = calloc(1, WLEN);
+	const uint8_t *m;
+	size_t len;
+	pthread_t th;
+	int r = 0, i;
+
+	(void)state;
+	assert_int_equal(rd_listener_open(&l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
+	snprintf(port, sizeof(port), "%u", rd_listener_port(l));
+	h.port = port;
+	assert_int_equal(pthread_create(&th, NULL, half_writer_main, &h), 0);
+	assert_int_equal(rd_listener_next(l, 5000, &req, &creq), 0);
+	assert_int_equal(rd_conn_accept(req, &co, &rep, &c, &err), 0);
+	assert_int_equal(rd_conn_reg(c, slot, WLEN, 1, &mr), 0);
+	pthread_mutex_lock(&h.mu);
+	h.raddr = (uint64_t)(uintptr_t)slot;
+	h.rkey = mr.rkey;
+	h.go = 1;
+	pthread_cond_signal(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	/* within the 5 s silence timeout: the loss is seen, not waited out */
+	for (i = 0; i < 40 && r >= 0; i++) {
+		if (rd_conn_recv(c, &m, &len) == 1) {
+			rd_conn_recv_done(c);
+			continue;
+		}
+		r = rd_conn_poll(c, 100);
+	}
+	assert_true(r < 0);
+	assert_int_not_equal(r, -RD_ETIMEOUT);
+	assert_true(have_thread("rdcp-bulk-in")); /* the payload was its to read */
+	pthread_join(th, NULL);
+	assert_true(h.ok);
+	rd_conn_dereg(c, &mr);
+	rd_conn_close(c);
+	rd_listener_close(l);
+	free(slot);
 }
 
 static void test_write_outside_the_grant_is_refused(void **state)
 {
 	struct side s;
-	int got, exact, rr;
+	int got, exact, rr, bin;
 
-	run(1, &got, &exact, &rr, &s);
+	run(1, 0, &got, &exact, &rr, &bin, &s);
 	assert_int_equal(got, 0);
 	assert_int_equal(rr, -RD_EPROTO);
 }
@@ -289,6 +479,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes_exact_and_callbacks_from_poll),
 		cmocka_unit_test(test_write_outside_the_grant_is_refused),
+	    cmocka_unit_test(test_bulk_threads_exact_and_in_order),
+	    cmocka_unit_test(test_bulk_write_outside_the_grant_is_refused),
+	    cmocka_unit_test(test_bulk_peer_gone_mid_payload),
 		cmocka_unit_test(test_lanes_over_tcp_are_one),
 	};
 

@@ -20,7 +20,8 @@ the target is rdcp --checksum none >= 0.8 x nc.
 adds each side's per-thread CPU shares: /proc/PID/task/*/stat sampled every
 20 ms while the copy runs (a thread's last sample is kept after it ends, so
 up to 20 ms of a thread's work may be missed), summed by thread name
-(rdcp-workN: the workers; the rest: loop, TLS, daemon threads).
+(rdcp-workN: the workers; rdcp-bulk-in/-out: the TCP transport's bulk
+payload threads, from --threads 2 on; the rest: loop, TLS, daemon threads).
 Exit status: 0 measured (target met or not), 1 a step failed.
 """
 import argparse
@@ -92,7 +93,7 @@ class TaskSampler:
         self.th.join()
         shares = {}
         for (side, _pid, _tid), (name, ticks) in self.last.items():
-            if name.startswith("rdcp-work"):
+            if name.startswith("rdcp-work") or name.startswith("rdcp-bulk"):
                 pass
             elif side == "send":
                 name = "loop/other"
