@@ -68,9 +68,10 @@ fi
 if [ "${1:-}" = --many ]; then
   repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
   if [ "${BENCH_BUILD:-1}" = 1 ]; then
-    (cd "$repo" && bazel build //cmd/rdcp //cmd/rdcpd >&2) || exit 3
+    (cd "$repo" && bazel build //cmd/rdcp //cmd/rdcpd //tests/bench:tls_floor >&2) || exit 3
   fi
   cmd="env RIG_MODE=2 FAIR_MB=${FAIR_MB:-200} FAIR_DIR=shared STARTUP_RUNS=${STARTUP_RUNS:-9}"
+  cmd+=" TLS_FLOOR=$(readlink -f "$repo/bazel-bin/tests/bench/tls_floor")"
   cmd+=" bash $repo/tests/e2e/many_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
   cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
   bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |

@@ -36,6 +36,9 @@ done
 
 timeout_s=${RIG_TEST_TIMEOUT:-600}
 rig_opts=(--timeout "$timeout_s" --bind-runfiles="${TEST_SRCDIR:-$runfiles/..}" "${extra_rig[@]}")
+# OpenSSL's start-up floor, for the tests that have it among their data
+floor=$(real tests/bench/tls_floor || true)
+[ -x "$floor" ] && env_args=(TLS_FLOOR="$floor" "${env_args[@]}")
 cmd=(env RIG_MODE="$mode" EVIL="$evil" "${env_args[@]}" bash "$guest" "$rdcp" "$rdcpd" "$lib")
 if [ "$mode" = 1 ]; then
 	exec bash "$rig" run1 "${rig_opts[@]}" -- "${cmd[@]}"
