@@ -112,6 +112,9 @@ struct tcp_conn {
 	unsigned *rfree, nrfree;
 	int eof;
 
+	/* input stopped inside a payload (its memory was taken back) */
+	int in_dead;
+
 	/* bulk payloads on threads of their own (bulk_thread) */
 	int bulk_ok;
 	int bulk_done_fd, bulk_stop_fd;
@@ -419,6 +422,40 @@ static void bulk_stop(struct tcp_conn *t)
 	t->bulk_ok = 0;
 }
 
+/*
+ * Stop both threads for good (they are joined when this returns) and take
+ * back what they held: a payload being sent counts what went out, so the
+ * loop can finish it; a payload being received that did not complete
+ * leaves the stream inside it, so nothing more is read (in_dead).
+ */
+static void bulk_abandon(struct tcp_conn *t)
+{
+	size_t moved = 0;
+	int err = 0;
+
+	if (!t->bin.started && !t->bout.started)
+		return;
+	bulk_stop(t);
+	if (t->bout.busy) {
+		pthread_mutex_lock(&t->bout.mu);
+		t->bout.finished = 1; /* done or not, the thread is gone */
+		pthread_mutex_unlock(&t->bout.mu);
+		if (bulk_reap(&t->bout, &err, &moved) && t->ocount)
+			t->out[t->ohead].done += moved;
+	}
+	if (t->bin.busy) {
+		pthread_mutex_lock(&t->bin.mu);
+		t->bin.finished = 1;
+		pthread_mutex_unlock(&t->bin.mu);
+		if (bulk_reap(&t->bin, &err, &moved) && !err && moved == t->iwant - t->igot) {
+			t->in_state = IN_HDR;
+			t->igot = 0;
+		} else {
+			t->in_dead = 1;
+		}
+	}
+}
+
 /* Write what the socket takes; 0 or a negative status. *n counts events. */
 static int out_flush(struct tcp_conn *t, int *n)
 {
@@ -611,6 +648,8 @@ static int in_read(struct tcp_conn *t, int *n)
 	ssize_t r;
 	int ret;
 
+	if (t->in_dead)
+		return 0;
 	for (;;) {
 		switch (t->in_state) {
 		case IN_BULK:
@@ -825,10 +864,28 @@ static int tcp_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, s
 
 static void tcp_dereg(struct rd_conn *c, struct rd_mr *mr)
 {
+	struct tcp_conn *t = tc_of(c);
 	struct tregion *g = mr->priv;
 
-	if (mr->priv != &local_only)
+	if (mr->priv != &local_only) {
+		/*
+		 * A payload still landing here: its GET was answered long ago
+		 * (the engine frees a slot only after the DATA behind its
+		 * payload), so only a hostile or broken peer gets here. Its
+		 * memory is about to be freed: stop writing into it, for good,
+		 * before this returns, and refuse the peer as a NIC would.
+		 */
+		if (g && (t->in_state == IN_WPAY || t->in_state == IN_BULK) &&
+		    t->idst < g->addr + g->len && g->addr < t->idst + t->iwant) {
+			bulk_abandon(t);
+			t->in_dead = 1;
+			rd_xc_fail(c, RD_EPROTO, 0,
+				   "%s was still writing into memory taken back from it: refused, "
+				   "as a NIC would",
+				   c->info.peer);
+		}
 		memset(g, 0, sizeof(*g));
+	}
 	mr->priv = NULL;
 }
 
@@ -839,17 +896,7 @@ static void tcp_close(struct rd_conn *c)
 	struct pollfd p;
 	struct timespec t0;
 
-	if (t->bout.busy || t->bin.busy || t->bout.started || t->bin.started) {
-		size_t moved = 0;
-		int err = 0;
-
-		bulk_stop(t);
-		/* a payload the thread was sending: what it sent counts */
-		t->bout.finished = 1;
-		if (bulk_reap(&t->bout, &err, &moved) && t->ocount)
-			t->out[t->ohead].done += moved;
-		t->bin.busy = 0;
-	}
+	bulk_abandon(t);
 	if (t->bulk_done_fd >= 0)
 		close(t->bulk_done_fd);
 	if (t->bulk_stop_fd >= 0)

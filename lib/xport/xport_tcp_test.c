@@ -266,6 +266,8 @@ struct half_writer {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int ok; /* it got as far as writing half the payload */
+	/* rest: after half, wait for go2 and write the other half */
+	int rest, half_out, go2;
 };
 
 static void *half_writer_main(void *arg)
@@ -310,6 +312,17 @@ static void *half_writer_main(void *arg)
 	usleep(100000); /* the receiver's bulk thread is reading by now */
 	if (write(fd, half, WLEN / 2) != (ssize_t)(WLEN / 2))
 		goto out;
+	if (h->rest) {
+		pthread_mutex_lock(&h->mu);
+		h->half_out = 1;
+		pthread_cond_signal(&h->cv);
+		while (!h->go2)
+			pthread_cond_wait(&h->cv, &h->mu);
+		pthread_mutex_unlock(&h->mu);
+		/* the receiver may have shut us out: a failed write is fine */
+		if (write(fd, half, WLEN / 2) != (ssize_t)(WLEN / 2)) {
+		}
+	}
 	usleep(100000);
 	h->ok = 1;
 out:
@@ -368,6 +381,80 @@ static void test_bulk_peer_gone_mid_payload(void **state)
 	rd_conn_close(c);
 	rd_listener_close(l);
 	free(slot);
+}
+
+/*
+ * The receiver takes back a region while a payload is still landing in it
+ * (the engine drops a free slot; only a hostile peer writes into a free
+ * slot): the rest of the payload must not be written there, with or
+ * without the bulk thread, and the peer is refused.
+ */
+static void taken_back_case(int bulk)
+{
+	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 5000, .bulk_thread = bulk};
+	struct half_writer h = {.mu = PTHREAD_MUTEX_INITIALIZER,
+				.cv = PTHREAD_COND_INITIALIZER,
+				.rest = 1};
+	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
+	struct rd_listener *l;
+	struct rd_conn_req *req;
+	struct rd_cm_req creq;
+	struct rd_conn *c = NULL;
+	struct rd_err err;
+	struct rd_mr mr;
+	char port[16];
+	uint8_t *slot = calloc(1, WLEN);
+	size_t i, bad = 0;
+	pthread_t th;
+	int r = 0, k;
+
+	assert_int_equal(rd_listener_open(&l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
+	snprintf(port, sizeof(port), "%u", rd_listener_port(l));
+	h.port = port;
+	assert_int_equal(pthread_create(&th, NULL, half_writer_main, &h), 0);
+	assert_int_equal(rd_listener_next(l, 5000, &req, &creq), 0);
+	assert_int_equal(rd_conn_accept(req, &co, &rep, &c, &err), 0);
+	assert_int_equal(rd_conn_reg(c, slot, WLEN, 1, &mr), 0);
+	pthread_mutex_lock(&h.mu);
+	h.raddr = (uint64_t)(uintptr_t)slot;
+	h.rkey = mr.rkey;
+	h.go = 1;
+	pthread_cond_signal(&h.cv);
+	while (!h.half_out)
+		pthread_cond_wait(&h.cv, &h.mu);
+	pthread_mutex_unlock(&h.mu);
+	for (k = 0; k < 5; k++) /* the first half is read (or being read) */
+		rd_conn_poll(c, 50);
+	rd_conn_dereg(c, &mr);
+	memset(slot, 0xee, WLEN); /* "freed": nothing may land here any more */
+	pthread_mutex_lock(&h.mu);
+	h.go2 = 1;
+	pthread_cond_signal(&h.cv);
+	pthread_mutex_unlock(&h.mu);
+	for (k = 0; k < 10 && r >= 0; k++)
+		r = rd_conn_poll(c, 50);
+	pthread_join(th, NULL);
+	usleep(50000);
+	for (i = 0; i < WLEN; i++)
+		bad += slot[i] != 0xee;
+	assert_int_equal(bad, 0);
+	assert_int_equal(r, -RD_EPROTO);
+	assert_non_null(strstr(rd_conn_err(c)->msg, "taken back"));
+	rd_conn_close(c);
+	rd_listener_close(l);
+	free(slot);
+}
+
+static void test_region_taken_back_mid_payload(void **state)
+{
+	(void)state;
+	taken_back_case(0);
+}
+
+static void test_bulk_region_taken_back_mid_payload(void **state)
+{
+	(void)state;
+	taken_back_case(1);
 }
 
 static void test_write_outside_the_grant_is_refused(void **state)
@@ -479,9 +566,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_writes_exact_and_callbacks_from_poll),
 		cmocka_unit_test(test_write_outside_the_grant_is_refused),
-	    cmocka_unit_test(test_bulk_threads_exact_and_in_order),
-	    cmocka_unit_test(test_bulk_write_outside_the_grant_is_refused),
-	    cmocka_unit_test(test_bulk_peer_gone_mid_payload),
+		cmocka_unit_test(test_bulk_threads_exact_and_in_order),
+		cmocka_unit_test(test_bulk_write_outside_the_grant_is_refused),
+		cmocka_unit_test(test_bulk_peer_gone_mid_payload),
+		cmocka_unit_test(test_region_taken_back_mid_payload),
+		cmocka_unit_test(test_bulk_region_taken_back_mid_payload),
 		cmocka_unit_test(test_lanes_over_tcp_are_one),
 	};
 
