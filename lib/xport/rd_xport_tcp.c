@@ -278,6 +278,20 @@ static int tcp_lost(struct tcp_conn *t, int errnum)
 			  t->c.info.peer);
 }
 
+/* The head frame is all out: free its send buffer, note its cookie. */
+static void out_pop(struct tcp_conn *t, int *n)
+{
+	struct tout *o = &t->out[t->ohead];
+
+	if (o->sbuf >= 0)
+		t->sfree[t->nsfree++] = (unsigned)o->sbuf;
+	t->ohead = (t->ohead + 1) % t->ocap;
+	t->ocount--;
+	(*n)++;
+	if (o->has_cookie)
+		t->done[t->ndone++] = o->cookie;
+}
+
 /* --- bulk payloads on their own threads --- */
 
 /* Move b->len bytes; 0, an errno, -1 (the peer closed), or ECANCELED. */
@@ -513,13 +527,7 @@ static int out_flush(struct tcp_conn *t, int *n)
 				break;
 			}
 			left -= rest;
-			if (o->sbuf >= 0)
-				t->sfree[t->nsfree++] = (unsigned)o->sbuf;
-			t->ohead = (t->ohead + 1) % t->ocap;
-			t->ocount--;
-			(*n)++;
-			if (o->has_cookie)
-				t->done[t->ndone++] = o->cookie;
+			out_pop(t, n);
 		}
 	}
 	return 0;
@@ -736,17 +744,9 @@ static int bulk_collect(struct tcp_conn *t, int *n)
 		(*n)++;
 	}
 	if (bulk_reap(&t->bout, &err, &moved)) {
-		struct tout *o = &t->out[t->ohead];
-
 		if (err)
 			return tcp_lost(t, err);
-		if (o->sbuf >= 0)
-			t->sfree[t->nsfree++] = (unsigned)o->sbuf;
-		t->ohead = (t->ohead + 1) % t->ocap;
-		t->ocount--;
-		(*n)++;
-		if (o->has_cookie)
-			t->done[t->ndone++] = o->cookie;
+		out_pop(t, n);
 	}
 	return 0;
 }

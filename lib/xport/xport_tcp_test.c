@@ -332,16 +332,37 @@ out:
 	return NULL;
 }
 
+/* Listen, start the raw writer h, accept it with co and grant it slot. */
+static void half_start(struct half_writer *h, const struct rd_conn_opts *co, uint8_t *slot,
+		       struct rd_listener **l, struct rd_conn **c, struct rd_mr *mr, pthread_t *th,
+		       char *port, size_t portlen)
+{
+	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
+	struct rd_conn_req *req;
+	struct rd_cm_req creq;
+	struct rd_err err;
+
+	assert_int_equal(rd_listener_open(l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
+	snprintf(port, portlen, "%u", rd_listener_port(*l));
+	h->port = port;
+	assert_int_equal(pthread_create(th, NULL, half_writer_main, h), 0);
+	assert_int_equal(rd_listener_next(*l, 5000, &req, &creq), 0);
+	assert_int_equal(rd_conn_accept(req, co, &rep, c, &err), 0);
+	assert_int_equal(rd_conn_reg(*c, slot, WLEN, 1, mr), 0);
+	pthread_mutex_lock(&h->mu);
+	h->raddr = (uint64_t)(uintptr_t)slot;
+	h->rkey = mr->rkey;
+	h->go = 1;
+	pthread_cond_signal(&h->cv);
+	pthread_mutex_unlock(&h->mu);
+}
+
 static void test_bulk_peer_gone_mid_payload(void **state)
 {
 	struct rd_conn_opts co = {.transport = RD_XPORT_TCP, .timeout_ms = 5000, .bulk_thread = 1};
 	struct half_writer h = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
-	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
 	struct rd_listener *l;
-	struct rd_conn_req *req;
-	struct rd_cm_req creq;
 	struct rd_conn *c = NULL;
-	struct rd_err err;
 	struct rd_mr mr;
 	char port[16];
 	uint8_t *slot = calloc(1, WLEN);
@@ -351,19 +372,7 @@ static void test_bulk_peer_gone_mid_payload(void **state)
 	int r = 0, i;
 
 	(void)state;
-	assert_int_equal(rd_listener_open(&l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
-	snprintf(port, sizeof(port), "%u", rd_listener_port(l));
-	h.port = port;
-	assert_int_equal(pthread_create(&th, NULL, half_writer_main, &h), 0);
-	assert_int_equal(rd_listener_next(l, 5000, &req, &creq), 0);
-	assert_int_equal(rd_conn_accept(req, &co, &rep, &c, &err), 0);
-	assert_int_equal(rd_conn_reg(c, slot, WLEN, 1, &mr), 0);
-	pthread_mutex_lock(&h.mu);
-	h.raddr = (uint64_t)(uintptr_t)slot;
-	h.rkey = mr.rkey;
-	h.go = 1;
-	pthread_cond_signal(&h.cv);
-	pthread_mutex_unlock(&h.mu);
+	half_start(&h, &co, slot, &l, &c, &mr, &th, port, sizeof(port));
 	/* within the 5 s silence timeout: the loss is seen, not waited out */
 	for (i = 0; i < 40 && r >= 0; i++) {
 		if (rd_conn_recv(c, &m, &len) == 1) {
@@ -395,12 +404,8 @@ static void taken_back_case(int bulk)
 	struct half_writer h = {.mu = PTHREAD_MUTEX_INITIALIZER,
 				.cv = PTHREAD_COND_INITIALIZER,
 				.rest = 1};
-	struct rd_cm_rep rep = {.version = RD_PROTO_MAX};
 	struct rd_listener *l;
-	struct rd_conn_req *req;
-	struct rd_cm_req creq;
 	struct rd_conn *c = NULL;
-	struct rd_err err;
 	struct rd_mr mr;
 	char port[16];
 	uint8_t *slot = calloc(1, WLEN);
@@ -408,18 +413,8 @@ static void taken_back_case(int bulk)
 	pthread_t th;
 	int r = 0, k;
 
-	assert_int_equal(rd_listener_open(&l, "127.0.0.1", "0", 4, RD_XPORT_TCP, &err), 0);
-	snprintf(port, sizeof(port), "%u", rd_listener_port(l));
-	h.port = port;
-	assert_int_equal(pthread_create(&th, NULL, half_writer_main, &h), 0);
-	assert_int_equal(rd_listener_next(l, 5000, &req, &creq), 0);
-	assert_int_equal(rd_conn_accept(req, &co, &rep, &c, &err), 0);
-	assert_int_equal(rd_conn_reg(c, slot, WLEN, 1, &mr), 0);
+	half_start(&h, &co, slot, &l, &c, &mr, &th, port, sizeof(port));
 	pthread_mutex_lock(&h.mu);
-	h.raddr = (uint64_t)(uintptr_t)slot;
-	h.rkey = mr.rkey;
-	h.go = 1;
-	pthread_cond_signal(&h.cv);
 	while (!h.half_out)
 		pthread_cond_wait(&h.cv, &h.mu);
 	pthread_mutex_unlock(&h.mu);
