@@ -15,6 +15,7 @@ PACKAGES=(
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# end-to-end tests and benchmarks
 	openssh-server openssh-client rsync tmux netcat-openbsd socat python3 xz-utils
+	openssl # the rig's certificate tests make a test CA
 	acl attr # getfacl/setfacl, getfattr/setfattr: the -X/-A checks
 	# man page checks
 	groff-base man-db

@@ -74,6 +74,7 @@ struct logctx {
 	 * that started under an old configuration keep pointers into it. */
 	struct rd_module *old_mods[RD_RELOAD_MAX + 1];
 	struct rd_secrets *old_secrets[RD_RELOAD_MAX + 1];
+	struct rd_tls_ctx *old_tls[RD_RELOAD_MAX + 1];
 	struct rd_conf *old_confs[RD_RELOAD_MAX];
 	int nold, nconfs;
 	unsigned window; /* entries per session, chosen at start (configure) */
@@ -595,6 +596,8 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 {
 	struct rd_module *mods;
 	struct rd_secrets *secrets = NULL;
+	struct rd_tls_ctx *shared = NULL;
+	struct rd_tls_cfg tls;
 	int i;
 
 	if (lc->nold > RD_RELOAD_MAX)
@@ -602,8 +605,26 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	if (conf->secrets_file[0] &&
 	    rd_secrets_load(&secrets, conf->secrets_file, geteuid(), NULL, err))
 		return -err->status;
+	memset(&tls, 0, sizeof(tls));
+	tls.role = RD_TLS_SERVER;
+	/* No modules: anyone may come in to hear that nothing is served. */
+	tls.allow_anon = rd_access_anon_any(conf) || !conf->nmods;
+	if (secrets) {
+		tls.lookup = rd_access_psk;
+		tls.lookup_ctx = secrets;
+	}
+	tls.cert_file = conf->tls_cert[0] ? conf->tls_cert : NULL;
+	tls.key_file = conf->tls_key[0] ? conf->tls_key : NULL;
+	tls.client_ca_file = conf->tls_client_ca[0] ? conf->tls_client_ca : NULL;
+	/* one TLS context for every session of this configuration */
+	if (rd_tls_ctx_new(&shared, &tls, err)) {
+		rd_secrets_free(secrets);
+		return -err->status;
+	}
+	tls.shared = shared;
 	mods = calloc((size_t)(conf->nmods ? conf->nmods : 1), sizeof(*mods));
 	if (!mods) {
+		rd_tls_ctx_free(shared);
 		rd_secrets_free(secrets);
 		return rd_err_set(err, RD_ENOMEM, 0, "out of memory");
 	}
@@ -613,6 +634,7 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 		mods[i].readonly = conf->mods[i]->read_only;
 	}
 	lc->old_mods[lc->nold] = mods;
+	lc->old_tls[lc->nold] = shared;
 	lc->old_secrets[lc->nold++] = secrets;
 	cfg->server.mods = mods;
 	cfg->server.nmods = conf->nmods;
@@ -620,17 +642,7 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	cfg->auth_timeout_ms = conf->auth_timeout_s * 1000;
 	cfg->max_per_host = conf->max_conns_per_host;
 	cfg->server.eo.idle_ms = conf->idle_timeout_s * 1000;
-	memset(&cfg->tls, 0, sizeof(cfg->tls));
-	cfg->tls.role = RD_TLS_SERVER;
-	/* No modules: anyone may come in to hear that nothing is served. */
-	cfg->tls.allow_anon = rd_access_anon_any(conf) || !conf->nmods;
-	if (secrets) {
-		cfg->tls.lookup = rd_access_psk;
-		cfg->tls.lookup_ctx = secrets;
-	}
-	cfg->tls.cert_file = conf->tls_cert[0] ? conf->tls_cert : NULL;
-	cfg->tls.key_file = conf->tls_key[0] ? conf->tls_key : NULL;
-	cfg->tls.client_ca_file = conf->tls_client_ca[0] ? conf->tls_client_ca : NULL;
+	cfg->tls = tls;
 	return 0;
 }
 
@@ -691,6 +703,7 @@ static void retire_all(struct logctx *lc, struct rd_conf *first)
 
 	for (i = 0; i < lc->nold; i++) {
 		free(lc->old_mods[i]);
+		rd_tls_ctx_free(lc->old_tls[i]);
 		rd_secrets_free(lc->old_secrets[i]);
 	}
 	for (i = 0; i < lc->nconfs; i++)

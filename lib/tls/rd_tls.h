@@ -65,6 +65,9 @@ struct rd_tls_cfg {
 	void *lookup_ctx;
 	int ssh_secret_set; /* accept RD_TLS_ID_SSH with psk */
 	int allow_anon;	    /* accept RD_TLS_ID_ANON */
+	/* Optional: a context made by rd_tls_ctx_new() from this same cfg
+	 * (role, certificate files), shared instead of making one. */
+	struct rd_tls_ctx *shared;
 };
 
 struct rd_tls_peer {
@@ -82,6 +85,18 @@ struct rd_tls;
  */
 int rd_tls_new(struct rd_tls **out, const struct rd_tls_cfg *cfg, const char *peer,
 	       struct rd_err *err);
+
+/*
+ * A context for many sessions of one configuration (the daemon makes one
+ * per configuration it loads): SSL_CTX_new fetches every algorithm TLS may
+ * use, more CPU than the rest of a session's handshake, and the
+ * certificate files are read once, here, so a bad one is found when the
+ * configuration is loaded. Sessions name it in rd_tls_cfg.shared; each
+ * holds a reference, so rd_tls_ctx_free() may come before their end.
+ */
+struct rd_tls_ctx;
+int rd_tls_ctx_new(struct rd_tls_ctx **out, const struct rd_tls_cfg *cfg, struct rd_err *err);
+void rd_tls_ctx_free(struct rd_tls_ctx *x); /* accepts NULL */
 void rd_tls_free(struct rd_tls *t); /* accepts NULL */
 const struct rd_err *rd_tls_err(const struct rd_tls *t);
 

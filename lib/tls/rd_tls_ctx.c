@@ -3,6 +3,8 @@
  * SSL_CTX set-up for one side, and the TLS 1.3 external-PSK callbacks
  * (identities and key derivations are described in rd_tls.h).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
@@ -186,10 +188,14 @@ static int load_files(struct rd_tls *t)
 	return 0;
 }
 
-int rd_tls_ctx_setup(struct rd_tls *t)
+struct rd_tls_ctx {
+	SSL_CTX *ctx;
+};
+
+/* t->ctx for t's role and files: TLS 1.3 only, our suites, no tickets. */
+static int ctx_make(struct rd_tls *t)
 {
 	int client = t->cfg.role == RD_TLS_CLIENT;
-	int ret;
 
 	t->ctx = SSL_CTX_new(client ? TLS_client_method() : TLS_server_method());
 	if (!t->ctx)
@@ -200,9 +206,72 @@ int rd_tls_ctx_setup(struct rd_tls *t)
 		return rd_tls_fail(t, RD_ENOMEM, "TLS 1.3 settings");
 	SSL_CTX_set_options(t->ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION);
 	SSL_CTX_set_session_cache_mode(t->ctx, SSL_SESS_CACHE_OFF);
-	ret = load_files(t);
-	if (ret)
-		return ret;
+	/* A server that verifies peers (tls client ca) refuses to make the
+	 * session of a PSK handshake without a session id context
+	 * ("session id context uninitialized"): users with secrets could
+	 * not log in there. Nothing is cached; this only names the server. */
+	if (!client && !SSL_CTX_set_session_id_context(t->ctx, (const unsigned char *)"rdcp", 4))
+		return rd_tls_fail(t, RD_ENOMEM, "TLS session id context");
+	return load_files(t);
+}
+
+int rd_tls_ctx_new(struct rd_tls_ctx **out, const struct rd_tls_cfg *cfg, struct rd_err *err)
+{
+	struct rd_tls *t = calloc(1, sizeof(*t));
+	struct rd_tls_ctx *x = calloc(1, sizeof(*x));
+	int ret;
+
+	*out = NULL;
+	if (!t || !x) {
+		ret = rd_err_set(err, RD_ENOMEM, 0, "TLS context: out of memory");
+		goto out;
+	}
+	t->cfg = *cfg;
+	t->cfg.shared = NULL;
+	snprintf(t->peer_name, sizeof(t->peer_name), "its certificate files");
+	ret = ctx_make(t);
+	if (ret) {
+		rd_err_copy(err, &t->err);
+		goto out;
+	}
+	x->ctx = t->ctx;
+	t->ctx = NULL;
+	*out = x;
+	x = NULL;
+out:
+	if (t) {
+		SSL_CTX_free(t->ctx);
+		OPENSSL_cleanse(&t->cfg, sizeof(t->cfg));
+		free(t);
+	}
+	free(x);
+	return ret;
+}
+
+void rd_tls_ctx_free(struct rd_tls_ctx *x)
+{
+	if (!x)
+		return;
+	SSL_CTX_free(x->ctx);
+	free(x);
+}
+
+int rd_tls_ctx_setup(struct rd_tls *t)
+{
+	int client = t->cfg.role == RD_TLS_CLIENT;
+	int ret;
+
+	if (t->cfg.shared) {
+		t->ctx = t->cfg.shared->ctx;
+		if (!SSL_CTX_up_ref(t->ctx)) {
+			t->ctx = NULL;
+			return rd_tls_fail(t, RD_ENOMEM, "TLS context");
+		}
+	} else {
+		ret = ctx_make(t);
+		if (ret)
+			return ret;
+	}
 	t->ssl = SSL_new(t->ctx);
 	if (!t->ssl)
 		return rd_tls_fail(t, RD_ENOMEM, "TLS session");

@@ -224,12 +224,75 @@ static void test_certificates(void **state)
 	assert_int_equal(rd_tls_peer(p.s)->auth, RD_AUTH_CERT);
 	assert_string_equal(rd_tls_peer(p.s)->user, "alice");
 	done(&p);
+	/* A user with a secret on the same server (client CA set): the PSK
+	 * session needs a session id context when peers are verified. */
+	user_cfg(&cc, "alice", "s3cret");
+	assert_true(shake(&p, &cc, &sc));
+	assert_int_equal(rd_tls_peer(p.s)->auth, RD_AUTH_USER);
+	done(&p);
+	memset(&cc, 0, sizeof(cc));
+	cc.auth = RD_AUTH_CERT;
+	cc.ca_file = TD "ca.pem";
+	cc.host = "storage1";
 	/* A client certificate from another CA is refused. */
 	cc.cert_file = TD "rogue.pem";
 	cc.key_file = TD "rogue.key";
 	assert_false(shake(&p, &cc, &sc));
 	assert_true(p.rs < 0);
 	done(&p);
+}
+
+/*
+ * One context for many sessions (the daemon's): certificates read once,
+ * each session still authenticated on its own (PSK user, certificate
+ * with a client certificate), the context freed before a session that
+ * uses it ends; a missing certificate file is named when it is made.
+ */
+static void test_shared_context(void **state)
+{
+	struct rd_tls_cfg cc, sc;
+	struct rd_tls_ctx *x = NULL;
+	struct rd_err err;
+	struct pair p1, p2;
+
+	(void)state;
+	cert_server(&sc);
+	sc.role = RD_TLS_SERVER;
+	assert_int_equal(rd_tls_ctx_new(&x, &sc, &err), 0);
+	assert_non_null(x);
+	sc.shared = x;
+	user_cfg(&cc, "alice", "s3cret");
+	assert_true(shake(&p1, &cc, &sc));
+	assert_int_equal(rd_tls_peer(p1.s)->auth, RD_AUTH_USER);
+	assert_string_equal(rd_tls_peer(p1.s)->user, "alice");
+	memset(&cc, 0, sizeof(cc));
+	cc.auth = RD_AUTH_CERT;
+	cc.ca_file = TD "ca.pem";
+	cc.host = "storage1";
+	cc.cert_file = TD "client.pem";
+	cc.key_file = TD "client.key";
+	assert_true(shake(&p2, &cc, &sc));
+	assert_int_equal(rd_tls_peer(p2.s)->auth, RD_AUTH_CERT);
+	assert_string_equal(rd_tls_peer(p2.s)->user, "alice");
+	user_cfg(&cc, "alice", "wrong");
+	{
+		struct pair p3;
+
+		assert_false(shake(&p3, &cc, &sc)); /* a wrong secret is still refused */
+		done(&p3);
+	}
+	rd_tls_ctx_free(x); /* the sessions hold their own references */
+	roundtrip(p1.c, p1.s, "after the shared context is gone");
+	roundtrip(p2.s, p2.c, "and on the other session");
+	done(&p1);
+	done(&p2);
+
+	cert_server(&sc);
+	sc.role = RD_TLS_SERVER;
+	sc.cert_file = TD "nosuch.pem";
+	assert_int_equal(rd_tls_ctx_new(&x, &sc, &err), -RD_EUSAGE);
+	assert_null(x);
+	assert_non_null(strstr(err.msg, "nosuch.pem"));
 }
 
 static void test_certificate_refused(void **state)
@@ -337,6 +400,7 @@ int main(void)
 	    cmocka_unit_test(test_user_psk),	   cmocka_unit_test(test_user_refused),
 	    cmocka_unit_test(test_ssh_psk),	   cmocka_unit_test(test_anonymous),
 	    cmocka_unit_test(test_certificates),   cmocka_unit_test(test_certificate_refused),
+	    cmocka_unit_test(test_shared_context),
 	    cmocka_unit_test(test_record_hygiene), cmocka_unit_test(test_not_before_handshake),
 	};
 

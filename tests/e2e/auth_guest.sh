@@ -6,7 +6,9 @@
 # dropped after the auth timeout; a byte flipped in flight is caught by the
 # keyed check (gmac) and by --encrypt; the hostile pusher against an
 # authenticated module; 16 clients at once against a 1 MiB-pool daemon and 16
-# authenticated clients at once (8 push, 8 pull).
+# authenticated clients at once (8 push, 8 pull). A daemon with a
+# certificate and a client CA (CP): users with secrets still log in, a client
+# certificate names its user, a CA that did not sign the daemon is refused.
 # Then the limits before a client has proven anything (issue 7 item 5; alone
 # with AUTH_PART=limits, as //tests/e2e:limits_tcp_host_test does on a host):
 # 20 idle connections and a real client served within 15 s, max connections
@@ -20,6 +22,67 @@ EVIL=${EVIL:-${RDCP_EVIL:-${4:-}}}
 AP=18710 # the default port: operands without :port reach it
 LP=18722 # limits: the deadlines (default auth timeout, 10 s), idle timeout 4 s
 HP=18723 # limits: max connections per host = 2
+CP=18725 # tls certificate, key and client ca, beside the secrets
+
+# pki DIR IP: a test CA, a server certificate for IP, alice's client
+# certificate, and a CA nobody trusts (openssl's command line, P-256).
+pki() {
+	local d=$1 ip=$2 n
+	mkdir -p "$d" || return 1
+	(
+		cd "$d" || exit 1
+		key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1"; }
+		for n in ca rogue-ca server alice; do key "$n.key" || exit 1; done
+		openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=rdcp-test-ca &&
+			openssl req -x509 -new -key rogue-ca.key -out rogue-ca.pem -days 2 \
+				-subj /CN=rdcp-rogue-ca &&
+			openssl req -new -key server.key -out server.csr -subj /CN=rdcp-test-server &&
+			printf 'subjectAltName=IP:%s\n' "$ip" >server.ext &&
+			openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+				-out server.pem -days 2 -extfile server.ext &&
+			openssl req -new -key alice.key -out alice.csr -subj /CN=alice &&
+			openssl x509 -req -in alice.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+				-out alice.pem -days 2 || exit 1
+		chmod 600 ./*.key
+	) >/tmp/pki.log 2>&1 || { cat /tmp/pki.log; return 1; }
+}
+
+cert_server() {
+	mkdir -p /tmp/certs
+	pki /tmp/pki "$RIG_SELF_IP" || return 1
+	mkdir -p "$RIG_SHARED/pki"
+	cp /tmp/pki/ca.pem /tmp/pki/rogue-ca.pem /tmp/pki/alice.pem /tmp/pki/alice.key \
+		"$RIG_SHARED/pki/" || return 1
+	cat >/tmp/cert.conf <<-EOF
+		port = $CP
+		secrets file = /tmp/secrets
+		tls certificate = /tmp/pki/server.pem
+		tls key = /tmp/pki/server.key
+		tls client ca = /tmp/pki/ca.pem
+		[certs]
+		    path = /tmp/certs
+		    auth users = alice:rw
+	EOF
+	start_daemon_auth certd --config /tmp/cert.conf --pool-size 8M
+}
+
+cert_client() {
+	local S=$1
+	mkdir -p /tmp/pki
+	cp "$RIG_SHARED"/pki/* /tmp/pki/ && chmod 600 /tmp/pki/alice.key
+	run -v --password-file /tmp/alice.pw /tmp/src/data.bin "rdcp://alice@$S:$CP/certs/pw.bin"
+	check "certificate daemon with a client CA: alice logs in with her secret" [ "$RC" -eq 0 ]
+	check "  authenticated by the user's secret" out_has "authenticated by the user's secret"
+	run -v --ca /tmp/pki/ca.pem --cert /tmp/pki/alice.pem --key /tmp/pki/alice.key \
+		/tmp/src/data.bin "rdcp://$S:$CP/certs/cert.bin"
+	check "  alice by her client certificate, the daemon by its own: exit 0" [ "$RC" -eq 0 ]
+	check "  -v says the server's certificate" out_has "authenticated by the server's certificate"
+	run --password-file /tmp/alice.pw "rdcp://alice@$S:$CP/certs/cert.bin" /tmp/pull/cert.bin
+	check "  what the certificate push wrote is byte-exact" cmp /tmp/src/data.bin /tmp/pull/cert.bin
+	run --ca /tmp/pki/rogue-ca.pem /tmp/src/data.bin "rdcp://$S:$CP/certs/rogue.bin"
+	check "  --ca of a CA that did not sign the daemon: exit 5" [ "$RC" -eq 5 ]
+	check "  says the certificate was not accepted" out_has "certificate was not accepted"
+}
 
 server() {
 	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many /tmp/nob /tmp/nobw /tmp/one
@@ -105,6 +168,7 @@ server() {
 	(ulimit -l 64 && start_daemon_auth dropd --config /tmp/drop.conf --pool-size 8M) || return 1
 	grep -E '^(Uid|Gid|CapEff):' "/proc/$(cat /tmp/dropd.pid)/status" | tee /tmp/dropd.ids
 	limits_server || return 1
+	cert_server || return 1
 	touch "$RIG_SHARED/server-ready"
 	# Sample the small daemon's locked memory until the client is done.
 	local peak=0 v
@@ -440,6 +504,7 @@ b:2:limits)
 a:2:*)
 	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
 	client "$RIG_PEER_IP"
+	cert_client "$RIG_PEER_IP"
 	limits_client "$RIG_PEER_IP"
 	touch "$RIG_SHARED/client-done"
 	;;
@@ -448,6 +513,10 @@ b:2:*)
 	wait_for "$RIG_SHARED/client-done" 900
 	limits_checks
 	check "daemon still alive after every client" daemon_alive auth
+	check "the certificate daemon logged alice by her certificate and by her secret" \
+		bash -c 'grep -q "authenticated as alice by certificate" /tmp/certd.log &&
+			grep -q "authenticated as alice by secret" /tmp/certd.log'
+	check "  and nothing from the refused client" [ ! -e /tmp/certs/rogue.bin ]
 	check "nothing from refused clients in team" \
 		bash -c '! ls /tmp/team | grep -q -e wrong.bin -e mallory.bin -e anon.bin -e bob.bin'
 	check "nothing pushed into ro, pub, lan" \
