@@ -218,9 +218,11 @@ client() {
 	if kill -0 $pid 2>/dev/null; then
 		kill -9 $pid
 		wait $pid 2>/dev/null
+		# (its output, before run's own replaces it)
+		completed=$(grep -c '^1 entries' /tmp/out)
 		sleep 1
 		run "$S::m/victim2" /tmp/pull/victim2
-		if grep -q '^1 entries' /tmp/out; then
+		if [ "$completed" -gt 0 ]; then
 			# it had printed its summary: the copy was complete and
 			# only the process was still ending when the kill came
 			check "sender killed after its push completed: the server has the new file" \
