@@ -198,16 +198,25 @@ static void cert_server(struct rd_tls_cfg *sc)
 	sc->client_ca_file = TD "ca.pem";
 }
 
+/* A client that verifies the daemon's certificate (storage1, the test CA),
+ * with a certificate of its own if cert is set (key beside it). */
+static void cert_client(struct rd_tls_cfg *c, const char *cert, const char *key)
+{
+	memset(c, 0, sizeof(*c));
+	c->auth = RD_AUTH_CERT;
+	c->ca_file = TD "ca.pem";
+	c->host = "storage1";
+	c->cert_file = cert;
+	c->key_file = key;
+}
+
 static void test_certificates(void **state)
 {
 	struct rd_tls_cfg cc, sc;
 	struct pair p;
 
 	/* Server certificate verified by the client, no client certificate. */
-	memset(&cc, 0, sizeof(cc));
-	cc.auth = RD_AUTH_CERT;
-	cc.ca_file = TD "ca.pem";
-	cc.host = "storage1";
+	cert_client(&cc, NULL, NULL);
 	cert_server(&sc);
 	assert_true(shake(&p, &cc, &sc));
 	assert_int_equal(rd_tls_peer(p.c)->auth, RD_AUTH_CERT);
@@ -230,13 +239,8 @@ static void test_certificates(void **state)
 	assert_true(shake(&p, &cc, &sc));
 	assert_int_equal(rd_tls_peer(p.s)->auth, RD_AUTH_USER);
 	done(&p);
-	memset(&cc, 0, sizeof(cc));
-	cc.auth = RD_AUTH_CERT;
-	cc.ca_file = TD "ca.pem";
-	cc.host = "storage1";
 	/* A client certificate from another CA is refused. */
-	cc.cert_file = TD "rogue.pem";
-	cc.key_file = TD "rogue.key";
+	cert_client(&cc, TD "rogue.pem", TD "rogue.key");
 	assert_false(shake(&p, &cc, &sc));
 	assert_true(p.rs < 0);
 	done(&p);
@@ -265,12 +269,7 @@ static void test_shared_context(void **state)
 	assert_true(shake(&p1, &cc, &sc));
 	assert_int_equal(rd_tls_peer(p1.s)->auth, RD_AUTH_USER);
 	assert_string_equal(rd_tls_peer(p1.s)->user, "alice");
-	memset(&cc, 0, sizeof(cc));
-	cc.auth = RD_AUTH_CERT;
-	cc.ca_file = TD "ca.pem";
-	cc.host = "storage1";
-	cc.cert_file = TD "client.pem";
-	cc.key_file = TD "client.key";
+	cert_client(&cc, TD "client.pem", TD "client.key");
 	assert_true(shake(&p2, &cc, &sc));
 	assert_int_equal(rd_tls_peer(p2.s)->auth, RD_AUTH_CERT);
 	assert_string_equal(rd_tls_peer(p2.s)->user, "alice");
@@ -300,9 +299,7 @@ static void test_certificate_refused(void **state)
 	struct rd_tls_cfg cc, sc;
 	struct pair p;
 
-	memset(&cc, 0, sizeof(cc));
-	cc.auth = RD_AUTH_CERT;
-	cc.ca_file = TD "ca.pem";
+	cert_client(&cc, NULL, NULL);
 	cc.host = "storage2"; /* not the name in the certificate */
 	cert_server(&sc);
 	assert_false(shake(&p, &cc, &sc));
