@@ -212,7 +212,9 @@ client() {
 	# --- the sending client killed mid-push (its own name: the partial it
 	# leaves must not shorten the daemon-kill runs below) ---
 	run /tmp/src/v1 "$S::m/victim2"
-	"$RDCP" /tmp/src/v2 "$S::m/victim2" >/tmp/out 2>&1 &
+	# 4 KiB chunks, one in flight: still running when the kill comes, on a
+	# quiet host over loopback TCP too (all 100 MiB at once took 0.2 s)
+	"$RDCP" --chunk-size 4K --depth 1 /tmp/src/v2 "$S::m/victim2" >/tmp/out 2>&1 &
 	pid=$!
 	sleep "$KILL_AFTER"
 	if kill -0 $pid 2>/dev/null; then
