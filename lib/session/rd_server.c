@@ -488,10 +488,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
-	if ((honoured(cfg, o) & RD_OF_WINDOW) && o->window < e.o.window)
-		e.o.window = o->window;
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;
+	else if (o->window < e.o.window)
+		e.o.window = o->window;
 	if (cfg->fixed_mode) {
 		ret = serve_fixed(cfg, c, &e, o, summary, sumlen, err);
 		goto out;

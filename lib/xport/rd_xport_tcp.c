@@ -444,24 +444,22 @@ static void bulk_stop(struct tcp_conn *t)
  */
 static void bulk_abandon(struct tcp_conn *t)
 {
-	size_t moved = 0;
-	int err = 0;
+	int n = 0;
 
 	if (!t->bin.started && !t->bout.started)
 		return;
-	bulk_stop(t);
+	bulk_stop(t); /* joined: moved and err are the loop's to read */
 	if (t->bout.busy) {
-		pthread_mutex_lock(&t->bout.mu);
-		t->bout.finished = 1; /* done or not, the thread is gone */
-		pthread_mutex_unlock(&t->bout.mu);
-		if (bulk_reap(&t->bout, &err, &moved) && t->ocount)
-			t->out[t->ohead].done += moved;
+		struct tout *o = &t->out[t->ohead]; /* the frame it was sending */
+
+		t->bout.busy = 0;
+		o->done += t->bout.moved;
+		if (o->done == o->hlen + o->blen)
+			out_pop(t, &n);
 	}
 	if (t->bin.busy) {
-		pthread_mutex_lock(&t->bin.mu);
-		t->bin.finished = 1;
-		pthread_mutex_unlock(&t->bin.mu);
-		if (bulk_reap(&t->bin, &err, &moved) && !err && moved == t->iwant - t->igot) {
+		t->bin.busy = 0;
+		if (!t->bin.err && t->bin.moved == t->iwant - t->igot) {
 			t->in_state = IN_HDR;
 			t->igot = 0;
 		} else {
@@ -483,12 +481,11 @@ static int out_flush(struct tcp_conn *t, int *n)
 		return 0; /* the stream's next bytes are the bulk thread's */
 	while (t->ocount) {
 		struct tout *h = &t->out[t->ohead];
+		size_t hoff = h->done - h->hlen; /* of the body, once the header is out */
 
 		/* a big body whose header is out: to the bulk thread */
-		if (t->bulk_ok && h->blen && h->done >= h->hlen &&
-		    h->blen - (h->done - h->hlen) >= TCP_BULK_MIN &&
-		    !bulk_give(t, &t->bout, (uint8_t *)(uintptr_t)(h->body + (h->done - h->hlen)),
-			       h->blen - (h->done - h->hlen)))
+		if (t->bulk_ok && h->done >= h->hlen && h->blen - hoff >= TCP_BULK_MIN &&
+		    !bulk_give(t, &t->bout, (uint8_t *)(uintptr_t)(h->body + hoff), h->blen - hoff))
 			return 0;
 		for (i = 0, ni = 0; i < t->ocount && ni + 2 <= TCP_IOV; i++) {
 			struct tout *o = &t->out[(t->ohead + i) % t->ocap];
