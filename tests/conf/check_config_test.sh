@@ -230,6 +230,26 @@ check "threads = 65, max lanes = 0: exit 1" [ "$RC" -eq 1 ]
 check "  threads out of range" err_has "$tmp/shape.conf:1: threads: 65 is out of range (1 to 64)"
 check "  max lanes out of range" err_has "$tmp/shape.conf:2: max lanes: 0 is out of range (1 to 8)"
 
+# --- certificate files are read when the configuration is loaded ---
+# (they exist, so --check-config passes; what is in them is OpenSSL's to read)
+echo "not a certificate" >"$tmp/cert.pem"
+echo "not a key" >"$tmp/key.pem"
+chmod 600 "$tmp/key.pem"
+cat >"$tmp/tls.conf" <<CONF
+tls certificate = $tmp/cert.pem
+tls key = $tmp/key.pem
+[data]
+	path = $tmp/data
+	auth = none
+CONF
+timeout 10 "$rdcpd" --foreground --config "$tmp/tls.conf" --port 0 --transport tcp \
+	--listen 127.0.0.1 >"$tmp/out" 2>"$tmp/err"
+RC=$?
+sed 's/^/    | /' "$tmp/err"
+check "a certificate file OpenSSL cannot read: the daemon does not start (exit 1)" [ "$RC" -eq 1 ]
+check "  naming the file" grep -qF "$tmp/cert.pem" "$tmp/err"
+check "  before it listens" bash -c "! grep -q 'listening on' '$tmp/err'"
+
 # --- the sample makes a daemon that exports nothing ---
 timeout 10 "$rdcpd" --foreground --config "$sample" --port 0 >"$tmp/out" 2>"$tmp/err"
 RC=$?

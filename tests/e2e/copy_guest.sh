@@ -75,6 +75,16 @@ client() {
 	check "  and with --threads 1" cmp /tmp/src/m48.bin /tmp/pull/t1.bin
 	rm -f /tmp/pull/t1.bin
 
+	# TCP between the two hosts with --threads 2 (issue 12): the client's
+	# payloads move on its bulk threads (rd_xport_tcp.c), both directions
+	if over_rdma && [ "${RIG_MODE:-2}" = 2 ]; then
+		run --transport tcp --threads 2 /tmp/src/m48.bin "$S::m/tcp2.bin"
+		check "TCP with --threads 2 (bulk threads): push 48 MiB" [ "$RC" -eq 0 ]
+		run --transport tcp --threads 2 "$S::m/tcp2.bin" /tmp/pull/tcp2.bin
+		check "  and pull it back byte-for-byte" cmp /tmp/src/m48.bin /tmp/pull/tcp2.bin
+		rm -f /tmp/pull/tcp2.bin
+	fi
+
 	# --lanes 2 (issue 12): one session over two RC QPs, DATA spread over
 	# both, both directions. Over TCP the option is accepted and one
 	# stream carries everything.
@@ -92,7 +102,7 @@ client() {
 		out_has "rdcp: 1 lane (RC queue pairs): asked for 1 (the device's default)"
 	rm -f /tmp/pull/lanes.bin /tmp/src/m48.bin
 	# In one VM (and on the host) the module is this tmpfs: make room again.
-	rm -f /tmp/mod/t2.bin /tmp/mod/lanes.bin
+	rm -f /tmp/mod/t2.bin /tmp/mod/lanes.bin /tmp/mod/tcp2.bin
 	if over_rdma && [ -n "${EVIL:-}" ]; then
 		local h=${S#\[}
 		h=${h%\]}
