@@ -1256,6 +1256,80 @@ static void test_lanes_grant(void **state)
 	assert_int_equal(rd_lanes_grant(100, 100), RD_LANES_MAX);
 }
 
+/* Rails (section 1): a JOIN's rail, an accept's rail, GET keys, RAILS. */
+static void test_rails(void **state)
+{
+	static uint8_t buf[RD_CTRL_MAX];
+	struct rd_cm_req q, q2;
+	struct rd_cm_rep p, p2;
+	struct rd_msg m, out;
+	const char *why;
+	int n;
+
+	(void)state;
+	memset(&q, 0, sizeof(q));
+	q.ver_min = q.ver_max = RD_PROTO_MAX;
+	q.flags = RD_CMF_JOIN | RD_CMF_RAILS;
+	q.lanes = 1;
+	q.sid = 7;
+	q.rail = 2;
+	assert_int_equal(rd_cm_req_encode(buf, &q), RD_CM_JOIN_RAIL_LEN);
+	assert_int_equal(rd_cm_req_decode(buf, 56, &q2), 0);
+	assert_int_equal(q2.rail, 2);
+	/* padding where the rail byte was not sent: rail 0 */
+	assert_int_equal(rd_cm_req_decode(buf, RD_CM_JOIN_LEN, &q2), 0);
+	assert_int_equal(q2.rail, 0);
+	buf[40] = RD_RAILS_MAX;
+	assert_int_equal(rd_cm_req_decode(buf, 56, &q2), -RD_EPROTO);
+
+	memset(&p, 0, sizeof(p));
+	p.version = RD_PROTO_MAX;
+	p.ctrl_depth = 64;
+	p.flags = RD_CMF_RAILS;
+	p.lanes = 2;
+	p.rail = 3;
+	p.sid = 9;
+	assert_int_equal(rd_cm_rep_encode(buf, &p), RD_CM_REP_LANES_LEN);
+	assert_int_equal(rd_cm_rep_decode(buf, RD_CM_REP_LANES_LEN, &p2), 0);
+	assert_int_equal(p2.rail, 3);
+	assert_int_equal(p2.flags, RD_CMF_RAILS);
+	buf[15] = RD_RAILS_MAX;
+	assert_int_equal(rd_cm_rep_decode(buf, RD_CM_REP_LANES_LEN, &p2), -RD_EPROTO);
+
+	/* A GET with rail keys: flagged in its kind, counted, bounded. */
+	assert_true(rd_msg_sample(&m, RD_MSG_GET, 1));
+	n = rd_msg_encode(buf, sizeof(buf), &m);
+	assert_int_equal(n, RD_HDR_LEN + 41 + 1 + 4 * (RD_RAILS_MAX - 1));
+	assert_int_equal(buf[RD_HDR_LEN + 4], RD_GET_SUM | RD_GET_RAILS);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), 0);
+	assert_int_equal(out.u.get.kind, RD_GET_SUM);
+	assert_int_equal(out.u.get.nx, RD_RAILS_MAX - 1);
+	buf[RD_HDR_LEN + 41] = 0;
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), -RD_EPROTO);
+	assert_string_equal(why, "bad rail key count");
+	buf[RD_HDR_LEN + 41] = RD_RAILS_MAX;
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), -RD_EPROTO);
+	m.u.get.nx = RD_RAILS_MAX;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+	/* Without rails a GET is what it was: 41 bytes, the kind alone. */
+	assert_true(rd_msg_sample(&m, RD_MSG_GET, 0));
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), RD_HDR_LEN + 41);
+	assert_int_equal(buf[RD_HDR_LEN + 4], RD_GET_DATA);
+
+	/* RAILS: families 4 and 6 only, at most RD_RAILS_MAX - 1 addresses. */
+	assert_true(rd_msg_sample(&m, RD_MSG_RAILS, 1));
+	n = rd_msg_encode(buf, sizeof(buf), &m);
+	assert_int_equal(n, RD_HDR_LEN + 1 + 17 * (RD_RAILS_MAX - 1));
+	buf[RD_HDR_LEN + 1] = 5;
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), -RD_EPROTO);
+	assert_string_equal(why, "bad rail address family");
+	buf[RD_HDR_LEN + 1] = 4;
+	buf[RD_HDR_LEN] = RD_RAILS_MAX;
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &out, &why), -RD_EPROTO);
+	m.u.rails.a[0].family = 0;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+}
+
 static void test_cm_roundtrip(void **state)
 {
 	struct rd_cm_req req = {.ver_min = 1, .ver_max = 3, .flags = 0x4, .ctrl_depth = 64}, req2;
@@ -1357,6 +1431,7 @@ int main(void)
 	    cmocka_unit_test(test_path_check_table),
 	    cmocka_unit_test(test_cm_roundtrip),
 	    cmocka_unit_test(test_cm_lanes),
+	    cmocka_unit_test(test_rails),
 	    cmocka_unit_test(test_lanes_grant),
 	    cmocka_unit_test(test_names),
 	};

@@ -237,6 +237,18 @@ static const char *meta_check(const struct rd_msg_meta *m)
 	}
 }
 
+static const char *rails_check(const struct rd_msg_rails *m)
+{
+	unsigned i;
+
+	if (m->n > RD_RAILS_MAX - 1)
+		return "too many rails";
+	for (i = 0; i < m->n; i++)
+		if (m->a[i].family != 4 && m->a[i].family != 6)
+			return "bad rail address family";
+	return NULL;
+}
+
 static const char *kind_check(uint8_t kind, uint64_t chunk)
 {
 	if (kind != RD_GET_DATA && kind != RD_GET_SUM && kind != RD_GET_PACK)
@@ -320,7 +332,11 @@ static const char *msg_check(const struct rd_msg *m)
 	case RD_MSG_FILE:
 		return file_check(&m->u.file);
 	case RD_MSG_GET:
+		if (m->u.get.nx > RD_RAILS_MAX - 1)
+			return "bad rail key count";
 		return kind_check(m->u.get.kind, m->u.get.chunk);
+	case RD_MSG_RAILS:
+		return rails_check(&m->u.rails);
 	case RD_MSG_DATA:
 		if (m->u.data.dlen > RD_DIGEST_MAX)
 			return "digest too long";
@@ -414,13 +430,31 @@ static void put_meta(struct rd_wcur *w, const struct rd_msg_meta *m)
 static void put_get(struct rd_wcur *w, const struct rd_msg_get *g)
 {
 	rd_put_u32(w, g->id);
-	rd_put_u8(w, g->kind);
+	rd_put_u8(w, (uint8_t)(g->kind | (g->nx ? RD_GET_RAILS : 0)));
 	rd_put_u32(w, g->slot);
 	rd_put_u64(w, g->chunk);
 	rd_put_u64(w, g->addr);
 	rd_put_u32(w, g->rkey);
 	rd_put_u32(w, g->len);
 	rd_put_u64(w, g->seq);
+	if (g->nx) {
+		unsigned i;
+
+		rd_put_u8(w, g->nx);
+		for (i = 0; i < g->nx && i < RD_RAILS_MAX - 1; i++)
+			rd_put_u32(w, g->xrkey[i]);
+	}
+}
+
+static void put_rails(struct rd_wcur *w, const struct rd_msg_rails *m)
+{
+	unsigned i;
+
+	rd_put_u8(w, m->n);
+	for (i = 0; i < m->n && i < RD_RAILS_MAX - 1; i++) {
+		rd_put_u8(w, m->a[i].family);
+		rd_put_bytes(w, m->a[i].addr, 16);
+	}
 }
 
 static void put_data(struct rd_wcur *w, const struct rd_msg_data *d)
@@ -462,6 +496,9 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		break;
 	case RD_MSG_GET:
 		put_get(w, &m->u.get);
+		break;
+	case RD_MSG_RAILS:
+		put_rails(w, &m->u.rails);
 		break;
 	case RD_MSG_DATA:
 		put_data(w, &m->u.data);
@@ -573,6 +610,8 @@ static void get_file(struct rd_rcur *r, struct rd_msg_file *f)
 
 static void get_get(struct rd_rcur *r, struct rd_msg_get *g)
 {
+	unsigned i;
+
 	g->id = rd_get_u32(r);
 	g->kind = rd_get_u8(r);
 	g->slot = rd_get_u32(r);
@@ -581,6 +620,35 @@ static void get_get(struct rd_rcur *r, struct rd_msg_get *g)
 	g->rkey = rd_get_u32(r);
 	g->len = rd_get_u32(r);
 	g->seq = rd_get_u64(r);
+	if (r->why || !(g->kind & RD_GET_RAILS))
+		return;
+	g->kind &= (uint8_t)~RD_GET_RAILS;
+	/* The other rails' keys: only from a receiver on several rails. */
+	g->nx = rd_get_u8(r);
+	if (!r->why && (g->nx == 0 || g->nx > RD_RAILS_MAX - 1)) {
+		rd_rcur_fail(r, "bad rail key count");
+		return;
+	}
+	for (i = 0; i < g->nx; i++)
+		g->xrkey[i] = rd_get_u32(r);
+}
+
+static void get_rails(struct rd_rcur *r, struct rd_msg_rails *m)
+{
+	const uint8_t *p;
+	unsigned i;
+
+	m->n = rd_get_u8(r);
+	if (!r->why && m->n > RD_RAILS_MAX - 1) {
+		rd_rcur_fail(r, "too many rails");
+		return;
+	}
+	for (i = 0; i < m->n && !r->why; i++) {
+		m->a[i].family = rd_get_u8(r);
+		p = rd_rcur_take(r, 16);
+		if (p)
+			memcpy(m->a[i].addr, p, 16);
+	}
 }
 
 static void get_data(struct rd_rcur *r, struct rd_msg_data *d)
@@ -676,6 +744,9 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		break;
 	case RD_MSG_GET:
 		get_get(r, &m->u.get);
+		break;
+	case RD_MSG_RAILS:
+		get_rails(r, &m->u.rails);
 		break;
 	case RD_MSG_DATA:
 		get_data(r, &m->u.data);

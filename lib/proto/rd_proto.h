@@ -18,7 +18,10 @@
  *	 0 u32 magic	 RD_MAGIC ("RDCP")
  *	 4 u16 ver_min	 lowest protocol version the client speaks
  *	 6 u16 ver_max	 highest
- *	 8 u32 flags	 RD_CMF_*: JOIN (0x1), see Lanes below; others ignored
+ *	 8 u32 flags	 RD_CMF_*: JOIN (0x1), see Lanes below; RAILS (0x2):
+ *			 the client reads a RAILS message after the TLS
+ *			 handshake when the server sets it too (Rails
+ *			 below); others ignored
  *	12 u16 ctrl_depth receive buffers the client posted (server's credits)
  *	14 u16 lanes	 a new session: lanes (RC QPs) the client would like,
  *			 0 or 1: one (what rdcp before lanes wrote); a JOIN:
@@ -26,6 +29,9 @@
  *	 JOIN only (RD_CM_JOIN_LEN bytes in all):
  *	16 u64 sid	 the session's id from its accept data
  *	24 u8  proof[16] rd_tls_export_key(RD_TLS_LANE_LABEL) of the session
+ *	40 u8  rail	 JOIN with RAILS only (RD_CM_JOIN_RAIL_LEN bytes): the
+ *			 client's rail (device) of this lane, 0..RD_RAILS_MAX-1;
+ *			 absent or padding: 0
  *    Nothing here is secret or trusted: who the peer is comes from TLS
  *    (section 4), which starts right after this exchange.
  *    The transport may deliver more bytes than this (IB CM pads to 56);
@@ -37,15 +43,16 @@
  *	 0 u32 magic, 4 u16 version chosen, 6 u16 ctrl_depth, 8 u32 flags
  *	12 u16 lanes	 granted: 1..min(asked, the server's cap); the server
  *			 decides (its --max-lanes), never more than asked
- *	14 u16 reserved	 0
+ *	14 u16 rail	 the accept of a JOIN: the server's rail (device) of
+ *			 that lane, 0..RD_RAILS_MAX-1; otherwise 0
  *	16 u64 sid	 random: names the session for its JOINs
  *    Shorter accept data (12 bytes, as before lanes) means one lane.
  *
  *    Lanes (RDMA only; over TCP the server always grants one): a session
  *    may run over up to RD_LANES_MAX RC QPs to the same listener, one
- *    protection domain, one completion queue and one shared receive queue
- *    (the credits of 2. count that one queue, whatever lane a message
- *    takes). Lane 0 is the connection above. After the TLS handshake on
+ *    protection domain, completion queue and shared receive queue per
+ *    device (Rails below; the credits of 2. count messages, whatever lane
+ *    or queue a message takes). Lane 0 is the connection above. After the TLS handshake on
  *    lane 0 (4.), the client connects lanes 1..granted-1, each with a JOIN
  *    request carrying the sid and the proof, which only the two ends of
  *    that TLS session can compute; the server accepts a JOIN only with
@@ -63,6 +70,36 @@
  *    every message sent before it, and after every WRITE those carried);
  *    the sender spreads DATA over the lanes in turn; every other message
  *    goes on lane 0. Nothing in the engine depends on lanes.
+ *
+ *    Rails (RDMA, lanes > 1): a lane may run over another device (a rail)
+ *    of either host. Each side numbers its devices in the order its lanes
+ *    first used them (rail 0: lane 0's); each has its own protection
+ *    domain, completion queue and shared receive queue with ctrl_depth
+ *    receives of its own (the credits above still count messages, not
+ *    queues). When the client set RAILS and the server, granting more
+ *    than one lane, listens on every address and has other RDMA devices,
+ *    the server sets RAILS in its accept data and sends, right after the
+ *    TLS handshake and sealed like every later message, one RAILS message
+ *    (section 3) naming one address of each other device; a RAILS
+ *    server sends it even when empty. The client connects lane k to
+ *    address (k mod (n + 1)) (0: where lane 0 went, then the list), from
+ *    whichever of its devices the route picks. Addresses come only from
+ *    inside TLS: a lane sent where an attacker pointed would carry data to
+ *    the attacker. Each JOIN says the client's rail and each accept the
+ *    server's; a GET carries the rkey of each of the receiver's rails
+ *    (section 3), and the sender writes with the rkey of the receiver's
+ *    rail of the lane it picked.
+ *
+ *    Failover: with lanes, a SEND whose number the receiver already handed
+ *    up, or already holds, is a copy: dropped (its buffer re-posted, its
+ *    credits not counted again). A lane whose peer stops acknowledging
+ *    (retries exceeded: its link is cut) while another lane lives is given
+ *    up alone: every message it had in flight goes again, with the same
+ *    number, on a live lane, and with it its WRITE, unless the sender has
+ *    since written the same slot (the receiver asks a slot again only once
+ *    the DATA arrived, so that DATA was delivered, and the old bytes would
+ *    overwrite the new chunk). Messages that went on lane 0 go on the
+ *    first live lane. Lanes retry 6 times (7 is "forever" on Soft-RoCE).
  *
  *    Reject private data, server -> client (RD_CM_REJ_LEN bytes):
  *	 0 u32 magic, 4 u16 reason (enum rd_rej_reason), 6 u16 ver_min,
@@ -164,7 +201,8 @@
  *
  *    GET (7), receiver -> sender (payload 41 bytes):
  *	 0 u32 id
- *	 4 u8  kind	  enum rd_get_kind (DATA 1, SUM 2, PACK 3), else refused
+ *	 4 u8  kind	  enum rd_get_kind (DATA 1, SUM 2, PACK 3), else refused;
+ *			  | RD_GET_RAILS (0x80): the rail keys below follow
  *	 5 u32 slot	  receiver's pool slot index
  *	 9 u64 chunk	  chunk index in the file; PACK: the number of files
  *			  (1..RD_PACK_FILES_MAX, else refused)
@@ -174,6 +212,15 @@
  *	33 u64 seq	  request number: strictly increasing over the
  *			  session (the sender refuses any other); it is the
  *			  keyed digests' nonce (lib/digest/rd_digest_keyed.c)
+ *	 + only with RD_GET_RAILS, sent only by a receiver running over more
+ *	   than one rail (1.):
+ *	41 u8  nx	  1..RD_RAILS_MAX-1, else refused
+ *	42 u32 xrkey[nx]  the slot's rkey on rails 1..nx (rkey: rail 0)
+ *
+ *    RAILS (17), server -> client, only as described in 1. (Rails):
+ *	 0 u8  n	  0..RD_RAILS_MAX-1, else refused
+ *	 1 n x { u8 family (4 or 6, else refused); u8 addr[16] (IPv4: the
+ *		 first 4 bytes, the rest 0) }
  *
  *    DATA (8), sender -> receiver:
  *	 0 u32 id
@@ -362,7 +409,10 @@
 #define RD_CM_REP_LEN 12
 #define RD_CM_REP_LANES_LEN 24 /* accept data granting more than one lane */
 #define RD_CMF_JOIN 0x1u      /* connect request flag: an extra lane */
+#define RD_CMF_RAILS 0x2u     /* both: a RAILS message follows TLS (Rails) */
+#define RD_CM_JOIN_RAIL_LEN 41 /* a JOIN that names the client's rail */
 #define RD_LANES_MAX 8
+#define RD_RAILS_MAX 4 /* devices one session spreads over */
 #define RD_LANE_PROOF_LEN 16
 #define RD_TLS_LANE_LABEL "EXPORTER-rdcp-lane-join"
 #define RD_CM_REJ_LEN 10
@@ -421,6 +471,7 @@ enum rd_msg_type {
 	RD_MSG_META = 14,
 	RD_MSG_FILES = 15,
 	RD_MSG_DONES = 16,
+	RD_MSG_RAILS = 17,
 	RD_MSG_TYPE_MAX
 };
 
@@ -515,6 +566,7 @@ struct rd_extent {
 };
 
 enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2, RD_GET_PACK = 3 };
+#define RD_GET_RAILS 0x80u /* GET kind bit on the wire: rail keys follow */
 #define RD_PACK_FILES_MAX 64		   /* files in one pack */
 #define RD_PACK_FILE_MAX  (64u << 10)	   /* the largest file a pack carries */
 
@@ -525,6 +577,7 @@ struct rd_cm_req {
 	uint16_t lanes;	 /* wanted (0: one); a JOIN: the lane's index */
 	uint64_t sid;	 /* JOIN only */
 	uint8_t proof[RD_LANE_PROOF_LEN]; /* JOIN only */
+	uint8_t rail;	 /* JOIN with RAILS only: the client's rail */
 };
 
 struct rd_cm_rep {
@@ -532,6 +585,7 @@ struct rd_cm_rep {
 	uint16_t ctrl_depth;
 	uint32_t flags;
 	uint16_t lanes; /* granted; decoded as 1 from 12-byte accept data */
+	uint16_t rail;	/* a JOIN's accept: the server's rail of that lane */
 	uint64_t sid;
 };
 
@@ -604,6 +658,18 @@ struct rd_msg_get {
 	uint32_t rkey;
 	uint32_t len; /* slot length; the sender writes at most this */
 	uint64_t seq; /* strictly increasing per session */
+	uint8_t nx;   /* rails beyond the first (0: one rail) */
+	uint32_t xrkey[RD_RAILS_MAX - 1]; /* the slot's rkey on rails 1..nx */
+};
+
+struct rd_rail_addr {
+	uint8_t family; /* 4 or 6 */
+	uint8_t addr[16];
+};
+
+struct rd_msg_rails {
+	uint8_t n; /* 0..RD_RAILS_MAX-1 */
+	struct rd_rail_addr a[RD_RAILS_MAX - 1];
 };
 
 struct rd_msg_data {
@@ -706,13 +772,14 @@ struct rd_msg {
 		struct rd_msg_meta meta;
 		struct rd_msg_files files;
 		struct rd_msg_dones dones;
+		struct rd_msg_rails rails;
 	} u;
 };
 
 /*
  * CM private data. Encoders return the bytes written: RD_CM_REQ_LEN (a
  * JOIN: RD_CM_JOIN_LEN), RD_CM_REP_LEN (lanes > 1: RD_CM_REP_LANES_LEN),
- * RD_CM_REJ_LEN. buf must hold RD_CM_JOIN_LEN bytes.
+ * RD_CM_REJ_LEN. buf must hold RD_CM_JOIN_RAIL_LEN bytes.
  */
 size_t rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r);
 int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r);

@@ -12,10 +12,10 @@
 
 size_t rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r)
 {
-	int join = !!(r->flags & RD_CMF_JOIN);
+	int join = !!(r->flags & RD_CMF_JOIN), rail = join && (r->flags & RD_CMF_RAILS);
 	struct rd_wcur w;
 
-	rd_wcur_init(&w, buf, join ? RD_CM_JOIN_LEN : RD_CM_REQ_LEN);
+	rd_wcur_init(&w, buf, rail ? RD_CM_JOIN_RAIL_LEN : join ? RD_CM_JOIN_LEN : RD_CM_REQ_LEN);
 	rd_put_u32(&w, RD_MAGIC);
 	rd_put_u16(&w, r->ver_min);
 	rd_put_u16(&w, r->ver_max);
@@ -26,7 +26,10 @@ size_t rd_cm_req_encode(uint8_t *buf, const struct rd_cm_req *r)
 		return RD_CM_REQ_LEN;
 	rd_put_u64(&w, r->sid);
 	rd_put_bytes(&w, r->proof, RD_LANE_PROOF_LEN);
-	return RD_CM_JOIN_LEN;
+	if (!rail)
+		return RD_CM_JOIN_LEN;
+	rd_put_u8(&w, r->rail);
+	return RD_CM_JOIN_RAIL_LEN;
 }
 
 int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
@@ -36,7 +39,7 @@ int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
 	memset(r, 0, sizeof(*r));
 	if (!buf || len < RD_CM_REQ_LEN)
 		return -RD_EPROTO;
-	rd_rcur_init(&c, buf, len < RD_CM_JOIN_LEN ? len : RD_CM_JOIN_LEN);
+	rd_rcur_init(&c, buf, len < RD_CM_JOIN_RAIL_LEN ? len : RD_CM_JOIN_RAIL_LEN);
 	if (rd_get_u32(&c) != RD_MAGIC)
 		return -RD_EPROTO;
 	r->ver_min = rd_get_u16(&c);
@@ -51,7 +54,9 @@ int rd_cm_req_decode(const uint8_t *buf, size_t len, struct rd_cm_req *r)
 		return -RD_EPROTO;
 	r->sid = rd_get_u64(&c);
 	memcpy(r->proof, rd_rcur_take(&c, RD_LANE_PROOF_LEN), RD_LANE_PROOF_LEN);
-	return 0;
+	if ((r->flags & RD_CMF_RAILS) && len >= RD_CM_JOIN_RAIL_LEN)
+		r->rail = rd_get_u8(&c);
+	return r->rail < RD_RAILS_MAX ? 0 : -RD_EPROTO;
 }
 
 size_t rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r)
@@ -67,7 +72,7 @@ size_t rd_cm_rep_encode(uint8_t *buf, const struct rd_cm_rep *r)
 	if (!lanes)
 		return RD_CM_REP_LEN;
 	rd_put_u16(&w, r->lanes);
-	rd_put_u16(&w, 0);
+	rd_put_u16(&w, r->rail);
 	rd_put_u64(&w, r->sid);
 	return RD_CM_REP_LANES_LEN;
 }
@@ -94,9 +99,9 @@ int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r)
 	 * malformed.
 	 */
 	r->lanes = rd_get_u16(&c);
-	rd_get_u16(&c);
+	r->rail = rd_get_u16(&c);
 	r->sid = rd_get_u64(&c);
-	if (r->lanes > RD_LANES_MAX)
+	if (r->lanes > RD_LANES_MAX || r->rail >= RD_RAILS_MAX)
 		return -RD_EPROTO;
 	if (r->lanes <= 1) {
 		r->lanes = 1;
@@ -172,7 +177,7 @@ static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
     [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE", [RD_MSG_END] = "END",
     [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA", [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
     [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE", [RD_MSG_FIN] = "FIN", [RD_MSG_TLS] = "TLS", [RD_MSG_META] = "META",
-    [RD_MSG_FILES] = "FILES", [RD_MSG_DONES] = "DONES",
+    [RD_MSG_FILES] = "FILES", [RD_MSG_DONES] = "DONES", [RD_MSG_RAILS] = "RAILS",
 };
 
 const char *rd_msg_type_name(uint8_t type)

@@ -150,6 +150,8 @@ static void sample_data(struct rd_msg_data *d, int variant)
 
 static void sample_payload(struct rd_msg *m, int v)
 {
+	unsigned i;
+
 	switch (m->hdr.type) {
 	case RD_MSG_OPEN:
 		sample_open(&m->u.open, v);
@@ -180,6 +182,20 @@ static void sample_payload(struct rd_msg *m, int v)
 		m->u.get.rkey = v ? 0xffffffffu : 0x1234;
 		m->u.get.len = v ? 0xffffffffu : RD_CHUNK_DEFAULT;
 		m->u.get.seq = v ? UINT64_MAX : 77;
+		/* variant 1: a receiver on every rail it may have */
+		m->u.get.nx = v ? RD_RAILS_MAX - 1 : 0;
+		for (i = 0; i < m->u.get.nx; i++)
+			m->u.get.xrkey[i] = 0xabc00000u + i;
+		break;
+	case RD_MSG_RAILS:
+		m->u.rails.n = v ? RD_RAILS_MAX - 1 : 1;
+		for (i = 0; i < m->u.rails.n; i++) {
+			m->u.rails.a[i].family = i % 2 ? 6 : 4;
+			memset(m->u.rails.a[i].addr, 0, 16);
+			m->u.rails.a[i].addr[0] = (uint8_t)(10 + i);
+			if (i % 2)
+				memset(m->u.rails.a[i].addr, 0xfd - (int)i, 16);
+		}
 		break;
 	case RD_MSG_DATA:
 		sample_data(&m->u.data, v);
@@ -265,7 +281,8 @@ static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)
 static bool get_eq(const struct rd_msg_get *a, const struct rd_msg_get *b)
 {
 	return a->id == b->id && a->kind == b->kind && a->slot == b->slot && a->chunk == b->chunk &&
-	       a->addr == b->addr && a->rkey == b->rkey && a->len == b->len && a->seq == b->seq;
+	       a->addr == b->addr && a->rkey == b->rkey && a->len == b->len && a->seq == b->seq &&
+	       a->nx == b->nx && !memcmp(a->xrkey, b->xrkey, a->nx * sizeof(a->xrkey[0]));
 }
 
 static bool data_eq(const struct rd_msg_data *a, const struct rd_msg_data *b)
@@ -324,6 +341,9 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return a->u.end.nfiles == b->u.end.nfiles;
 	case RD_MSG_GET:
 		return get_eq(&a->u.get, &b->u.get);
+	case RD_MSG_RAILS:
+		return a->u.rails.n == b->u.rails.n &&
+		       !memcmp(a->u.rails.a, b->u.rails.a, a->u.rails.n * sizeof(a->u.rails.a[0]));
 	case RD_MSG_DATA:
 		return data_eq(&a->u.data, &b->u.data);
 	case RD_MSG_CHUNK_ERR:

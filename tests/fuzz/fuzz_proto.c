@@ -58,19 +58,22 @@ static void fuzz_cm(const uint8_t *data, size_t size)
 	struct rd_cm_req req, req2;
 	struct rd_cm_rep rep, rep2;
 	struct rd_cm_rej rej, rej2;
-	uint8_t buf[RD_CM_JOIN_LEN];
+	uint8_t buf[RD_CM_JOIN_RAIL_LEN];
 	size_t n;
 
 	if (rd_cm_req_decode(data, size, &req) == 0) {
 		CHECK(size >= RD_CM_REQ_LEN);
 		n = rd_cm_req_encode(buf, &req);
-		CHECK(n == ((req.flags & RD_CMF_JOIN) ? RD_CM_JOIN_LEN : RD_CM_REQ_LEN));
-		CHECK(size >= n);
-		CHECK(memcmp(buf, data, n) == 0);
+		CHECK(n == (!(req.flags & RD_CMF_JOIN)	  ? RD_CM_REQ_LEN
+			    : (req.flags & RD_CMF_RAILS) ? RD_CM_JOIN_RAIL_LEN
+							 : RD_CM_JOIN_LEN));
+		/* a RAILS JOIN cut short of its rail byte reads rail 0 */
+		CHECK(size >= n || (n == RD_CM_JOIN_RAIL_LEN && req.rail == 0));
+		CHECK(memcmp(buf, data, size < n ? size : n) == 0);
 		CHECK(rd_cm_req_decode(buf, n, &req2) == 0);
 		CHECK(req.ver_min == req2.ver_min && req.ver_max == req2.ver_max &&
 		      req.flags == req2.flags && req.ctrl_depth == req2.ctrl_depth &&
-		      req.lanes == req2.lanes && req.sid == req2.sid &&
+		      req.lanes == req2.lanes && req.sid == req2.sid && req.rail == req2.rail &&
 		      !memcmp(req.proof, req2.proof, RD_LANE_PROOF_LEN));
 	} else {
 		CHECK(size < RD_CM_REQ_LEN || memcmp(data, "RDCP", 4) != 0 ||
@@ -83,7 +86,8 @@ static void fuzz_cm(const uint8_t *data, size_t size)
 		CHECK(memcmp(buf, data, RD_CM_REP_LEN) == 0);
 		CHECK(rd_cm_rep_decode(buf, n, &rep2) == 0);
 		CHECK(rep.version == rep2.version && rep.ctrl_depth == rep2.ctrl_depth &&
-		      rep.flags == rep2.flags && rep.lanes == rep2.lanes && rep.sid == rep2.sid);
+		      rep.flags == rep2.flags && rep.lanes == rep2.lanes && rep.sid == rep2.sid &&
+		      rep.rail == rep2.rail);
 	}
 	if (rd_cm_rej_decode(data, size, &rej) == 0) {
 		rd_cm_rej_encode(buf, &rej);
