@@ -177,6 +177,17 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 		fprintf(stderr, "rdcp: %u lane%s (RC queue pairs): asked for %u%s\n", i->lanes,
 			i->lanes == 1 ? "" : "s", i->lanes_asked,
 			o->lanes ? " (--lanes)" : " (the device's default)");
+		if (i->rails > 1) {
+			char devs[RD_RAILS_MAX * 34] = "";
+			unsigned k;
+
+			for (k = 0; k < i->rails && k < RD_RAILS_MAX; k++)
+				snprintf(devs + strlen(devs), sizeof(devs) - strlen(devs), "%s%s",
+					 k ? ", " : "", i->rail_dev[k]);
+			fprintf(stderr, "rdcp: rails: %u (%s)\n", i->rails, devs);
+		}
+		if (i->rails_note[0])
+			fprintf(stderr, "rdcp: rails: %s\n", i->rails_note);
 	} else
 		fprintf(stderr, "rdcp: connected to %s over %s, protocol %u\n", i->peer, i->link,
 			i->version);
@@ -572,6 +583,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.transport = o->rdma_host ? RD_XPORT_RDMA : o->transport;
 	co.co.family = o->family;
 	co.co.lanes = o->lanes;
+	co.co.one_rail = o->one_rail;
 	/* TCP: with workers, bulk payloads move on a thread of their own too */
 	co.co.bulk_thread = co.eo.threads > 1;
 	co.co.phase = on_phase;
@@ -666,12 +678,17 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		fprintf(stderr, "rdcp: window: %u entries in flight at most (%s)\n", cl->e.o.window,
 			cl->honoured & RD_OF_WINDOW ? "agreed with the server"
 						    : "the peer's protocol has no wider window");
+	/* a lane that failed over during the copy: said even without -v */
+	if (cl->connected && cl->info.failovers && !o->quiet)
+		fprintf(stderr, "rdcp: %s\n", cl->info.rails_note);
 	if (o->verbose && cl->info.lanes > 1 && cl->lane_bytes[0] + cl->lane_bytes[1]) {
 		unsigned k;
 
 		for (k = 0; k < cl->info.lanes; k++)
-			fprintf(stderr, "rdcp: lane %u: %llu bytes written from here\n", k,
-				(unsigned long long)cl->lane_bytes[k]);
+			fprintf(stderr, "rdcp: lane %u: %llu bytes written from here on %s\n", k,
+				(unsigned long long)cl->lane_bytes[k],
+				cl->info.rail_dev[cl->lane_rail[k] < RD_RAILS_MAX ? cl->lane_rail[k]
+										   : 0]);
 	}
 	if (ret == 0 && rstatus > 0) {
 		fprintf(stderr, "rdcp: the remote side exited with status %d\n", rstatus);

@@ -99,6 +99,10 @@ static void usage(FILE *out)
 		"                             (1..%d; default: 1 on Soft-RoCE, 2 on\n"
 		"                             hardware; the server may grant fewer; -v\n"
 		"                             says how many); TCP always uses one\n"
+		"      --one-rail             RDMA: keep every lane on the first lane's\n"
+		"                             device (by default extra lanes also run\n"
+		"                             over the server's other RDMA devices, when\n"
+		"                             it names them and the route reaches them)\n"
 		"      --remote-rdcp PATH     rdcp's path on the remote host (default rdcp)\n"
 		"      --progress             show the progress meter even when stderr is not a\n"
 		"                             terminal (it shows on a terminal unless -q)\n"
@@ -130,6 +134,7 @@ enum {
 	OPT_VERSION,
 	OPT_RDMA_HOST,
 	OPT_LANES,
+	OPT_ONE_RAIL,
 	OPT_REMOTE_RDCP,
 	OPT_REMOTE_SERVER,
 	OPT_JSON,
@@ -180,6 +185,7 @@ static const struct option longopts[] = {
 	{"rsh", required_argument, NULL, 'e'},
 	{"rdma-host", required_argument, NULL, OPT_RDMA_HOST},
 	{"lanes", required_argument, NULL, OPT_LANES},
+	{"one-rail", no_argument, NULL, OPT_ONE_RAIL},
 	{"remote-rdcp", required_argument, NULL, OPT_REMOTE_RDCP},
 	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -278,6 +284,9 @@ int main(int argc, char **argv)
 			o.lanes = (unsigned)n;
 			break;
 		}
+		case OPT_ONE_RAIL:
+			o.one_rail = 1;
+			break;
 		case OPT_TRANSPORT:
 			o.transport = rd_transport_parse(optarg);
 			if (o.transport < 0) {

@@ -56,6 +56,7 @@ struct rdcp_opts {
 	const char *partial_dir; /* --partial-dir: partials go into this directory */
 	int retries;		 /* --retries: reconnect after a drop mid-copy */
 	unsigned lanes;		 /* --lanes: RC QPs to ask for; 0 the device's default */
+	int one_rail;		 /* --one-rail: every lane on lane 0's device */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);

@@ -189,6 +189,34 @@ static int host_ok(const struct rd_daemon_cfg *cfg, const char *peer)
 	return !peer_addr(peer, &a) && rd_access_host_any(cfg->conf, &a);
 }
 
+/* "2 lanes (RC queue pairs)", and the devices when over several rails. */
+static void log_lanes(const struct rd_daemon_cfg *cfg, const char *peer, const struct rd_conn *c)
+{
+	const struct rd_conn_info *i = rd_conn_info(c);
+	char devs[RD_RAILS_MAX * 34] = "";
+	unsigned k;
+
+	for (k = 0; i->rails > 1 && k < i->rails && k < RD_RAILS_MAX; k++)
+		snprintf(devs + strlen(devs), sizeof(devs) - strlen(devs), "%s%s",
+			 k ? ", " : " over rails ", i->rail_dev[k]);
+	logf_(cfg, RD_LOG_INFO, "%s: %u lanes (RC queue pairs)%s", peer, i->lanes, devs);
+}
+
+/* What each lane wrote from here, and over which device. */
+static void log_lane_bytes(const struct rd_daemon_cfg *cfg, const char *peer,
+			   const struct rd_conn *c)
+{
+	const struct rd_conn_info *i = rd_conn_info(c);
+	char line[RD_LANES_MAX * 64] = "";
+	unsigned k;
+
+	for (k = 0; k < i->lanes && k < RD_LANES_MAX; k++)
+		snprintf(line + strlen(line), sizeof(line) - strlen(line), "%s%u on %s: %llu",
+			 k ? ", " : "", k, i->rail_dev[rd_conn_lane_rail(c, k) % RD_RAILS_MAX],
+			 (unsigned long long)rd_conn_lane_bytes(c, k));
+	logf_(cfg, RD_LOG_INFO, "%s: bytes written from here per lane: %s", peer, line);
+}
+
 static const char *auth_name(enum rd_auth_kind k)
 {
 	switch (k) {
@@ -268,8 +296,7 @@ static void *serve_one(void *arg)
 		logf_(cfg, RD_LOG_INFO, "%s: authenticated%s%s by %s, %s", peer,
 		      tp->user[0] ? " as " : "", tp->user, auth_name(tp->auth), tp->cipher);
 		if (rd_conn_info(c)->lanes > 1)
-			logf_(cfg, RD_LOG_INFO, "%s: %u lanes (RC queue pairs)", peer,
-			      rd_conn_info(c)->lanes);
+			log_lanes(cfg, peer, c);
 		scfg.authorize = authorize;
 		scfg.auth_ctx = &sa;
 	}
@@ -290,9 +317,9 @@ static void *serve_one(void *arg)
 	logf_(cfg, RD_LOG_INFO, "%s: user %s: %s", peer,
 	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
 	if (rd_conn_info(c)->lanes > 1 && rd_conn_lane_bytes(c, 0) + rd_conn_lane_bytes(c, 1))
-		logf_(cfg, RD_LOG_INFO, "%s: lanes 0 and 1 carried %llu and %llu bytes from here",
-		      peer, (unsigned long long)rd_conn_lane_bytes(c, 0),
-		      (unsigned long long)rd_conn_lane_bytes(c, 1));
+		log_lane_bytes(cfg, peer, c);
+	if (rd_conn_base_info(c)->failovers)
+		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, rd_conn_base_info(c)->rails_note);
 out:
 	__atomic_store_n(&w->ended, 1, __ATOMIC_RELEASE);
 	rd_conn_close(c);

@@ -945,6 +945,9 @@ static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
 	m.u.get.chunk = s->chunk;
 	m.u.get.addr = (uint64_t)(uintptr_t)s->rb.p;
 	m.u.get.rkey = s->rb.mr.rkey;
+	/* over several rails (RDMA), the slot's key on each */
+	m.u.get.nx = (uint8_t)(s->rb.mr.nx < RD_RAILS_MAX ? s->rb.mr.nx : 0);
+	memcpy(m.u.get.xrkey, s->rb.mr.xrkey, m.u.get.nx * sizeof(m.u.get.xrkey[0]));
 	m.u.get.len = s->rb.cap;
 	m.u.get.seq = ++r->seq;
 	s->seq = m.u.get.seq;

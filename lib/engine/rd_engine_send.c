@@ -789,6 +789,7 @@ static int send_chunk_err(struct sender *s, uint32_t id, uint64_t chunk, const c
 /* Send the answer of the oldest GET if its job is finished and a credit free. 1 = did one. */
 static int answer_head(struct sender *s)
 {
+	struct rd_rkeys rk;
 	struct rd_msg m;
 	struct sjob *j;
 	struct sbuf *sb;
@@ -866,8 +867,10 @@ static int answer_head(struct sender *s)
 			j->buf[j->want / 2] ^= 0x5a;
 	}
 #endif
-	r = rd_conn_write_send(s->c, &sb->rb.mr, 0, j->want, j->g.addr, j->g.rkey, enc,
-			       (size_t)len, b);
+	rk.n = 1 + j->g.nx;
+	rk.k[0] = j->g.rkey;
+	memcpy(rk.k + 1, j->g.xrkey, j->g.nx * sizeof(rk.k[0]));
+	r = rd_conn_write_send(s->c, &sb->rb.mr, 0, j->want, j->g.addr, &rk, enc, (size_t)len, b);
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
 	/* the buffer stays busy until on_sent() */

@@ -273,7 +273,11 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
-	cl->info.lanes = rd_conn_info(c)->lanes; /* the extra lanes joined after TLS */
+	/* the extra lanes (and the rails they run over) joined after TLS */
+	cl->info.lanes = rd_conn_info(c)->lanes;
+	cl->info.rails = rd_conn_info(c)->rails;
+	memcpy(cl->info.rail_dev, rd_conn_info(c)->rail_dev, sizeof(cl->info.rail_dev));
+	memcpy(cl->info.rails_note, rd_conn_info(c)->rails_note, sizeof(cl->info.rails_note));
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
@@ -333,8 +337,15 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			   rd_status_name(ret));
 	phase(cl, "transfer done");
 out:
-	for (i = 0; c && i < RD_LANES_MAX; i++)
+	for (i = 0; c && i < RD_LANES_MAX; i++) {
 		cl->lane_bytes[i] = rd_conn_lane_bytes(c, i);
+		cl->lane_rail[i] = rd_conn_lane_rail(c, i);
+	}
+	if (c) {
+		snprintf(cl->info.rails_note, sizeof(cl->info.rails_note), "%s",
+			 rd_conn_base_info(c)->rails_note);
+		cl->info.failovers = rd_conn_base_info(c)->failovers;
+	}
 	rd_conn_close(c);
 	if (cl->connected)
 		phase(cl, "connection closed");

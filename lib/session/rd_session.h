@@ -98,6 +98,7 @@ struct rd_client {
 	uint32_t honoured; /* RD_OF_* the server answered it will honour */
 	/* RDMA WRITE bytes this side sent per lane (info.lanes of them). */
 	uint64_t lane_bytes[RD_LANES_MAX];
+	unsigned lane_rail[RD_LANES_MAX]; /* lane i's rail: info.rail_dev[] */
 	/* Optional: told once the connection is up (for -v output). */
 	void (*on_connected)(void *ctx, const struct rd_conn_info *info);
 	void *ctx;

@@ -34,13 +34,23 @@ int rd_conn_can_send(const struct rd_conn *c)
 }
 
 int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, size_t len,
-		       uint64_t raddr, uint32_t rkey, const void *msg, size_t msglen,
+		       uint64_t raddr, const struct rd_rkeys *rk, const void *msg, size_t msglen,
 		       uint64_t cookie)
 {
 	struct rd_xwrite w = {
-		.mr = mr, .off = off, .len = len, .raddr = raddr, .rkey = rkey, .cookie = cookie};
+		.mr = mr, .off = off, .len = len, .raddr = raddr, .rk = rk, .cookie = cookie};
 
 	return c->ops->write_send(c, &w, msg, msglen);
+}
+
+void rd_mr_rkeys(const struct rd_mr *mr, struct rd_rkeys *rk)
+{
+	unsigned i;
+
+	rk->n = 1 + (mr->nx < RD_RAILS_MAX ? mr->nx : RD_RAILS_MAX - 1);
+	rk->k[0] = mr->rkey;
+	for (i = 1; i < rk->n; i++)
+		rk->k[i] = mr->xrkey[i - 1];
 }
 
 int rd_conn_recv(struct rd_conn *c, const uint8_t **msg, size_t *len)
@@ -90,6 +100,20 @@ uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i)
 	while (c && !c->ops->lane_bytes)
 		c = c->lower;
 	return c ? c->ops->lane_bytes(c, i) : 0;
+}
+
+const struct rd_conn_info *rd_conn_base_info(const struct rd_conn *c)
+{
+	while (c->lower)
+		c = c->lower;
+	return &c->info;
+}
+
+unsigned rd_conn_lane_rail(const struct rd_conn *c, unsigned i)
+{
+	while (c && !c->ops->lane_rail)
+		c = c->lower;
+	return c ? c->ops->lane_rail(c, i) : 0;
 }
 
 const char *rd_conn_transport(const struct rd_conn *c)
@@ -403,7 +427,10 @@ int rd_xc_init(struct rd_conn *c, const struct rd_conn_opts *o)
 		c->rdepth = 1024;
 	c->max_writes = o && o->max_writes ? o->max_writes : RD_XC_DEFAULT_WRITES;
 	c->timeout_ms = o && o->timeout_ms ? o->timeout_ms : RD_XC_DEFAULT_TIMEOUT;
-	c->rbuf = calloc(c->rdepth, RD_CTRL_MAX);
+	/* Untouched until a rail registers its share: only rail 0's is used
+	 * without rails. */
+	c->rslots = c->rdepth * (c->rails_ok ? RD_RAILS_MAX : 1);
+	c->rbuf = calloc(c->rslots, RD_CTRL_MAX);
 	c->rq = calloc(c->rdepth, sizeof(*c->rq));
 	c->rqlen = calloc(c->rdepth, sizeof(*c->rqlen));
 	if (!c->rbuf || !c->rq || !c->rqlen)
@@ -445,7 +472,7 @@ int rd_xc_rx(struct rd_conn *c, unsigned idx, size_t len)
 	const uint8_t *m;
 	unsigned credits, slot;
 
-	if (idx >= c->rdepth)
+	if (idx >= c->rslots)
 		return rd_xc_fail(c, RD_EPROTO, 0, "bad receive completion");
 	m = rd_xc_rbuf(c, idx);
 	if (len < RD_HDR_LEN || len > RD_CTRL_MAX)

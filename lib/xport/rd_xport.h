@@ -39,8 +39,20 @@ struct rd_conn_req;
 struct rd_mr {
 	void *addr;
 	size_t len;
-	uint32_t lkey, rkey;
+	uint32_t lkey, rkey; /* rail 0's (the only rail but over RDMA rails) */
 	void *priv;
+	/* RDMA over several rails (lib/proto/rd_proto.h section 1): the same
+	 * memory registered on rails 1..nx as well */
+	unsigned nx;
+	uint32_t xlkey[RD_RAILS_MAX - 1], xrkey[RD_RAILS_MAX - 1];
+	void *xpriv[RD_RAILS_MAX - 1];
+};
+
+/* Where a bulk write may land: the receiver's key for its slot on each of
+ * its rails (k[0]: rail 0; n is 1 unless it runs over several rails). */
+struct rd_rkeys {
+	unsigned n;
+	uint32_t k[RD_RAILS_MAX];
 };
 
 /* Called from rd_conn_poll() when a write_send's SEND completed: the
@@ -95,6 +107,12 @@ struct rd_conn_opts {
 	 * RDMA ignores it: the NIC moves payloads.
 	 */
 	int bulk_thread;
+	/*
+	 * RDMA rails (lib/proto/rd_proto.h section 1). Client: 1 keeps every
+	 * lane on lane 0's device (by default the lanes follow the server's
+	 * other devices when it names them). Server: 1 names none.
+	 */
+	int one_rail;
 };
 
 #define RD_LANES_DEFAULT_CAP 4
@@ -117,10 +135,21 @@ struct rd_conn_info {
 	uint64_t reg_ctrl; /* bytes of control buffers registered (0 over TCP) */
 	unsigned lanes;	   /* RC QPs the session runs over (1 over TCP) */
 	unsigned lanes_asked; /* client: what it asked for */
+	unsigned rails;	      /* devices those lanes run over here (0 or 1: one) */
+	char rail_dev[RD_RAILS_MAX][32]; /* rail r's device name */
+	char rails_note[160]; /* why the session stayed on one rail, if it might not
+			       * have; the last lane that failed over */
+	unsigned failovers;   /* lanes lost during the session while another went on */
 };
 
 /* RDMA WRITE bytes that went over lane i (0 past the last lane, or not RDMA). */
 uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i);
+/* The info of the transport under every filter, as it is now (a filter's
+ * rd_conn_info() is a copy from when it was put on: lanes that failed over
+ * since show only here). */
+const struct rd_conn_info *rd_conn_base_info(const struct rd_conn *c);
+/* The rail (index into info.rail_dev) lane i runs over here; 0 if not RDMA. */
+unsigned rd_conn_lane_rail(const struct rd_conn *c, unsigned i);
 
 /* --- client --- */
 int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
@@ -193,13 +222,16 @@ int rd_conn_send(struct rd_conn *c, const void *msg, size_t len);
 /* Can a message be sent right now? */
 int rd_conn_can_send(const struct rd_conn *c);
 /*
- * RDMA WRITE len bytes at mr->addr + off to (raddr, rkey), then send msg.
- * cookie comes back through the sent callback once the local buffer is
- * free again. Returns 0, RD_XPORT_BUSY, or a negative status.
+ * RDMA WRITE len bytes at mr->addr + off to raddr (with the key of the
+ * receiver's rail the transport picks from rk), then send msg. cookie
+ * comes back through the sent callback once the local buffer is free
+ * again. Returns 0, RD_XPORT_BUSY, or a negative status.
  */
 int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, size_t len,
-		       uint64_t raddr, uint32_t rkey, const void *msg, size_t msglen,
+		       uint64_t raddr, const struct rd_rkeys *rk, const void *msg, size_t msglen,
 		       uint64_t cookie);
+/* rk for a slot of mr (the receiver's own registration): every rail's key. */
+void rd_mr_rkeys(const struct rd_mr *mr, struct rd_rkeys *rk);
 
 /*
  * Wait up to timeout_ms for progress (a message arriving, a send

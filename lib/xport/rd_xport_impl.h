@@ -35,7 +35,7 @@ struct rd_xwrite {
 	const struct rd_mr *mr;
 	size_t off, len;
 	uint64_t raddr;
-	uint32_t rkey;
+	const struct rd_rkeys *rk;
 	uint64_t cookie;
 };
 
@@ -58,6 +58,15 @@ struct rd_conn_ops {
 	/* Optional: after TLS, bring up the extra lanes (RDMA; NULL elsewhere). */
 	int (*join_lanes)(struct rd_conn *c, const uint8_t *proof, int timeout_ms);
 	uint64_t (*lane_bytes)(const struct rd_conn *c, unsigned i);
+	unsigned (*lane_rail)(const struct rd_conn *c, unsigned i);
+	/*
+	 * Optional (RDMA): the rails exchange inside TLS, before join_lanes.
+	 * rails_out: the server's RAILS message to send (1 with *m filled),
+	 * or 0 if none is due. rails_in: 1 if the client waits for one, then
+	 * called again with the message (m not NULL) to take it.
+	 */
+	int (*rails_out)(struct rd_conn *c, struct rd_msg_rails *m);
+	int (*rails_in)(struct rd_conn *c, const struct rd_msg_rails *m);
 
 	/* --- lower hooks, used by the rd_xc_* credit layer only --- */
 	/* Is a send buffer (or socket room) free for one more message? */
@@ -73,8 +82,10 @@ struct rd_conn {
 	const struct rd_conn_ops *ops;
 	struct rd_conn *lower; /* a filter's wrapped connection, else NULL */
 
-	/* control receive buffers: rdepth x RD_CTRL_MAX */
-	unsigned rdepth;
+	/* control receive buffers: rslots x RD_CTRL_MAX; rdepth posted per
+	 * queue (rslots = rdepth x RD_RAILS_MAX with rails_ok before init) */
+	unsigned rdepth, rslots;
+	int rails_ok;
 	uint8_t *rbuf;
 	unsigned *rq; /* completed receives, in arrival order */
 	uint32_t *rqlen;
@@ -125,6 +136,8 @@ struct rd_conn_req {
 	const struct rd_listener_ops *ops;
 	unsigned peer_depth;
 	unsigned lanes; /* the client's wish */
+	uint32_t flags; /* the client's RD_CMF_* */
+	int wild;	/* the listener takes every address (rails may be named) */
 	char peer[80];
 };
 

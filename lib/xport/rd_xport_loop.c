@@ -151,7 +151,7 @@ static int loop_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const st
 		goto out_free;
 	}
 	if (w) {
-		g = region_for(peer, w->raddr, w->rkey, w->len);
+		g = region_for(peer, w->raddr, w->rk->k[0], w->len);
 		if (!g) {
 			ret = rd_xc_fail(c, RD_ECONN, 0,
 					 "loopback to %s failed: the peer refused a write (remote "

@@ -6,9 +6,10 @@
  * counted by the shared layer in rd_xport.c; this file posts and reaps.
  *
  * wr_id layout (64 bits), so completions need no lookup table:
- *   bits 63..56  kind (WR_RECV, WR_CTRL, WR_DATA)
- *   bits 55..40  buffer index (receive or send buffer)
- *   bits 39..0   caller's cookie (WR_DATA only)
+ *   bits 63..56  kind (WR_RECV, WR_CTRL, WR_DATA; WR_WRITE: the unsignaled
+ *                WRITE before a DATA, seen only when it fails)
+ *   bits 55..40  buffer index (receive or send buffer; WR_WRITE: its SEND's)
+ *   bits 39..0   caller's cookie (WR_DATA, WR_WRITE)
  */
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_rdma_priv.h"
@@ -24,7 +25,7 @@
 
 #include "lib/xport/rd_xport_dev.h"
 
-enum { WR_RECV = 1, WR_CTRL = 2, WR_DATA = 3 };
+enum { WR_RECV = 1, WR_CTRL = 2, WR_DATA = 3, WR_WRITE = 4 };
 
 #define WR_ID(kind, idx, cookie)                                                                   \
 	(((uint64_t)(kind) << 56) | ((uint64_t)(idx) << 40) | ((uint64_t)(cookie) & 0xffffffffffull))
@@ -112,6 +113,8 @@ static void fill_info(struct rd_rdma_conn *rc)
 
 	snprintf(c->info.device, sizeof(c->info.device), "%s",
 		 ibv_get_device_name(rc->id->verbs->device));
+	snprintf(c->info.rail_dev[0], sizeof(c->info.rail_dev[0]), "%s", c->info.device);
+	c->info.rails = 1;
 	c->info.port = rc->id->port_num;
 	if (!ibv_query_port(rc->id->verbs, rc->id->port_num, &pa))
 		snprintf(c->info.link, sizeof(c->info.link), "%s",
@@ -120,17 +123,19 @@ static void fill_info(struct rd_rdma_conn *rc)
 		snprintf(c->info.gid, sizeof(c->info.gid), "%s", gid);
 }
 
+/* Receive buffer idx goes back to its rail's queue (idx / rdepth). */
 static int post_recv(struct rd_conn *c, unsigned idx)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
+	struct rd_rail *ra = &rc->rail[idx / c->rdepth];
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)rd_xc_rbuf(c, idx),
 		.length = RD_CTRL_MAX,
-		.lkey = rc->rmr->lkey,
+		.lkey = ra->rmr->lkey,
 	};
 	struct ibv_recv_wr wr = {.wr_id = WR_ID(WR_RECV, idx, 0), .sg_list = &sge, .num_sge = 1};
 	struct ibv_recv_wr *bad;
-	int r = rc->srq ? ibv_post_srq_recv(rc->srq, &wr, &bad) : ibv_post_recv(rc->id->qp, &wr, &bad);
+	int r = ra->srq ? ibv_post_srq_recv(ra->srq, &wr, &bad) : ibv_post_recv(rc->id->qp, &wr, &bad);
 
 	if (r)
 		return rd_xc_fail(c, RD_ECONN, r, "%s: posting a receive buffer failed",
@@ -163,11 +168,104 @@ struct rd_rdma_conn *rd_rdma_conn_new(void)
 	return rc;
 }
 
-/* Create PD, CQ, QP and the control buffers for rc->id. */
+/*
+ * Open rail r on device verbs: protection domain, completion channel and
+ * queue, the shared receive queue (lanes), and the control buffers
+ * registered on it. Receives are posted by post_rail().
+ */
+static int open_rail(struct rd_rdma_conn *rc, unsigned r, struct ibv_context *verbs)
+{
+	struct rd_conn *c = &rc->c;
+	struct rd_rail *ra = &rc->rail[r];
+	const char *dev = ibv_get_device_name(verbs->device);
+	unsigned cqe = c->rdepth + rc->sdepth + c->max_writes + 16;
+	size_t rlen = (size_t)c->rdepth * RD_CTRL_MAX;
+
+	ra->verbs = verbs;
+	ra->pd = ibv_alloc_pd(verbs);
+	if (!ra->pd)
+		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot allocate a protection domain",
+				  dev);
+	ra->cch = ibv_create_comp_channel(verbs);
+	if (!ra->cch || set_nonblock(ra->cch->fd))
+		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion channel",
+				  dev);
+	ra->cq = ibv_create_cq(verbs, (int)cqe, rc, ra->cch, 0);
+	if (!ra->cq)
+		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion queue of %u",
+				  dev, cqe);
+	if (ibv_req_notify_cq(ra->cq, 0))
+		return rd_xc_fail(c, RD_ECONN, errno, "%s: ibv_req_notify_cq", dev);
+	if (rc->lanes > 1) {
+		struct ibv_srq_init_attr sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.attr.max_wr = c->rdepth;
+		sa.attr.max_sge = 1;
+		ra->srq = ibv_create_srq(ra->pd, &sa);
+		if (!ra->srq)
+			return rd_xc_fail(c, RD_ENOMEM, errno,
+					  "%s: cannot create a shared receive queue of %u for %u "
+					  "lanes (try --lanes 1)",
+					  dev, c->rdepth, rc->lanes);
+	}
+	ra->rmr = ibv_reg_mr(ra->pd, rd_xc_rbuf(c, r * c->rdepth), rlen, IBV_ACCESS_LOCAL_WRITE);
+	if (!ra->rmr) {
+		c->dead = 1;
+		return reg_fail(c, rlen, errno);
+	}
+	ra->smr = ibv_reg_mr(ra->pd, rc->sbuf, (size_t)rc->sdepth * RD_CTRL_MAX,
+			     IBV_ACCESS_LOCAL_WRITE);
+	if (!ra->smr) {
+		c->dead = 1;
+		return reg_fail(c, (size_t)rc->sdepth * RD_CTRL_MAX, errno);
+	}
+	c->info.reg_ctrl += rlen + (size_t)rc->sdepth * RD_CTRL_MAX;
+	if (r)
+		snprintf(c->info.rail_dev[r], sizeof(c->info.rail_dev[r]), "%s", dev);
+	return 0;
+}
+
+static int post_rail(struct rd_rdma_conn *rc, unsigned r)
+{
+	unsigned i;
+	int ret = 0;
+
+	for (i = 0; i < rc->c.rdepth && !ret; i++)
+		ret = post_recv(&rc->c, r * rc->c.rdepth + i);
+	return ret;
+}
+
+int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
+{
+	struct rd_conn *c = &rc->c;
+	unsigned r;
+	int ret;
+
+	for (r = 0; r < rc->nrails; r++)
+		if (rc->rail[r].verbs == verbs)
+			return (int)r;
+	if (!c->rails_ok || rc->nrails >= RD_RAILS_MAX || rc->nregions)
+		return rd_xc_fail(c, RD_ECONN, 0,
+				  "%s: a lane arrived on device %s, lane 0 is on %s (this session "
+				  "runs on one device)",
+				  c->info.peer, ibv_get_device_name(verbs->device), c->info.device);
+	r = rc->nrails;
+	ret = open_rail(rc, r, verbs);
+	rc->nrails = r + 1; /* closed with the rest, even half open */
+	if (!ret)
+		ret = post_rail(rc, r);
+	if (ret)
+		return ret;
+	c->info.rails = rc->nrails;
+	return (int)r;
+}
+
+/* Create rail 0 (PD, CQ, QP) and the control buffers for rc->id. */
 int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 {
 	struct rd_conn *c = &rc->c;
-	unsigned i, cqe;
+	unsigned i;
 	int r;
 
 	r = rd_xc_init(c, o);
@@ -175,90 +273,50 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 		return r;
 	rc->sdepth = c->rdepth + 4;
 	fill_info(rc);
-
-	rc->pd = ibv_alloc_pd(rc->id->verbs);
-	if (!rc->pd)
-		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot allocate a protection domain",
-				  c->info.device);
-	rc->cch = ibv_create_comp_channel(rc->id->verbs);
-	if (!rc->cch || set_nonblock(rc->cch->fd))
-		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion channel",
-				  c->info.device);
-	cqe = c->rdepth + rc->sdepth + c->max_writes + 16;
-	rc->cq = ibv_create_cq(rc->id->verbs, (int)cqe, rc, rc->cch, 0);
-	if (!rc->cq)
-		return rd_xc_fail(c, RD_ENOMEM, errno, "%s: cannot create a completion queue of %u",
-				  c->info.device, cqe);
-	if (ibv_req_notify_cq(rc->cq, 0))
-		return rd_xc_fail(c, RD_ECONN, errno, "%s: ibv_req_notify_cq", c->info.device);
-
-	if (rc->lanes > 1) {
-		struct ibv_srq_init_attr sa;
-
-		memset(&sa, 0, sizeof(sa));
-		sa.attr.max_wr = c->rdepth;
-		sa.attr.max_sge = 1;
-		rc->srq = ibv_create_srq(rc->pd, &sa);
-		if (!rc->srq)
-			return rd_xc_fail(c, RD_ENOMEM, errno,
-					  "%s: cannot create a shared receive queue of %u for %u "
-					  "lanes (try --lanes 1)",
-					  c->info.device, c->rdepth, rc->lanes);
-		if (rd_reseq_init(&rc->rx, c->rdepth))
-			return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "lanes: out of memory");
-	}
-	r = rd_rdma_create_qp(rc, rc->id);
+	rc->sbuf = calloc(rc->sdepth, RD_CTRL_MAX);
+	rc->sfree = calloc(rc->sdepth, sizeof(*rc->sfree));
+	rc->sent = calloc(rc->sdepth, sizeof(*rc->sent));
+	if (rc->lanes > 1)
+		rc->whist = calloc(1, sizeof(*rc->whist));
+	if (!rc->sbuf || !rc->sfree || !rc->sent || (rc->lanes > 1 && !rc->whist))
+		return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "control buffers");
+	for (i = 0; i < rc->sdepth; i++)
+		rc->sfree[rc->nsfree++] = i;
+	if (rc->lanes > 1 && rd_reseq_init(&rc->rx, c->rdepth))
+		return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "lanes: out of memory");
+	rc->nrails = 1;
+	r = open_rail(rc, 0, rc->id->verbs);
+	if (r)
+		return r;
+	r = rd_rdma_create_qp(rc, rc->id, 0);
 	if (r)
 		return r;
 	rc->lane[0] = rc->id;
 	rc->nlanes = 1;
-
-	rc->sbuf = calloc(rc->sdepth, RD_CTRL_MAX);
-	rc->sfree = calloc(rc->sdepth, sizeof(*rc->sfree));
-	if (!rc->sbuf || !rc->sfree)
-		return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "control buffers");
-	rc->rmr = ibv_reg_mr(rc->pd, c->rbuf, (size_t)c->rdepth * RD_CTRL_MAX,
-			     IBV_ACCESS_LOCAL_WRITE);
-	if (!rc->rmr) {
-		c->dead = 1;
-		return reg_fail(c, (size_t)c->rdepth * RD_CTRL_MAX, errno);
-	}
-	rc->smr = ibv_reg_mr(rc->pd, rc->sbuf, (size_t)rc->sdepth * RD_CTRL_MAX,
-			     IBV_ACCESS_LOCAL_WRITE);
-	if (!rc->smr) {
-		c->dead = 1;
-		return reg_fail(c, (size_t)rc->sdepth * RD_CTRL_MAX, errno);
-	}
-	c->info.reg_ctrl = (uint64_t)(c->rdepth + rc->sdepth) * RD_CTRL_MAX;
-	for (i = 0; i < rc->sdepth; i++)
-		rc->sfree[rc->nsfree++] = i;
-	for (i = 0; i < c->rdepth; i++) {
-		r = post_recv(c, i);
-		if (r)
-			return r;
-	}
-	return 0;
+	rc->nlive = 1;
+	return post_rail(rc, 0);
 }
 
-int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id)
+int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned r)
 {
 	struct rd_conn *c = &rc->c;
 	struct ibv_qp_init_attr qa;
 
 	memset(&qa, 0, sizeof(qa));
-	qa.send_cq = rc->cq;
-	qa.recv_cq = rc->cq;
-	qa.srq = rc->srq;
+	qa.send_cq = rc->rail[r].cq;
+	qa.recv_cq = rc->rail[r].cq;
+	qa.srq = rc->rail[r].srq;
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = rc->sdepth + c->max_writes + 4;
-	qa.cap.max_recv_wr = rc->srq ? 0 : c->rdepth;
+	qa.cap.max_recv_wr = qa.srq ? 0 : c->rdepth;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	qa.sq_sig_all = 0;
-	if (rdma_create_qp(id, rc->pd, &qa))
+	if (rdma_create_qp(id, rc->rail[r].pd, &qa))
 		return rd_xc_fail(c, RD_ENOMEM, errno,
 				  "%s port %u: cannot create a queue pair (%u send, %u receive)",
-				  c->info.device, c->info.port, qa.cap.max_send_wr, c->rdepth);
+				  ibv_get_device_name(id->verbs->device), id->port_num,
+				  qa.cap.max_send_wr, c->rdepth);
 	return 0;
 }
 
@@ -271,11 +329,15 @@ static int recv_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc, unsigned id
 
 	if (!rc->seq_on)
 		return rd_xc_rx(c, idx, wc->byte_len);
-	if (!(wc->wc_flags & IBV_WC_WITH_IMM) ||
-	    rd_reseq_push(&rc->rx, ntohl(wc->imm_data), idx, wc->byte_len))
+	r = wc->wc_flags & IBV_WC_WITH_IMM
+		? rd_reseq_push(&rc->rx, ntohl(wc->imm_data), idx, wc->byte_len)
+		: -1;
+	if (r < 0)
 		return rd_xc_fail(c, RD_EPROTO, 0,
 				  "%s broke the protocol: a message out of its lanes' order",
 				  c->info.peer);
+	if (r == 1) /* a copy from a failed-over lane: already had it */
+		return post_recv(c, idx);
 	while (rd_reseq_pop(&rc->rx, &idx, &len)) {
 		r = rd_xc_rx(c, idx, len);
 		if (r)
@@ -284,12 +346,61 @@ static int recv_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc, unsigned id
 	return 0;
 }
 
-static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
+static int resend(struct rd_rdma_conn *rc, unsigned idx);
+
+/* The lane whose QP is qpn on rail ra (numbers are per device), or RD_LANES_MAX. */
+static unsigned lane_of_qp(const struct rd_rdma_conn *rc, unsigned ra, uint32_t qpn)
+{
+	unsigned k;
+
+	for (k = 0; k < rc->nlanes; k++)
+		if (rc->lane_rail[k] == ra && rc->lane[k] && rc->lane[k]->qp &&
+		    rc->lane[k]->qp->qp_num == qpn)
+			return k;
+	return RD_LANES_MAX;
+}
+
+/*
+ * Failover: a lane whose peer stopped acknowledging (its rail was cut)
+ * while another lane lives is closed alone, and what it had in flight goes
+ * out again on a live lane (lib/proto/rd_proto.h section 1, Rails). 1 if
+ * wc belongs to such a lane (and was dealt with: *ret), else 0.
+ */
+static int fail_over(struct rd_rdma_conn *rc, unsigned ra, const struct ibv_wc *wc, int *ret)
+{
+	struct rd_conn *c = &rc->c;
+	unsigned k = lane_of_qp(rc, ra, wc->qp_num), kind = WR_KIND(wc->wr_id);
+
+	if (!rc->seq_on || k >= rc->nlanes)
+		return 0;
+	if (!rc->lane_dead[k]) {
+		if (wc->status != IBV_WC_RETRY_EXC_ERR || rc->nlive < 2)
+			return 0;
+		rc->lane_dead[k] = 1;
+		rc->nlive--;
+		c->info.failovers++;
+		snprintf(c->info.rails_note, sizeof(c->info.rails_note),
+			 "lane %u over %s failed (%s); %u lane%s went on", k,
+			 c->info.rail_dev[rc->lane_rail[k]], "the peer stopped acknowledging",
+			 rc->nlive, rc->nlive == 1 ? "" : "s");
+	} else if (wc->status != IBV_WC_RETRY_EXC_ERR && wc->status != IBV_WC_WR_FLUSH_ERR) {
+		return 0;
+	}
+	/* The WRITE goes again with its SEND, whose completion follows. */
+	*ret = kind == WR_CTRL || kind == WR_DATA ? resend(rc, WR_IDX(wc->wr_id)) : 0;
+	return 1;
+}
+
+/* One completion from rail ra's queue. */
+static int handle_wc(struct rd_rdma_conn *rc, unsigned ra, const struct ibv_wc *wc)
 {
 	struct rd_conn *c = &rc->c;
 	unsigned kind = WR_KIND(wc->wr_id), idx = WR_IDX(wc->wr_id);
+	int r;
 
 	if (wc->status != IBV_WC_SUCCESS) {
+		if (fail_over(rc, ra, wc, &r))
+			return r;
 		if (wc->status == IBV_WC_WR_FLUSH_ERR && c->err.status)
 			return -c->err.status;
 		if (wc->status == IBV_WC_WR_FLUSH_ERR)
@@ -310,6 +421,8 @@ static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
 		if (kind == WR_DATA)
 			rd_xc_sent(c, WR_COOKIE(wc->wr_id));
 		return 0;
+	case WR_WRITE: /* unsignaled: only an error completes one */
+		return 0;
 	}
 	return rd_xc_fail(c, RD_EPROTO, 0, "unknown completion kind %u", kind);
 }
@@ -323,10 +436,12 @@ static int handle_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc)
 static int drain_cq(struct rd_rdma_conn *rc)
 {
 	struct ibv_wc wc[32];
+	unsigned ri;
 	int n, i, r, first = 0, total = 0;
 
+	for (ri = 0; ri < rc->nrails; ri++)
 	for (;;) {
-		n = ibv_poll_cq(rc->cq, 32, wc);
+		n = rc->rail[ri].cq ? ibv_poll_cq(rc->rail[ri].cq, 32, wc) : 0;
 		if (n < 0)
 			return rd_xc_fail(&rc->c, RD_ECONN, 0,
 					  "%s: polling the completion queue failed",
@@ -335,7 +450,7 @@ static int drain_cq(struct rd_rdma_conn *rc)
 			if (first && (wc[i].status != IBV_WC_SUCCESS ||
 				      WR_KIND(wc[i].wr_id) != WR_RECV))
 				continue;
-			r = handle_wc(rc, &wc[i]);
+			r = handle_wc(rc, ri, &wc[i]);
 			if (r && !first)
 				first = r;
 		}
@@ -348,15 +463,51 @@ static int drain_cq(struct rd_rdma_conn *rc)
 	return total;
 }
 
+/*
+ * A lane's connection ended (its own disconnect, not the session's): with
+ * another lane alive it fails over alone. 1 if it did (or was dead).
+ */
+static int lane_ended(struct rd_rdma_conn *rc, struct rdma_cm_id *id,
+		      enum rdma_cm_event_type t)
+{
+	struct rd_conn *c = &rc->c;
+	unsigned k;
+
+	for (k = 0; k < rc->nlanes && rc->lane[k] != id; k++)
+		;
+	if (!rc->seq_on || k >= rc->nlanes)
+		return 0;
+	if (rc->lane_dead[k])
+		return 1;
+	if (rc->nlive < 2)
+		return 0;
+	rc->lane_dead[k] = 1;
+	rc->nlive--;
+	c->info.failovers++;
+	snprintf(c->info.rails_note, sizeof(c->info.rails_note),
+		 "lane %u over %s ended (%s); %u lane%s went on", k,
+		 c->info.rail_dev[rc->lane_rail[k]], rdma_event_str(t), rc->nlive,
+		 rc->nlive == 1 ? "" : "s");
+	/* Its QP to the error state: what it had in flight flushes and goes
+	 * out again on a live lane (fail_over). */
+	rdma_disconnect(id);
+	return 1;
+}
+
 static int cm_events(struct rd_rdma_conn *rc)
 {
 	struct rd_conn *c = &rc->c;
 	struct rdma_cm_event *ev;
 	enum rdma_cm_event_type t;
+	struct rdma_cm_id *id;
 
 	while (!rdma_get_cm_event(rc->ech, &ev)) {
 		t = ev->event;
+		id = ev->id;
 		rdma_ack_cm_event(ev);
+		if ((t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_TIMEWAIT_EXIT) &&
+		    !c->disconnected && lane_ended(rc, id, t))
+			continue;
 		if (t == RDMA_CM_EVENT_DISCONNECTED || t == RDMA_CM_EVENT_DEVICE_REMOVAL ||
 		    t == RDMA_CM_EVENT_TIMEWAIT_EXIT) {
 			c->disconnected = 1;
@@ -394,8 +545,9 @@ static int progress(struct rd_rdma_conn *rc)
 static int rdma_poll(struct rd_conn *c, int timeout_ms)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
-	struct pollfd p[3];
+	struct pollfd p[RD_RAILS_MAX + 2];
 	struct ibv_cq *ecq;
+	unsigned i, np;
 	void *ectx;
 	int n, r, woken = 0;
 
@@ -407,24 +559,34 @@ static int rdma_poll(struct rd_conn *c, int timeout_ms)
 	if (n > 0 || timeout_ms == 0)
 		return 0;
 
-	p[0] = (struct pollfd){.fd = rc->cch->fd, .events = POLLIN};
-	p[1] = (struct pollfd){.fd = rc->ech->fd, .events = POLLIN};
-	p[2] = (struct pollfd){.fd = rd_xc_wake_fd(c), .events = POLLIN};
-	r = poll(p, p[2].fd >= 0 ? 3 : 2, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
+	/* every rail's completion channel, the CM events, the wake fd */
+	for (i = 0; i < rc->nrails; i++)
+		p[i] = (struct pollfd){.fd = rc->rail[i].cch->fd, .events = POLLIN};
+	np = rc->nrails;
+	p[np++] = (struct pollfd){.fd = rc->ech->fd, .events = POLLIN};
+	p[np] = (struct pollfd){.fd = rd_xc_wake_fd(c), .events = POLLIN};
+	if (p[np].fd >= 0)
+		np++;
+	r = poll(p, np, timeout_ms < 0 ? c->timeout_ms : timeout_ms);
 	if (r < 0 && errno != EINTR)
 		return rd_xc_fail(c, RD_ECONN, errno, "poll");
-	if (r > 0 && p[2].fd >= 0 && p[2].revents)
+	if (r > 0 && np > rc->nrails + 1 && p[np - 1].revents)
 		woken = rd_xc_wake_drain(c);
-	if (p[0].revents) {
-		if (!ibv_get_cq_event(rc->cch, &ecq, &ectx)) {
-			rc->cq_unacked++;
-			if (rc->cq_unacked >= 64) {
-				ibv_ack_cq_events(rc->cq, rc->cq_unacked);
-				rc->cq_unacked = 0;
+	for (i = 0; r > 0 && i < rc->nrails; i++) {
+		struct rd_rail *ra = &rc->rail[i];
+
+		if (!p[i].revents)
+			continue;
+		if (!ibv_get_cq_event(ra->cch, &ecq, &ectx)) {
+			ra->cq_unacked++;
+			if (ra->cq_unacked >= 64) {
+				ibv_ack_cq_events(ra->cq, ra->cq_unacked);
+				ra->cq_unacked = 0;
 			}
 		}
-		if (ibv_req_notify_cq(rc->cq, 0))
-			return rd_xc_fail(c, RD_ECONN, errno, "ibv_req_notify_cq");
+		if (ibv_req_notify_cq(ra->cq, 0))
+			return rd_xc_fail(c, RD_ECONN, errno, "%s: ibv_req_notify_cq",
+					  c->info.rail_dev[i]);
 	}
 	n = progress(rc);
 	if (n < 0)
@@ -437,26 +599,42 @@ static int rdma_can_xmit(const struct rd_conn *c)
 	return rdma_ofc(c)->nsfree > 0;
 }
 
-/* Post one SEND (credits already patched), preceded by an unsignaled WRITE
- * if w is set: RC ordering places the data before the message arrives. */
-static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w)
+/* The next live lane after lane `from` (round robin), or lane 0's stand-in. */
+static unsigned live_lane(const struct rd_rdma_conn *rc, unsigned from)
 {
-	struct rd_rdma_conn *rc = rdma_of(c);
+	unsigned i, k;
+
+	for (i = 0; i < rc->nlanes; i++) {
+		k = (from + i) % rc->nlanes;
+		if (!rc->lane_dead[k])
+			return k;
+	}
+	return 0;
+}
+
+/*
+ * Post send buffer idx as rc->sent[idx] describes it, on lane: the SEND,
+ * after its WRITE if it has one, with the keys of that lane's rail here
+ * and of the peer's rail at the other end.
+ */
+static int post_sent(struct rd_rdma_conn *rc, unsigned idx, unsigned lane)
+{
+	struct rd_conn *c = &rc->c;
+	struct rd_rdma_sent *t = &rc->sent[idx];
+	const struct rd_xwrite *w = t->write ? &t->w : NULL;
+	unsigned ra = rc->lane_rail[lane], pr = rc->lane_prail[lane];
+	uint8_t *b = rc->sbuf + (size_t)idx * RD_CTRL_MAX;
 	struct ibv_sge sge, dsge;
 	struct ibv_send_wr wr, dwr, *bad;
-	unsigned idx, lane = 0;
-	uint8_t *b;
 	int r;
 
-	/* DATA (with its WRITE) takes the lanes in turn; the rest lane 0. */
-	if (w && rc->nlanes > 1) {
-		lane = rc->next_lane;
-		rc->next_lane = (rc->next_lane + 1) % rc->nlanes;
-	}
-	idx = rc->sfree[--rc->nsfree];
-	b = rc->sbuf + (size_t)idx * RD_CTRL_MAX;
-	memcpy(b, msg, len);
-	sge = (struct ibv_sge){.addr = (uintptr_t)b, .length = (uint32_t)len, .lkey = rc->smr->lkey};
+	if (w && (pr >= w->rk->n || ra > w->mr->nx))
+		return rd_xc_fail(c, RD_EPROTO, 0,
+				  "%s: lane %u runs over rail %u (%s here, %u there), but the "
+				  "write has keys for %u of the peer's rails",
+				  c->info.peer, lane, ra, c->info.rail_dev[ra], pr, w->rk->n);
+	sge = (struct ibv_sge){
+	    .addr = (uintptr_t)b, .length = t->len, .lkey = rc->rail[ra].smr->lkey};
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = w ? WR_ID(WR_DATA, idx, w->cookie) : WR_ID(WR_CTRL, idx, 0);
 	wr.sg_list = &sge;
@@ -465,53 +643,148 @@ static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const st
 	wr.send_flags = IBV_SEND_SIGNALED;
 	if (rc->seq_on) {
 		wr.opcode = IBV_WR_SEND_WITH_IMM;
-		wr.imm_data = htonl(rc->tx_seq);
+		wr.imm_data = htonl(t->seq);
 	}
 	if (w) {
 		dsge = (struct ibv_sge){.addr = (uintptr_t)w->mr->addr + w->off,
 					.length = (uint32_t)w->len,
-					.lkey = w->mr->lkey};
+					.lkey = ra ? w->mr->xlkey[ra - 1] : w->mr->lkey};
 		memset(&dwr, 0, sizeof(dwr));
-		dwr.wr_id = WR_ID(WR_DATA, 0, w->cookie); /* unsignaled: never completes alone */
+		dwr.wr_id = WR_ID(WR_WRITE, idx, w->cookie); /* unsignaled */
 		dwr.sg_list = &dsge;
 		dwr.num_sge = 1;
 		dwr.opcode = IBV_WR_RDMA_WRITE;
 		dwr.wr.rdma.remote_addr = w->raddr;
-		dwr.wr.rdma.rkey = w->rkey;
+		dwr.wr.rdma.rkey = w->rk->k[pr];
 		dwr.next = &wr;
 	}
 	r = ibv_post_send(rc->lane[lane]->qp, w ? &dwr : &wr, &bad);
-	if (r) {
-		rc->sfree[rc->nsfree++] = idx;
+	if (r)
 		return rd_xc_fail(c, RD_ECONN, r, "%s: posting a send to %s failed",
-				  c->info.device, c->info.peer);
-	}
-	rc->tx_seq++;
+				  c->info.rail_dev[ra], c->info.peer);
+	t->lane = (uint8_t)lane;
 	if (w)
 		rc->lane_bytes[lane] += w->len;
 	return 0;
 }
 
+/*
+ * A failed lane's SEND idx (and its WRITE) goes out again on a live lane,
+ * with its message number (the receiver drops a copy it already has).
+ * Not when its slot was written again since: the receiver asks a slot
+ * again only once the DATA arrived, and the old bytes would overwrite the
+ * new chunk (which --checksum none would not catch).
+ */
+static int resend(struct rd_rdma_conn *rc, unsigned idx)
+{
+	struct rd_conn *c = &rc->c;
+	struct rd_rdma_sent *t;
+	int since;
+
+	if (idx >= rc->sdepth)
+		return rd_xc_fail(c, RD_EPROTO, 0, "bad send completion");
+	t = &rc->sent[idx];
+	since = t->write ? rd_whist_since(rc->whist, t->w.raddr, t->seq) : 0;
+	if (since == 1) {
+		rc->sfree[rc->nsfree++] = idx;
+		rd_xc_sent(c, t->w.cookie);
+		return 0;
+	}
+	if (since < 0)
+		return rd_xc_fail(c, RD_ECONN, 0,
+				  "%s: a lane failed and too much was written since to send its "
+				  "data again safely",
+				  c->info.peer);
+	return post_sent(rc, idx, live_lane(rc, t->lane + 1u));
+}
+
+/* Post one SEND (credits already patched), preceded by an unsignaled WRITE
+ * if w is set: RC ordering places the data before the message arrives. */
+static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w)
+{
+	struct rd_rdma_conn *rc = rdma_of(c);
+	struct rd_rdma_sent *t;
+	unsigned idx, lane;
+	int r;
+
+	/* DATA (with its WRITE) takes the live lanes in turn; the rest the
+	 * first live lane (lane 0 unless it failed). */
+	if (w && rc->nlanes > 1) {
+		lane = live_lane(rc, rc->next_lane);
+		rc->next_lane = (lane + 1) % rc->nlanes;
+	} else {
+		lane = live_lane(rc, 0);
+	}
+	idx = rc->sfree[--rc->nsfree];
+	t = &rc->sent[idx];
+	memcpy(rc->sbuf + (size_t)idx * RD_CTRL_MAX, msg, len);
+	t->seq = rc->tx_seq;
+	t->len = (uint32_t)len;
+	t->write = w != NULL;
+	if (w) {
+		t->w = *w;
+		t->rk = *w->rk;
+		t->w.rk = &t->rk;
+	}
+	r = post_sent(rc, idx, lane);
+	if (r) {
+		rc->sfree[rc->nsfree++] = idx;
+		return r;
+	}
+	rc->tx_seq++;
+	if (w && rc->whist)
+		rd_whist_add(rc->whist, w->raddr, t->seq);
+	return 0;
+}
+
+static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr);
+
+/* Register on every rail: the keys of rails 1.. go in mr->x*. */
 static int rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr)
 {
+	struct rd_rdma_conn *rc = rdma_of(c);
 	struct ibv_mr *m;
 	int access = IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0);
+	unsigned r;
 
 	memset(mr, 0, sizeof(*mr));
-	m = ibv_reg_mr(rdma_of(c)->pd, buf, len, access);
-	if (!m)
-		return reg_fail(c, len, errno);
 	mr->addr = buf;
 	mr->len = len;
-	mr->lkey = m->lkey;
-	mr->rkey = m->rkey;
-	mr->priv = m;
+	for (r = 0; r < rc->nrails; r++) {
+		m = ibv_reg_mr(rc->rail[r].pd, buf, len, access);
+		if (!m) {
+			int e = errno;
+
+			rdma_dereg(c, mr);
+			return reg_fail(c, len, e);
+		}
+		if (r == 0) {
+			mr->lkey = m->lkey;
+			mr->rkey = m->rkey;
+			mr->priv = m;
+		} else {
+			mr->xlkey[r - 1] = m->lkey;
+			mr->xrkey[r - 1] = m->rkey;
+			mr->xpriv[r - 1] = m;
+			mr->nx = r;
+		}
+	}
+	rc->nregions++;
 	return 0;
 }
 
 static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr)
 {
-	ibv_dereg_mr(mr->priv);
+	unsigned r;
+
+	(void)c;
+	for (r = 0; r < mr->nx; r++) {
+		ibv_dereg_mr(mr->xpriv[r]);
+		mr->xpriv[r] = NULL;
+	}
+	mr->nx = 0;
+	if (mr->priv)
+		ibv_dereg_mr(mr->priv);
 	mr->priv = NULL;
 }
 
@@ -550,22 +823,26 @@ static void rdma_close(struct rd_conn *c)
 	}
 	if (rc->id && rc->id->qp)
 		rdma_destroy_qp(rc->id);
-	if (rc->srq)
-		ibv_destroy_srq(rc->srq);
 	rd_reseq_fini(&rc->rx);
-	if (rc->rmr)
-		ibv_dereg_mr(rc->rmr);
-	if (rc->smr)
-		ibv_dereg_mr(rc->smr);
-	if (rc->cq) {
-		if (rc->cq_unacked)
-			ibv_ack_cq_events(rc->cq, rc->cq_unacked);
-		ibv_destroy_cq(rc->cq);
+	for (i = 0; i < rc->nrails; i++) {
+		struct rd_rail *ra = &rc->rail[i];
+
+		if (ra->srq)
+			ibv_destroy_srq(ra->srq);
+		if (ra->rmr)
+			ibv_dereg_mr(ra->rmr);
+		if (ra->smr)
+			ibv_dereg_mr(ra->smr);
+		if (ra->cq) {
+			if (ra->cq_unacked)
+				ibv_ack_cq_events(ra->cq, ra->cq_unacked);
+			ibv_destroy_cq(ra->cq);
+		}
+		if (ra->cch)
+			ibv_destroy_comp_channel(ra->cch);
+		if (ra->pd)
+			ibv_dealloc_pd(ra->pd);
 	}
-	if (rc->cch)
-		ibv_destroy_comp_channel(rc->cch);
-	if (rc->pd)
-		ibv_dealloc_pd(rc->pd);
 	if (rc->id)
 		rdma_destroy_id(rc->id);
 	if (rc->ech)
@@ -573,6 +850,8 @@ static void rdma_close(struct rd_conn *c)
 	rd_xc_fini(c);
 	free(rc->sbuf);
 	free(rc->sfree);
+	free(rc->sent);
+	free(rc->whist);
 	free(rc);
 }
 
@@ -600,10 +879,18 @@ static uint64_t rdma_lane_bytes(const struct rd_conn *c, unsigned i)
 	return i < rdma_ofc(c)->nlanes ? rdma_ofc(c)->lane_bytes[i] : 0;
 }
 
+static unsigned rdma_lane_rail(const struct rd_conn *c, unsigned i)
+{
+	return i < rdma_ofc(c)->nlanes ? rdma_ofc(c)->lane_rail[i] : 0;
+}
+
 const struct rd_conn_ops rd_rdma_conn_ops = {
 	.name = "rdma",
 	.join_lanes = rd_rdma_join_lanes,
 	.lane_bytes = rdma_lane_bytes,
+	.lane_rail = rdma_lane_rail,
+	.rails_out = rd_rdma_rails_out,
+	.rails_in = rd_rdma_rails_in,
 	.poll = rdma_poll,
 	.send = rd_xc_send,
 	.can_send = rd_xc_can_send,

@@ -135,6 +135,14 @@ void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t le
 	p->rnr_retry_count = 7;
 }
 
+void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p)
+{
+	uint8_t t = RD_LANE_ACK_TIMEOUT;
+
+	p->retry_count = RD_LANE_RETRY;
+	rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
+}
+
 static int open_cm(struct rdma_event_channel **ech, struct rd_err *err)
 {
 	*ech = rdma_create_event_channel();
@@ -265,6 +273,8 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 		rc->lanes = RD_LANES_MAX;
 	c->info.lanes_asked = rc->lanes;
 	memcpy(&rc->dst, ai->ai_addr, ai->ai_addrlen < sizeof(rc->dst) ? ai->ai_addrlen : sizeof(rc->dst));
+	/* Rails: offered with lanes; the server decides (rd_proto.h 1.). */
+	c->rails_ok = rc->lanes > 1 && !(o && o->one_rail) && !(r.flags & RD_CMF_JOIN);
 	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
@@ -273,7 +283,11 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	/* A JOIN only comes from lanes.c, or from tests/hostile playing one. */
 	if (!(r.flags & RD_CMF_JOIN))
 		r.lanes = (uint16_t)rc->lanes;
+	if (c->rails_ok)
+		r.flags |= RD_CMF_RAILS;
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_req_encode(pdata, &r));
+	if (rc->lanes > 1)
+		rd_rdma_lane_opts(rc->id, &param);
 	if (rdma_connect(rc->id, &param)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_connect", c->info.peer);
 		goto out;
@@ -303,6 +317,8 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	rc->lanes = rep->lanes;
 	rc->sid = rep->sid;
 	rc->seq_on = rc->lanes > 1;
+	rc->rails_on = c->rails_ok && rc->lanes > 1 && (rep->flags & RD_CMF_RAILS);
+	c->rails_ok = rc->rails_on;
 	rd_xc_start(c, rep->ctrl_depth, rep->version);
 	rd_conn_phase(o, "connected");
 	*out = c;
@@ -392,6 +408,7 @@ static int rdma_listen_(struct rd_listener **out, const char *addr, const char *
 		goto out;
 	}
 	rl->l.port = ntohs(rdma_get_src_port(rl->id));
+	rl->wild = any;
 	addr_str(rdma_get_local_addr(rl->id), rl->l.where, sizeof(rl->l.where));
 	n = strlen(rl->l.where);
 	if (any)
@@ -481,6 +498,8 @@ static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req *
 		}
 		r->r.peer_depth = creq->ctrl_depth;
 		r->r.lanes = creq->lanes;
+		r->r.flags = creq->flags;
+		r->r.wild = rl->wild;
 		*req = &r->r;
 		return 0;
 	}
@@ -505,7 +524,7 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
 	unsigned peer_depth = req->peer_depth, asked = req->lanes;
-	int ret;
+	int ret, rails = (req->flags & RD_CMF_RAILS) && req->wild && !(o && o->one_rail);
 
 	*out = NULL;
 	rc = rd_rdma_conn_new();
@@ -528,11 +547,18 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	/* The server decides the lanes: at most its cap, at most asked. */
 	rc->lanes = rd_lanes_grant(asked, o && o->lanes ? o->lanes : RD_LANES_DEFAULT_CAP);
 	rc->lanes_from = o ? o->lanes_from : NULL;
+	/* Rails: only asked for, with lanes, and when JOINs may come to any
+	 * address of this host (a listener on one address hears only it). */
+	c->rails_ok = rails && rc->lanes > 1;
+	rc->rails_on = c->rails_ok;
 	ret = rd_rdma_setup_verbs(rc, o);
 	if (ret)
 		goto out;
 	p.ctrl_depth = (uint16_t)c->rdepth;
 	p.lanes = (uint16_t)rc->lanes;
+	p.rail = 0;
+	if (rc->rails_on)
+		p.flags |= RD_CMF_RAILS;
 	if (rc->lanes > 1) {
 		ret = rd_lane_reg_open(rc);
 		if (ret)
@@ -541,6 +567,8 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		rc->seq_on = 1;
 	}
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_rep_encode(pdata, &p));
+	if (rc->lanes > 1)
+		rd_rdma_lane_opts(rc->id, &param);
 	if (rdma_accept(rc->id, &param)) {
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_accept", c->info.peer);
 		goto out;

@@ -21,10 +21,12 @@
 #include <time.h>
 
 #define RESOLVE_MS 5000
+#define RAIL_MS	   3000 /* connecting a lane to one of the server's rails */
 
 struct rd_lane_pend {
 	struct rdma_cm_id *id;
 	uint16_t lane;
+	uint8_t rail; /* the client's rail of that lane */
 	uint8_t proof[RD_LANE_PROOF_LEN];
 };
 
@@ -139,6 +141,7 @@ void rd_lane_route_join(struct rdma_cm_id *id, const struct rd_cm_req *creq)
 		p = &e->pend[e->npend++];
 		p->id = id;
 		p->lane = creq->lanes;
+		p->rail = creq->rail;
 		memcpy(p->proof, creq->proof, RD_LANE_PROOF_LEN);
 		id = NULL;
 	}
@@ -163,20 +166,18 @@ static long ms_since(const struct timespec *t0)
 }
 
 /*
- * Both sides, once lane k's id is bound to a device: the lane must be on
- * lane 0's device (one PD, CQ and pool per session), then gets its QP.
+ * Both sides, once lane k's id is bound to a device: the lane runs over
+ * that device's rail (opened now if it is a new one and rails are on),
+ * then gets its QP.
  */
 static int lane_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k)
 {
-	struct rd_conn *c = &rc->c;
+	int r = rd_rdma_rail_of(rc, id->verbs);
 
-	if (id->verbs != rc->id->verbs)
-		return rd_xc_fail(c, RD_ECONN, 0,
-				  "%s: lane %u is on device %s, lane 0 on %s (a session's lanes "
-				  "share one device)",
-				  c->info.peer, k, ibv_get_device_name(id->verbs->device),
-				  c->info.device);
-	return rd_rdma_create_qp(rc, id);
+	if (r < 0)
+		return r;
+	rc->lane_rail[k] = (uint8_t)r;
+	return rd_rdma_create_qp(rc, id, (unsigned)r);
 }
 
 /*
@@ -201,13 +202,16 @@ static int lane_established(struct rd_rdma_conn *rc, unsigned k, int timeout_ms,
 	     rep->sid != rc->sid))
 		r = rd_xc_fail(c, RD_EPROTO, 0, "%s: bad accept data for lane %u", c->info.peer, k);
 	rdma_ack_cm_event(ev);
-	if (!r)
+	if (!r) {
 		rc->nlanes++;
+		rc->nlive++;
+	}
 	return r;
 }
 
 /* Server: accept a proven JOIN as lane k. */
-static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k, int timeout_ms)
+static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k, unsigned prail,
+		       int timeout_ms)
 {
 	struct rd_conn *c = &rc->c;
 	struct rdma_conn_param param;
@@ -217,6 +221,7 @@ static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned 
 
 	rc->lane[k] = id;
 	id->context = rc;
+	rc->lane_prail[k] = (uint8_t)(rc->rails_on ? prail : 0);
 	r = lane_qp(rc, id, k);
 	if (r)
 		return r;
@@ -224,8 +229,10 @@ static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned 
 	p.version = (uint16_t)c->info.version;
 	p.ctrl_depth = (uint16_t)c->rdepth;
 	p.lanes = (uint16_t)rc->lanes;
+	p.rail = rc->lane_rail[k];
 	p.sid = rc->sid;
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_rep_encode(pdata, &p));
+	rd_rdma_lane_opts(id, &param);
 	if (rdma_accept(id, &param))
 		return rd_xc_fail(c, RD_ECONN, errno, "%s: accepting lane %u", c->info.peer, k);
 	return lane_established(rc, k, timeout_ms, NULL);
@@ -254,7 +261,7 @@ static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeou
 				rd_rdma_reject_id(p[i].id, RD_REJ_LANE);
 				continue;
 			}
-			r = accept_lane(rc, p[i].id, k, timeout_ms);
+			r = accept_lane(rc, p[i].id, k, p[i].rail, timeout_ms);
 		}
 		if (r)
 			break;
@@ -287,55 +294,109 @@ static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeou
 	return r;
 }
 
-/* Client: connect lane k to where lane 0 went, from the same address. */
-static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proof, int timeout_ms)
+/* Client: resolve address and route of lane k's id to dst (from src). */
+static int lane_route(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k,
+		      struct sockaddr *src, struct sockaddr *dst, int ms)
 {
 	struct rd_conn *c = &rc->c;
-	struct sockaddr_storage src;
-	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
+	int r;
+
+	if (rdma_resolve_addr(id, src, dst, ms))
+		return rd_xc_fail(c, RD_ECONN, errno, "%s: resolving lane %u", c->info.peer, k);
+	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, ms + 1000, "resolving a lane's address",
+			   &ev);
+	if (r)
+		return r;
+	rdma_ack_cm_event(ev);
+	if (rdma_resolve_route(id, ms))
+		return rd_xc_fail(c, RD_ECONN, errno, "%s: lane %u route", c->info.peer, k);
+	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, ms + 1000, "resolving a lane's route",
+			   &ev);
+	if (r)
+		return r;
+	rdma_ack_cm_event(ev);
+	return 0;
+}
+
+/* Client: lane k could not use the server's rail: say why; the caller
+ * connects it to lane 0's address instead. */
+static int rail_unusable(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned k)
+{
+	struct rd_conn *c = &rc->c;
+
+	snprintf(c->info.rails_note, sizeof(c->info.rails_note),
+		 "lane %u: the server's rail was unusable from here, so it runs beside lane 0 "
+		 "(%.100s)",
+		 k, c->err.msg);
+	memset(&c->err, 0, sizeof(c->err));
+	c->dead = 0;
+	if (id->qp)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+	rc->lane[k] = NULL;
+	return 1;
+}
+
+/*
+ * Client: connect lane k, to the server's rail the lane falls on (from
+ * whichever device the route picks), else to where lane 0 went, from the
+ * same address. Returns 1 when a rail of the server's could not be used
+ * before anything was sent there (the caller tries lane 0's address).
+ */
+static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proof, int timeout_ms,
+			int to_rail)
+{
+	struct rd_conn *c = &rc->c;
+	struct sockaddr_storage src, dst;
+	struct rdma_conn_param param;
 	struct rdma_cm_id *id;
 	struct rd_cm_req q;
 	struct rd_cm_rep rep;
-	uint8_t pdata[RD_CM_JOIN_LEN];
+	uint8_t pdata[RD_CM_JOIN_RAIL_LEN];
 	int r;
 
 	if (rdma_create_id(rc->ech, &id, rc, RDMA_PS_TCP))
 		return rd_xc_fail(c, RD_ENODEV, errno, "rdma_create_id (lane %u)", k);
 	rc->lane[k] = id;
-	memcpy(&src, rdma_get_local_addr(rc->id), sizeof(src));
-	if (src.ss_family == AF_INET)
-		((struct sockaddr_in *)(void *)&src)->sin_port = 0;
-	else
-		((struct sockaddr_in6 *)(void *)&src)->sin6_port = 0;
-	if (rdma_resolve_addr(id, (struct sockaddr *)&src, (struct sockaddr *)&rc->dst, RESOLVE_MS))
-		return rd_xc_fail(c, RD_ECONN, errno, "%s: resolving lane %u", c->info.peer, k);
-	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ADDR_RESOLVED, RESOLVE_MS + 1000,
-			   "resolving a lane's address", &ev);
-	if (r)
-		return r;
-	rdma_ack_cm_event(ev);
-	if (rdma_resolve_route(id, RESOLVE_MS))
-		return rd_xc_fail(c, RD_ECONN, errno, "%s: lane %u route", c->info.peer, k);
-	r = rd_rdma_expect(rc, RDMA_CM_EVENT_ROUTE_RESOLVED, RESOLVE_MS + 1000,
-			   "resolving a lane's route", &ev);
-	if (r)
-		return r;
-	rdma_ack_cm_event(ev);
-	r = lane_qp(rc, id, k);
-	if (r)
-		return r;
+	if (to_rail && rd_rdma_lane_dst(rc, k, &dst)) {
+		r = lane_route(rc, id, k, NULL, (struct sockaddr *)&dst, RAIL_MS / 2);
+		if (r == 0)
+			r = lane_qp(rc, id, k);
+		if (r)
+			return rail_unusable(rc, id, k);
+	} else {
+		memcpy(&src, rdma_get_local_addr(rc->id), sizeof(src));
+		if (src.ss_family == AF_INET)
+			((struct sockaddr_in *)(void *)&src)->sin_port = 0;
+		else
+			((struct sockaddr_in6 *)(void *)&src)->sin6_port = 0;
+		r = lane_route(rc, id, k, (struct sockaddr *)&src, (struct sockaddr *)&rc->dst,
+			       RESOLVE_MS);
+		if (r == 0)
+			r = lane_qp(rc, id, k);
+		if (r)
+			return r;
+	}
 	memset(&q, 0, sizeof(q));
 	q.ver_min = q.ver_max = (uint16_t)c->info.version;
-	q.flags = RD_CMF_JOIN;
+	q.flags = RD_CMF_JOIN | (rc->rails_on ? RD_CMF_RAILS : 0);
 	q.ctrl_depth = (uint16_t)c->rdepth;
 	q.lanes = (uint16_t)k;
 	q.sid = rc->sid;
+	q.rail = rc->lane_rail[k];
 	memcpy(q.proof, proof, RD_LANE_PROOF_LEN);
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_req_encode(pdata, &q));
-	if (rdma_connect(id, &param))
-		return rd_xc_fail(c, RD_ECONN, errno, "%s: connecting lane %u", c->info.peer, k);
-	return lane_established(rc, k, timeout_ms, &rep);
+	rd_rdma_lane_opts(id, &param);
+	r = rdma_connect(id, &param) ? rd_xc_fail(c, RD_ECONN, errno, "%s: connecting lane %u",
+						  c->info.peer, k)
+				     : lane_established(rc, k, to_rail ? RAIL_MS : timeout_ms, &rep);
+	if (r && to_rail && !c->disconnected)
+		return rail_unusable(rc, id, k);
+	if (r)
+		return r;
+	rc->lane_prail[k] = (uint8_t)(rc->rails_on ? rep.rail : 0);
+	return 0;
 }
 
 int rd_rdma_join_lanes(struct rd_conn *c, const uint8_t *proof, int timeout_ms)
@@ -349,8 +410,11 @@ int rd_rdma_join_lanes(struct rd_conn *c, const uint8_t *proof, int timeout_ms)
 	if (rc->reg) {
 		r = server_join(rc, proof, timeout_ms);
 	} else {
-		for (k = 1; k < rc->lanes && !r; k++)
-			r = connect_lane(rc, k, proof, timeout_ms);
+		for (k = 1; k < rc->lanes && !r; k++) {
+			r = connect_lane(rc, k, proof, timeout_ms, 1);
+			if (r == 1)
+				r = connect_lane(rc, k, proof, timeout_ms, 0);
+		}
 	}
 	if (r) {
 		/* rd_rdma_expect() leaves the reason in c->err; say which step. */

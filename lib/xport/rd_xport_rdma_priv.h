@@ -14,21 +14,50 @@
 
 struct rd_lane_reg;
 
-struct rd_rdma_conn {
-	struct rd_conn c; /* first: the common head */
-	struct rdma_event_channel *ech;
-	struct rdma_cm_id *id;
+/*
+ * One device the session runs over (lib/proto/rd_proto.h section 1,
+ * Rails): rail 0 is lane 0's. Each has its own protection domain, CQ
+ * (with a completion channel in the poll) and, with lanes, an SRQ holding
+ * rdepth receives in its own share of c.rbuf (slots r*rdepth..).
+ */
+struct rd_rail {
+	struct ibv_context *verbs;
 	struct ibv_pd *pd;
 	struct ibv_comp_channel *cch;
 	struct ibv_cq *cq;
 	unsigned cq_unacked;
-	struct ibv_mr *rmr; /* over c.rbuf */
+	struct ibv_srq *srq; /* lanes wanted or granted: shared receives */
+	struct ibv_mr *rmr;  /* over this rail's share of c.rbuf */
+	struct ibv_mr *smr;  /* over every send buffer */
+};
+
+/*
+ * A posted SEND (send buffer idx), kept until it completes, so that a lane
+ * that fails can have its messages posted again on another (failover).
+ */
+struct rd_rdma_sent {
+	uint32_t seq;	  /* its message number (lanes) */
+	uint32_t len;	  /* message bytes in its send buffer */
+	uint8_t lane;	  /* where it was posted */
+	uint8_t write;	  /* an RDMA WRITE (w) goes before it */
+	struct rd_xwrite w; /* w.rk points to rk */
+	struct rd_rkeys rk;
+};
+
+struct rd_rdma_conn {
+	struct rd_conn c; /* first: the common head */
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *id;
+	struct rd_rail rail[RD_RAILS_MAX];
+	unsigned nrails;
+	unsigned nregions; /* registered by rd_conn_reg: no rail may join after */
 
 	unsigned sdepth; /* send buffers */
 	uint8_t *sbuf;
-	struct ibv_mr *smr;
 	unsigned *sfree;
 	unsigned nsfree;
+	struct rd_rdma_sent *sent; /* [sdepth] */
+	struct rd_whist *whist;	   /* recent writes (lanes only: failover) */
 
 	/*
 	 * Lanes (lib/proto/rd_proto.h section 1): lane[0] is id; the others
@@ -40,7 +69,13 @@ struct rd_rdma_conn {
 	unsigned nlanes;       /* connected QPs (lane[0..nlanes-1]) */
 	unsigned lanes;	       /* agreed in the connect exchange */
 	unsigned next_lane;    /* the lane of the next DATA */
-	struct ibv_srq *srq;   /* lanes wanted or granted: shared receives */
+	uint8_t lane_rail[RD_LANES_MAX];  /* lane k's rail here */
+	uint8_t lane_dead[RD_LANES_MAX];  /* failed: its messages went elsewhere */
+	unsigned nlive;			  /* lanes not dead */
+	uint8_t lane_prail[RD_LANES_MAX]; /* and at the peer (from JOIN / accept) */
+	int rails_on;	       /* RAILS agreed: the server's list comes in TLS */
+	int wild;	       /* server: its listener takes every address */
+	struct rd_msg_rails peer_rails; /* client: the server's other rails */
 	int seq_on;	       /* lanes > 1: numbered SENDs, resequenced */
 	uint32_t tx_seq;
 	struct rd_reseq rx;
@@ -55,6 +90,7 @@ struct rd_rdma_listener {
 	struct rd_listener l;
 	struct rdma_event_channel *ech;
 	struct rdma_cm_id *id;
+	int wild; /* bound to every address */
 };
 
 struct rd_rdma_req {
@@ -62,8 +98,17 @@ struct rd_rdma_req {
 	struct rdma_cm_id *id;
 };
 
-/* Queue pair attributes for one more lane on rc (shared CQ, SRQ, PD). */
-int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id);
+/* Queue pair for one more lane on rail r of rc (its CQ, SRQ, PD). */
+int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned r);
+/* The rail of device verbs: found, or opened (1..) when rails are allowed
+ * and no region is registered yet. Returns its index or a negative status. */
+int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs);
+/* Rails exchange (rd_conn_ops.rails_out / rails_in; rd_xport_rdma_rails.c). */
+int rd_rdma_rails_out(struct rd_conn *c, struct rd_msg_rails *m);
+int rd_rdma_rails_in(struct rd_conn *c, const struct rd_msg_rails *m);
+/* Client: where lane k goes (lane 0's address, or a rail of the server's),
+ * in dst with lane 0's port; 1 if it is one of the server's rails. */
+int rd_rdma_lane_dst(struct rd_rdma_conn *rc, unsigned k, struct sockaddr_storage *dst);
 /* rd_rdma_conn_ops.join_lanes: connect (client) or take (server) the
  * lanes 1..lanes-1 with proof; rd_xport_rdma_lanes.c. */
 int rd_rdma_join_lanes(struct rd_conn *c, const uint8_t *proof, int timeout_ms);
@@ -81,6 +126,16 @@ void rd_rdma_reject_id(struct rdma_cm_id *id, uint16_t reason);
 int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int timeout_ms,
 		   const char *what, struct rdma_cm_event **out);
 void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t len);
+/*
+ * With lanes, each QP's local ACK timeout (4.096 us x 2^RD_LANE_ACK_TIMEOUT,
+ * ~268 ms) and RD_LANE_RETRY retries: a lane whose rail was cut fails in
+ * about 2 s and its messages move to another. Not 7 retries: Soft-RoCE
+ * takes 7 as "retry forever" and a cut lane would hang, not fail.
+ * The timeout is best effort: without it, the device's default.
+ */
+#define RD_LANE_ACK_TIMEOUT 16
+#define RD_LANE_RETRY	    6
+void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p);
 
 extern const struct rd_conn_ops rd_rdma_conn_ops;
 

@@ -26,12 +26,36 @@ struct rd_reseq {
 int rd_reseq_init(struct rd_reseq *q, unsigned cap);
 void rd_reseq_fini(struct rd_reseq *q);
 /*
- * Message seq arrived in buffer idx. 0, or -1 when it cannot be one the
- * sender sent within its credits: already handed up, already waiting, or
- * cap or more ahead of the next expected (the peer broke the protocol).
+ * Message seq arrived in buffer idx. 0; 1 when it is a copy of one already
+ * handed up or waiting (a lane failed and the sender posted its messages
+ * again on another: the copy's buffer goes back, the copy is not counted);
+ * -1 when it cannot be one the sender sent within its credits: cap or
+ * more ahead of the next expected (the peer broke the protocol).
  */
 int rd_reseq_push(struct rd_reseq *q, uint32_t seq, unsigned idx, uint32_t len);
 /* The next message in order, if it came: 1 with *idx and *len, else 0. */
 int rd_reseq_pop(struct rd_reseq *q, unsigned *idx, uint32_t *len);
+
+/*
+ * The sender's side of a failover: recent bulk writes (slot address and
+ * the number of the message they went with), newest last, RD_WHIST of
+ * them. A write lost with a failed lane is not posted again over a later
+ * write to the same slot.
+ */
+#define RD_WHIST 2048
+struct rd_whist {
+	uint64_t n; /* writes recorded */
+	struct {
+		uint64_t raddr;
+		uint32_t seq;
+	} e[RD_WHIST];
+};
+
+void rd_whist_add(struct rd_whist *h, uint64_t raddr, uint32_t seq);
+/*
+ * Was slot raddr written after message seq (itself recorded)? 1 yes, 0 no,
+ * -1 cannot tell: more than RD_WHIST writes since.
+ */
+int rd_whist_since(const struct rd_whist *h, uint64_t raddr, uint32_t seq);
 
 #endif

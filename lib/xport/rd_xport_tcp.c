@@ -545,7 +545,7 @@ static int tcp_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const str
 		frame_hdr(o->hdr, RD_TF_WRITE, (uint32_t)(RD_TF_WRITE_LEN + w->len));
 		put32(o->hdr + 8, (uint32_t)(w->raddr >> 32));
 		put32(o->hdr + 12, (uint32_t)w->raddr);
-		put32(o->hdr + 16, w->rkey);
+		put32(o->hdr + 16, w->rk->k[0]);
 		put32(o->hdr + 20, 0);
 		o->hlen = RD_TF_HDR_LEN + RD_TF_WRITE_LEN;
 		o->body = (const uint8_t *)w->mr->addr + w->off;

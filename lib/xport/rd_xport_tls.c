@@ -100,7 +100,7 @@ static int tls_write_send(struct rd_conn *c, const struct rd_xwrite *w, const vo
 	r = seal(tc, msg, msglen, &flen);
 	if (r)
 		return r;
-	r = rd_conn_write_send(lo, w->mr, w->off, w->len, w->raddr, w->rkey, tc->frame, flen,
+	r = rd_conn_write_send(lo, w->mr, w->off, w->len, w->raddr, w->rk, tc->frame, flen,
 			       w->cookie);
 	return r ? fail_from(tc, rd_conn_err(lo), r == RD_XPORT_BUSY ? -RD_ECONN : r) : 0;
 }
@@ -251,6 +251,56 @@ static int hs_feed(struct tls_conn *tc, struct rd_conn *lo)
 }
 
 /*
+ * Rails (RDMA; lib/proto/rd_proto.h section 1): the server's other
+ * devices' addresses, as the first sealed message, before any lane joins.
+ */
+static int rails_exchange(struct tls_conn *tc, struct rd_conn *lo, const struct timespec *t0,
+			  int timeout_ms)
+{
+	struct rd_conn *c = &tc->c;
+	uint8_t buf[RD_HDR_LEN + 1 + 17 * RD_RAILS_MAX];
+	const uint8_t *in;
+	const char *why = NULL;
+	struct rd_msg m;
+	size_t len;
+	int n, r = 0;
+
+	memset(&m, 0, sizeof(m));
+	if (lo->ops->rails_out && lo->ops->rails_out(lo, &m.u.rails) == 1) {
+		m.hdr.type = RD_MSG_RAILS;
+		n = rd_msg_encode(buf, sizeof(buf), &m);
+		if (n < 0)
+			return rd_err_set(&c->err, RD_EUSAGE, 0, "RAILS message does not encode");
+		r = tls_send(c, buf, (size_t)n);
+		if (r)
+			return r < 0 ? r : rd_err_set(&c->err, RD_ECONN, 0, "%s: no credit for RAILS",
+						      lo->info.peer);
+	}
+	if (!lo->ops->rails_in || lo->ops->rails_in(lo, NULL) != 1)
+		return 0;
+	while ((r = tls_recv(c, &in, &len)) == 0) {
+		if (ms_left(t0, timeout_ms) <= 0)
+			return rd_err_set(&c->err, RD_ETIMEOUT, 0,
+					  "%s did not name its rails within %d s", lo->info.peer,
+					  timeout_ms / 1000);
+		r = rd_conn_poll(lo, 100);
+		if (r < 0 && r != -RD_ETIMEOUT)
+			return fail_from(tc, rd_conn_err(lo), r);
+	}
+	if (r < 0)
+		return r;
+	if (rd_msg_decode(in, len, &m, &why) || m.hdr.type != RD_MSG_RAILS)
+		r = rd_err_set(&c->err, RD_EPROTO, 0,
+			       "%s broke the protocol: %s where RAILS was due%s%s", lo->info.peer,
+			       why ? "a bad message" : rd_msg_type_name(in[0]), why ? ": " : "",
+			       why ? why : "");
+	else
+		r = lo->ops->rails_in(lo, &m.u.rails);
+	tls_recv_done(c);
+	return r;
+}
+
+/*
  * The extra lanes (RDMA; lib/proto/rd_proto.h section 1) join now: the
  * proof that they belong to this session comes from its TLS exporter.
  */
@@ -263,6 +313,9 @@ static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, const struct time
 
 	if (!lo->ops->join_lanes)
 		return 0;
+	r = rails_exchange(tc, lo, t0, timeout_ms);
+	if (r < 0)
+		return r;
 	if (rd_tls_export_key(tc->t, RD_TLS_LANE_LABEL, proof, sizeof(proof)))
 		return rd_err_copy(&tc->c.err, rd_tls_err(tc->t));
 	r = lo->ops->join_lanes(lo, proof, left < 5000 ? 5000 : (int)left);
@@ -270,6 +323,9 @@ static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, const struct time
 	if (r < 0)
 		return rd_err_copy(&tc->c.err, rd_conn_err(lo));
 	tc->c.info.lanes = lo->info.lanes;
+	tc->c.info.rails = lo->info.rails;
+	memcpy(tc->c.info.rail_dev, lo->info.rail_dev, sizeof(lo->info.rail_dev));
+	memcpy(tc->c.info.rails_note, lo->info.rails_note, sizeof(lo->info.rails_note));
 	return 0;
 }
 

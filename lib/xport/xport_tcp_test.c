@@ -106,6 +106,7 @@ static void *sender_main(void *arg)
 	uint8_t *buf = pattern(WLEN, 7);
 	uint64_t raddr;
 	uint32_t rkey;
+	struct rd_rkeys rk;
 	const uint8_t *m;
 	size_t len;
 	int i, r;
@@ -124,9 +125,11 @@ static void *sender_main(void *arg)
 	rd_conn_recv_done(s->c);
 	if (s->bad_rkey)
 		rkey ^= 0x55;
+	rk.n = 1;
+	rk.k[0] = rkey;
 	for (i = 0; i < N_WRITES;) {
 		s->inside = 1;
-		r = rd_conn_write_send(s->c, &mr, 0, WLEN, raddr + (uint64_t)i * WLEN, rkey, msg,
+		r = rd_conn_write_send(s->c, &mr, 0, WLEN, raddr + (uint64_t)i * WLEN, &rk, msg,
 				       sizeof(msg), (uint64_t)i);
 		s->inside = 0;
 		if (r < 0) {

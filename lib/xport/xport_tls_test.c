@@ -175,9 +175,10 @@ static void test_sealed_both_ways(void **state)
 		uint8_t buf[64];
 		struct rd_msg e = {.hdr.type = RD_MSG_END, .u.end.nfiles = 7};
 		int n = rd_msg_encode(buf, sizeof(buf), &e);
+		struct rd_rkeys rk = {.n = 1, .k = {rmr.rkey}};
 
 		assert_int_equal(rd_conn_write_send(x.a, &smr, 0, sizeof(src),
-						    (uint64_t)(uintptr_t)pool + 100, rmr.rkey, buf,
+						    (uint64_t)(uintptr_t)pool + 100, &rk, buf,
 						    (size_t)n, 1),
 				 0);
 	}

@@ -431,11 +431,14 @@ static int q_flush(struct peer *p)
 
 	while (p->qcount) {
 		o = &p->q[p->qhead];
-		if (o->write)
-			r = rd_conn_write_send(p->c, &p->mr, o->off, o->wlen, o->raddr, o->rkey,
+		if (o->write) {
+			struct rd_rkeys rk = {.n = 1, .k = {o->rkey}};
+
+			r = rd_conn_write_send(p->c, &p->mr, o->off, o->wlen, o->raddr, &rk,
 					       o->buf, o->len, 0);
-		else
+		} else {
 			r = rd_conn_send(p->c, o->buf, o->len);
+		}
 		if (r == RD_XPORT_BUSY)
 			return 0;
 		if (r < 0) {
