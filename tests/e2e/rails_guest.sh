@@ -1,0 +1,346 @@
+# shellcheck shell=bash
+# Multi-rail copies (issue 12), two VMs booted with rig.sh --rails 2: each VM
+# has rxe0 on eth0 (10.77.2.x) and rxe1 on eth1 (10.77.3.x). a runs rdcpd on
+# every address (the default) and a second one with --listen on its eth0
+# address alone; b is the client. Against the first, --lanes 2 (and 4) spread
+# the lanes over both devices: -v says "rdcp: rails: 2 (rxe0, rxe1)", each
+# lane line names its device, and both devices' counters grow, push and pull.
+# --lanes 1, and the daemon that listens on one address, stay on rxe0 and say
+# no rails line. What b pushed is checked byte for byte on a too (digests
+# through RIG_SHARED), and pulled back or diffed on b.
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+SH=$RIG_SHARED
+: "${RIG_PEER_IP2:?boot the rig with --rails 2}"
+MIB=$((1 << 20))
+# What each rail must carry of a 48 MiB copy over both: round robin gives
+# it about 24 MiB; half that leaves room for an uneven spread.
+RAIL_MIN_MB=${RAIL_MIN_MB:-12}
+# What a rail that should be idle may still carry (CM, stray ARP/ACKs).
+IDLE_MAX_MB=1
+
+# --- the rails' counters, on this VM ---
+# rail_ctr DEV sent|rcvd: "PACKETS BYTES" the device has carried that way.
+# An HCA's counters/port_{xmit,rcv}_data count 4-byte words; Soft-RoCE has
+# no counters/ directory (the rig's rxe0 and rxe1 have hw_counters alone):
+# there the packets are hw_counters/{sent,rcvd}_pkts, as rig_selftest (i)
+# reads them, and the bytes those of the device's netdev (eth0, eth1: each
+# rail's wire carries nothing else).
+rail_ctr() {
+	local p=/sys/class/infiniband/$1/ports/1 w=xmit k=tx nd
+	[ "$2" = rcvd ] && { w=rcv; k=rx; }
+	if [ -r "$p/counters/port_${w}_data" ] && [ -r "$p/counters/port_${w}_packets" ]; then
+		echo "$(cat "$p/counters/port_${w}_packets") $(($(cat "$p/counters/port_${w}_data") * 4))"
+		return
+	fi
+	nd=$(cat "$p/gid_attrs/ndevs/0" 2>/dev/null) || nd=""
+	echo "$(cat "$p/hw_counters/${2}_pkts" 2>/dev/null || echo 0)" \
+		"$(cat "/sys/class/net/$nd/statistics/${k}_bytes" 2>/dev/null || echo 0)"
+}
+
+declare -A CTR0
+# snap: every rail's counters now (before a copy)
+snap() {
+	local d w
+	for d in rxe0 rxe1; do
+		for w in sent rcvd; do CTR0[$d.$w]=$(rail_ctr "$d" "$w"); done
+	done
+}
+
+# moved DEV sent|rcvd: sets MP, MB (packets, bytes) since snap
+moved() {
+	local p0 b0 p1 b1 now
+	now=$(rail_ctr "$1" "$2") # (no <(...): the guest has no /dev/fd)
+	read -r p0 b0 <<<"${CTR0[$1.$2]}"
+	read -r p1 b1 <<<"$now"
+	MP=$((p1 - p0))
+	MB=$((b1 - b0))
+}
+
+# carried DEV sent|rcvd MiB: the device carried at least MiB that way since
+# snap: that many bytes on its wire, and at least as many packets as the
+# largest MTU (4096) needs for them.
+carried() {
+	moved "$1" "$2"
+	echo "    ($1 $2 since the copy began: $MP packets, $((MB / MIB)) MiB)"
+	[ "$MB" -ge $(($3 * MIB)) ] && [ "$MP" -ge $(($3 * MIB / 4096)) ]
+}
+
+# idle DEV: the device carried at most IDLE_MAX_MB either way since snap
+idle() {
+	local mp mb
+	moved "$1" sent
+	mp=$MP mb=$MB
+	moved "$1" rcvd
+	echo "    ($1 since the copy began: sent $mp packets, $((mb / 1024)) KiB; received $MP packets, $((MB / 1024)) KiB)"
+	[ "$mb" -le $((IDLE_MAX_MB * MIB)) ] && [ "$MB" -le $((IDLE_MAX_MB * MIB)) ] &&
+		[ "$mp" -le $((IDLE_MAX_MB * MIB / 1024)) ] && [ "$MP" -le $((IDLE_MAX_MB * MIB / 1024)) ]
+}
+
+# lane_wrote K [DEV]: -v's line says lane K wrote a non-zero count of bytes
+# (on DEV, when given)
+lane_wrote() {
+	if [ -n "${2:-}" ]; then
+		grep -q "^rdcp: lane $1: [1-9][0-9]* bytes written from here on $2\$" /tmp/out
+	else
+		grep -q "^rdcp: lane $1: [1-9][0-9]* bytes written from here" /tmp/out
+	fi
+}
+
+# both CMD1... -- CMD2...: both commands succeed
+both() {
+	local a=()
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	"${a[@]}" && "$@"
+}
+
+# sums NAME PATH DEST: a's copy of what b sent as DEST (relative to a's
+# /tmp) must have PATH's digest; a checks them all at the end (NAME: the case)
+sums() {
+	mkdir -p "$SH/sums"
+	echo "$(sha256sum <"$2" | cut -d' ' -f1)  $3" >>"$SH/sums/$1"
+}
+
+sums_ok() { (cd /tmp && sha256sum --quiet -c "$1"); }
+
+# make_rails_tree DIR: 40 files of mixed sizes in nested directories, one of
+# 8 MiB, some empty, some just around a 4 KiB page.
+make_rails_tree() {
+	local d=$1 i n=0 s
+	mkdir -p "$d/one/two/three" "$d/four" "$d/empty dir"
+	head -c $((8 * MIB)) /dev/urandom >"$d/one/eight-mib.bin"
+	for s in 0 1 100 4095 4096 4097 65535 65536 65537 $((MIB - 1)) "$MIB" $((MIB + 1)) \
+		$((3 * MIB)) 0 7; do
+		n=$((n + 1))
+		head -c "$s" /dev/urandom >"$d/one/two/s$n"
+	done
+	for i in $(seq 1 24); do
+		case $((i % 3)) in
+		0) s=$d ;;
+		1) s=$d/four ;;
+		2) s=$d/one/two/three ;;
+		esac
+		head -c $(((i * i * 7919) % 200000)) /dev/urandom >"$s/f$i"
+	done
+}
+
+server() {
+	mkdir -p /tmp/mod /tmp/mod2 || return 1
+	# Every address (no 'listen'), up to 4 lanes a session.
+	cat >/tmp/rdcpd.conf <<-EOF
+		# rdcpd.conf of the rails test
+		port = $PORT
+		max lanes = 4
+		[m]
+		    path = /tmp/mod
+		    auth = none
+	EOF
+	start_daemon d --config /tmp/rdcpd.conf || return 1
+	check "rdcpd (rdcpd.conf): up to 4 lanes a session" \
+		grep -q "up to 4 lanes (rdcpd.conf)" /tmp/d.log
+	# One address alone: eth0's (rxe0's).
+	start_daemon l --port 18720 --listen "$RIG_SELF_IP" --module m=/tmp/mod2 || return 1
+	check "rdcpd --listen $RIG_SELF_IP listens there alone" \
+		grep -qE "listening on port 18720: $RIG_SELF_IP:18720( |\$)" /tmp/l.log
+	grep -h 'listening\|each connection' /tmp/d.log /tmp/l.log | sed 's/^/    /'
+	touch "$SH/server-ready"
+
+	wait_for "$SH/client-done" 840 || return 1
+	# What the client pushed, byte for byte here.
+	local f
+	for f in "$SH"/sums/*; do
+		[ -e "$f" ] || continue
+		check "on the daemon's side, byte for byte: ${f##*/} ($(wc -l <"$f") files)" \
+			sums_ok "$f"
+	done
+	check "the client's pushes were all checked here" [ -e "$SH/sums/case1" ]
+	check "rdcpd (every address) still alive" daemon_alive d
+	check "rdcpd --listen still alive" daemon_alive l
+	check "rdcpd logged the lanes that failed over" \
+		grep -q "lane [01] over rxe[01] failed (the peer stopped acknowledging); 1 lane went on" \
+		/tmp/d.log
+	sed 's/^/    d| /' /tmp/d.log | tail -20
+	sed 's/^/    l| /' /tmp/l.log | tail -8
+	stop_daemon d
+	stop_daemon l
+}
+
+client() {
+	local S=$1 k
+	mkdir -p /tmp/src /tmp/pull
+	head -c $((48 * MIB)) /dev/urandom >/tmp/src/m48.bin
+
+	# 1. push 48 MiB over two lanes: one on each rail
+	snap
+	run -v --lanes 2 /tmp/src/m48.bin "$S::m/rails.bin"
+	check "1. push 48 MiB with --lanes 2" [ "$RC" -eq 0 ]
+	sums case1 /tmp/src/m48.bin mod/rails.bin
+	check "  over 2 lanes (-v)" out_has "^rdcp: 2 lanes (RC queue pairs): asked for 2 (--lanes)"
+	check "  over 2 rails (-v: rdcp: rails: 2 (rxe0, rxe1))" out_has "^rdcp: rails: 2 (rxe0, rxe1)\$"
+	check "  lane 0 wrote bytes" lane_wrote 0
+	check "  lane 1 wrote bytes" lane_wrote 1
+	check "  lane 0 on rxe0" lane_wrote 0 rxe0
+	check "  lane 1 on rxe1" lane_wrote 1 rxe1
+	# 2. the devices' own counters: both carried the data
+	check "2. rxe0 sent at least $RAIL_MIN_MB MiB of it" carried rxe0 sent "$RAIL_MIN_MB"
+	check "   rxe1 sent at least $RAIL_MIN_MB MiB of it" carried rxe1 sent "$RAIL_MIN_MB"
+
+	# 1b. --lanes 1 (Soft-RoCE's default): one device, no rails line
+	snap
+	run -v --lanes 1 /tmp/src/m48.bin "$S::m/one-lane.bin"
+	check "1b. push 48 MiB with --lanes 1" [ "$RC" -eq 0 ]
+	sums case1b /tmp/src/m48.bin mod/one-lane.bin
+	check "  over 1 lane (-v)" out_has "^rdcp: 1 lane (RC queue pairs): asked for 1"
+	check "  no rails line" not out_has "^rdcp: rails:"
+	check "  rxe0 sent it" carried rxe0 sent "$((48 * 9 / 10))"
+	check "  rxe1 stayed idle" idle rxe1
+
+	# 3. pull it back over two lanes: the client receives on both rails
+	snap
+	run -v --lanes 2 "$S::m/rails.bin" /tmp/pull/rails.bin
+	check "3. pull 48 MiB with --lanes 2: byte for byte" cmp /tmp/src/m48.bin /tmp/pull/rails.bin
+	check "  exit 0" [ "$RC" -eq 0 ]
+	check "  over 2 lanes (-v)" out_has "^rdcp: 2 lanes (RC queue pairs): asked for 2 (--lanes)"
+	check "  over 2 rails (-v)" out_has "^rdcp: rails: 2 (rxe0, rxe1)\$"
+	check "  rxe0 received at least $RAIL_MIN_MB MiB" carried rxe0 rcvd "$RAIL_MIN_MB"
+	check "  rxe1 received at least $RAIL_MIN_MB MiB" carried rxe1 rcvd "$RAIL_MIN_MB"
+	rm -f /tmp/pull/rails.bin
+
+	# 4. four lanes over the two rails
+	snap
+	run -v --lanes 4 /tmp/src/m48.bin "$S::m/rails4.bin"
+	check "4. push 48 MiB with --lanes 4" [ "$RC" -eq 0 ]
+	sums case4 /tmp/src/m48.bin mod/rails4.bin
+	check "  over 4 lanes (-v)" out_has "^rdcp: 4 lanes (RC queue pairs): asked for 4 (--lanes)"
+	check "  over 2 rails (-v)" out_has "^rdcp: rails: 2 (rxe0, rxe1)\$"
+	for k in 0 1 2 3; do
+		check "  lane $k wrote bytes" lane_wrote "$k"
+	done
+	check "  lanes on rxe0 and on rxe1" both out_has "bytes written from here on rxe0\$" \
+		-- out_has "bytes written from here on rxe1\$"
+	check "  rxe0 sent at least $RAIL_MIN_MB MiB" carried rxe0 sent "$RAIL_MIN_MB"
+	check "  rxe1 sent at least $RAIL_MIN_MB MiB" carried rxe1 sent "$RAIL_MIN_MB"
+	run --lanes 4 "$S::m/rails4.bin" /tmp/pull/rails4.bin
+	check "  pulled back with --lanes 4: byte for byte" cmp /tmp/src/m48.bin /tmp/pull/rails4.bin
+	rm -f /tmp/pull/rails4.bin
+
+	# 5. a daemon listening on eth0's address alone: two lanes, one rail
+	snap
+	run -v --lanes 2 /tmp/src/m48.bin "rdcp://$S:18720/m/one-rail.bin"
+	check "5. --listen $S: push 48 MiB with --lanes 2" [ "$RC" -eq 0 ]
+	sums case5 /tmp/src/m48.bin mod2/one-rail.bin
+	check "  over 2 lanes (-v)" out_has "^rdcp: 2 lanes (RC queue pairs): asked for 2 (--lanes)"
+	check "  no rails line" not out_has "^rdcp: rails:"
+	check "  both lanes wrote bytes" both lane_wrote 0 -- lane_wrote 1
+	check "  lane 1 on rxe0" lane_wrote 1 rxe0
+	check "  rxe0 sent it all" carried rxe0 sent "$((48 * 9 / 10))"
+	check "  rxe1 stayed idle (at most $IDLE_MAX_MB MiB)" idle rxe1
+	run --lanes 2 "rdcp://$S:18720/m/one-rail.bin" /tmp/pull/one-rail.bin
+	check "  pulled back byte for byte" cmp /tmp/src/m48.bin /tmp/pull/one-rail.bin
+	rm -f /tmp/pull/one-rail.bin
+
+	# 6. a tree with -r over two rails
+	make_rails_tree /tmp/src/tree
+	(cd /tmp/src && find tree -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
+		sed 's,  tree/,  mod/tree/,') >"$SH/sums/case6"
+	snap
+	run -v -r --lanes 2 /tmp/src/tree "$S::m/"
+	check "6. push a tree of $(find /tmp/src/tree -type f | wc -l) files (one of 8 MiB) with -r --lanes 2" \
+		[ "$RC" -eq 0 ]
+	check "  over 2 rails (-v)" out_has "^rdcp: rails: 2 (rxe0, rxe1)\$"
+	check "  lane 1 wrote bytes on rxe1" lane_wrote 1 rxe1
+	run -r --lanes 2 "$S::m/tree" /tmp/pull/
+	check "  pulled back with --lanes 2: diff -r finds nothing" diff -r /tmp/src/tree /tmp/pull/tree
+	check "  and every entry is there" same_tree /tmp/src/tree /tmp/pull/tree
+}
+
+# cut_when DEV COUNTER MIB: once the rail of netdev DEV has COUNTER
+# (sent|rcvd, its rxe's packets x 4 KiB) past MIB since snap, drop
+# everything this VM sends on DEV (netem loss 100%): the rail is cut
+# mid-copy. Run in the background beside the copy.
+cut_when() {
+	local rxe=rxe0 i=0
+	[ "$1" = eth1 ] && rxe=rxe1
+	while [ "$i" -lt 1200 ]; do
+		moved "$rxe" "$2"
+		[ "$MP" -ge $(($3 * 256)) ] && break
+		i=$((i + 1))
+		nap 0.05
+	done
+	tc qdisc add dev "$1" root netem loss 100%
+	echo "    (cut $1 after $rxe $2 $MP packets)"
+}
+
+# failover NAME DEV sent|rcvd SAYS ARGS...: copy ARGS with --lanes 2 while
+# cut_when cuts DEV; the copy must finish, and (SAYS=1) say its lane failed
+# over: the side that loses a lane is the one that was sending on it (in a
+# pull with rail 1 cut, only the daemon, which logs it)
+failover() {
+	local what=$1 dev=$2 ctr=$3 says=$4 cutter
+	shift 4
+	snap
+	cut_when "$dev" "$ctr" 8 &
+	cutter=$!
+	run -v --lanes 2 "$@"
+	wait "$cutter"
+	tc qdisc del dev "$dev" root 2>/dev/null
+	check "$what: finished (exit 0)" [ "$RC" -eq 0 ]
+	[ "$says" = 1 ] && check "  rdcp says a lane failed over" \
+		out_has "^rdcp: lane [01] over rxe[01] failed (the peer stopped acknowledging); 1 lane went on"
+	# the rail works again before the next case
+	for i in $(seq 1 50); do
+		ping -c 1 -W 1 -I "$dev" "$( [ "$dev" = eth1 ] && echo "$RIG_PEER_IP2" || echo "$RIG_PEER_IP")" \
+			>/dev/null 2>&1 && break
+		nap 0.1
+	done
+}
+
+# 7-9. One rail cut mid-copy (issue 12): the copy finishes on the other.
+# A lane whose peer stops acknowledging fails alone; what it had in flight
+# goes again on the live lane. --checksum none in two of them: only the
+# transport's care (a slot written again is not overwritten by an old
+# write) keeps the bytes right there.
+client_failover() {
+	local S=$1
+	head -c $((160 * MIB)) /dev/urandom >/tmp/src/m160.bin
+	failover "7. push 160 MiB, rail 1 (eth1) cut mid-copy" eth1 sent 1 \
+		/tmp/src/m160.bin "$S::m/cut1.bin"
+	sums case7 /tmp/src/m160.bin mod/cut1.bin
+	failover "8. push 160 MiB --checksum none, rail 0 (eth0, lane 0's) cut mid-copy" \
+		eth0 sent 1 --checksum none /tmp/src/m160.bin "$S::m/cut0.bin"
+	sums case8 /tmp/src/m160.bin mod/cut0.bin
+	failover "9. pull 160 MiB --checksum none, rail 0 cut mid-copy" eth0 rcvd 1 \
+		--checksum none "$S::m/cut1.bin" /tmp/pull/cut1.bin
+	check "  pulled byte for byte" cmp /tmp/src/m160.bin /tmp/pull/cut1.bin
+	rm -f /tmp/pull/cut1.bin
+	failover "10. pull 160 MiB, rail 1 cut mid-copy" eth1 rcvd 0 \
+		"$S::m/cut0.bin" /tmp/pull/cut0.bin
+	check "  pulled byte for byte" cmp /tmp/src/m160.bin /tmp/pull/cut0.bin
+	rm -f /tmp/pull/cut0.bin /tmp/src/m160.bin
+}
+
+case "$RIG_ROLE" in
+a)
+	server || {
+		touch "$SH/server-failed" "$SH/server-ready"
+		fail "server side"
+	}
+	;;
+b)
+	# whatever happens here, a stops waiting (set -u ends a script early)
+	trap 'touch "$SH/client-done"' EXIT
+	if ! wait_for "$SH/server-ready" 120 || [ -e "$SH/server-failed" ]; then
+		fail "no server"
+	elif [ ! -e /sys/class/infiniband/rxe1 ]; then
+		fail "no rxe1 here (rig.sh --rails 2)"
+	else
+		client "$(br "$RIG_PEER_IP")"
+		client_failover "$(br "$RIG_PEER_IP")"
+	fi
+	;;
+esac
+finish
