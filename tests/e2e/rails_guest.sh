@@ -147,6 +147,17 @@ server() {
 	check "rdcpd --listen $RIG_SELF_IP listens there alone" \
 		grep -qE "listening on port 18720: $RIG_SELF_IP:18720( |\$)" /tmp/l.log
 	grep -h 'listening\|each connection' /tmp/d.log /tmp/l.log | sed 's/^/    /'
+	# sshd for the scp-like mode (the remote half listens on every address)
+	mkdir -p /run/sshd /tmp/sshdst && chmod 0755 /run/sshd
+	ssh-keygen -q -t ed25519 -N '' -f /tmp/hostkey || return 1
+	wait_for "$SH/client.pub" 120 || return 1
+	cp "$SH/client.pub" /tmp/authorized_keys && chmod 0600 /tmp/authorized_keys
+	: >/tmp/sshd_config
+	/usr/sbin/sshd -f /tmp/sshd_config -E /tmp/sshd.log -o StrictModes=no \
+		-o PermitRootLogin=prohibit-password -o PasswordAuthentication=no \
+		-o KbdInteractiveAuthentication=no -o UsePAM=no -o PubkeyAuthentication=yes \
+		-p 2222 -h /tmp/hostkey -o AuthorizedKeysFile=/tmp/authorized_keys \
+		-o PidFile=/tmp/sshd.pid || return 1
 	touch "$SH/server-ready"
 
 	wait_for "$SH/client-done" 840 || return 1
@@ -158,6 +169,7 @@ server() {
 			sums_ok "$f"
 	done
 	check "the client's pushes were all checked here" [ -e "$SH/sums/case1" ]
+	check "the ssh-started push was checked here too" [ -e "$SH/sums/case11" ]
 	check "rdcpd (every address) still alive" daemon_alive d
 	check "rdcpd --listen still alive" daemon_alive l
 	check "rdcpd logged the lanes that failed over" \
@@ -167,6 +179,7 @@ server() {
 	sed 's/^/    l| /' /tmp/l.log | tail -8
 	stop_daemon d
 	stop_daemon l
+	kill "$(cat /tmp/sshd.pid)" 2>/dev/null
 }
 
 client() {
@@ -323,6 +336,20 @@ client_failover() {
 	rm -f /tmp/pull/cut0.bin /tmp/src/m160.bin
 }
 
+# 11. The scp-like mode: the remote half, started over ssh, listens on
+# every address of a and names its other rail too.
+client_ssh() {
+	local S=$1 SSHE="ssh -p 2222 -i /tmp/key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes -o ConnectTimeout=20"
+	run -v --lanes 2 -e "$SSHE" --remote-rdcp "$RDCP" /tmp/src/m48.bin "$S:/tmp/sshdst/ssh.bin"
+	check "11. ssh mode: push 48 MiB with --lanes 2" [ "$RC" -eq 0 ]
+	sums case11 /tmp/src/m48.bin sshdst/ssh.bin
+	check "  over 2 rails (-v)" out_has "^rdcp: rails: 2 (rxe0, rxe1)\$"
+	check "  lane 1 wrote bytes on rxe1" lane_wrote 1 rxe1
+	run --lanes 2 -e "$SSHE" --remote-rdcp "$RDCP" "$S:/tmp/sshdst/ssh.bin" /tmp/pull/ssh.bin
+	check "  pulled back over ssh, byte for byte" cmp /tmp/src/m48.bin /tmp/pull/ssh.bin
+	rm -f /tmp/pull/ssh.bin
+}
+
 case "$RIG_ROLE" in
 a)
 	server || {
@@ -333,12 +360,14 @@ a)
 b)
 	# whatever happens here, a stops waiting (set -u ends a script early)
 	trap 'touch "$SH/client-done"' EXIT
+	ssh-keygen -q -t ed25519 -N '' -f /tmp/key && cp /tmp/key.pub "$SH/client.pub"
 	if ! wait_for "$SH/server-ready" 120 || [ -e "$SH/server-failed" ]; then
 		fail "no server"
 	elif [ ! -e /sys/class/infiniband/rxe1 ]; then
 		fail "no rxe1 here (rig.sh --rails 2)"
 	else
 		client "$(br "$RIG_PEER_IP")"
+		client_ssh "$RIG_PEER_IP"
 		client_failover "$(br "$RIG_PEER_IP")"
 	fi
 	;;
