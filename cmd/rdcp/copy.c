@@ -584,6 +584,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.family = o->family;
 	co.co.lanes = o->lanes;
 	co.co.one_rail = o->one_rail;
+	co.co.rdma_devices = o->rdma_devices;
 	/* TCP: with workers, bulk payloads move on a thread of their own too */
 	co.co.bulk_thread = co.eo.threads > 1;
 	co.co.phase = on_phase;

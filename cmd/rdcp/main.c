@@ -99,6 +99,10 @@ static void usage(FILE *out)
 		"                             (1..%d; default: 1 on Soft-RoCE, 2 on\n"
 		"                             hardware; the server may grant fewer; -v\n"
 		"                             says how many); TCP always uses one\n"
+		"      --rdma-devices LIST    RDMA: the local devices lanes may use, comma\n"
+		"                             separated (the route to the host must go\n"
+		"                             through one; lanes routed through others run\n"
+		"                             beside the first)\n"
 		"      --one-rail             RDMA: keep every lane on the first lane's\n"
 		"                             device (by default extra lanes also run\n"
 		"                             over the server's other RDMA devices, when\n"
@@ -135,6 +139,7 @@ enum {
 	OPT_RDMA_HOST,
 	OPT_LANES,
 	OPT_ONE_RAIL,
+	OPT_RDMA_DEVICES,
 	OPT_REMOTE_RDCP,
 	OPT_REMOTE_SERVER,
 	OPT_JSON,
@@ -186,6 +191,7 @@ static const struct option longopts[] = {
 	{"rdma-host", required_argument, NULL, OPT_RDMA_HOST},
 	{"lanes", required_argument, NULL, OPT_LANES},
 	{"one-rail", no_argument, NULL, OPT_ONE_RAIL},
+	{"rdma-devices", required_argument, NULL, OPT_RDMA_DEVICES},
 	{"remote-rdcp", required_argument, NULL, OPT_REMOTE_RDCP},
 	{"remote-server", no_argument, NULL, OPT_REMOTE_SERVER},
 	{"json", no_argument, NULL, OPT_JSON},
@@ -202,6 +208,25 @@ static const struct option longopts[] = {
 	{"partial-dir", required_argument, NULL, OPT_PARTIAL_DIR},
 	{NULL, 0, NULL, 0},
 };
+
+/* --rdma-devices: names of 1..63 characters, comma separated, no empties. */
+static int devices_ok(const char *s)
+{
+	size_t n = 0;
+
+	if (!*s || strlen(s) > 255)
+		return 0;
+	for (; *s; s++) {
+		if (*s == ',') {
+			if (!n)
+				return 0;
+			n = 0;
+		} else if (*s <= ' ' || *s == '/' || ++n > 63) {
+			return 0;
+		}
+	}
+	return n > 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -286,6 +311,16 @@ int main(int argc, char **argv)
 		}
 		case OPT_ONE_RAIL:
 			o.one_rail = 1;
+			break;
+		case OPT_RDMA_DEVICES:
+			if (!devices_ok(optarg)) {
+				fprintf(stderr,
+					"rdcp: --rdma-devices '%s': give device names (as in "
+					"rdcp --list-devices), comma separated\n",
+					optarg);
+				return RDCP_EXIT_USAGE;
+			}
+			o.rdma_devices = optarg;
 			break;
 		case OPT_TRANSPORT:
 			o.transport = rd_transport_parse(optarg);

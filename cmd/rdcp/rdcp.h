@@ -57,6 +57,7 @@ struct rdcp_opts {
 	int retries;		 /* --retries: reconnect after a drop mid-copy */
 	unsigned lanes;		 /* --lanes: RC QPs to ask for; 0 the device's default */
 	int one_rail;		 /* --one-rail: every lane on lane 0's device */
+	const char *rdma_devices; /* --rdma-devices: the local devices lanes may use */
 };
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);

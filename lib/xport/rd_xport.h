@@ -113,7 +113,17 @@ struct rd_conn_opts {
 	 * other devices when it names them). Server: 1 names none.
 	 */
 	int one_rail;
+	/*
+	 * Client over RDMA: the local devices its lanes may use, comma
+	 * separated ("mlx5_0,mlx5_1"); NULL: any. Lane 0's route must go
+	 * through one of them; an extra lane whose route to a rail of the
+	 * server's goes through another runs beside lane 0 instead.
+	 */
+	const char *rdma_devices;
 };
+
+/* Is device dev in the comma-separated list (NULL: every device is)? */
+int rd_rdma_devices_has(const char *list, const char *dev);
 
 #define RD_LANES_DEFAULT_CAP 4
 

@@ -135,6 +135,24 @@ void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t le
 	p->rnr_retry_count = 7;
 }
 
+int rd_rdma_devices_has(const char *list, const char *dev)
+{
+	size_t n = strlen(dev);
+	const char *p = list;
+
+	if (!list || !*list)
+		return 1;
+	while (*p) {
+		if (!strncmp(p, dev, n) && (p[n] == ',' || !p[n]))
+			return 1;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	return 0;
+}
+
 void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p)
 {
 	uint8_t t = RD_LANE_ACK_TIMEOUT;
@@ -267,6 +285,18 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	if (ret)
 		goto out;
 
+	if (o && o->rdma_devices && *o->rdma_devices) {
+		const char *dev = ibv_get_device_name(rc->id->verbs->device);
+
+		snprintf(rc->devices, sizeof(rc->devices), "%s", o->rdma_devices);
+		if (!rd_rdma_devices_has(rc->devices, dev)) {
+			ret = rd_err_set(&c->err, RD_EUSAGE, 0,
+					 "%s: the route there goes through RDMA device %s, which "
+					 "--rdma-devices %s leaves out",
+					 c->info.peer, dev, rc->devices);
+			goto out;
+		}
+	}
 	/* Lanes: what was asked, else what suits the device (1 on Soft-RoCE). */
 	rc->lanes = o && o->lanes ? o->lanes : rd_rdma_default_lanes(rc->id->verbs);
 	if (rc->lanes > RD_LANES_MAX)

@@ -361,6 +361,10 @@ static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proo
 	rc->lane[k] = id;
 	if (to_rail && rd_rdma_lane_dst(rc, k, &dst)) {
 		r = lane_route(rc, id, k, NULL, (struct sockaddr *)&dst, RAIL_MS / 2);
+		if (r == 0 && !rd_rdma_devices_has(rc->devices,
+						   ibv_get_device_name(id->verbs->device)))
+			r = rd_xc_fail(c, RD_EUSAGE, 0, "its route goes through %s, not --rdma-devices",
+				       ibv_get_device_name(id->verbs->device));
 		if (r == 0)
 			r = lane_qp(rc, id, k);
 		if (r)

@@ -76,6 +76,7 @@ struct rd_rdma_conn {
 	int rails_on;	       /* RAILS agreed: the server's list comes in TLS */
 	int wild;	       /* server: its listener takes every address */
 	struct rd_msg_rails peer_rails; /* client: the server's other rails */
+	char devices[256];	       /* client: --rdma-devices, "" for any */
 	int seq_on;	       /* lanes > 1: numbered SENDs, resequenced */
 	uint32_t tx_seq;
 	struct rd_reseq rx;

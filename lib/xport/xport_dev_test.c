@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <cmocka.h>
 
+#include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_dev.h"
 
 static void test_memlock_unlimited_is_enough(void **state)
@@ -73,6 +74,21 @@ static void test_devlist_query(void **state)
 	rd_devlist_free(NULL);
 }
 
+/* --rdma-devices: whole names only, any place in the list; none: any. */
+static void test_rdma_devices_has(void **state)
+{
+	(void)state;
+	assert_true(rd_rdma_devices_has(NULL, "rxe0"));
+	assert_true(rd_rdma_devices_has("", "rxe0"));
+	assert_true(rd_rdma_devices_has("rxe0", "rxe0"));
+	assert_true(rd_rdma_devices_has("mlx5_0,rxe0", "rxe0"));
+	assert_true(rd_rdma_devices_has("rxe0,mlx5_0", "mlx5_0"));
+	assert_false(rd_rdma_devices_has("rxe0", "rxe"));
+	assert_false(rd_rdma_devices_has("rxe", "rxe0"));
+	assert_false(rd_rdma_devices_has("rxe01,rxe1", "rxe0"));
+	assert_false(rd_rdma_devices_has("mlx5_1", "mlx5_10"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -81,6 +97,7 @@ int main(void)
 		cmocka_unit_test(test_memlock_cap_bypasses),
 		cmocka_unit_test(test_memlock_query_matches_getrlimit),
 		cmocka_unit_test(test_devlist_query),
+		cmocka_unit_test(test_rdma_devices_has),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -256,6 +256,24 @@ client() {
 	check "  pulled back byte for byte" cmp /tmp/src/m48.bin /tmp/pull/one-rail.bin
 	rm -f /tmp/pull/one-rail.bin
 
+	# 5b. --rdma-devices: rxe0 alone keeps both lanes there; rxe1 alone is
+	# not where the route to the daemon goes: refused before connecting
+	run -v --lanes 2 --rdma-devices rxe0 /tmp/src/m48.bin "$S::m/devs.bin"
+	check "5b. --rdma-devices rxe0: push with --lanes 2" [ "$RC" -eq 0 ]
+	sums case5b /tmp/src/m48.bin mod/devs.bin
+	check "  no rails over 2 devices" not out_has "^rdcp: rails: 2"
+	check "  lane 1 on rxe0" lane_wrote 1 rxe0
+	check "  -v says why lane 1 stayed" out_has "^rdcp: rails: lane 1: .*not --rdma-devices"
+	run --lanes 2 --rdma-devices rxe1 /tmp/src/m48.bin "$S::m/devs1.bin"
+	check "  --rdma-devices rxe1: exit 1 (usage)" [ "$RC" -eq 1 ]
+	check "  names the device the route takes" out_has "goes through RDMA device rxe0, which --rdma-devices rxe1 leaves out"
+	run --lanes 2 --rdma-devices rxe0,rxe1 /tmp/src/m48.bin "$S::m/devs2.bin"
+	check "  --rdma-devices rxe0,rxe1: as without it" [ "$RC" -eq 0 ]
+	sums case5c /tmp/src/m48.bin mod/devs2.bin
+	run --rdma-devices ',rxe0' /tmp/src/m48.bin "$S::m/devs3.bin"
+	check "  --rdma-devices ',rxe0': a usage error naming the option" \
+		both [ "$RC" -eq 1 ] -- out_has "rdma-devices ',rxe0'"
+
 	# 6. a tree with -r over two rails
 	make_rails_tree /tmp/src/tree
 	(cd /tmp/src && find tree -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
