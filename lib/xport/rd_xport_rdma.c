@@ -220,10 +220,15 @@ static int open_rail(struct rd_rdma_conn *rc, unsigned r, struct ibv_context *ve
 		c->dead = 1;
 		return reg_fail(c, (size_t)rc->sdepth * RD_CTRL_MAX, errno);
 	}
-	c->info.reg_ctrl += rlen + (size_t)rc->sdepth * RD_CTRL_MAX;
 	if (r)
 		snprintf(c->info.rail_dev[r], sizeof(c->info.rail_dev[r]), "%s", dev);
 	return 0;
+}
+
+/* Control buffers one rail registers. */
+static uint64_t rail_reg_bytes(const struct rd_rdma_conn *rc)
+{
+	return (uint64_t)(rc->c.rdepth + rc->sdepth) * RD_CTRL_MAX;
 }
 
 static int post_rail(struct rd_rdma_conn *rc, unsigned r)
@@ -234,6 +239,27 @@ static int post_rail(struct rd_rdma_conn *rc, unsigned r)
 	for (i = 0; i < rc->c.rdepth && !ret; i++)
 		ret = post_recv(&rc->c, r * rc->c.rdepth + i);
 	return ret;
+}
+
+/* Free rail r's resources (those it got: a rail may be half open). */
+static void close_rail(struct rd_rail *ra)
+{
+	if (ra->srq)
+		ibv_destroy_srq(ra->srq);
+	if (ra->rmr)
+		ibv_dereg_mr(ra->rmr);
+	if (ra->smr)
+		ibv_dereg_mr(ra->smr);
+	if (ra->cq) {
+		if (ra->cq_unacked)
+			ibv_ack_cq_events(ra->cq, ra->cq_unacked);
+		ibv_destroy_cq(ra->cq);
+	}
+	if (ra->cch)
+		ibv_destroy_comp_channel(ra->cch);
+	if (ra->pd)
+		ibv_dealloc_pd(ra->pd);
+	memset(ra, 0, sizeof(*ra));
 }
 
 int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
@@ -252,12 +278,16 @@ int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
 				  c->info.peer, ibv_get_device_name(verbs->device), c->info.device);
 	r = rc->nrails;
 	ret = open_rail(rc, r, verbs);
-	rc->nrails = r + 1; /* closed with the rest, even half open */
 	if (!ret)
 		ret = post_rail(rc, r);
-	if (ret)
+	if (ret) {
+		/* not a rail of this session: nothing of it stays (no QP uses it) */
+		close_rail(&rc->rail[r]);
 		return ret;
+	}
+	rc->nrails = r + 1;
 	c->info.rails = rc->nrails;
+	c->info.reg_ctrl += rail_reg_bytes(rc);
 	return (int)r;
 }
 
@@ -288,6 +318,7 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	r = open_rail(rc, 0, rc->id->verbs);
 	if (r)
 		return r;
+	c->info.reg_ctrl = rail_reg_bytes(rc);
 	r = rd_rdma_create_qp(rc, rc->id, 0);
 	if (r)
 		return r;
@@ -360,6 +391,19 @@ static unsigned lane_of_qp(const struct rd_rdma_conn *rc, unsigned ra, uint32_t 
 	return RD_LANES_MAX;
 }
 
+/* Lane k is given up while others go on: say which, and why. */
+static void lane_dies(struct rd_rdma_conn *rc, unsigned k, const char *how, const char *why)
+{
+	struct rd_conn *c = &rc->c;
+
+	rc->lane_dead[k] = 1;
+	rc->nlive--;
+	c->info.failovers++;
+	snprintf(c->info.rails_note, sizeof(c->info.rails_note),
+		 "lane %u over %s %s (%s); %u lane%s went on", k,
+		 c->info.rail_dev[rc->lane_rail[k]], how, why, rc->nlive, rc->nlive == 1 ? "" : "s");
+}
+
 /*
  * Failover: a lane whose peer stopped acknowledging (its rail was cut)
  * while another lane lives is closed alone, and what it had in flight goes
@@ -368,7 +412,6 @@ static unsigned lane_of_qp(const struct rd_rdma_conn *rc, unsigned ra, uint32_t 
  */
 static int fail_over(struct rd_rdma_conn *rc, unsigned ra, const struct ibv_wc *wc, int *ret)
 {
-	struct rd_conn *c = &rc->c;
 	unsigned k = lane_of_qp(rc, ra, wc->qp_num), kind = WR_KIND(wc->wr_id);
 
 	if (!rc->seq_on || k >= rc->nlanes)
@@ -376,13 +419,7 @@ static int fail_over(struct rd_rdma_conn *rc, unsigned ra, const struct ibv_wc *
 	if (!rc->lane_dead[k]) {
 		if (wc->status != IBV_WC_RETRY_EXC_ERR || rc->nlive < 2)
 			return 0;
-		rc->lane_dead[k] = 1;
-		rc->nlive--;
-		c->info.failovers++;
-		snprintf(c->info.rails_note, sizeof(c->info.rails_note),
-			 "lane %u over %s failed (%s); %u lane%s went on", k,
-			 c->info.rail_dev[rc->lane_rail[k]], "the peer stopped acknowledging",
-			 rc->nlive, rc->nlive == 1 ? "" : "s");
+		lane_dies(rc, k, "failed", "the peer stopped acknowledging");
 	} else if (wc->status != IBV_WC_RETRY_EXC_ERR && wc->status != IBV_WC_WR_FLUSH_ERR) {
 		return 0;
 	}
@@ -439,24 +476,23 @@ static int drain_cq(struct rd_rdma_conn *rc)
 	unsigned ri;
 	int n, i, r, first = 0, total = 0;
 
-	for (ri = 0; ri < rc->nrails; ri++)
-	for (;;) {
-		n = rc->rail[ri].cq ? ibv_poll_cq(rc->rail[ri].cq, 32, wc) : 0;
-		if (n < 0)
-			return rd_xc_fail(&rc->c, RD_ECONN, 0,
-					  "%s: polling the completion queue failed",
-					  rc->c.info.device);
-		for (i = 0; i < n; i++) {
-			if (first && (wc[i].status != IBV_WC_SUCCESS ||
-				      WR_KIND(wc[i].wr_id) != WR_RECV))
-				continue;
-			r = handle_wc(rc, ri, &wc[i]);
-			if (r && !first)
-				first = r;
-		}
-		total += n;
-		if (n < 32)
-			break;
+	for (ri = 0; ri < rc->nrails && rc->rail[ri].cq; ri++) {
+		do {
+			n = ibv_poll_cq(rc->rail[ri].cq, 32, wc);
+			if (n < 0)
+				return rd_xc_fail(&rc->c, RD_ECONN, 0,
+						  "%s: polling the completion queue failed",
+						  rc->c.info.rail_dev[ri]);
+			for (i = 0; i < n; i++) {
+				if (first && (wc[i].status != IBV_WC_SUCCESS ||
+					      WR_KIND(wc[i].wr_id) != WR_RECV))
+					continue;
+				r = handle_wc(rc, ri, &wc[i]);
+				if (r && !first)
+					first = r;
+			}
+			total += n;
+		} while (n == 32);
 	}
 	if (first && !rc->c.rq_count)
 		return first;
@@ -470,7 +506,6 @@ static int drain_cq(struct rd_rdma_conn *rc)
 static int lane_ended(struct rd_rdma_conn *rc, struct rdma_cm_id *id,
 		      enum rdma_cm_event_type t)
 {
-	struct rd_conn *c = &rc->c;
 	unsigned k;
 
 	for (k = 0; k < rc->nlanes && rc->lane[k] != id; k++)
@@ -481,13 +516,7 @@ static int lane_ended(struct rd_rdma_conn *rc, struct rdma_cm_id *id,
 		return 1;
 	if (rc->nlive < 2)
 		return 0;
-	rc->lane_dead[k] = 1;
-	rc->nlive--;
-	c->info.failovers++;
-	snprintf(c->info.rails_note, sizeof(c->info.rails_note),
-		 "lane %u over %s ended (%s); %u lane%s went on", k,
-		 c->info.rail_dev[rc->lane_rail[k]], rdma_event_str(t), rc->nlive,
-		 rc->nlive == 1 ? "" : "s");
+	lane_dies(rc, k, "ended", rdma_event_str(t));
 	/* Its QP to the error state: what it had in flight flushes and goes
 	 * out again on a live lane (fail_over). */
 	rdma_disconnect(id);
@@ -824,25 +853,8 @@ static void rdma_close(struct rd_conn *c)
 	if (rc->id && rc->id->qp)
 		rdma_destroy_qp(rc->id);
 	rd_reseq_fini(&rc->rx);
-	for (i = 0; i < rc->nrails; i++) {
-		struct rd_rail *ra = &rc->rail[i];
-
-		if (ra->srq)
-			ibv_destroy_srq(ra->srq);
-		if (ra->rmr)
-			ibv_dereg_mr(ra->rmr);
-		if (ra->smr)
-			ibv_dereg_mr(ra->smr);
-		if (ra->cq) {
-			if (ra->cq_unacked)
-				ibv_ack_cq_events(ra->cq, ra->cq_unacked);
-			ibv_destroy_cq(ra->cq);
-		}
-		if (ra->cch)
-			ibv_destroy_comp_channel(ra->cch);
-		if (ra->pd)
-			ibv_dealloc_pd(ra->pd);
-	}
+	for (i = 0; i < RD_RAILS_MAX; i++)
+		close_rail(&rc->rail[i]);
 	if (rc->id)
 		rdma_destroy_id(rc->id);
 	if (rc->ech)
