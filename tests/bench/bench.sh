@@ -40,6 +40,8 @@
 #   BENCH_STEP_TIMEOUT    per-step timeout, seconds (default: 60 + BENCH_MB)
 #   BENCH_ONLY="ibw1 rdcp_none rdcp_gmac ibw2"  run only these steps (the rest
 #                         are reported as skipped); rdcp_none_lanes2 is --lanes 2
+#   BENCH_RAILS=2         boot the rig with a second wire and rxe1 in each VM: then
+#                         rdcp_none_lanes2 runs its two lanes over both devices
 #
 # Exit status: 0 every measurement ran (whether or not the target is met);
 # 1 some step produced no number (see the report); 2 usage; 3 missing tool or build
@@ -594,6 +596,7 @@ report() {
   fi
   echo "rdcp benchmark, $(date -u '+%Y-%m-%d %H:%M UTC'), git $(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$REPO" diff --quiet HEAD -- lib cmd 2>/dev/null || echo ' (lib/cmd modified)')"
   echo "Soft-RoCE rig run2 (QEMU TCG, 1 vCPU per VM), a -> b, file ${BENCH_MB} MiB random, ${BENCH_SMALL_MB} MiB for the memory check"
+  [ "${BENCH_RAILS:-1}" = 2 ] && echo "rig.sh --rails 2: rxe0 and rxe1 in each VM (--lanes 2 spreads over both; ib_write_bw runs on rxe0)"
   echo "rdcp: $BENCH_RDCP_ORIG ($BENCH_BIN_INFO)"
   echo "Units: MB/s = 1e6 B/s, MiB/s = 2^20 B/s; ratios are MiB/s over MiB/s. perftest's 'MB/sec' is MiB/s."
   echo "Baseline ib_write_bw = mean of the runs before (${i1:-failed}) and after (${i2:-failed}) the copies."
@@ -756,6 +759,7 @@ host_main() {
   log "booting the rig (timeout ${to}s); ${BENCH_MB} MiB file; results at the end (takes a few minutes)"
   local t0=$SECONDS rst=0
   TMPDIR=$WORK RIG_KEEP=1 RIG_ENV="$rig_env" bash "$REPO/tests/rig/rig.sh" run2 --timeout "$to" \
+    ${BENCH_RAILS:+--rails "$BENCH_RAILS"} \
     --a "bash $(printf '%q' "$self") --guest a" --b "bash $(printf '%q' "$self") --guest b" \
     >"$WORK/rig.out" 2>"$WORK/rig.err" || rst=$?
   log "rig finished in $((SECONDS - t0)) s with status $rst"
