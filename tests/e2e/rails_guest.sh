@@ -274,6 +274,22 @@ client() {
 	check "  --rdma-devices ',rxe0': a usage error naming the option" \
 		both [ "$RC" -eq 1 ] -- out_has "rdma-devices ',rxe0'"
 
+	# 5c. the server's rail unreachable from here (all this VM sends on
+	# eth1 dropped): lane 1 gives up on it after 3 s and runs beside lane 0
+	tc qdisc add dev eth1 root netem loss 100%
+	snap
+	run -v --lanes 2 /tmp/src/m48.bin "$S::m/unreach.bin"
+	tc qdisc del dev eth1 root
+	check "5c. rail 1 unreachable: push with --lanes 2 still works" [ "$RC" -eq 0 ]
+	sums case5d /tmp/src/m48.bin mod/unreach.bin
+	check "  -v says lane 1 could not use the server's rail" \
+		out_has "^rdcp: rails: lane 1: the server's rail was unusable from here, so it runs beside lane 0"
+	check "  lane 1 on rxe0" lane_wrote 1 rxe0
+	for i in $(seq 1 50); do
+		ping -c 1 -W 1 -I eth1 "$RIG_PEER_IP2" >/dev/null 2>&1 && break
+		nap 0.1
+	done
+
 	# 6. a tree with -r over two rails
 	make_rails_tree /tmp/src/tree
 	(cd /tmp/src && find tree -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum |
