@@ -107,6 +107,18 @@ sums() {
 
 sums_ok() { (cd /tmp && sha256sum --quiet -c "$1"); }
 
+# verify_sums: check (once) every case's digests that came so far
+verify_sums() {
+	local f
+	mkdir -p /tmp/sums-done
+	for f in "$SH"/sums/*; do
+		[ -e "$f" ] && [ ! -e "/tmp/sums-done/${f##*/}" ] || continue
+		check "on the daemon's side, byte for byte: ${f##*/} ($(wc -l <"$f") files)" \
+			sums_ok "$f"
+		touch "/tmp/sums-done/${f##*/}"
+	done
+}
+
 # make_rails_tree DIR: 40 files of mixed sizes in nested directories, one of
 # 8 MiB, some empty, some just around a 4 KiB page.
 make_rails_tree() {
@@ -158,16 +170,17 @@ server() {
 		-o KbdInteractiveAuthentication=no -o UsePAM=no -o PubkeyAuthentication=yes \
 		-p 2222 -h /tmp/hostkey -o AuthorizedKeysFile=/tmp/authorized_keys \
 		-o PidFile=/tmp/sshd.pid || return 1
+	v6 1 || { fail "IPv6 addresses on a"; return 1; }
 	touch "$SH/server-ready"
 
+	# What the client pushed, byte for byte here: the first cases' files
+	# when it asks (then they go: this tmpfs is small), the rest at the end.
+	while [ ! -e "$SH/client-done" ] && [ ! -e "$SH/prune" ]; do nap 0.2; done
+	verify_sums
+	rm -rf /tmp/mod/* /tmp/mod2/* /tmp/sshdst/*
+	touch "$SH/pruned"
 	wait_for "$SH/client-done" 840 || return 1
-	# What the client pushed, byte for byte here.
-	local f
-	for f in "$SH"/sums/*; do
-		[ -e "$f" ] || continue
-		check "on the daemon's side, byte for byte: ${f##*/} ($(wc -l <"$f") files)" \
-			sums_ok "$f"
-	done
+	verify_sums
 	check "the client's pushes were all checked here" [ -e "$SH/sums/case1" ]
 	check "the ssh-started push was checked here too" [ -e "$SH/sums/case11" ]
 	check "rdcpd (every address) still alive" daemon_alive d
@@ -370,6 +383,36 @@ client_failover() {
 	rm -f /tmp/pull/cut0.bin /tmp/src/m160.bin
 }
 
+# v6 N: this VM's IPv6 addresses on both wires (fd10::N on eth0, fd11::N
+# on eth1), and wait until each rxe has the GID for it
+v6() {
+	local i
+	ip -6 addr add "fd10::$1/64" dev eth0 nodad || return 1
+	ip -6 addr add "fd11::$1/64" dev eth1 nodad || return 1
+	for i in $(seq 1 100); do
+		grep -qs '^fd10:' /sys/class/infiniband/rxe0/ports/1/gids/* &&
+			grep -qs '^fd11:' /sys/class/infiniband/rxe1/ports/1/gids/* && return 0
+		nap 0.1
+	done
+	return 1
+}
+
+# 12. Rails over IPv6: lane 0 to fd10::1, the server names fd11::1
+client_v6() {
+	check "12. IPv6 on both wires (fd10::2, fd11::2) with their GIDs" v6 2
+	for i in $(seq 1 50); do
+		ping -c 1 -W 1 fd11::1 >/dev/null 2>&1 && break
+		nap 0.1
+	done
+	# (16 MiB: a's tmpfs holds the failover cases' files after this)
+	head -c $((16 * MIB)) /tmp/src/m48.bin >/tmp/src/m16.bin
+	run -v --lanes 2 /tmp/src/m16.bin "[fd10::1]::m/v6.bin"
+	check "  push 16 MiB to [fd10::1] with --lanes 2" [ "$RC" -eq 0 ]
+	sums case12 /tmp/src/m16.bin mod/v6.bin
+	check "  over 2 rails (-v)" out_has "^rdcp: rails: 2 (rxe0, rxe1)\$"
+	check "  lane 1 wrote bytes on rxe1" lane_wrote 1 rxe1
+}
+
 # 11. The scp-like mode: the remote half, started over ssh, listens on
 # every address of a and names its other rail too.
 client_ssh() {
@@ -402,6 +445,10 @@ b)
 	else
 		client "$(br "$RIG_PEER_IP")"
 		client_ssh "$RIG_PEER_IP"
+		client_v6
+		# a checks what came so far and makes room for the big files
+		touch "$SH/prune"
+		wait_for "$SH/pruned" 120
 		client_failover "$(br "$RIG_PEER_IP")"
 	fi
 	;;
