@@ -178,13 +178,10 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 			i->lanes == 1 ? "" : "s", i->lanes_asked,
 			o->lanes ? " (--lanes)" : " (the device's default)");
 		if (i->rails > 1) {
-			char devs[RD_RAILS_MAX * 34] = "";
-			unsigned k;
+			char devs[RD_RAILS_MAX * 34];
 
-			for (k = 0; k < i->rails && k < RD_RAILS_MAX; k++)
-				snprintf(devs + strlen(devs), sizeof(devs) - strlen(devs), "%s%s",
-					 k ? ", " : "", i->rail_dev[k]);
-			fprintf(stderr, "rdcp: rails: %u (%s)\n", i->rails, devs);
+			fprintf(stderr, "rdcp: rails: %u (%s)\n", i->rails,
+				rd_conn_rail_names(i, devs, sizeof(devs)));
 		}
 		if (i->rails_note[0])
 			fprintf(stderr, "rdcp: rails: %s\n", i->rails_note);

@@ -193,13 +193,11 @@ static int host_ok(const struct rd_daemon_cfg *cfg, const char *peer)
 static void log_lanes(const struct rd_daemon_cfg *cfg, const char *peer, const struct rd_conn *c)
 {
 	const struct rd_conn_info *i = rd_conn_info(c);
-	char devs[RD_RAILS_MAX * 34] = "";
-	unsigned k;
+	char devs[RD_RAILS_MAX * 34];
 
-	for (k = 0; i->rails > 1 && k < i->rails && k < RD_RAILS_MAX; k++)
-		snprintf(devs + strlen(devs), sizeof(devs) - strlen(devs), "%s%s",
-			 k ? ", " : " over rails ", i->rail_dev[k]);
-	logf_(cfg, RD_LOG_INFO, "%s: %u lanes (RC queue pairs)%s", peer, i->lanes, devs);
+	logf_(cfg, RD_LOG_INFO, "%s: %u lanes (RC queue pairs)%s%s", peer, i->lanes,
+	      i->rails > 1 ? " over rails " : "",
+	      i->rails > 1 ? rd_conn_rail_names(i, devs, sizeof(devs)) : "");
 }
 
 /* What each lane wrote from here, and over which device. */
@@ -318,8 +316,8 @@ static void *serve_one(void *arg)
 	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
 	if (rd_conn_info(c)->lanes > 1 && rd_conn_lane_bytes(c, 0) + rd_conn_lane_bytes(c, 1))
 		log_lane_bytes(cfg, peer, c);
-	if (rd_conn_base_info(c)->failovers)
-		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, rd_conn_base_info(c)->rails_note);
+	if (rd_conn_info(c)->failovers)
+		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, rd_conn_info(c)->rails_note);
 out:
 	__atomic_store_n(&w->ended, 1, __ATOMIC_RELEASE);
 	rd_conn_close(c);

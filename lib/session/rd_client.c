@@ -273,11 +273,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
-	/* the extra lanes (and the rails they run over) joined after TLS */
-	cl->info.lanes = rd_conn_info(c)->lanes;
-	cl->info.rails = rd_conn_info(c)->rails;
-	memcpy(cl->info.rail_dev, rd_conn_info(c)->rail_dev, sizeof(cl->info.rail_dev));
-	memcpy(cl->info.rails_note, rd_conn_info(c)->rails_note, sizeof(cl->info.rails_note));
+	cl->info = *rd_conn_info(c); /* with the lanes (and rails) joined after TLS */
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
@@ -343,8 +339,8 @@ out:
 	}
 	if (c) {
 		snprintf(cl->info.rails_note, sizeof(cl->info.rails_note), "%s",
-			 rd_conn_base_info(c)->rails_note);
-		cl->info.failovers = rd_conn_base_info(c)->failovers;
+			 rd_conn_info(c)->rails_note);
+		cl->info.failovers = rd_conn_info(c)->failovers;
 	}
 	rd_conn_close(c);
 	if (cl->connected)

@@ -43,16 +43,6 @@ int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, si
 	return c->ops->write_send(c, &w, msg, msglen);
 }
 
-void rd_mr_rkeys(const struct rd_mr *mr, struct rd_rkeys *rk)
-{
-	unsigned i;
-
-	rk->n = 1 + (mr->nx < RD_RAILS_MAX ? mr->nx : RD_RAILS_MAX - 1);
-	rk->k[0] = mr->rkey;
-	for (i = 1; i < rk->n; i++)
-		rk->k[i] = mr->xrkey[i - 1];
-}
-
 int rd_conn_recv(struct rd_conn *c, const uint8_t **msg, size_t *len)
 {
 	return c->ops->recv(c, msg, len);
@@ -92,7 +82,20 @@ const struct rd_err *rd_conn_err(const struct rd_conn *c)
 
 const struct rd_conn_info *rd_conn_info(const struct rd_conn *c)
 {
+	while (c->lower)
+		c = c->lower;
 	return &c->info;
+}
+
+const char *rd_conn_rail_names(const struct rd_conn_info *i, char *buf, size_t len)
+{
+	unsigned k;
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (k = 0; k < i->rails && k < RD_RAILS_MAX && n < len; k++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", k ? ", " : "", i->rail_dev[k]);
+	return buf;
 }
 
 uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i)
@@ -100,13 +103,6 @@ uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i)
 	while (c && !c->ops->lane_bytes)
 		c = c->lower;
 	return c ? c->ops->lane_bytes(c, i) : 0;
-}
-
-const struct rd_conn_info *rd_conn_base_info(const struct rd_conn *c)
-{
-	while (c->lower)
-		c = c->lower;
-	return &c->info;
 }
 
 unsigned rd_conn_lane_rail(const struct rd_conn *c, unsigned i)

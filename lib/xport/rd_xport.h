@@ -154,10 +154,6 @@ struct rd_conn_info {
 
 /* RDMA WRITE bytes that went over lane i (0 past the last lane, or not RDMA). */
 uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i);
-/* The info of the transport under every filter, as it is now (a filter's
- * rd_conn_info() is a copy from when it was put on: lanes that failed over
- * since show only here). */
-const struct rd_conn_info *rd_conn_base_info(const struct rd_conn *c);
 /* The rail (index into info.rail_dev) lane i runs over here; 0 if not RDMA. */
 unsigned rd_conn_lane_rail(const struct rd_conn *c, unsigned i);
 
@@ -207,7 +203,11 @@ void rd_listener_close(struct rd_listener *l);
 
 /* --- both --- */
 const struct rd_err *rd_conn_err(const struct rd_conn *c);
+/* The transport's info, as it is now (a filter such as TLS has none of its
+ * own: lanes that joined or failed over show through it). */
 const struct rd_conn_info *rd_conn_info(const struct rd_conn *c);
+/* "rxe0, rxe1": the devices of i's rails, in rail order, into buf. */
+const char *rd_conn_rail_names(const struct rd_conn_info *i, char *buf, size_t len);
 /* The transport under c: "rdma", "tcp" or "loop". */
 const char *rd_conn_transport(const struct rd_conn *c);
 void rd_conn_set_sent_cb(struct rd_conn *c, rd_conn_sent_fn fn, void *ctx);
@@ -240,8 +240,6 @@ int rd_conn_can_send(const struct rd_conn *c);
 int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, size_t len,
 		       uint64_t raddr, const struct rd_rkeys *rk, const void *msg, size_t msglen,
 		       uint64_t cookie);
-/* rk for a slot of mr (the receiver's own registration): every rail's key. */
-void rd_mr_rkeys(const struct rd_mr *mr, struct rd_rkeys *rk);
 
 /*
  * Wait up to timeout_ms for progress (a message arriving, a send

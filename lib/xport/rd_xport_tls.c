@@ -322,10 +322,6 @@ static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, const struct time
 	memset(proof, 0, sizeof(proof));
 	if (r < 0)
 		return rd_err_copy(&tc->c.err, rd_conn_err(lo));
-	tc->c.info.lanes = lo->info.lanes;
-	tc->c.info.rails = lo->info.rails;
-	memcpy(tc->c.info.rail_dev, lo->info.rail_dev, sizeof(lo->info.rail_dev));
-	memcpy(tc->c.info.rails_note, lo->info.rails_note, sizeof(lo->info.rails_note));
 	return 0;
 }
 
