@@ -80,6 +80,16 @@ idle() {
 		[ "$mp" -le $((IDLE_MAX_MB * MIB / 1024)) ] && [ "$MP" -le $((IDLE_MAX_MB * MIB / 1024)) ]
 }
 
+# reach ADDR [DEV]: wait (5 s at most) until ADDR answers a ping (through DEV)
+reach() {
+	local i
+	for i in $(seq 1 50); do
+		ping -c 1 -W 1 ${2:+-I "$2"} "$1" >/dev/null 2>&1 && return 0
+		nap 0.1
+	done
+	return 1
+}
+
 # lane_wrote K [DEV]: -v's line says lane K wrote a non-zero count of bytes
 # (on DEV, when given)
 lane_wrote() {
@@ -112,7 +122,8 @@ verify_sums() {
 	local f
 	mkdir -p /tmp/sums-done
 	for f in "$SH"/sums/*; do
-		[ -e "$f" ] && [ ! -e "/tmp/sums-done/${f##*/}" ] || continue
+		[ -e "$f" ] || continue
+		[ -e "/tmp/sums-done/${f##*/}" ] && continue
 		check "on the daemon's side, byte for byte: ${f##*/} ($(wc -l <"$f") files)" \
 			sums_ok "$f"
 		touch "/tmp/sums-done/${f##*/}"
@@ -298,10 +309,7 @@ client() {
 	check "  -v says lane 1 could not use the server's rail" \
 		out_has "^rdcp: rails: lane 1: the server's rail was unusable from here, so it runs beside lane 0"
 	check "  lane 1 on rxe0" lane_wrote 1 rxe0
-	for i in $(seq 1 50); do
-		ping -c 1 -W 1 -I eth1 "$RIG_PEER_IP2" >/dev/null 2>&1 && break
-		nap 0.1
-	done
+	reach "$RIG_PEER_IP2" eth1
 
 	# 6. a tree with -r over two rails
 	make_rails_tree /tmp/src/tree
@@ -352,11 +360,7 @@ failover() {
 	[ "$says" = 1 ] && check "  rdcp says a lane failed over" \
 		out_has "^rdcp: lane [01] over rxe[01] failed (the peer stopped acknowledging); 1 lane went on"
 	# the rail works again before the next case
-	for i in $(seq 1 50); do
-		ping -c 1 -W 1 -I "$dev" "$( [ "$dev" = eth1 ] && echo "$RIG_PEER_IP2" || echo "$RIG_PEER_IP")" \
-			>/dev/null 2>&1 && break
-		nap 0.1
-	done
+	if [ "$dev" = eth1 ]; then reach "$RIG_PEER_IP2" eth1; else reach "$RIG_PEER_IP" eth0; fi
 }
 
 # 7-9. One rail cut mid-copy (issue 12): the copy finishes on the other.
@@ -400,10 +404,7 @@ v6() {
 # 12. Rails over IPv6: lane 0 to fd10::1, the server names fd11::1
 client_v6() {
 	check "12. IPv6 on both wires (fd10::2, fd11::2) with their GIDs" v6 2
-	for i in $(seq 1 50); do
-		ping -c 1 -W 1 fd11::1 >/dev/null 2>&1 && break
-		nap 0.1
-	done
+	reach fd11::1
 	# (16 MiB: a's tmpfs holds the failover cases' files after this)
 	head -c $((16 * MIB)) /tmp/src/m48.bin >/tmp/src/m16.bin
 	run -v --lanes 2 /tmp/src/m16.bin "[fd10::1]::m/v6.bin"
