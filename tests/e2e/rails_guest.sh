@@ -298,6 +298,15 @@ client() {
 	check "  --rdma-devices ',rxe0': a usage error naming the option" \
 		both [ "$RC" -eq 1 ] -- out_has "rdma-devices ',rxe0'"
 
+	# 5b'. --one-rail: both lanes on rxe0 although the server names rxe1
+	snap
+	run -v --lanes 2 --one-rail /tmp/src/m48.bin "$S::m/one.bin"
+	check "5b'. --one-rail: push with --lanes 2" [ "$RC" -eq 0 ]
+	sums case5e /tmp/src/m48.bin mod/one.bin
+	check "  no rails line" not out_has "^rdcp: rails:"
+	check "  lane 1 on rxe0" lane_wrote 1 rxe0
+	check "  rxe1 stayed idle" idle rxe1
+
 	# 5c. the server's rail unreachable from here (all this VM sends on
 	# eth1 dropped): lane 1 gives up on it after 3 s and runs beside lane 0
 	tc qdisc add dev eth1 root netem loss 100%
