@@ -78,6 +78,11 @@ struct logctx {
 	struct rd_conf *old_confs[RD_RELOAD_MAX];
 	int nold, nconfs;
 	unsigned window; /* entries per session, chosen at start (configure) */
+	/* What one session may pin (bytes), what ulimit -l is charged for it,
+	 * over how many rails; sessions the budget and the limit allow. */
+	uint64_t pin, charged;
+	unsigned rails;
+	int conns;
 };
 
 static void log_line(void *ctx, int level, const char *line)
@@ -131,14 +136,18 @@ static void notify(struct logctx *lc, const char *state)
 }
 
 /*
- * Registration counts against RLIMIT_MEMLOCK once CAP_IPC_LOCK is gone.
- * While still root, raise the limit to what the memory budget needs (plus
- * room for control buffers), so no capability has to be kept: an
- * unprivileged rdcpd pins what its budget allows and nothing more.
+ * Registration counts against RLIMIT_MEMLOCK once CAP_IPC_LOCK is gone,
+ * and the kernel charges every registration: a session over r rails is
+ * charged r times its pool. While still root, raise the limit to what the
+ * sessions the budget allows are charged (plus room for the listeners), so
+ * no capability has to be kept: an unprivileged rdcpd pins what its budget
+ * allows and nothing more.
  */
-static int memlock_for_budget(const struct rd_conf *c, char *line, size_t len)
+static int memlock_for_budget(const struct logctx *lc, char *line, size_t len)
 {
-	uint64_t want = c->memory_budget + ((uint64_t)64 << 20);
+	const struct rd_conf *c = lc->conf;
+	uint64_t want =
+	    (uint64_t)(lc->conns > 0 ? lc->conns : 1) * lc->charged + ((uint64_t)16 << 20);
 	struct rlimit rl;
 
 	if (getrlimit(RLIMIT_MEMLOCK, &rl))
@@ -189,7 +198,7 @@ static int drop_privileges(struct logctx *lc)
 		}
 		gid = gr.gr_gid;
 	}
-	if (memlock_for_budget(c, line, sizeof(line)))
+	if (memlock_for_budget(lc, line, sizeof(line)))
 		goto fail;
 	if (setgroups(1, &gid) || setgid(gid) || setuid(pw.pw_uid) || !setuid(0)) {
 		snprintf(line, sizeof(line), "cannot switch to user %s: %s", c->user,
@@ -440,10 +449,13 @@ static uint32_t max_chunk_for(uint64_t pool)
  * Returns the number of errors, or -1 when there is nothing to serve.
  */
 static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64_t *nofile,
-		     unsigned *window)
+		     struct logctx *lc)
 {
 	const char *path = o->config;
+	unsigned *window = &lc->window;
+	uint64_t pool = o->pool_bytes ? o->pool_bytes : RD_ENGINE_POOL_DEFAULT;
 	struct rlimit rl;
+	int n;
 
 	if (!path && !access(RD_CONF_DEFAULT_PATH, F_OK))
 		path = RD_CONF_DEFAULT_PATH;
@@ -459,7 +471,23 @@ static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64
 	rd_conf_apply_cli(c, &o->cli);
 	rd_conf_check(c, RD_CONF_CHECK_SYSTEM);
 	rd_conf_check_support(c, RDCPD_CAPS);
-	*conns = rd_conf_budget_conns(c, o->pool_bytes ? o->pool_bytes : RD_ENGINE_POOL_DEFAULT);
+	/*
+	 * Each connection counts its pool, its control buffers and the rails
+	 * it may spread over (only a listener on every address names rails).
+	 * Without CAP_IPC_LOCK (not root, or after switching to 'user': see
+	 * memlock_for_budget()) the locked-memory limit bounds them too, and
+	 * it is charged per rail. Counted once, at start: lanes and listen
+	 * addresses change only with a restart.
+	 */
+	if (!lc->pin)
+		lc->pin = rd_daemon_session_pin(pool, (unsigned)c->max_lanes, c->nlisten == 0,
+						&lc->charged, &lc->rails);
+	*conns = rd_conf_budget_conns(c, lc->pin);
+	if (*conns > 0) {
+		n = rd_daemon_memlock_sessions(lc->charged);
+		if (n < *conns)
+			*conns = n > 0 ? n : 1;
+	}
 	/* The open files those connections may hold, against RLIMIT_NOFILE. */
 	*nofile = 0;
 	if (getrlimit(RLIMIT_NOFILE, &rl))
@@ -475,6 +503,35 @@ static int configure(struct rd_conf *c, const struct opts *o, int *conns, uint64
 			      rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max, nofile) != 1)
 		*nofile = 0;
 	return (int)c->nerrors;
+}
+
+static unsigned long long mib_up(uint64_t b)
+{
+	return (unsigned long long)((b + (1u << 20) - 1) >> 20);
+}
+
+/* Why there are fewer connections than 'max connections': the budget, or ulimit -l. */
+static void log_budget(struct logctx *lc, const struct rd_conf *c, int conns, uint64_t pool)
+{
+	char line[512], rails[48] = "";
+
+	if (lc->rails > 1)
+		snprintf(rails, sizeof(rails), ", over up to %u rails", lc->rails);
+	if (lc->pin && (uint64_t)conns < c->memory_budget / lc->pin)
+		snprintf(line, sizeof(line),
+			 "the locked-memory limit (ulimit -l) allows %d connection%s: each is "
+			 "charged up to %llu MiB (a %llu MiB pool and control buffers%s; every "
+			 "rail registers them again); raise it (LimitMEMLOCK=) for more",
+			 conns, conns == 1 ? "" : "s", mib_up(lc->charged), mib_up(pool), rails);
+	else
+		snprintf(line, sizeof(line),
+			 "memory budget %llu MiB (%s) allows %d connection%s: each pins up to %llu "
+			 "MiB (a %llu MiB pool and control buffers%s)",
+			 (unsigned long long)(c->memory_budget >> 20),
+			 c->memory_budget_from[0] ? c->memory_budget_from : "set in the configuration",
+			 conns,
+			 conns == 1 ? "" : "s", mib_up(lc->pin), mib_up(pool), rails);
+	log_line(lc, RD_LOG_WARN, line);
 }
 
 static const char *listen_list(const struct rd_conf *c, char *buf, size_t len)
@@ -665,7 +722,7 @@ static void on_reload(void *ctx)
 		log_line(lc, RD_LOG_ERR, "SIGHUP: out of memory; keeping the configuration");
 		return;
 	}
-	n = configure(c, lc->opts, &conns, &nofile, &lc->window);
+	n = configure(c, lc->opts, &conns, &nofile, lc);
 	if (n) {
 		snprintf(line, sizeof(line),
 			 "SIGHUP: the new configuration is refused (%d problem%s); keeping the "
@@ -691,6 +748,7 @@ static void on_reload(void *ctx)
 	lc->conf = c;
 	raise_nofile(lc, nofile, conns);
 	lc->cfg->max_conns = conns;
+	lc->conns = conns;
 	log_exports(lc, c);
 	snprintf(line, sizeof(line), "SIGHUP: configuration reloaded: %d module%s", c->nmods,
 		 c->nmods == 1 ? "" : "s");
@@ -721,7 +779,7 @@ int main(int argc, char **argv)
 	struct logctx lc = {.level = RD_LOG_INFO};
 	struct opts o;
 	struct sigaction sa;
-	char portbuf[8], line[512];
+	char portbuf[8];
 	uint64_t nofile = 0;
 	int ret, conns = 0, i;
 
@@ -735,7 +793,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "rdcpd: out of memory\n");
 		return 1;
 	}
-	ret = configure(conf, &o, &conns, &nofile, &lc.window);
+	ret = configure(conf, &o, &conns, &nofile, &lc);
+	lc.conns = conns;
 	if (ret < 0) {
 		ret = 1;
 		goto out;
@@ -816,17 +875,8 @@ int main(int argc, char **argv)
 	log_exports(&lc, conf);
 	log_session_shape(&lc, conf, &cfg);
 	raise_nofile(&lc, nofile, conns);
-	if (conns < conf->max_conns) {
-		snprintf(
-		    line, sizeof(line),
-		    "memory budget %llu MiB (%s) allows %d connection%s of %llu MiB pools",
-		    (unsigned long long)(conf->memory_budget >> 20),
-		    conf->memory_budget_from[0] ? conf->memory_budget_from : "memory budget", conns,
-		    conns == 1 ? "" : "s",
-		    (unsigned long long)((o.pool_bytes ? o.pool_bytes : RD_ENGINE_POOL_DEFAULT) >>
-					 20));
-		log_line(&lc, RD_LOG_WARN, line);
-	}
+	if (conns < conf->max_conns)
+		log_budget(&lc, conf, conns, o.pool_bytes ? o.pool_bytes : RD_ENGINE_POOL_DEFAULT);
 	lc.conf = conf;
 	if (drop_privileges(&lc)) {
 		ret = 1;

@@ -899,7 +899,7 @@ static void test_budget(void **state)
 	assert_int_equal(c->nerrors, 0);
 	assert_int_equal(rd_conf_budget_conns(c, 2ull << 30), 0);
 	assert_reported(&rec, "t.conf:1: memory budget 1048576K cannot hold one connection's "
-			      "receive pool (2097152K)");
+			      "buffers (2097152K)");
 	rd_conf_free(c);
 
 	/* a derived budget too small for one pool: a warning, one connection */
@@ -910,7 +910,7 @@ static void test_budget(void **state)
 	assert_int_equal(c->nerrors, 0);
 	assert_int_equal(c->nwarnings, 1);
 	assert_true(rec_grep(&rec, "W -:0: ulimit -l (8192K) cannot hold one connection's "
-				   "receive pool (65536K)"));
+				   "buffers (65536K)"));
 	rd_conf_free(c);
 }
 

@@ -256,9 +256,10 @@ int rd_conf_check(struct rd_conf *c, unsigned flags);
 int rd_conf_check_support(struct rd_conf *c, unsigned caps);
 
 /*
- * Connections the memory budget allows when each pins pool_bytes:
+ * Connections the memory budget allows when each pins pool_bytes (its
+ * receive pool and control buffers: rd_daemon_session_pin()):
  * min(max connections, budget / pool_bytes), at least 1. A budget set in
- * the file that cannot hold one pool is an error (reported; returns 0).
+ * the file that cannot hold one connection is an error (reported; returns 0).
  */
 int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes);
 

@@ -470,7 +470,7 @@ int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes)
 	n = c->memory_budget / pool_bytes;
 	if (!n && c->set[RD_CK_MEMORY_BUDGET]) {
 		rd_conf_report(c, AT(c, c->set[RD_CK_MEMORY_BUDGET]), RD_CONF_ERROR,
-			       "memory budget %lluK cannot hold one connection's receive pool "
+			       "memory budget %lluK cannot hold one connection's buffers "
 			       "(%lluK)",
 			       (unsigned long long)(c->memory_budget >> 10),
 			       (unsigned long long)(pool_bytes >> 10));
@@ -478,7 +478,7 @@ int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes)
 	}
 	if (!n) {
 		rd_conf_report(c, NULL, 0, RD_CONF_WARNING,
-			       "%s (%lluK) cannot hold one connection's receive pool (%lluK): "
+			       "%s (%lluK) cannot hold one connection's buffers (%lluK): "
 			       "clients will fail to register memory; raise it (LimitMEMLOCK= "
 			       "under systemd) or set 'memory budget'",
 			       c->memory_budget_from, (unsigned long long)(c->memory_budget >> 10),

@@ -2,6 +2,7 @@
 #include "lib/daemon/rd_daemon.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "lib/daemon/rd_access.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
+#include "lib/xport/rd_xport_dev.h"
 
 /*
  * One session thread. Workers are joinable and listed in rd_daemon_run's
@@ -543,4 +545,33 @@ out:
 	abort_sessions = 1;
 	reap(&workers, 1);
 	return ret;
+}
+
+uint64_t rd_daemon_session_pin(uint64_t pool, unsigned lanes, int wild, uint64_t *charged,
+			       unsigned *rails)
+{
+	unsigned r = 1, ndev;
+
+	if (!lanes)
+		lanes = RD_LANES_DEFAULT_CAP;
+	if (lanes > 1 && wild) {
+		ndev = rd_rdma_device_count();
+		r = lanes < RD_RAILS_MAX ? lanes : RD_RAILS_MAX;
+		if (ndev < r) /* no device at all: no RDMA session either */
+			r = ndev ? ndev : 1;
+	}
+	if (rails)
+		*rails = r;
+	return rd_xport_session_pin(pool, 0, r, charged);
+}
+
+int rd_daemon_memlock_sessions(uint64_t charged)
+{
+	struct rd_memlock m;
+	uint64_t n;
+
+	if (rd_memlock_query(&m) || m.cap_ipc_lock || m.soft == UINT64_MAX || !charged)
+		return INT_MAX;
+	n = m.soft / charged;
+	return n < INT_MAX ? (int)n : INT_MAX;
 }

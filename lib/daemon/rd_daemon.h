@@ -80,4 +80,22 @@ struct rd_daemon {
 /* Serve until *cfg->stop. Returns 0 after a clean stop, else negative. */
 int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg);
 
+/*
+ * What one session of this daemon may pin, for its memory budget: a pool
+ * of pool bytes and the control buffers (rd_xport_session_pin), over the
+ * rails a session may use here: one, unless sessions get lanes (lanes > 1;
+ * 0: the default cap) and a listener hears every address (wild), then up
+ * to this host's RDMA devices. *charged: what the locked-memory limit is
+ * charged for it; *rails (if not NULL): the rails counted.
+ */
+uint64_t rd_daemon_session_pin(uint64_t pool, unsigned lanes, int wild, uint64_t *charged,
+			       unsigned *rails);
+
+/*
+ * Sessions charging `charged` bytes each that the locked-memory limit lets
+ * this process register: INT_MAX when the limit does not bind it
+ * (CAP_IPC_LOCK, or unlimited), else the limit / charged (maybe 0).
+ */
+int rd_daemon_memlock_sessions(uint64_t charged);
+
 #endif

@@ -415,12 +415,32 @@ int rd_xc_check_rep(struct rd_conn *c, const struct rd_cm_rep *rep)
 	return 0;
 }
 
+uint64_t rd_xport_session_pin(uint64_t pool, unsigned ctrl_depth, unsigned rails,
+			      uint64_t *charged)
+{
+	uint64_t d = ctrl_depth ? ctrl_depth : RD_XC_DEFAULT_DEPTH, one, pinned;
+
+	if (d > RD_XC_DEPTH_MAX)
+		d = RD_XC_DEPTH_MAX;
+	if (rails < 1)
+		rails = 1;
+	if (rails > RD_RAILS_MAX)
+		rails = RD_RAILS_MAX;
+	/* rail 0: receives, sends and the pool, as rd_rdma_setup_verbs() registers them */
+	one = pool + (2 * d + RD_XC_SEND_EXTRA) * RD_CTRL_MAX;
+	/* every further rail: its own receives (more pages), the rest again (same pages) */
+	pinned = one + (uint64_t)(rails - 1) * d * RD_CTRL_MAX;
+	if (charged)
+		*charged = (uint64_t)rails * one;
+	return pinned;
+}
+
 int rd_xc_init(struct rd_conn *c, const struct rd_conn_opts *o)
 {
 	c->rq_cur = -1;
 	c->rdepth = o && o->ctrl_depth ? o->ctrl_depth : RD_XC_DEFAULT_DEPTH;
-	if (c->rdepth > 1024)
-		c->rdepth = 1024;
+	if (c->rdepth > RD_XC_DEPTH_MAX)
+		c->rdepth = RD_XC_DEPTH_MAX;
 	c->max_writes = o && o->max_writes ? o->max_writes : RD_XC_DEFAULT_WRITES;
 	c->timeout_ms = o && o->timeout_ms ? o->timeout_ms : RD_XC_DEFAULT_TIMEOUT;
 	/* Untouched until a rail registers its share: only rail 0's is used

@@ -125,6 +125,21 @@ struct rd_conn_opts {
 /* Is device dev in the comma-separated list (NULL: every device is)? */
 int rd_rdma_devices_has(const char *list, const char *dev);
 
+/* RDMA devices on this host (0: none, or no verbs library found them). */
+unsigned rd_rdma_device_count(void);
+
+/*
+ * The memory one RDMA session registers at most: a pool of pool bytes for
+ * chunks, and its control buffers (ctrl_depth receives and ctrl_depth + 4
+ * sends of RD_CTRL_MAX; 0: the default depth), over rails devices
+ * (1..RD_RAILS_MAX). Each further rail adds its own receives; the pool and
+ * the sends are the same pages registered again. Returns the bytes pinned.
+ * *charged (if not NULL) gets what the locked-memory limit is charged:
+ * the kernel counts every registration, so rails x (pool + control).
+ */
+uint64_t rd_xport_session_pin(uint64_t pool, unsigned ctrl_depth, unsigned rails,
+			      uint64_t *charged);
+
 #define RD_LANES_DEFAULT_CAP 4
 
 static inline void rd_conn_phase(const struct rd_conn_opts *o, const char *step)

@@ -168,6 +168,8 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 
 /* --- the credit layer shared by every transport (rd_xport.c) --- */
 #define RD_XC_DEFAULT_DEPTH   64
+#define RD_XC_DEPTH_MAX	      1024
+#define RD_XC_SEND_EXTRA      4 /* RDMA send buffers beyond the receive depth */
 #define RD_XC_DEFAULT_WRITES  64
 #define RD_XC_DEFAULT_TIMEOUT 30000
 

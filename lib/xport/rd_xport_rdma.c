@@ -301,7 +301,7 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	r = rd_xc_init(c, o);
 	if (r)
 		return r;
-	rc->sdepth = c->rdepth + 4;
+	rc->sdepth = c->rdepth + RD_XC_SEND_EXTRA;
 	fill_info(rc);
 	rc->sbuf = calloc(rc->sdepth, RD_CTRL_MAX);
 	rc->sfree = calloc(rc->sdepth, sizeof(*rc->sfree));

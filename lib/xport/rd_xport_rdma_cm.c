@@ -153,6 +153,17 @@ int rd_rdma_devices_has(const char *list, const char *dev)
 	return 0;
 }
 
+unsigned rd_rdma_device_count(void)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	return list && n > 0 ? (unsigned)n : 0;
+}
+
 void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p)
 {
 	uint8_t t = RD_LANE_ACK_TIMEOUT;

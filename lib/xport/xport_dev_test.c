@@ -89,6 +89,34 @@ static void test_rdma_devices_has(void **state)
 	assert_false(rd_rdma_devices_has("mlx5_1", "mlx5_10"));
 }
 
+/* What a session pins and what ulimit -l is charged for it, per rail. */
+static void test_session_pin(void **state)
+{
+	const uint64_t ctrl = (2 * 64 + 4) * (uint64_t)RD_CTRL_MAX; /* default depth */
+	const uint64_t pool = 64ull << 20;
+	uint64_t charged = 0;
+
+	(void)state;
+	assert_true(rd_xport_session_pin(pool, 0, 1, &charged) == pool + ctrl);
+	assert_true(charged == pool + ctrl);
+	/* a second rail: its own receives; the pool and sends registered again */
+	assert_true(rd_xport_session_pin(pool, 0, 2, &charged) ==
+		    pool + ctrl + 64 * (uint64_t)RD_CTRL_MAX);
+	assert_true(charged == 2 * (pool + ctrl));
+	assert_true(rd_xport_session_pin(pool, 64, 4, &charged) ==
+		    pool + ctrl + 3 * 64 * (uint64_t)RD_CTRL_MAX);
+	assert_true(charged == 4 * (pool + ctrl));
+	/* rails out of range: 1 and RD_RAILS_MAX */
+	assert_true(rd_xport_session_pin(pool, 0, 0, NULL) == pool + ctrl);
+	assert_true(rd_xport_session_pin(pool, 0, 99, &charged) ==
+		    pool + ctrl + (RD_RAILS_MAX - 1) * 64 * (uint64_t)RD_CTRL_MAX);
+	assert_true(charged == RD_RAILS_MAX * (pool + ctrl));
+	/* a depth beyond the transport's maximum counts as the maximum */
+	assert_true(rd_xport_session_pin(0, 5000, 1, NULL) ==
+		    (2 * 1024 + 4) * (uint64_t)RD_CTRL_MAX);
+	assert_true(rd_xport_session_pin(0, 16, 1, NULL) == (2 * 16 + 4) * (uint64_t)RD_CTRL_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -98,6 +126,7 @@ int main(void)
 		cmocka_unit_test(test_memlock_query_matches_getrlimit),
 		cmocka_unit_test(test_devlist_query),
 		cmocka_unit_test(test_rdma_devices_has),
+		cmocka_unit_test(test_session_pin),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

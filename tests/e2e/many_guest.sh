@@ -28,14 +28,16 @@ MPORT=18720
 server() {
 	mkdir -p /tmp/mod/in
 	cat >/tmp/many.conf <<-EOF
-		# 64 clients from one host: the limits allow them, 16 MiB pools.
+		# 64 clients from one host: the limits allow them, 16 MiB pools
+		# (each connection counts its pool and 2 MiB of control buffers:
+		# 72 x 18.1 MiB).
 		# auth timeout: 64 clients start at once on one emulated CPU
 		# (TCG), so a client may take more than the default 10 s of wall
 		# time from its connection request to its OPEN.
 		port = $MPORT
 		max connections = 72
 		max connections per host = 72
-		memory budget = 1152M
+		memory budget = 1312M
 		auth timeout = 120
 		[m]
 		    path = /tmp/mod

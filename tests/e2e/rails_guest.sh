@@ -151,6 +151,51 @@ make_rails_tree() {
 	done
 }
 
+# The memory budget counts rails (case 13). A daemon that switches to
+# 'user' keeps no CAP_IPC_LOCK, and the kernel charges ulimit -l for every
+# registration: each rail registers the pool and the sends again. Per
+# session, with the default control depth (64 receives, 68 sends of 16 KiB)
+# and an 8 MiB pool over the 2 rails here:
+#   pinned  = 8 MiB + 132 x 16 KiB + 64 x 16 KiB (rail 1's receives) = 11,599,872
+#   charged = 2 x (8 MiB + 132 x 16 KiB)                            = 21,102,592
+# A 40 MiB budget holds 3 such sessions; the limit set before the switch:
+# 3 x charged + 16 MiB = 80,084,992 bytes.
+UPORT=18730
+U_CHARGED=21102592
+U_MEMLOCK=80084992
+budget_server() {
+	mkdir -p /tmp/modu && chmod 1777 /tmp/modu || return 1
+	cat >/tmp/budget.conf <<-EOF
+		port = $UPORT
+		user = nobody
+		group = nogroup
+		memory budget = 40M
+		max lanes = 2
+		[u]
+		    path = /tmp/modu
+		    auth = none
+	EOF
+	(ulimit -l 64 && start_daemon_auth u --config /tmp/budget.conf --pool-size 8M) || return 1
+	check "13. rdcpd (user nobody): 40 MiB allow 3 sessions of 8 MiB pools over 2 rails" \
+		grep -q "memory budget 40 MiB (set in the configuration) allows 3 connections: each pins up to 12 MiB (a 8 MiB pool and control buffers, over up to 2 rails)" /tmp/u.log
+	check "    its locked-memory limit is what 3 sessions over 2 rails are charged" \
+		grep -qE "^Max locked memory +$U_MEMLOCK +" "/proc/$(cat /tmp/u.pid)/limits"
+	grep -E "^(Uid|CapEff):" "/proc/$(cat /tmp/u.pid)/status" | sed 's/^/    /'
+	# its pinned memory (what ulimit -l is charged), sampled until b is done
+	vmpin_peak "$(cat /tmp/u.pid)" >/tmp/u.vmpin &
+}
+
+# vmpin_peak PID: the largest VmPin (KiB) of PID until the client is done.
+vmpin_peak() {
+	local peak=0 v
+	while [ ! -e "$SH/client-done" ] && kill -0 "$1" 2>/dev/null; do
+		v=$(awk '/^VmPin:/ {print $2}' "/proc/$1/status" 2>/dev/null)
+		[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v && echo "$peak" >/tmp/u.vmpin.now
+		nap 0.05
+	done
+	echo "$peak"
+}
+
 server() {
 	mkdir -p /tmp/mod /tmp/mod2 || return 1
 	# Every address (no 'listen'), up to 4 lanes a session.
@@ -170,6 +215,7 @@ server() {
 	check "rdcpd --listen $RIG_SELF_IP listens there alone" \
 		grep -qE "listening on port 18720: $RIG_SELF_IP:18720( |\$)" /tmp/l.log
 	grep -h 'listening\|each connection' /tmp/d.log /tmp/l.log | sed 's/^/    /'
+	budget_server || return 1
 	# sshd for the scp-like mode (the remote half listens on every address)
 	mkdir -p /run/sshd /tmp/sshdst && chmod 0755 /run/sshd
 	ssh-keygen -q -t ed25519 -N '' -f /tmp/hostkey || return 1
@@ -188,7 +234,7 @@ server() {
 	# when it asks (then they go: this tmpfs is small), the rest at the end.
 	while [ ! -e "$SH/client-done" ] && [ ! -e "$SH/prune" ]; do nap 0.2; done
 	verify_sums
-	rm -rf /tmp/mod/* /tmp/mod2/* /tmp/sshdst/*
+	rm -rf /tmp/mod/* /tmp/mod2/* /tmp/sshdst/* /tmp/modu/*
 	touch "$SH/pruned"
 	wait_for "$SH/client-done" 840 || return 1
 	verify_sums
@@ -196,6 +242,16 @@ server() {
 	check "the ssh-started push was checked here too" [ -e "$SH/sums/case11" ]
 	check "rdcpd (every address) still alive" daemon_alive d
 	check "rdcpd --listen still alive" daemon_alive l
+	check "rdcpd (user nobody) still alive" daemon_alive u
+	# A set of buffers that cannot register more stays smaller and the copy
+	# goes on (rd_engine_bufs.c), so the three pushes pass either way: what
+	# shows the limit holds them is that all three had their whole pools on
+	# both rails at once.
+	local pin
+	pin=$(cat /tmp/u.vmpin.now 2>/dev/null || echo 0)
+	check "13. rdcpd (user nobody) pinned 3 sessions' pools on both rails at once (VmPin peak $pin KiB >= $((3 * U_CHARGED / 1024)))" \
+		[ "$pin" -ge $((3 * U_CHARGED / 1024)) ]
+	check "    and no more than its limit ($((U_MEMLOCK / 1024)) KiB)" [ "$pin" -le $((U_MEMLOCK / 1024)) ]
 	check "rdcpd logged the lanes that failed over" \
 		grep -q "lane [01] over rxe[01] failed (the peer stopped acknowledging); 1 lane went on" \
 		/tmp/d.log
@@ -203,6 +259,7 @@ server() {
 	sed 's/^/    l| /' /tmp/l.log | tail -8
 	stop_daemon d
 	stop_daemon l
+	stop_daemon u
 	kill "$(cat /tmp/sshd.pid)" 2>/dev/null
 }
 
@@ -235,6 +292,24 @@ client() {
 	check "  no rails line" not out_has "^rdcp: rails:"
 	check "  rxe0 sent it" carried rxe0 sent "$((48 * 9 / 10))"
 	check "  rxe1 stayed idle" idle rxe1
+
+	# 13. three sessions at once, each over both rails with its whole 8 MiB
+	# pool, to a daemon that runs without CAP_IPC_LOCK: the locked-memory
+	# limit it set itself must hold them all (server side: budget_server)
+	local pids=() rc=0
+	for k in 1 2 3; do
+		"$RDCP" -v --lanes 2 --port "$UPORT" /tmp/src/m48.bin "$S::u/c$k.bin" \
+			>"/tmp/c$k.out" 2>&1 &
+		pids+=($!)
+	done
+	for k in 1 2 3; do
+		wait "${pids[$((k - 1))]}" || rc=$?
+		sed "s/^/    c$k| /" "/tmp/c$k.out" | grep -v '%' | tail -6
+		sums case13 /tmp/src/m48.bin "modu/c$k.bin"
+	done
+	check "13. three pushes at once to rdcpd (user nobody), 2 lanes each" [ "$rc" -eq 0 ]
+	check "    each over both rails" \
+		[ "$(grep -l '^rdcp: rails: 2 (rxe0, rxe1)$' /tmp/c[123].out | wc -l)" -eq 3 ]
 
 	# 3. pull it back over two lanes: the client receives on both rails
 	snap
