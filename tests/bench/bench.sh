@@ -633,6 +633,22 @@ fmt_row() {
   printf '%-34s %10s %10s %12s  %s\n' "$tool" "$mb" "$mib" "$ratio" "$note"
 }
 
+# verdict KEY KEY_W TARGET WHAT WHAT_W RATIO...: the median of the KEY=ratio values
+# against TARGET ("WHAT: MET (median)"), then KEY_W's median as a note.
+verdict() {
+  local k=$1 kw=$2 t=$3 what=$4 ww=$5 m
+  shift 5
+  m=$(printf '%s\n' "$@" | sed -n "s/^$k=//p" | median)
+  if [ -z "$m" ]; then
+    echo "$what: FAIL (no measurement)"
+  else
+    echo "$what: $(awk -v r="$m" -v t="$t" 'BEGIN {print (r >= t) ? "MET" : "NOT MET"}') ($m)"
+  fi
+  m=$(printf '%s\n' "$@" | sed -n "s/^$kw=//p" | median)
+  [ -n "$m" ] && echo "  ($ww: median $m)"
+  return 0
+}
+
 # The default integrity (gmac) against the rig's CPU cap for it, per round and as the
 # median. One core's gmac rate in the guest (protect on the sender, verify on the
 # receiver; both VMs are the same machine) times the cores a side uses (min(--threads
@@ -692,33 +708,13 @@ integrity_cap() {
   done
   echo "(ibw: mean of the ib_write_bw runs just before and after the round; w = wall clock, d = data phase)"
   echo
-  local x m1 m2 verdict
-  for x in none_d none_w; do
-    m1=$(printf '%s\n' "${rw[@]}" | sed -n "s/^$x=//p" | median)
-    if [ -z "$m1" ]; then
-      echo "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw ($x): FAIL (no measurement)"
-      continue
-    fi
-    verdict=$(awk -v r="$m1" -v t="$BENCH_TARGET" 'BEGIN {print (r >= t) ? "MET" : "NOT MET"}')
-    if [ "$x" = none_d ]; then
-      echo "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw, like for like (data phase against perftest's BW average), median over rounds: $verdict ($m1)"
-    else
-      echo "  (wall clock, rdcp's start-up included and ib_write_bw's left out: median $m1)"
-    fi
-  done
-  for x in gmac_d gmac_w; do
-    m2=$(printf '%s\n' "${rd[@]}" | sed -n "s/^$x=//p" | median)
-    if [ -z "$m2" ]; then
-      echo "default integrity (gmac) >= $BENCH_CAP_TARGET x CPU cap ($x): FAIL (no measurement)"
-      continue
-    fi
-    verdict=$(awk -v r="$m2" -v t="$BENCH_CAP_TARGET" 'BEGIN {print (r >= t) ? "MET" : "NOT MET"}')
-    if [ "$x" = gmac_d ]; then
-      echo "default integrity (gmac) >= $BENCH_CAP_TARGET x the rig's CPU cap (the file bound), data phase, median over rounds: $verdict ($m2)"
-    else
-      echo "  (wall clock against the file bound: median $m2)"
-    fi
-  done
+  local m2
+  verdict none_d none_w "$BENCH_TARGET" \
+    "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw, like for like (data phase against perftest's BW average), median over rounds" \
+    "wall clock, rdcp's start-up included and ib_write_bw's left out" "${rw[@]}"
+  verdict gmac_d gmac_w "$BENCH_CAP_TARGET" \
+    "default integrity (gmac) >= $BENCH_CAP_TARGET x the rig's CPU cap (the file bound), data phase, median over rounds" \
+    "wall clock against the file bound" "${rd[@]}"
   m2=$(printf '%s\n' "${rd[@]}" | sed -n "s/^gmac_serial=//p" | median)
   [ -n "$m2" ] && echo "  (gmac wall clock against the serial bound without the file, as reported before: median $m2)"
 }
