@@ -427,7 +427,7 @@ uint64_t rd_xport_session_pin(uint64_t pool, unsigned ctrl_depth, unsigned rails
 	if (rails > RD_RAILS_MAX)
 		rails = RD_RAILS_MAX;
 	/* rail 0: receives, sends and the pool, as rd_rdma_setup_verbs() registers them */
-	one = pool + (2 * d + RD_XC_SEND_EXTRA) * RD_CTRL_MAX;
+	one = pool + RD_XC_RAIL_CTRL_BYTES(d);
 	/* every further rail: its own receives (more pages), the rest again (same pages) */
 	pinned = one + (uint64_t)(rails - 1) * d * RD_CTRL_MAX;
 	if (charged)

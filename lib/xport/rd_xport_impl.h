@@ -170,6 +170,9 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 #define RD_XC_DEFAULT_DEPTH   64
 #define RD_XC_DEPTH_MAX	      1024
 #define RD_XC_SEND_EXTRA      4 /* RDMA send buffers beyond the receive depth */
+/* Control buffers one RDMA rail registers for receive depth d: d receives,
+ * d + RD_XC_SEND_EXTRA sends (rd_rdma_setup_verbs(), rd_xport_session_pin()). */
+#define RD_XC_RAIL_CTRL_BYTES(d) ((uint64_t)(2 * (d) + RD_XC_SEND_EXTRA) * RD_CTRL_MAX)
 #define RD_XC_DEFAULT_WRITES  64
 #define RD_XC_DEFAULT_TIMEOUT 30000
 

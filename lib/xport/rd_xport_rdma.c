@@ -225,12 +225,6 @@ static int open_rail(struct rd_rdma_conn *rc, unsigned r, struct ibv_context *ve
 	return 0;
 }
 
-/* Control buffers one rail registers. */
-static uint64_t rail_reg_bytes(const struct rd_rdma_conn *rc)
-{
-	return (uint64_t)(rc->c.rdepth + rc->sdepth) * RD_CTRL_MAX;
-}
-
 static int post_rail(struct rd_rdma_conn *rc, unsigned r)
 {
 	unsigned i;
@@ -287,7 +281,7 @@ int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
 	}
 	rc->nrails = r + 1;
 	c->info.rails = rc->nrails;
-	c->info.reg_ctrl += rail_reg_bytes(rc);
+	c->info.reg_ctrl += RD_XC_RAIL_CTRL_BYTES(c->rdepth);
 	return (int)r;
 }
 
@@ -318,7 +312,7 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	r = open_rail(rc, 0, rc->id->verbs);
 	if (r)
 		return r;
-	c->info.reg_ctrl = rail_reg_bytes(rc);
+	c->info.reg_ctrl = RD_XC_RAIL_CTRL_BYTES(c->rdepth);
 	r = rd_rdma_create_qp(rc, rc->id, 0);
 	if (r)
 		return r;
