@@ -171,13 +171,7 @@ server() {
 	cert_server || return 1
 	touch "$RIG_SHARED/server-ready"
 	# Sample the small daemon's locked memory until the client is done.
-	local peak=0 v
-	while [ ! -e "$RIG_SHARED/client-done" ]; do
-		v=$(awk '/^VmLck:/ {print $2}' "/proc/$(cat /tmp/small.pid)/status" 2>/dev/null)
-		[ "${v:-0}" -gt "$peak" ] && peak=$v
-		sleep 0.05
-	done
-	echo "$peak" >/tmp/small.peak
+	status_peak "$(cat /tmp/small.pid)" VmLck "$RIG_SHARED/client-done" /tmp/small.peak
 }
 
 # --json of the last run: the 3,000,000-byte file's one chunk moved twice.

@@ -41,6 +41,19 @@ wait_for() {
 	done
 }
 
+# status_peak PID FIELD STOP OUT: sample FIELD (VmLck, VmPin, ...: kB) of
+# /proc/PID/status until the file STOP exists or PID is gone, then write the
+# largest value seen to OUT (whole, once: wait_for OUT, then read it).
+status_peak() {
+	local pid=$1 field=$2 stop=$3 out=$4 peak=0 v
+	while [ ! -e "$stop" ] && kill -0 "$pid" 2>/dev/null; do
+		v=$(awk -v f="$field:" '$1 == f {print $2}' "/proc/$pid/status" 2>/dev/null)
+		[ "${v:-0}" -gt "$peak" ] && peak=$v
+		nap 0.05
+	done
+	echo "$peak" >"$out.tmp" && mv -f "$out.tmp" "$out"
+}
+
 # start_daemon NAME ARGS... : start rdcpd in the background, wait until it
 # listens; its pid goes to /tmp/NAME.pid, its log to /tmp/NAME.log.
 start_daemon() {

@@ -182,18 +182,7 @@ budget_server() {
 		grep -qE "^Max locked memory +$U_MEMLOCK +" "/proc/$(cat /tmp/u.pid)/limits"
 	grep -E "^(Uid|CapEff):" "/proc/$(cat /tmp/u.pid)/status" | sed 's/^/    /'
 	# its pinned memory (what ulimit -l is charged), sampled until b is done
-	vmpin_peak "$(cat /tmp/u.pid)" >/tmp/u.vmpin &
-}
-
-# vmpin_peak PID: the largest VmPin (KiB) of PID until the client is done.
-vmpin_peak() {
-	local peak=0 v
-	while [ ! -e "$SH/client-done" ] && kill -0 "$1" 2>/dev/null; do
-		v=$(awk '/^VmPin:/ {print $2}' "/proc/$1/status" 2>/dev/null)
-		[ -n "$v" ] && [ "$v" -gt "$peak" ] && peak=$v && echo "$peak" >/tmp/u.vmpin.now
-		nap 0.05
-	done
-	echo "$peak"
+	status_peak "$(cat /tmp/u.pid)" VmPin "$SH/client-done" /tmp/u.vmpin &
 }
 
 server() {
@@ -248,7 +237,8 @@ server() {
 	# shows the limit holds them is that all three had their whole pools on
 	# both rails at once.
 	local pin
-	pin=$(cat /tmp/u.vmpin.now 2>/dev/null || echo 0)
+	wait_for /tmp/u.vmpin 30
+	pin=$(cat /tmp/u.vmpin 2>/dev/null || echo 0)
 	check "13. rdcpd (user nobody) pinned 3 sessions' pools on both rails at once (VmPin peak $pin KiB >= $((3 * U_CHARGED / 1024)))" \
 		[ "$pin" -ge $((3 * U_CHARGED / 1024)) ]
 	check "    and no more than its limit ($((U_MEMLOCK / 1024)) KiB)" [ "$pin" -le $((U_MEMLOCK / 1024)) ]
