@@ -620,17 +620,19 @@ self_mib() {
     }' "$lg"
 }
 
+# ratio A B: A / B to three places.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
+
 fmt_row() {
   # tool mib ratio note
-  local tool=$1 mib=$2 base=$3 note=$4 mb ratio
+  local tool=$1 mib=$2 base=$3 note=$4 mb r="-"
   if [ -z "$mib" ]; then
     printf '%-34s %10s %10s %12s  %s\n' "$tool" "-" "-" "-" "$note"
     return
   fi
   mb=$(awk -v m="$mib" 'BEGIN {printf "%.2f", m * 1.048576}')
-  ratio="-"
-  [ -n "$base" ] && ratio=$(awk -v m="$mib" -v b="$base" 'BEGIN {printf "%.3f", m / b}')
-  printf '%-34s %10s %10s %12s  %s\n' "$tool" "$mb" "$mib" "$ratio" "$note"
+  [ -n "$base" ] && r=$(ratio "$mib" "$base")
+  printf '%-34s %10s %10s %12s  %s\n' "$tool" "$mb" "$mib" "$r" "$note"
 }
 
 # verdict KEY KEY_W TARGET WHAT WHAT_W RATIO...: the median of the KEY=ratio values
@@ -698,11 +700,11 @@ integrity_cap() {
       s = 1 / P + 1 / R; t = 1 / V + 1 / W; f = 1 / (1 / B + (s > t ? s : t) / n)
       printf "%.2f %.2f %.2f", cap, ser, f }')"
     local rn1="-" rn2="-" rg1="-" rg2="-"
-    [ -n "$nw" ] && rn1=$(awk -v m="$nw" -v c="$base" 'BEGIN {printf "%.3f", m / c}') && rw+=("none_w=$rn1")
-    [ -n "$nd" ] && rn2=$(awk -v m="$nd" -v c="$base" 'BEGIN {printf "%.3f", m / c}') && rw+=("none_d=$rn2")
-    [ -n "$mib" ] && rg1=$(awk -v m="$mib" -v c="$fcap" 'BEGIN {printf "%.3f", m / c}') && rd+=("gmac_w=$rg1")
-    [ -n "$dmib" ] && rg2=$(awk -v m="$dmib" -v c="$fcap" 'BEGIN {printf "%.3f", m / c}') && rd+=("gmac_d=$rg2")
-    [ -n "$mib" ] && rd+=("gmac_serial=$(awk -v m="$mib" -v c="$serial" 'BEGIN {printf "%.3f", m / c}')")
+    [ -n "$nw" ] && rn1=$(ratio "$nw" "$base") && rw+=("none_w=$rn1")
+    [ -n "$nd" ] && rn2=$(ratio "$nd" "$base") && rw+=("none_d=$rn2")
+    [ -n "$mib" ] && rg1=$(ratio "$mib" "$fcap") && rd+=("gmac_w=$rg1")
+    [ -n "$dmib" ] && rg2=$(ratio "$dmib" "$fcap") && rd+=("gmac_d=$rg2")
+    [ -n "$mib" ] && rd+=("gmac_serial=$(ratio "$mib" "$serial")")
     printf '%-6s %9s %18s %18s %9s %9s %9s %15s %15s\n' "$k" "$base" "${mib:--}/${dmib:--}" "${nw:--}/${nd:--}" \
       "$cap" "$serial" "$fcap" "$rn1/$rn2" "$rg1/$rg2"
   done
