@@ -170,8 +170,9 @@ server() {
 	limits_server || return 1
 	cert_server || return 1
 	touch "$RIG_SHARED/server-ready"
-	# Sample the small daemon's locked memory until the client is done.
-	status_peak "$(cat /tmp/small.pid)" VmLck "$RIG_SHARED/client-done" /tmp/small.peak
+	# Sample the small daemon's registered memory until the client is done
+	# (VmPin: what RDMA registration pins; VmLck counts mlock() alone).
+	status_peak "$(cat /tmp/small.pid)" VmPin "$RIG_SHARED/client-done" /tmp/small.peak
 }
 
 # --json of the last run: the 3,000,000-byte file's one chunk moved twice.
@@ -518,7 +519,7 @@ b:2:*)
 	check "nothing in enc but the encrypted copies" \
 		bash -c '[ "$(ls /tmp/enc | tr "\n" " ")" = "data.bin flip.bin " ]'
 	wait_for /tmp/small.peak 30
-	echo "    small daemon's peak VmLck: $(cat /tmp/small.peak) kB"
+	echo "    small daemon's peak VmPin: $(cat /tmp/small.peak) kB"
 	# 16 sessions x (1 MiB pool + control buffers) stays far below 2 x 64 MiB per session.
 	check "the 1 MiB-pool daemon's pinned memory stayed within its budget" \
 		[ "$(cat /tmp/small.peak)" -le $((16 * 4 * 1024)) ]
