@@ -245,10 +245,12 @@ static void usage(FILE *out)
 	    out,
 	    "usage: rdcpd [--foreground] [--config FILE] [options]\n"
 	    "       rdcpd [--foreground] --no-auth --module NAME=DIR[,ro] [options]\n"
-	    "       rdcpd --check-config [--config FILE] [options]\n"
+	    "       rdcpd --check-config | --dump-config [--config FILE] [options]\n"
 	    "\n"
 	    "      --config FILE           read FILE (default %s, if it exists)\n"
 	    "      --check-config          report every problem of the config and exit\n"
+	    "      --dump-config           print the configuration as rdcpd would run it\n"
+	    "                              (every key, defaults included) and exit\n"
 	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
 	    "  -l, --listen ADDR           listen on this address, IPv4 or IPv6 (repeatable;\n"
 	    "                              default: every address of both families)\n"
@@ -284,10 +286,18 @@ struct opts {
 	const char *modules[RD_CONF_MODULES_MAX]; /* cli.modules */
 	const char *listen[RD_CONF_LISTEN_MAX];	  /* cli.listen */
 	const char *config;
-	int check, foreground;
+	int check, dump, foreground;
 	uint64_t pool_bytes;
 	unsigned sink_flags;
 };
+
+static void dump_line(void *ctx, const char *line)
+{
+	(void)ctx;
+	printf("%s\n", line);
+}
+
+_Static_assert(RD_CONF_LANES_DEFAULT == RD_LANES_DEFAULT_CAP, "max lanes default");
 
 /* 0 to go on, 1 on a usage error (said), -1 after --help or --version. */
 static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
@@ -295,6 +305,7 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	static const struct option lo[] = {
 	    {"config", required_argument, NULL, 'c'},
 	    {"check-config", no_argument, NULL, 'K'},
+	    {"dump-config", no_argument, NULL, 'D'},
 	    {"module", required_argument, NULL, 'm'},
 	    {"listen", required_argument, NULL, 'l'},
 	    {"port", required_argument, NULL, 'P'},
@@ -326,6 +337,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 			break;
 		case 'K':
 			o->check = 1;
+			break;
+		case 'D':
+			o->check = 1;
+			o->dump = 1;
 			break;
 		case 'm':
 			if (o->cli.nmodules >= RD_CONF_MODULES_MAX) {
@@ -797,6 +812,13 @@ int main(int argc, char **argv)
 	lc.conns = conns;
 	if (ret < 0) {
 		ret = 1;
+		goto out;
+	}
+	if (o.dump && !ret) {
+		if (rd_conf_dump(conf, dump_line, NULL)) {
+			fprintf(stderr, "rdcpd: a key of the configuration has no writer\n");
+			ret = 1;
+		}
 		goto out;
 	}
 	if (o.check) {

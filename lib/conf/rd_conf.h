@@ -44,6 +44,7 @@
 #define RD_CONF_CHECKSUM_MAX 32	 /* digest names, NUL included */
 #define RD_CONF_MSG_MAX	     512 /* one problem's message */
 #define RD_CONF_THREADS_MAX  64	 /* threads = (RD_ENGINE_THREADS_MAX, checked in rdcpd) */
+#define RD_CONF_LANES_DEFAULT 4	 /* max lanes = (RD_LANES_DEFAULT_CAP, checked in rdcpd) */
 
 /* Every key of the file; rd_conf_key_name() gives its spelling. */
 enum rd_conf_key {
@@ -171,7 +172,7 @@ struct rd_conf {
 	char user[RD_CONF_NAME_MAX + 1];
 	char group[RD_CONF_NAME_MAX + 1];
 	int threads;   /* per connection, 1..RD_CONF_THREADS_MAX; 0: the cores, at most 8 */
-	int max_lanes; /* per session, 1..RD_LANES_MAX; 0: RD_LANES_DEFAULT_CAP (4) */
+	int max_lanes; /* per session, 1..RD_LANES_MAX; 0: RD_CONF_LANES_DEFAULT */
 	int no_auth;   /* --no-auth: every module served without authentication */
 	unsigned set[RD_CK_COUNT];
 
@@ -274,6 +275,20 @@ int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes);
 #define RD_CONF_FDS_RESERVE 64u
 int rd_conf_fd_budget(struct rd_conf *c, int conns, unsigned per_conn, uint64_t soft,
 		      uint64_t hard, uint64_t *need);
+
+/*
+ * The configuration as it would run, in the file's syntax, one line per
+ * call of line (no newline): "key = value" for a key with a value (its own
+ * or a fixed default), "# key = (what applies)" for one without; modules
+ * as "[name]" sections with their keys indented. rdcpd --dump-config.
+ * Returns 0, or -RD_EUSAGE when a key of the table has no writer here (a
+ * bug: every key must have one).
+ */
+typedef void (*rd_conf_line_fn)(void *ctx, const char *line);
+int rd_conf_dump(const struct rd_conf *c, rd_conf_line_fn line, void *ctx);
+/* One key's value (m NULL for a global key): 1 written to buf, 0 none (buf says why), -1 unknown. */
+int rd_conf_key_value(const struct rd_conf *c, const struct rd_conf_module *m, int key, char *buf,
+		      size_t len);
 
 /* Find a module by name (exact, case-sensitive). */
 const struct rd_conf_module *rd_conf_module_find(const struct rd_conf *c, const char *name);

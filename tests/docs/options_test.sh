@@ -7,12 +7,16 @@
 #    pending_options.txt (options documented ahead of their code);
 #  - a pending option that is already in --help fails the test (remove it
 #    from the list), and so does one documented nowhere;
-#  - the exit statuses of rdcp.1 are exactly those of 'rdcp --help'.
+#  - the exit statuses of rdcp.1 are exactly those of 'rdcp --help';
+#  - the bash completion completes every option from --help (it reads
+#    --help), and every rdcp option that takes an argument ("--name ARG" in
+#    --help) has its own case in the completion, so its argument is not
+#    completed as a file name unless the completion says so.
 #
-# usage: options_test.sh RDCP RDCPD RDCP_1 RDCPD_8 PENDING
+# usage: options_test.sh RDCP RDCPD RDCP_1 RDCPD_8 PENDING COMPLETION
 set -u
 
-rdcp=$1 rdcpd=$2 rdcp_man=$3 rdcpd_man=$4 pending_file=$5
+rdcp=$1 rdcpd=$2 rdcp_man=$3 rdcpd_man=$4 pending_file=$5 completion=$6
 fails=0
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/options_test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -114,6 +118,17 @@ elif ! cmp -s "$tmp/help.codes" "$tmp/man.codes"; then
 	fail "exit statuses differ: rdcp --help has [$(echo $(cat "$tmp/help.codes"))]," \
 		"rdcp.1 has [$(echo $(cat "$tmp/man.codes"))]"
 fi
+
+# Options with an argument: "  -e, --rsh CMD" or "      --port PORT".
+grep -oE -- '--[a-z][a-z0-9-]*[ =][A-Z][A-Z_]*([^a-z]|$)' "$tmp/rdcp.help" |
+	sed -E 's/[ =].*//' | sort -u >"$tmp/argopts"
+grep -q '_parse_help' "$completion" ||
+	fail "$(basename "$completion") does not take the options from --help"
+while read -r opt; do
+	grep -qE -- "(^|[[:space:](|])${opt}([[:space:]|)]|\$)" "$completion" ||
+		fail "$(basename "$completion") has no case for the argument of $opt"
+done <"$tmp/argopts"
+[ -s "$tmp/argopts" ] || fail "no options with an argument found in rdcp --help"
 
 n_rdcp=$(wc -l <"$tmp/rdcp.help.opts")
 n_rdcpd=$(wc -l <"$tmp/rdcpd.help.opts")

@@ -96,8 +96,19 @@ expect "--vers" --version
 # 2. Option arguments.
 complete_line "rdcp --checksum sha"
 expect "--checksum sha" sha256 sha512
+complete_line "rdcp --checksum g"
+expect "--checksum g" gmac
 complete_line "rdcp --port "
 [ "${#COMPREPLY[@]}" = 0 ] || fail "--port offers ${COMPREPLY[*]}"
+complete_line "rdcp --transport "
+expect "--transport" auto rdma tcp
+[ "${#COMPREPLY[@]}" = 3 ] || fail "--transport offers ${COMPREPLY[*]}"
+# --lanes takes a number: never a file name (the cwd holds files here)
+cd "$T/d" || exit 1
+complete_line "rdcp --lanes "
+expect "--lanes" 1 2 8
+has b && fail "--lanes offers file names: ${COMPREPLY[*]}"
+cd - >/dev/null || exit 1
 
 # 3. Local paths.
 complete_line "rdcp $T/d/b"
