@@ -166,8 +166,12 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 	const struct rd_tls_peer *t = &rc->cl->tls;
 
 	g_armed = 1;
-	/* auto chose TCP: said in one line (unless -q: errors only) */
-	if (i->note[0] && !o->quiet)
+	/*
+	 * auto chose TCP: said in one line when this host has an RDMA device
+	 * the route did not use (a surprise worth a line), else only with -v:
+	 * a host without RDMA copies over TCP quietly.
+	 */
+	if (i->note[0] && !o->quiet && (o->verbose || !i->note_quiet))
 		fprintf(stderr, "%s\n", i->note);
 	if (!o->verbose)
 		return;
@@ -402,7 +406,8 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	}
 	if (!naddrs) {
 		/* The remote half listens on TCP too: reach it where ssh did. */
-		if (co->co.transport == RD_XPORT_AUTO && !o->quiet)
+		if (co->co.transport == RD_XPORT_AUTO && !o->quiet &&
+		    (o->verbose || rd_rdma_device_count()))
 			fprintf(stderr, "rdcp: %s has no RDMA address; using TCP\n", op->host);
 		co->co.transport = RD_XPORT_TCP;
 		addrs[naddrs++] = op->host;

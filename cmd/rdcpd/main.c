@@ -841,6 +841,10 @@ int main(int argc, char **argv)
 	if (!o.foreground) {
 		openlog("rdcpd", LOG_PID, LOG_DAEMON);
 		lc.syslog = 1;
+		/* started by hand on a terminal: say where the lines go, once */
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "rdcpd: running; it logs to syslog (journalctl -t rdcpd, "
+					"or /var/log/syslog); --foreground logs here\n");
 	}
 	memset(&cfg, 0, sizeof(cfg));
 	if (apply_conf(&cfg, conf, &lc, &err)) {

@@ -245,11 +245,12 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 	}
 	/* auto, and no RDMA device reaches host: TCP, and say so */
 	ret = rd_xport_tcp.connect(out, host, port, o, req, rep, err);
-	if (!ret)
+	if (!ret) {
 		snprintf((*out)->info.note, sizeof((*out)->info.note),
 			 "rdcp: no RDMA route to %s (%s); using TCP", host,
 			 rerr.status == RD_ENODEV ? "no RDMA device here" : rerr.msg);
-	else {
+		(*out)->info.note_quiet = rerr.status == RD_ENODEV;
+	} else {
 		struct rd_err terr = *err;
 
 		rd_err_set(err, terr.status, 0, "%s (over TCP: there is no RDMA route: %s)",

@@ -157,6 +157,7 @@ struct rd_conn_info {
 	unsigned version;  /* negotiated protocol version */
 	char transport[8]; /* "rdma", "tcp", "loop" */
 	char note[256];	   /* set when auto chose TCP: why, in one line */
+	uint8_t note_quiet; /* the note only says this host has no RDMA device */
 	uint64_t reg_ctrl; /* bytes of control buffers registered (0 over TCP) */
 	unsigned lanes;	   /* RC QPs the session runs over (1 over TCP) */
 	unsigned lanes_asked; /* client: what it asked for */

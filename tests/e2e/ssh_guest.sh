@@ -279,6 +279,10 @@ client() {
 	check "  ssh's refusal passed through" out_has "Permission denied"
 
 	# --- awkward remote names: the remote command is quoted ---
+	"$RDCP" -e "$SSHE" --remote-rdcp "$RDCP" /tmp/src/ga "$S:/tmp/dst/quiet" 2>/tmp/err >/dev/null
+	if ! over_rdma; then
+		check "no RDMA on either host: nothing on stderr by default" [ ! -s /tmp/err ]
+	fi
 	rcp -v /tmp/src/ga "$S:/tmp/dst/it's a \$HOME \`touch pwned\`;touch pwned file"
 	check "push to a remote name with a quote, \$, backquotes, ';' and spaces" [ "$RC" -eq 0 ]
 	check "  the file has exactly that name, nothing was run" \
@@ -286,7 +290,7 @@ client() {
 	if over_rdma; then
 		check "  -v: says which RDMA address b reported" out_has "reports RDMA address $S port"
 	else
-		check "  says b has no RDMA address, so TCP" out_has "$S has no RDMA address; using TCP"
+		check "  -v: says b has no RDMA address, so TCP" out_has "$S has no RDMA address; using TCP"
 		check "  -v: says it reaches b over TCP where ssh did" out_has "reports TCP address $S port"
 	fi
 	check "  and the connection" out_has "connected to"

@@ -77,6 +77,18 @@ run "$evil" "$S::m/"
 check "a control character in a name is printed escaped" out_has 'clear\\x1b\[2J\\x1b\[Hname'
 check "  and never raw" sh -c '! grep -q "$(printf "\033")" /tmp/out'
 
+# --- rdcpd started by hand on a terminal, without --foreground ---
+script -q -c "timeout 3 $RDCPD --no-auth --module t=/tmp/mod --port 0 --ready-file /tmp/tty.ready" \
+	/tmp/tty.script >/dev/null 2>&1
+check "rdcpd on a terminal says in one line where it logs" \
+	grep -q 'rdcpd: running; it logs to syslog .*--foreground logs here' /tmp/tty.script
+"$RDCPD" --no-auth --module t=/tmp/mod --port 0 --ready-file /tmp/tty2.ready 2>/tmp/tty2.err &
+tpid=$!
+wait_for /tmp/tty2.ready 20
+kill "$tpid" 2>/dev/null
+wait "$tpid" 2>/dev/null
+check "  not when stderr is not a terminal" not grep -q 'it logs to syslog' /tmp/tty2.err
+
 # --- -v ---
 run -v /tmp/src/small "$S::m/v"
 if over_rdma; then
@@ -89,6 +101,9 @@ if ! over_rdma; then
 	check "auto says it uses TCP, in one line" out_has "no RDMA route to $S (no RDMA device here); using TCP"
 	run -q /tmp/src/small "$S::m/v2"
 	check "  not with -q" [ ! -s /tmp/out ]
+	"$RDCP" /tmp/src/small "$S::m/v2b" 2>/tmp/err >/dev/null
+	check "  nor by default on a host without RDMA: exit 0, stderr empty" \
+		[ "$?.$(wc -c </tmp/err)" = 0.0 ]
 	run --transport rdma /tmp/src/small "$S::m/v3"
 	check "--transport rdma without RDMA: exit 12" [ "$RC" -eq 12 ]
 	run --list-devices "$S"
