@@ -12,6 +12,8 @@ PACKAGES=(
 	clang libclang-rt-14-dev
 	# Soft-RoCE rig: QEMU, initramfs parts, RDMA userspace
 	qemu-system-x86 busybox-static cpio kmod iproute2 iputils-ping
+	# benchmark charts (tests/bench/charts.sh)
+	gnuplot-nox
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
 	# end-to-end tests and benchmarks
 	openssh-server openssh-client rsync tmux netcat-openbsd socat python3 xz-utils

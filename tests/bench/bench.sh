@@ -64,6 +64,15 @@ if [ "${1:-}" = --host ]; then
   exec python3 "$(dirname "$0")/host_bench.py" "$@"
 fi
 
+# meta WHAT: one line for a chart's caption: date, machine, commit, command.
+meta() {
+  local r
+  r=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
+  printf '%s; %s, %s CPUs, %s; git %s\n' "$*" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+    "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" "$(nproc)" \
+    "$(uname -r)" "$(git -C "$r" rev-parse --short HEAD 2>/dev/null || echo '?')"
+}
+
 if [ "${1:-}" = --small ]; then
   repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
   if [ "${BENCH_BUILD:-1}" = 1 ]; then
@@ -73,9 +82,24 @@ if [ "${1:-}" = --small ]; then
   cmd+=" SMALL_MIXED_N=${SMALL_MIXED_N:-5000} SMALL_MIXED_BIG=${SMALL_MIXED_BIG:-3} SMALL_MIXED_MB=${SMALL_MIXED_MB:-64}"
   cmd+=" bash $repo/tests/bench/small_guest.sh $(readlink -f "$repo/bazel-bin/cmd/rdcp/rdcp")"
   cmd+=" $(readlink -f "$repo/bazel-bin/cmd/rdcpd/rdcpd") $repo/tests/e2e/guest_lib.sh"
+  out="$repo/tests/bench/results"
+  mkdir -p "$out"
   bash "$repo/tests/rig/rig.sh" run2 --timeout "${BENCH_TIMEOUT:-3600}" --a "$cmd" --b "$cmd" |
-    grep -E '^\[a\] (small|PASS|FAIL|guest|    \|)|^\[b\] (b:|guest|FAIL)'
-  exit "${PIPESTATUS[0]}"
+    grep -E '^\[a\] (small|PASS|FAIL|guest|    \|)|^\[b\] (b:|guest|FAIL)' | tee "$out/small.txt"
+  st=${PIPESTATUS[0]}
+  # the chart's data: tree,tool,seconds (from the "small: TREE (N files): ..." lines)
+  {
+    echo "tree,tool,seconds"
+    sed -n 's/^\[a\] small: \([^ ]*\) (\([0-9]*\) files): \(.*\)$/\1 \2 \3/p' "$out/small.txt" |
+      while read -r tree n rest; do
+        for t in "tar|nc" "rdcp -r" "rsync -a" "scp -r"; do
+          v=$(printf '%s\n' "$rest" | grep -oE "$(printf '%s' "$t" | sed 's/|/\\|/') [0-9.]+ s" | grep -oE '[0-9.]+' | head -n1)
+          [ -n "$v" ] && printf '"%s (%s files)","%s",%s\n' "$tree" "$n" "$t" "$v"
+        done
+      done
+  } >"$out/small.csv"
+  meta "bash tests/bench/bench.sh --small (SMALL_TREES=${SMALL_TREES:-5000x4096 50000x1024 mixed}), two-VM Soft-RoCE rig" >"$out/small.meta"
+  exit "$st"
 fi
 
 if [ "${1:-}" = --many ]; then
@@ -222,6 +246,7 @@ rdcp_blake2b512 rdcp $BENCH_MB blake2b512
 rdcp_none_small rdcp $BENCH_SMALL_MB none
 scp ssh $BENCH_MB scp
 rsync ssh $BENCH_MB rsync
+nc nc $BENCH_MB -
 ibw2 ibw $BENCH_MB -
 EOF
 }
@@ -385,6 +410,9 @@ a_step() {
       [ "${extra#*+threads}" != "$extra" ] && ck+=(--threads "${extra#*+threads}")
       run_timed "$name" "$BENCH_RDCP" --json "${ck[@]}" --port "$port" "$f" "$RIG_PEER_IP::bench/" || return 1
       ;;
+    nc)
+      run_timed "$name" sh -c 'nc -N "$1" "$2" <"$3"' nc "$RIG_PEER_IP" "$port" "$f" || return 1
+      ;;
     ssh)
       ssh_opts=(-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes
         -o LogLevel=ERROR -i "$GDIR/ssh/id")
@@ -510,6 +538,22 @@ b_step() {
       fi
       b_check_file "$name" "$mb" || st=1
       ;;
+    nc)
+      # plain TCP on the same wire, no integrity, no metadata: the floor of a
+      # TCP copy (OpenBSD nc: -l PORT; it exits when a sends EOF with -N)
+      port=$((18500 + idx))
+      nc -l "$port" >"$GDIR/dst/src-$mb" 2>"$lg" &
+      pid=$!
+      if ! wait_listen "$port" 10 "$pid"; then
+        put "$S/ready-$name" "fail: nc did not listen (see $name-b.log)"
+        stop_pid "$pid"
+        return 1
+      fi
+      put "$S/ready-$name" "ok $port"
+      b_wait_done "$name" || st=1
+      wait_exit "$pid" 20 || st=$?
+      b_check_file "$name" "$mb" || st=1
+      ;;
     ssh)
       if [ -z "${SSHD_PID:-}" ]; then
         if ! b_start_sshd "$lg"; then
@@ -633,6 +677,9 @@ fmt_row() {
   mb=$(awk -v m="$mib" 'BEGIN {printf "%.2f", m * 1.048576}')
   [ -n "$base" ] && r=$(ratio "$mib" "$base")
   printf '%-34s %10s %10s %12s  %s\n' "$tool" "$mb" "$mib" "$r" "$note"
+  # the chart's data (tests/bench/charts.sh): tool,MiB/s,ratio
+  [ -n "${BENCH_CSV:-}" ] && printf '"%s",%s,%s\n' "$tool" "$mib" "$r" >>"$BENCH_CSV"
+  return 0
 }
 
 # verdict KEY KEY_W TARGET WHAT WHAT_W RATIO...: the median of the KEY=ratio values
@@ -775,6 +822,7 @@ rdcp_blake2b512 rdcp --checksum blake2b512
 rdcp_none_small rdcp --checksum none (${BENCH_SMALL_MB} MiB)
 scp scp
 rsync rsync -e ssh
+nc nc (plain TCP, no check)
 EOF
   for s in ibw1 ibw2 ibw_short $(for k in $(seq "$BENCH_ROUNDS"); do printf 'ibw_m%s ' "$k"; done); do
     [ -n "$(ibw_mib "$s")" ] || skipped "$s" || failed+=("$s")
@@ -928,7 +976,8 @@ host_main() {
     exit "$rst"
   fi
   local rep=0
-  report >"$WORK/report.txt" || rep=1
+  printf 'tool,mib_s,x_ib_write_bw\n' >"$WORK/big.csv"
+  BENCH_CSV=$WORK/big.csv report >"$WORK/report.txt" || rep=1
   if [ "$rst" != 0 ]; then
     {
       echo
@@ -938,8 +987,10 @@ host_main() {
     rep=1
   fi
   cp "$WORK/report.txt" "$out/latest.txt"
+  cp "$WORK/big.csv" "$out/big.csv"
+  meta "bash tests/bench/bench.sh (BENCH_MB=$BENCH_MB, BENCH_ROUNDS=$BENCH_ROUNDS), two-VM Soft-RoCE rig" >"$out/big.meta"
   cat "$WORK/report.txt"
-  log "written: $out/latest.txt (step logs: $out/latest.log)"
+  log "written: $out/latest.txt, $out/big.csv (step logs: $out/latest.log); charts: bash tests/bench/charts.sh"
   exit "$rep"
 }
 

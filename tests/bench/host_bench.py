@@ -35,6 +35,35 @@ import tempfile
 import time
 
 GIB = 1 << 30
+RESULTS = os.environ.get("RDCP_BENCH_RESULTS") or \
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+
+
+def write_results(name, header, rows, what):
+    """tests/bench/results/NAME.csv and NAME.meta, for tests/bench/charts.sh."""
+    import csv
+    import platform
+    import subprocess as sp
+    os.makedirs(RESULTS, exist_ok=True)
+    with open(os.path.join(RESULTS, name + ".csv"), "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    model = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    try:
+        rev = sp.run(["git", "-C", os.path.dirname(RESULTS), "rev-parse", "--short", "HEAD"],
+                     capture_output=True, text=True).stdout.strip() or "?"
+    except OSError:
+        rev = "?"
+    with open(os.path.join(RESULTS, name + ".meta"), "w") as f:
+        f.write("%s; %s, %s, %d CPUs, %s; git %s\n" % (
+            what, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), model,
+            os.cpu_count(), platform.release(), rev))
 
 
 def wait4(p):
@@ -264,6 +293,10 @@ def main():
     print("resume check CPU: sender (rdcp) %.2f s, receiver (rdcpd) %.2f s; one read + "
           "sha256 pass %.2f s CPU: %.2f x and %.2f x of it; wall %.2f x the pass" %
           (ccpu, dcpu, pcpu, ccpu / pcpu, dcpu / pcpu, dt / dig))
+    write_results("host", ["tool", "mib_s", "cpu_s_per_gib_send", "cpu_s_per_gib_recv"],
+                  [(n, "%.1f" % (args.mb / dt), "%.3f" % (c / gib), "%.3f" % (d / gib))
+                   for n, ok, dt, c, d in rows if ok and dt],
+                  "python3 tests/bench/host_bench.py --mb %d, over TCP on 127.0.0.1" % args.mb)
     nc_rate = args.mb / rows[2][2]
     none_rate = args.mb / rows[0][2]
     print("rdcp --checksum none / nc = %.2f (target >= %.2f: %s)" %
@@ -307,6 +340,12 @@ def matrix(args):
                                                         d / gib, "yes" if ok else "NO"))
         print("    send threads: %s" % fmt_shares(sh.get("send", {})))
         print("    recv threads: %s" % fmt_shares(sh.get("recv", {})))
+    write_results("threads", ["checksum", "threads", "mib_s", "cpu_s_per_gib_send",
+                              "cpu_s_per_gib_recv"],
+                  [(ck, t, "%.1f" % (args.mb / dt), "%.3f" % (c / gib), "%.3f" % (d / gib))
+                   for ck, t, ok, dt, c, d, sh in rows if ok and dt],
+                  "python3 tests/bench/host_bench.py --threads %s --checksums %s --mb %d, "
+                  "over TCP on 127.0.0.1" % (args.threads, args.checksums, args.mb))
     return 1 if failed else 0
 
 

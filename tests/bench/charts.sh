@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Draw the benchmark charts of docs/BENCHMARKS.md from the data the
+# benchmarks wrote (gnuplot, from Debian's gnuplot-nox):
+#
+#   bash tests/bench/charts.sh [RESULTS_DIR [OUT_DIR]]
+#
+# RESULTS_DIR (default tests/bench/results) holds what the benchmarks wrote:
+#   big.csv    bash tests/bench/bench.sh              one big file in the rig:
+#                                                     rdcp, ib_write_bw, scp, rsync, nc
+#   small.csv  bash tests/bench/bench.sh --small      small-file trees: tar|nc, rdcp, rsync, scp
+#   host.csv   python3 tests/bench/host_bench.py      one big file over TCP: rdcp, nc, socat
+#   threads.csv python3 tests/bench/host_bench.py --threads 1,2,4
+#                                                     CPU s/GiB by check and threads
+# each with NAME.meta: the command, date, machine and commit, printed under
+# the chart. OUT_DIR (default docs/charts) gets NAME.png, and a copy of
+# NAME.csv and NAME.meta so the published chart keeps its data beside it.
+# A chart whose data is missing is skipped with a note; exit 1 if none was
+# drawn.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd -P)
+res=${1:-$top/tests/bench/results}
+out=${2:-$top/docs/charts}
+command -v gnuplot >/dev/null || {
+	echo "charts: gnuplot is missing (apt-get install gnuplot-nox)" >&2
+	exit 1
+}
+mkdir -p "$out"
+drawn=0
+
+# caption NAME: the meta line, quoted for gnuplot
+caption() { sed 's/"/\\"/g' "$res/$1.meta" 2>/dev/null | head -n1; }
+
+# have NAME: its data is there (a header and at least one row)
+have() {
+	if [ -s "$res/$1.csv" ] && [ "$(wc -l <"$res/$1.csv")" -ge 2 ]; then
+		cp "$res/$1.csv" "$out/$1.csv"
+		cp "$res/$1.meta" "$out/$1.meta" 2>/dev/null || : >"$out/$1.meta"
+		return 0
+	fi
+	echo "charts: no $res/$1.csv: its chart is skipped" >&2
+	return 1
+}
+
+common='set terminal pngcairo size 1000,560 font "DejaVu Sans,11" noenhanced
+set datafile separator ","
+set style fill solid 0.85 border -1
+set grid ytics lc rgb "#dddddd"
+set key top right
+set bmargin 7'
+
+if have big; then
+	gnuplot <<EOF
+$common
+set output "$out/big.png"
+set title "One big file over Soft-RoCE: throughput (MiB/s, higher is better)"
+set label 1 "$(caption big)" at screen 0.01, 0.03 font ",8"
+set style data histograms
+set boxwidth 0.7
+set xtics rotate by -30 left font ",9"
+set ylabel "MiB/s"
+set yrange [0:*]
+plot "$out/big.csv" using 2:xtic(1) skip 1 lc rgb "#3b6ea8" notitle
+EOF
+	drawn=$((drawn + 1))
+fi
+
+if have small; then
+	# rows: tree,tool,seconds -> one cluster per tree, one bar per tool
+	python3 - "$out/small.csv" "$out/small.dat" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+trees = list(dict.fromkeys(r["tree"] for r in rows))
+tools = list(dict.fromkeys(r["tool"] for r in rows))
+val = {(r["tree"], r["tool"]): r["seconds"] for r in rows}
+with open(sys.argv[2], "w") as f:
+    f.write(",".join(["tree"] + tools) + "\n")
+    for t in trees:
+        f.write(",".join(['"%s"' % t] + [val.get((t, x), "NaN") for x in tools]) + "\n")
+EOF
+	ncol=$(head -n1 "$out/small.dat" | awk -F, '{print NF}')
+	gnuplot <<EOF
+$common
+set output "$out/small.png"
+set title "Small-file trees over Soft-RoCE: wall clock (s, lower is better)"
+set label 1 "$(caption small)" at screen 0.01, 0.03 font ",8"
+set style data histograms
+set style histogram clustered gap 1
+set ylabel "seconds"
+set yrange [0:*]
+set logscale y
+set yrange [0.1:*]
+plot for [i=2:$ncol] "$out/small.dat" using i:xtic(1) title columnheader(i)
+EOF
+	rm -f "$out/small.dat"
+	drawn=$((drawn + 1))
+fi
+
+if have host; then
+	gnuplot <<EOF
+$common
+set output "$out/host.png"
+set title "One big file over TCP on one host: throughput (MiB/s, higher is better)"
+set label 1 "$(caption host)" at screen 0.01, 0.03 font ",8"
+set style data histograms
+set boxwidth 0.7
+set ylabel "MiB/s"
+set yrange [0:*]
+plot "$out/host.csv" using 2:xtic(1) skip 1 lc rgb "#3b6ea8" notitle
+EOF
+	drawn=$((drawn + 1))
+fi
+
+if have threads; then
+	# rows: checksum,threads,... -> one cluster per checksum, one bar per thread count,
+	# send and receive CPU stacked as one total (send + recv) per bar
+	python3 - "$out/threads.csv" "$out/threads.dat" <<'EOF'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+cks = list(dict.fromkeys(r["checksum"] for r in rows))
+ths = list(dict.fromkeys(r["threads"] for r in rows))
+val = {(r["checksum"], r["threads"]):
+       "%.3f" % (float(r["cpu_s_per_gib_send"]) + float(r["cpu_s_per_gib_recv"])) for r in rows}
+with open(sys.argv[2], "w") as f:
+    f.write(",".join(["checksum"] + ["--threads " + t for t in ths]) + "\n")
+    for c in cks:
+        f.write(",".join([c] + [val.get((c, t), "NaN") for t in ths]) + "\n")
+EOF
+	ncol=$(head -n1 "$out/threads.dat" | awk -F, '{print NF}')
+	gnuplot <<EOF
+$common
+set output "$out/threads.png"
+set title "CPU seconds per GiB, sender + receiver, by chunk check and threads (lower is better)"
+set label 1 "$(caption threads)" at screen 0.01, 0.03 font ",8"
+set style data histograms
+set style histogram clustered gap 1
+set ylabel "CPU s / GiB"
+set yrange [0:*]
+plot for [i=2:$ncol] "$out/threads.dat" using i:xtic(1) title columnheader(i)
+EOF
+	rm -f "$out/threads.dat"
+	drawn=$((drawn + 1))
+fi
+
+[ "$drawn" -gt 0 ] || {
+	echo "charts: nothing to draw in $res (run the benchmarks first)" >&2
+	exit 1
+}
+echo "charts: $drawn chart(s) in $out"
