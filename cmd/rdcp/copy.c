@@ -444,6 +444,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_operand dest, src0, op;
 	struct rd_client_opts co;
 	struct rd_client *cl;
+	struct rd_pace pace;
 	struct report_ctx rc = {.o = o};
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
@@ -562,6 +563,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	co.partial_dir = o->partial_dir;
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
+	if (o->bwlimit) {
+		/* --bwlimit: this side's chunks paced; a chunk moves in <= 0.25 s */
+		rd_pace_init(&pace, o->bwlimit);
+		co.eo.pace = &pace;
+		if (!co.eo.chunk_size || co.eo.chunk_size > rd_pace_chunk_max(o->bwlimit))
+			co.eo.chunk_size = rd_pace_chunk_max(o->bwlimit);
+	}
 	co.eo.pool_bytes = o->pool_size;
 	co.eo.depth = (unsigned)o->depth;
 	co.eo.threads = o->threads ? o->threads : rd_engine_default_threads();

@@ -83,6 +83,8 @@ static void usage(FILE *out)
 		"                             mtime alone (they cannot be checked)\n"
 		"      --partial-dir DIR      keep partials in DIR inside each destination\n"
 		"                             directory, not beside the files\n"
+		"      --bwlimit RATE         at most RATE bytes per second, as in rsync: KiB\n"
+		"                             unless suffixed (20M: MiB, 20MB: MB); 0: none\n"
 		"      --retries N            when the connection drops mid-copy, connect\n"
 		"                             again (backoff 1, 2, 4 ... 30 s) and resume, up\n"
 		"                             to N times (default 3; 0: never)\n"
@@ -157,6 +159,7 @@ enum {
 	OPT_TRUST_PARTIAL,
 	OPT_RETRIES,
 	OPT_PARTIAL_DIR,
+	OPT_BWLIMIT,
 };
 
 static const struct option longopts[] = {
@@ -206,6 +209,7 @@ static const struct option longopts[] = {
 	{"trust-partial", no_argument, NULL, OPT_TRUST_PARTIAL},
 	{"retries", required_argument, NULL, OPT_RETRIES},
 	{"partial-dir", required_argument, NULL, OPT_PARTIAL_DIR},
+	{"bwlimit", required_argument, NULL, OPT_BWLIMIT},
 	{NULL, 0, NULL, 0},
 };
 
@@ -388,6 +392,18 @@ int main(int argc, char **argv)
 				return RDCP_EXIT_USAGE;
 			}
 			o.partial_dir = optarg;
+			break;
+		case OPT_BWLIMIT:
+			/* rsync's --bwlimit: units of 1024 bytes unless a suffix says */
+			r = rd_num_parse_rsync_size(optarg, 'k', &v);
+			if (r || (v && v < 512)) {
+				fprintf(stderr, "rdcp: --bwlimit=%s is %s\n", optarg,
+					r == -2	 ? "too large"
+					: r == 0 ? "too small (min: 512 or 0 for unlimited)"
+						 : "invalid");
+				return RDCP_EXIT_USAGE;
+			}
+			o.bwlimit = v;
 			break;
 		case OPT_RETRIES:
 			if (rd_num_parse(optarg, 0, 0, 1000, &v)) {

@@ -36,6 +36,7 @@ struct rdcp_opts {
 	unsigned meta; /* RD_OF_HARDLINKS, XATTRS, ACLS, SPARSE, DEVICES, SPECIALS */
 	const char *checksum;
 	uint64_t chunk_size, pool_size;
+	uint64_t bwlimit; /* --bwlimit: bytes per second; 0 none */
 	int depth;
 	unsigned threads; /* --threads; 0: the cores available, at most 8 */
 	const char *port;

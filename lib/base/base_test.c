@@ -102,9 +102,39 @@ static void test_num_strict(void **state)
 	assert_int_equal(rd_num_parse("17179869184G", RD_NUM_SIZE, 0, UINT64_MAX, &v), -1);
 }
 
+/* rsync's own answers (rsync 3.x --bwlimit=...: the bytes/s it uses). */
+static void test_rsync_size(void **state)
+{
+	static const struct {
+		const char *in;
+		int ret;
+		uint64_t want;
+	} t[] = {
+	    {"20M", 0, 20ull << 20},	{"20MiB", 0, 20ull << 20}, {"20MB", 0, 20000000},
+	    {"20mb", 0, 20000000},	{"1.5m", 0, 1572864},	   {"100", 0, 102400},
+	    {"0", 0, 0},		{"512b", 0, 512},	   {"1g", 0, 1ull << 30},
+	    {"1G+1", 0, (1ull << 30) + 1}, {"1K-1", 0, 1023},	   {"2KB", 0, 2000},
+	    {"abc", -1, 0},		{"20X", -1, 0},		   {"", -1, 0},
+	    {".", -1, 0},		{"1Mz", -1, 0},		   {"-5", -2, 0},
+	    {"99999999999999999999999P", -2, 0},
+	};
+	unsigned i;
+	uint64_t v;
+
+	(void)state;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		v = 0;
+		assert_int_equal(rd_num_parse_rsync_size(t[i].in, 'k', &v), t[i].ret);
+		if (!t[i].ret && v != t[i].want)
+			fail_msg("%s: %llu, want %llu", t[i].in, (unsigned long long)v,
+				 (unsigned long long)t[i].want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rsync_size),
 		cmocka_unit_test(test_err_set_returns_negative_and_formats),
 		cmocka_unit_test(test_err_prefix),
 		cmocka_unit_test(test_err_null_ok),

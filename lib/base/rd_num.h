@@ -16,4 +16,12 @@
 /* Returns 0 with *out set, or -1 (and *out untouched). */
 int rd_num_parse(const char *s, unsigned flags, uint64_t min, uint64_t max, uint64_t *out);
 
+/*
+ * rsync's size arguments (--bwlimit, --max-size, ...): "1.5m", "20MB"
+ * (powers of 1000), "20MiB" or "20M" (powers of 1024), "512b", an
+ * optional "+1"/"-1"; a bare number is in dflt units ('k': KiB). Returns 0
+ * with *out in bytes, -1 when it is not such a size, -2 when it is too large.
+ */
+int rd_num_parse_rsync_size(const char *s, char dflt, uint64_t *out);
+
 #endif

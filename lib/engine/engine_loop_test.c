@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -162,6 +163,7 @@ struct run {
 	char last_note[256]; /* the sender's last report with status 0 and a text */
 	int send_no_pack; /* the sender's eo.pack 0 whatever r->eo says */
 	int send_no_batch, recv_no_batch; /* one side's eo.batch 0 */
+	struct rd_pace *send_pace, *recv_pace; /* one side's eo.pace */
 };
 
 static void report(void *ctx, const char *path, size_t len, int status, const char *msg)
@@ -265,6 +267,8 @@ static void run_copy(struct run *r)
 		r->se.o.batch = 0;
 	if (r->recv_no_batch)
 		r->re.o.batch = 0;
+	r->se.o.pace = r->send_pace;
+	r->re.o.pace = r->recv_pace;
 	if (r->key) {
 		assert_int_equal(rd_engine_set_key(&r->se, r->key), 0);
 		assert_int_equal(rd_engine_set_key(&r->re, r->key), 0);
@@ -317,6 +321,83 @@ static void assert_set_copied(void)
 	assert_true(same_file("chunk_plus"));
 	assert_true(same_file("many"));
 	assert_true(same_file("sub/inner"));
+}
+
+/* --- pacing (--bwlimit, rdcpd's max rate) --- */
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+/*
+ * 3 MiB at 2 MiB/s, paced by one side: the copy takes the time the rate
+ * says (less one burst, a tenth of a second's worth, and the last chunk),
+ * and the waiting is not busy: the process uses a fraction of the
+ * wall time in CPU (over the loopback an unpaced copy takes milliseconds).
+ */
+static void paced_copy(int sender)
+{
+	const uint64_t rate = 2u << 20, size = 3u << 20;
+	struct rd_pace pace;
+	struct run r = {0};
+	/* the first burst and the last chunk move without waiting for their bytes */
+	double t0, c0, wall, cpu, want = (double)(size - rate / 10 - (64u << 10)) / (double)rate;
+
+	rd_pace_init(&pace, rate);
+	put_file(g_src, "paced", size, 11);
+	if (sender)
+		r.send_pace = &pace;
+	else
+		r.recv_pace = &pace;
+	r.eo.chunk_size = 64u << 10;
+	r.eo.pool_bytes = 1u << 20;
+	r.timeout_ms = 10000;
+	t0 = mono_s();
+	c0 = cpu_s();
+	run_copy(&r);
+	wall = mono_s() - t0;
+	cpu = cpu_s() - c0;
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_true(same_file("paced"));
+	print_message("paced by the %s: %.3f s (want %.3f..%.3f), CPU %.3f s\n",
+		      sender ? "sender" : "receiver", wall, want, want * 1.1 + 0.1, cpu);
+	assert_true(wall >= want * 0.98);
+	assert_true(wall <= want * 1.1 + 0.1);
+	assert_true(cpu < wall * 0.5);
+}
+
+static void test_pace_receiver(void **state)
+{
+	paced_copy(0);
+}
+
+static void test_pace_sender(void **state)
+{
+	paced_copy(1);
+}
+
+/* A paced side's chunks move in at most a quarter of a second. */
+static void test_pace_chunk_max(void **state)
+{
+	assert_int_equal(rd_pace_chunk_max(0), RD_CHUNK_MAX);
+	assert_int_equal(rd_pace_chunk_max(1u << 30), RD_CHUNK_MAX);
+	assert_int_equal(rd_pace_chunk_max(20u << 20), 4u << 20);
+	assert_int_equal(rd_pace_chunk_max(1000), RD_CHUNK_MIN);
+	assert_true((uint64_t)rd_pace_chunk_max(3u << 20) * 4 <= 3u << 20);
 }
 
 /* --- plain copies --- */
@@ -1647,6 +1728,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pace_receiver, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pace_sender, setup, teardown),
+	    cmocka_unit_test(test_pace_chunk_max),
 	    cmocka_unit_test_setup_teardown(test_copy_over_tcp, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_memory_sized_to_job, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_small_slots_then_large, setup, teardown),

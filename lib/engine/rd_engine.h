@@ -37,6 +37,33 @@
 /* The cores this process may run on, at most RD_ENGINE_THREADS_DEFAULT_MAX. */
 unsigned rd_engine_default_threads(void);
 
+/*
+ * Pacing (rdcp --bwlimit, rdcpd's max rate; rd_engine_pace.c): a token
+ * bucket a side consults before it moves a chunk's bytes. rate is bytes
+ * per second (0: no limit); rate_fn, when set, gives the rate now (a
+ * daemon's share, which changes as sessions come and go) and is asked at
+ * most every 100 ms. Owned by whoever set it; the engine's thread alone
+ * uses it while the engine runs.
+ */
+#define RD_PACE_WAIT_MAX_MS 250
+struct rd_pace {
+	uint64_t rate;
+	uint64_t (*rate_fn)(void *ctx);
+	void *rate_ctx;
+	double tokens, last, asked;
+};
+void rd_pace_init(struct rd_pace *p, uint64_t rate);
+/* ms until a chunk may move (0: now; never more than RD_PACE_WAIT_MAX_MS). p may be NULL. */
+int rd_pace_wait(struct rd_pace *p);
+/* A chunk of len bytes moved (p may be NULL). */
+void rd_pace_charge(struct rd_pace *p, uint64_t len);
+/*
+ * The largest chunk (a power of two, RD_CHUNK_MIN..RD_CHUNK_MAX) that moves
+ * in at most a quarter of a second at rate bytes/s: a paced side never
+ * falls silent for long between chunks (the peer's idle timeout).
+ */
+uint32_t rd_pace_chunk_max(uint64_t rate);
+
 struct rd_engine_opts {
 	uint32_t chunk_size;   /* negotiated, RD_CHUNK_MIN..RD_CHUNK_MAX */
 	uint64_t pool_bytes;   /* receiver: registered pool */
@@ -89,6 +116,8 @@ struct rd_engine_opts {
 	 * a client's is what it offers, a server's the most it grants.
 	 */
 	unsigned window;
+	/* Pacing of this side's chunks (see struct rd_pace); NULL: none. */
+	struct rd_pace *pace;
 };
 
 /*

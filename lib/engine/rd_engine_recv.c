@@ -136,6 +136,7 @@ struct receiver {
 	int end_seen, fin_sent, fin_seen;
 	uint32_t end_nfiles;
 	uint64_t sealed_ms; /* since when sealed files wait for publish(), or 0 */
+	int pace_ms;	    /* schedule() held back by pacing: poll this long */
 	struct rd_msg_dones dones; /* RD_OF_BATCH: confirmations not sent yet */
 	struct rd_sink_acl acl[RD_ACL_MAX];
 	struct rd_wpool *pool;
@@ -1013,6 +1014,7 @@ static int send_pack(struct receiver *r, unsigned k)
 	ret = send_get(r, slot, s);
 	if (ret)
 		return ret < 0 ? ret : 2;
+	rd_pace_charge(r->e->o.pace, sum);
 	s->state = SL_BUSY;
 	for (i = 0; i < n; i++) {
 		struct rfile *f = win_of(r, s->id + i);
@@ -1029,14 +1031,19 @@ static int schedule(struct receiver *r)
 	unsigned i, k, n = 0;
 	int ret;
 
+	r->pace_ms = 0;
 	for (i = 0; i < r->nslots; i++) {
 		struct rslot *s = &r->slots[i];
 
 		if (s->state != SL_RETRY)
 			continue;
+		if (s->kind != RD_GET_SUM && (r->pace_ms = rd_pace_wait(r->e->o.pace)))
+			return (int)n;
 		ret = send_get(r, i, s);
 		if (ret)
 			return ret < 0 ? ret : (int)n;
+		if (s->kind != RD_GET_SUM)
+			rd_pace_charge(r->e->o.pace, s->rb.cap);
 		s->state = SL_BUSY;
 		n++;
 	}
@@ -1045,6 +1052,9 @@ static int schedule(struct receiver *r)
 
 		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
+		/* --bwlimit / max rate: the next chunk waits its turn */
+		if ((r->pace_ms = rd_pace_wait(r->e->o.pace)))
+			return (int)n;
 		if (r->e->o.pack && packable(r, f)) {
 			ret = send_pack(r, k);
 			if (ret < 0)
@@ -1099,6 +1109,15 @@ static int schedule(struct receiver *r)
 			ret = send_get(r, i, s);
 			if (ret)
 				return ret < 0 ? ret : (int)n;
+			if (s->kind == RD_GET_DATA) {
+				rd_pace_charge(r->e->o.pace, s->rb.cap);
+				if ((r->pace_ms = rd_pace_wait(r->e->o.pace))) {
+					s->state = SL_BUSY;
+					f->inflight++;
+					f->next++;
+					return (int)n + 1;
+				}
+			}
 			s->state = SL_BUSY;
 			f->inflight++;
 			f->next++;
@@ -1369,7 +1388,10 @@ static int recv_loop(struct receiver *r)
 		ret = rd_engine_idle_check(r->e, rd_conn_info(r->c)->peer);
 		if (ret)
 			return ret;
-		ret = rd_conn_poll(r->c, progress ? 0 : r->sealed_ms ? PUBLISH_MS : RD_ENGINE_IDLE_MS);
+		ret = rd_conn_poll(r->c, progress	 ? 0
+					 : r->pace_ms	 ? r->pace_ms
+					 : r->sealed_ms ? PUBLISH_MS
+							 : RD_ENGINE_IDLE_MS);
 		if (ret < 0 && r->fin_sent)
 			return 0; /* all committed and reported; its FIN was a courtesy */
 		if (ret < 0)

@@ -85,6 +85,7 @@ struct sjob {
 };
 
 struct sender {
+	int pace_ms; /* answer_head() held back by pacing: poll this long */
 	struct rd_engine *e;
 	struct rd_conn *c;
 	struct rd_tree *t;
@@ -867,6 +868,9 @@ static int answer_head(struct sender *s)
 			j->buf[j->want / 2] ^= 0x5a;
 	}
 #endif
+	/* --bwlimit / max rate: the chunk waits its turn (the loop polls meanwhile) */
+	if ((s->pace_ms = rd_pace_wait(s->e->o.pace)))
+		return 0;
 	rk.n = 1 + j->g.nx;
 	rk.k[0] = j->g.rkey;
 	memcpy(rk.k + 1, j->g.xrkey, j->g.nx * sizeof(rk.k[0]));
@@ -874,6 +878,7 @@ static int answer_head(struct sender *s)
 	if (r)
 		return r < 0 ? rd_err_copy(&s->e->err, rd_conn_err(s->c)) : 0;
 	/* the buffer stays busy until on_sent() */
+	rd_pace_charge(s->e->o.pace, j->want);
 	rd_stat_add(&s->e->st.bytes_data, j->want);
 	rd_stat_add(&s->e->st.cur_done, j->want);
 	job_end(s, j);
@@ -1130,6 +1135,7 @@ static int send_loop(struct sender *s)
 	for (;;) {
 		if (s->e->o.stop && *s->e->o.stop)
 			return rd_err_set(&s->e->err, RD_ESTOPPED, 0, "stopped");
+		s->pace_ms = 0;
 		progress = drain_msgs(s);
 		if (progress < 0)
 			return progress;
@@ -1170,7 +1176,7 @@ static int send_loop(struct sender *s)
 		r = rd_engine_idle_check(s->e, rd_conn_info(s->c)->peer);
 		if (r)
 			return r;
-		r = rd_conn_poll(s->c, progress ? 0 : RD_ENGINE_IDLE_MS);
+		r = rd_conn_poll(s->c, progress ? 0 : s->pace_ms ? s->pace_ms : RD_ENGINE_IDLE_MS);
 		if (r < 0 && s->fin_seen)
 			return 0; /* everything confirmed; the peer just left first */
 		if (r < 0)

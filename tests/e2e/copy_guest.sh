@@ -269,6 +269,29 @@ meta() {
 	check "  pulled back: the same, ACLs aside" same_meta /tmp/src/meta /tmp/pull/meta-back noacl
 	check "  still one link group" same_inode /tmp/pull/meta-back/sub/f1-link /tmp/pull/meta-back/top-link
 	rm -rf /tmp/pull/meta /tmp/pull/meta-back
+
+	# --bwlimit (rsync's units): 6 MiB at 2 MiB/s takes about 3 s, push
+	# (the client paces its answers) and pull (the client paces its requests)
+	head -c $((6 << 20)) /dev/urandom >/tmp/src/paced.bin
+	for dir in push pull; do
+		local t0 t1 secs
+		t0=$EPOCHREALTIME
+		if [ "$dir" = push ]; then
+			run --json --bwlimit=2M /tmp/src/paced.bin "$S::m/"
+		else
+			run --json --bwlimit=2048 "$S::m/paced.bin" /tmp/pull/
+		fi
+		t1=$EPOCHREALTIME
+		secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
+		check "--bwlimit 2 MiB/s, $dir of 6 MiB: exit 0" [ "$RC" -eq 0 ]
+		# 6 MiB less the first burst (0.2 MiB) and a chunk (512 KiB) at
+		# 2 MiB/s: 2.6 s at least; start-up and a loaded host allowed on top
+		check "  took $secs s: between 2.6 and 4.5 (the rate holds)" \
+			awk -v s="$secs" 'BEGIN {exit !(s >= 2.6 && s <= 4.5)}'
+	done
+	check "  the pull came back byte-exact" cmp /tmp/src/paced.bin /tmp/pull/paced.bin
+	run --bwlimit=20X /tmp/src/small.txt "$S::m/"
+	check "--bwlimit=20X: exit 1, named" sh -c "[ $RC -eq 1 ] && grep -q -- '--bwlimit=20X is invalid' /tmp/out"
 }
 
 case "${RIG_ROLE}:${RIG_MODE:-2}" in
