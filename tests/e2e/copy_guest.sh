@@ -299,6 +299,14 @@ a:1)
 	server || exit 1
 	client "$(br "$RIG_SELF_IP")"
 	check "daemon still alive" daemon_alive d
+	# The differential test against rsync (tests/diff/README.md) over RDMA:
+	# a few of its supported cases, pushes and pulls to its own daemon and
+	# over ssh (the host runs them all over TCP: diff_tcp_host_test).
+	if over_rdma; then
+		DIFF_ARGS="--case ${DIFF_CASES:-dir.new-contents,prior.content,today.into-checksum,xcheck.rsync-after-rdcp-new} --seeds 1" \
+			check "rdcp and rsync leave the same trees, over RDMA (tests/diff)" \
+			bash "$(dirname "$0")/../diff/diff_guest.sh" "$RDCP" "$RDCPD"
+	fi
 	;;
 a:2)
 	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
