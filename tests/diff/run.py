@@ -475,7 +475,7 @@ def parse_args(argv):
     p.add_argument("--no-ssh-mux", dest="ssh_mux", action="store_false",
                    help="a fresh ssh connection per run (default: one multiplexed)")
     p.add_argument("-j", "--jobs", type=int, default=2, help="cases at once (default 2)")
-    p.add_argument("--timeout", type=float, default=120, help="seconds per command")
+    p.add_argument("--timeout", type=float, default=60, help="seconds per command")
     p.add_argument("--strict-exit", action="store_true",
                    help="non-zero exit codes must be equal too (default: zero vs non-zero)")
     p.add_argument("--workdir", default=None, help="where the trees go (default $TMPDIR)")
