@@ -241,6 +241,8 @@ C += [
     Case("opt.chmod", ["-a", "--chmod=D750,F640"]),
     Case("opt.numeric-ids", ["-a", "--numeric-ids"]),
     Case("opt.one-letter-group", ["-rlptgoD"]),
+    Case("opt.bwlimit", ["-a", "--bwlimit=50M"], ["src"], "dst/", "empty", issue=29,
+         note="the same tree at a rate limit (the rate itself is tested elsewhere)"),
 ]
 
 # --- issue 29 point 1: deletion -----------------------------------------
@@ -368,6 +370,7 @@ SUPPORTED = {
     "today.file-onto-file": R,
     "today.multi-into-existing": R,
     "today.rsync-after-rdcp-into": R,
+    "opt.bwlimit": R,
 }
 
 
