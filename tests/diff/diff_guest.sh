@@ -15,5 +15,5 @@ py=/usr/bin/python3 # Debian's: no pip, no pyenv
 transport=rdma
 [ "${E2E_TRANSPORT:-rdma}" = tcp ] && transport=tcp
 # shellcheck disable=SC2086 # DIFF_ARGS is a list of options
-exec "$py" "$here/run.py" --rdcp "$1" --rdcpd "$2" --host "${RIG_SELF_IP:-127.0.0.1}" \
+exec "$py" -B "$here/run.py" --rdcp "$1" --rdcpd "$2" --host "${RIG_SELF_IP:-127.0.0.1}" \
 	--transport "$transport" ${DIFF_ARGS:---selftest --seeds ${DIFF_SEEDS:-12}}

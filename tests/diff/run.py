@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the checkout
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cases  # noqa: E402
 import compare  # noqa: E402
@@ -512,7 +513,6 @@ def select(a):
         if m not in cases.MODES:
             raise SystemExit("no mode %r (one of %s)" % (m, ", ".join(cases.MODES)))
     if names:
-        # a named case runs in the modes asked, whichever list it is on
         want = [c for c in cases.C if c.name in names or any(
             n.endswith(".") and c.name.startswith(n) for n in names)]
         if not (a.pending or a.all):
