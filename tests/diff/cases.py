@@ -113,8 +113,11 @@ C += [
     Case("dir.rerun-into-slash", A, ["src"], "dst/", "none", runs=2),
     Case("dir.file-to-new-dir", A, ["src/{file}"], "dst/", "none"),
     Case("dir.file-to-new-name", A, ["src/{file}"], "dst", "none"),
-    Case("dir.file-into-dir", A, ["src/{file}"], "dst/", "mirror"),
-    Case("dir.file-onto-file", A, ["src/{file}"], "dst/{file}", "mirror"),
+    Case("dir.file-into-dir", A, ["src/{file}"], "dst/", "mirror",
+         note="rdcp passes most seeds; where the prior plain.txt has the source's size and "
+         "mtime but other bytes (seed 46) rsync keeps it (quick check): today.file-into-dir"),
+    Case("dir.file-onto-file", A, ["src/{file}"], "dst/{file}", "mirror",
+         note="as dir.file-into-dir (seed 46)"),
     Case("dir.subdir-contents", A, ["src/{dir}/"], "dst/", "none"),
     Case("dir.subdir-into", A, ["src/{dir}"], "dst/", "mirror"),
     Case("dir.multi-to-new-dir", A, ["src/{file}", "src/{dir}"], "dst/", "none"),
