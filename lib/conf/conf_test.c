@@ -88,6 +88,14 @@ static const char every_key[] = "# every key\n"
 				"group = 998\n"
 				"threads = 12\n"
 				"max lanes = 3\n"
+				"transfer logging = yes\n"
+				"log file = /var/log/rdcpd.log\n"
+				"log format = %t %o %f %'l\n"
+				"metrics listen = [::1]:9818\n"
+				"metrics hosts allow = 10.1.0.0/16, ::1\n"
+				"status socket = /run/x/s.sock\n"
+				"status group = adm\n"
+				"partial max age = 3d\n"
 				"[data]\n"
 				"\tpath = /srv/data\n"
 				"\tcomment = the data # with a hash\n"
@@ -104,6 +112,10 @@ static const char every_key[] = "# every key\n"
 				"\trequire encryption = yes\n"
 				"\tchecksum = SHA512\n"
 				"\trefuse checksum none = 1\n"
+				"\ttransfer logging = no\n"
+				"\tlog file = /var/log/data.log\n"
+				"\tlog format = %o %n\n"
+				"\tpartial max age = 0\n"
 				"[pub]\n"
 				"path = /srv/pub\n"
 				"auth = none\n";
@@ -138,13 +150,21 @@ static void test_every_key(void **state)
 	assert_int_equal(c->threads, 12);
 	assert_int_equal(c->max_lanes, 3);
 	assert_int_equal(c->set[RD_CK_MAX_LANES], 19);
+	assert_int_equal(c->transfer_logging, 1);
+	assert_string_equal(c->log_file, "/var/log/rdcpd.log");
+	assert_string_equal(c->log_format, "%t %o %f %'l");
+	assert_string_equal(c->metrics_listen, "[::1]:9818");
+	assert_int_equal(c->nmetrics_allow, 2);
+	assert_string_equal(c->status_socket, "/run/x/s.sock");
+	assert_string_equal(c->status_group, "adm");
+	assert_int_equal(c->partial_max_age_s, 3 * 86400);
 	assert_int_equal(c->set[RD_CK_PORT], 4);
 	assert_int_equal(c->set[RD_CK_LISTEN], 3);
 	assert_int_equal(c->nmods, 2);
 
 	m = rd_conf_module_find(c, "data");
 	assert_non_null(m);
-	assert_int_equal(m->line, 20);
+	assert_int_equal(m->line, 28);
 	assert_string_equal(m->path, "/srv/data");
 	assert_string_equal(m->comment, "the data # with a hash");
 	assert_int_equal(m->read_only, 0);
@@ -166,14 +186,94 @@ static void test_every_key(void **state)
 	assert_int_equal(m->require_encryption, 1);
 	assert_string_equal(m->checksum, "sha512");
 	assert_int_equal(m->refuse_checksum_none, 1);
-	assert_int_equal(m->set[RD_CK_PATH], 21);
+	assert_int_equal(m->set[RD_CK_PATH], 29);
+	assert_int_equal(m->transfer_logging, 0);
+	assert_string_equal(m->log_file, "/var/log/data.log");
+	assert_string_equal(m->log_format, "%o %n");
+	assert_int_equal(m->partial_max_age_s, 0);
 
 	m = rd_conf_module_find(c, "pub");
 	assert_non_null(m);
 	assert_int_equal(m->auth_none, 1);
 	assert_int_equal(m->list, 1);
 	assert_string_equal(m->checksum, "gmac");
+	/* a module starts from the global transfer log settings */
+	assert_int_equal(m->transfer_logging, 1);
+	assert_string_equal(m->log_format, "%t %o %f %'l");
+	assert_string_equal(m->log_file, "");
+	assert_int_equal(m->partial_max_age_s, 3 * 86400);
 	assert_null(rd_conf_module_find(c, "PUB"));
+	rd_conf_free(c);
+}
+
+/* Transfer log, metrics, status, partials: defaults, values and refusals. */
+static void test_ops_keys(void **state)
+{
+	struct sockaddr_storage ss;
+	struct rd_conf_net a;
+	struct rd_conf *c;
+	socklen_t sl;
+	int ret;
+
+	c = parse("[m]\npath = /m\n", &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(c->transfer_logging, 0);
+	assert_string_equal(c->log_format, "%o %h [%a] %m (%u) %f %l");
+	assert_string_equal(c->mods[0]->log_format, "%o %h [%a] %m (%u) %f %l");
+	assert_int_equal(c->partial_max_age_s, 7 * 86400);
+	assert_int_equal(c->mods[0]->partial_max_age_s, 7 * 86400);
+	assert_string_equal(c->status_socket, "/run/rdcpd/status.sock");
+	assert_string_equal(c->metrics_listen, "");
+	/* no allow list: loopback only */
+	assert_int_equal(rd_conf_addr_parse(&a, "127.0.0.1"), 0);
+	assert_int_equal(rd_conf_metrics_allowed(c, &a), 1);
+	assert_int_equal(rd_conf_addr_parse(&a, "::1"), 0);
+	assert_int_equal(rd_conf_metrics_allowed(c, &a), 1);
+	assert_int_equal(rd_conf_addr_parse(&a, "10.0.0.1"), 0);
+	assert_int_equal(rd_conf_metrics_allowed(c, &a), 0);
+	rd_conf_free(c);
+
+	c = parse("metrics listen = 10.0.0.5:9818\nmetrics hosts allow = 10.9.0.0/16\n"
+		  "status socket =\npartial max age = 12h\n",
+		  &ret);
+	assert_int_equal(ret, 0);
+	assert_string_equal(c->status_socket, "");
+	assert_int_equal(c->partial_max_age_s, 12 * 3600);
+	assert_int_equal(rd_conf_metrics_addr(c, &ss, &sl), 0);
+	assert_int_equal(ss.ss_family, AF_INET);
+	assert_int_equal(rd_conf_addr_parse(&a, "10.9.3.4"), 0);
+	assert_int_equal(rd_conf_metrics_allowed(c, &a), 1);
+	assert_int_equal(rd_conf_addr_parse(&a, "127.0.0.1"), 0);
+	assert_int_equal(rd_conf_metrics_allowed(c, &a), 0);
+	rd_conf_free(c);
+
+	one_error("log format = %o %q\n", "t.conf:1: log format: %q is not a log format escape");
+	one_error("[m]\npath = /m\nlog format = %f %C\n",
+		  "t.conf:3: log format: %C is not supported by rdcpd (it keeps no full-file "
+		  "checksums or link targets for the log)");
+	one_error("log format = 100%\n",
+		  "t.conf:1: log format: a '%' at the end of the format names no escape");
+	one_error("metrics listen = 9818\n", "t.conf:1: metrics listen: '9818' is not "
+					     "ADDRESS:PORT (e.g. 127.0.0.1:9818, [::1]:9818)");
+	one_error("metrics listen = ::1:9818\n",
+		  "t.conf:1: metrics listen: '::1:9818': write an IPv6 address as [ADDRESS]:PORT");
+	one_error("metrics listen = host:9818\n",
+		  "t.conf:1: metrics listen: 'host' is not a numeric IPv4 or IPv6 address");
+	one_error("metrics listen = 127.0.0.1:0\n",
+		  "t.conf:1: metrics listen: 0 is out of range (1 to 65535)");
+	one_error("status socket = run/s\n",
+		  "t.conf:1: status socket: 'run/s' is not an absolute path");
+	one_error("partial max age = 7w\n", "t.conf:1: partial max age: '7w' is not a duration "
+					    "(seconds, or e.g. 30s, 2m, 7d)");
+	one_error("[m]\npath = /m\ntransfer logging = maybe\n",
+		  "t.conf:3: transfer logging: 'maybe' is not yes, no, true, false, 1 or 0");
+
+	/* a non-loopback endpoint with nobody allowed: said, not refused */
+	c = parse("metrics listen = 0.0.0.0:9818\n", &ret);
+	assert_int_equal(ret, 0);
+	rd_conf_check(c, 0);
+	assert_int_equal(c->nerrors, 0);
+	assert_true(rec_grep(&rec, "only loopback addresses may scrape"));
 	rd_conf_free(c);
 }
 
@@ -361,7 +461,7 @@ static void test_error_messages(void **state)
 	one_error("auth timeout = 1h\n",
 		  "t.conf:1: auth timeout: 1h is out of range (1 to 300 seconds)");
 	one_error("auth timeout = soon\n", "t.conf:1: auth timeout: 'soon' is not a duration "
-					   "(seconds, or e.g. 30s, 2m)");
+					   "(seconds, or e.g. 30s, 2m, 7d)");
 	one_error("transport = udp\n", "t.conf:1: transport: 'udp' is not rdma, tcp or both");
 	one_error("log level = loud\n",
 		  "t.conf:1: log level: 'loud' is not error, warning, info or debug");
@@ -828,26 +928,26 @@ static void test_support(void **state)
 	assert_true(rec_has(&rec, "t.conf:17: 'group' is not enforced by this version of rdcpd "
 				  "yet: it would be ignored, so the daemon refuses to start with "
 				  "it"));
-	assert_reported(&rec, "t.conf:20: module [data] requires authentication, which this "
+	assert_reported(&rec, "t.conf:28: module [data] requires authentication, which this "
 			      "version of rdcpd does not implement yet: add 'auth = none' to serve "
 			      "it to anyone who can reach the port, or start rdcpd with --no-auth");
-	assert_true(rec_grep(&rec, "t.conf:26: 'auth users' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:27: 'hosts allow' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:28: 'hosts deny' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:24: 'write only' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:30: 'uid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:31: 'gid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:33: 'require encryption' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:35: 'refuse checksum none' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:34: 'auth users' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:35: 'hosts allow' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:36: 'hosts deny' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:32: 'write only' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:38: 'uid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:39: 'gid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:41: 'require encryption' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:43: 'refuse checksum none' in [data] is not enforced"));
 	assert_int_equal(c->nerrors, 13);
 	/* tuning only: warnings */
 	assert_reported(&rec, "W t.conf:7: 'max connections per host' is not enforced by this "
 			      "version of rdcpd yet");
-	assert_reported(&rec, "W t.conf:34: 'checksum' in [data] is not enforced by this version "
+	assert_reported(&rec, "W t.conf:42: 'checksum' in [data] is not enforced by this version "
 			      "of rdcpd yet");
-	assert_true(rec_has(&rec, "W t.conf:29: 'max connections' in [data] is not enforced by "
+	assert_true(rec_has(&rec, "W t.conf:37: 'max connections' in [data] is not enforced by "
 				  "this version of rdcpd yet"));
-	assert_true(rec_grep(&rec, "W t.conf:25: 'list' in [data]"));
+	assert_true(rec_grep(&rec, "W t.conf:33: 'list' in [data]"));
 	assert_true(rec_grep(&rec, "W t.conf:9: 'auth timeout'"));
 	assert_true(rec_grep(&rec, "W t.conf:12: 'secrets file'"));
 	assert_true(rec_grep(&rec, "W t.conf:13: 'tls certificate'"));
@@ -855,7 +955,11 @@ static void test_support(void **state)
 	assert_true(rec_grep(&rec, "W t.conf:15: 'tls client ca'"));
 	assert_true(rec_grep(&rec, "W t.conf:18: 'threads'"));
 	assert_true(rec_grep(&rec, "W t.conf:19: 'max lanes'"));
-	assert_int_equal(c->nwarnings, 11);
+	assert_true(rec_grep(&rec, "W t.conf:20: 'transfer logging' is not enforced"));
+	assert_true(rec_grep(&rec, "W t.conf:23: 'metrics listen' is not enforced"));
+	assert_true(rec_grep(&rec, "W t.conf:27: 'partial max age' is not enforced"));
+	assert_true(rec_grep(&rec, "W t.conf:46: 'log format' in [data] is not enforced"));
+	assert_int_equal(c->nwarnings, 23);
 	/* [pub] has auth = none: nothing about it */
 	assert_false(rec_grep(&rec, "[pub]"));
 	rd_conf_free(c);
@@ -1078,6 +1182,7 @@ int main(void)
 	    cmocka_unit_test(test_defaults),
 	    cmocka_unit_test(test_every_key),
 	    cmocka_unit_test(test_every_key_covered),
+	    cmocka_unit_test(test_ops_keys),
 	    cmocka_unit_test(test_lexical),
 	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_error_messages),

@@ -46,6 +46,11 @@
 #define RD_CONF_THREADS_MAX  64	 /* threads = (RD_ENGINE_THREADS_MAX, checked in rdcpd) */
 #define RD_CONF_LANES_DEFAULT 4	 /* max lanes = (RD_LANES_DEFAULT_CAP, checked in rdcpd) */
 
+#define RD_CONF_FORMAT_MAX		1024 /* log format, NUL included (RD_XFERLOG_FORMAT_MAX) */
+#define RD_CONF_SOCKET_MAX		108  /* status socket path, NUL included (sun_path) */
+#define RD_CONF_STATUS_SOCKET_DEFAULT	"/run/rdcpd/status.sock"
+#define RD_CONF_PARTIAL_MAX_AGE_DEFAULT (7 * 86400) /* seconds: 7d */
+
 /* Every key of the file; rd_conf_key_name() gives its spelling. */
 enum rd_conf_key {
 	/* global */
@@ -66,6 +71,14 @@ enum rd_conf_key {
 	RD_CK_GROUP,
 	RD_CK_THREADS,
 	RD_CK_MAX_LANES,
+	RD_CK_TRANSFER_LOGGING, /* the modules' default */
+	RD_CK_LOG_FILE,		/* every line of the daemon's log */
+	RD_CK_LOG_FORMAT,	/* the modules' default */
+	RD_CK_METRICS_LISTEN,
+	RD_CK_METRICS_HOSTS_ALLOW,
+	RD_CK_STATUS_SOCKET,
+	RD_CK_STATUS_GROUP,
+	RD_CK_PARTIAL_MAX_AGE, /* the modules' default */
 	/* module */
 	RD_CK_PATH,
 	RD_CK_COMMENT,
@@ -82,6 +95,10 @@ enum rd_conf_key {
 	RD_CK_REQUIRE_ENCRYPTION,
 	RD_CK_CHECKSUM,
 	RD_CK_REFUSE_CHECKSUM_NONE,
+	RD_CK_MOD_TRANSFER_LOGGING,
+	RD_CK_MOD_LOG_FILE,
+	RD_CK_MOD_LOG_FORMAT,
+	RD_CK_MOD_PARTIAL_MAX_AGE,
 	RD_CK_COUNT
 };
 
@@ -137,6 +154,16 @@ struct rd_conf_module {
 	int nusers;
 	struct rd_conf_net *allow, *deny; /* hosts allow / hosts deny */
 	int nallow, ndeny;
+	/*
+	 * Transfer log (rsyncd's transfer logging and log format, global
+	 * values by default); log file: this module's transfer and session
+	 * lines go there ("" = the daemon's log). partial max age: seconds
+	 * a kept partial may rest untouched before rdcpd removes it (0: never).
+	 */
+	int transfer_logging;
+	char log_file[PATH_MAX];
+	char log_format[RD_CONF_FORMAT_MAX];
+	int partial_max_age_s;
 	unsigned line;		   /* its [name] line, or RD_CONF_FROM_CLI */
 	unsigned set[RD_CK_COUNT]; /* where each key was set (RD_CONF_FROM_*) */
 };
@@ -174,6 +201,21 @@ struct rd_conf {
 	int threads;   /* per connection, 1..RD_CONF_THREADS_MAX; 0: the cores, at most 8 */
 	int max_lanes; /* per session, 1..RD_LANES_MAX; 0: RD_CONF_LANES_DEFAULT */
 	int no_auth;   /* --no-auth: every module served without authentication */
+	/* The modules' defaults (struct rd_conf_module), and the daemon's log file. */
+	int transfer_logging;
+	char log_file[PATH_MAX]; /* "" = journal, syslog or stderr */
+	char log_format[RD_CONF_FORMAT_MAX];
+	int partial_max_age_s;
+	/*
+	 * Prometheus metrics: "ADDR:PORT" or "[V6ADDR]:PORT" ("" = off) and who
+	 * may scrape (none listed: loopback only).
+	 */
+	char metrics_listen[80];
+	struct rd_conf_net *metrics_allow;
+	int nmetrics_allow;
+	/* rdcpd --status: the unix socket ("" = none) and the group also let in */
+	char status_socket[RD_CONF_SOCKET_MAX];
+	char status_group[RD_CONF_NAME_MAX + 1];
 	unsigned set[RD_CK_COUNT];
 
 	struct rd_conf_module **mods;
@@ -254,6 +296,10 @@ int rd_conf_check(struct rd_conf *c, unsigned flags);
 #define RD_CONF_CAP_LIST	 (1u << 10)
 #define RD_CONF_CAP_DROP	 (1u << 11) /* global user, group: drop privileges */
 #define RD_CONF_CAP_MODULE_CONNS (1u << 12) /* a module's max connections */
+#define RD_CONF_CAP_XFERLOG	 (1u << 13) /* transfer logging, log file, log format */
+#define RD_CONF_CAP_METRICS	 (1u << 14) /* metrics listen, metrics hosts allow */
+#define RD_CONF_CAP_STATUS	 (1u << 15) /* status socket, status group */
+#define RD_CONF_CAP_PARTIAL_AGE	 (1u << 16) /* partial max age */
 int rd_conf_check_support(struct rd_conf *c, unsigned caps);
 
 /*
@@ -292,6 +338,15 @@ int rd_conf_key_value(const struct rd_conf *c, const struct rd_conf_module *m, i
 
 /* Find a module by name (exact, case-sensitive). */
 const struct rd_conf_module *rd_conf_module_find(const struct rd_conf *c, const char *name);
+
+/*
+ * metrics listen's address and port: 0, or -RD_EUSAGE (the value was
+ * checked when it was read, so only a config that never set it fails).
+ */
+int rd_conf_metrics_addr(const struct rd_conf *c, struct sockaddr_storage *ss, socklen_t *len);
+
+/* Is addr one of metrics hosts allow (none listed: a loopback address)? */
+int rd_conf_metrics_allowed(const struct rd_conf *c, const struct rd_conf_net *addr);
 
 /* A module is writable if not read only, or if auth users grants someone rw. */
 int rd_conf_module_writable(const struct rd_conf_module *m);

@@ -371,6 +371,32 @@ static void memory_default(struct rd_conf *c)
 	}
 }
 
+/* A log file: its directory must exist (the file is created when missing). */
+static void check_log_file(struct rd_conf *c, unsigned line, const char *what, const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+	struct stat st;
+
+	if (!path[0])
+		return;
+	if (!lstat(path, &st)) {
+		if (!S_ISREG(st.st_mode))
+			rd_conf_report(c, AT(c, line), RD_CONF_ERROR, "%s %s: not a regular file",
+				       what, path);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	else
+		snprintf(dir, sizeof(dir), "/");
+	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+		rd_conf_report(c, AT(c, line), RD_CONF_ERROR, "%s %s: no directory %s", what, path,
+			       dir);
+}
+
 static void system_rules(struct rd_conf *c)
 {
 	const struct rd_conf_module *m;
@@ -386,6 +412,10 @@ static void system_rules(struct rd_conf *c)
 	if (c->group[0] && !name_known(c->group, 1))
 		rd_conf_report(c, AT(c, c->set[RD_CK_GROUP]), RD_CONF_ERROR,
 			       "group: no group '%s' on this system", c->group);
+	if (c->status_group[0] && !name_known(c->status_group, 1))
+		rd_conf_report(c, AT(c, c->set[RD_CK_STATUS_GROUP]), RD_CONF_ERROR,
+			       "status group: no group '%s' on this system", c->status_group);
+	check_log_file(c, c->set[RD_CK_LOG_FILE], "log file", c->log_file);
 	check_file(c, RD_CK_TLS_CERT, c->tls_cert, 0);
 	check_file(c, RD_CK_TLS_KEY, c->tls_key, 1);
 	check_file(c, RD_CK_TLS_CLIENT_CA, c->tls_client_ca, 0);
@@ -403,6 +433,7 @@ static void system_rules(struct rd_conf *c)
 		if (m->gid[0] && !name_known(m->gid, 1))
 			rd_conf_report(c, AT(c, m->set[RD_CK_GID]), RD_CONF_ERROR,
 				       "module %s: no group '%s' on this system", l, m->gid);
+		check_log_file(c, m->set[RD_CK_MOD_LOG_FILE], "log file", m->log_file);
 		if (m->set[RD_CK_CHECKSUM] && rd_digest_open(&dg, m->checksum, &err))
 			rd_conf_report(c, AT(c, m->set[RD_CK_CHECKSUM]), RD_CONF_ERROR,
 				       "module %s: %s", l, err.msg);
@@ -436,6 +467,27 @@ int rd_conf_check(struct rd_conf *c, unsigned flags)
 			       "binds: use a port of 1024 or more, or drop 'user' and start rdcpd as "
 			       "that user with CAP_NET_BIND_SERVICE (systemd AmbientCapabilities=)",
 			       c->port);
+	if (c->set[RD_CK_METRICS_HOSTS_ALLOW] && !c->metrics_listen[0])
+		rd_conf_report(
+		    c, AT(c, c->set[RD_CK_METRICS_HOSTS_ALLOW]), RD_CONF_WARNING,
+		    "'metrics hosts allow' without 'metrics listen': no metrics are served");
+	if (c->metrics_listen[0] && !c->nmetrics_allow) {
+		struct sockaddr_storage ss;
+		struct rd_conf_net a;
+		socklen_t sl;
+
+		if (!rd_conf_metrics_addr(c, &ss, &sl) &&
+		    !rd_conf_addr_from_sockaddr(&a, (struct sockaddr *)&ss) &&
+		    !rd_conf_metrics_allowed(c, &a))
+			rd_conf_report(c, AT(c, c->set[RD_CK_METRICS_LISTEN]), RD_CONF_WARNING,
+				       "metrics listen %s: without 'metrics hosts allow' only "
+				       "loopback addresses may scrape",
+				       c->metrics_listen);
+	}
+	if (c->status_group[0] && !c->status_socket[0])
+		rd_conf_report(
+		    c, AT(c, c->set[RD_CK_STATUS_GROUP]), RD_CONF_WARNING,
+		    "'status group' with 'status socket' empty: there is no status socket");
 	for (i = 0; i < c->nmods; i++) {
 		module_rules(c, c->mods[i]);
 		/* Per-module identities need root for the daemon's whole life. */
@@ -579,12 +631,35 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 			     where);
 	if (!(caps & RD_CONF_CAP_LIST) && m->set[RD_CK_LIST])
 		not_enforced(c, m->set[RD_CK_LIST], RD_CONF_WARNING, "list", where);
+	if (!(caps & RD_CONF_CAP_XFERLOG) && m->set[RD_CK_MOD_TRANSFER_LOGGING])
+		not_enforced(c, m->set[RD_CK_MOD_TRANSFER_LOGGING], RD_CONF_WARNING,
+			     "transfer logging", where);
+	if (!(caps & RD_CONF_CAP_XFERLOG) && m->set[RD_CK_MOD_LOG_FILE])
+		not_enforced(c, m->set[RD_CK_MOD_LOG_FILE], RD_CONF_WARNING, "log file", where);
+	if (!(caps & RD_CONF_CAP_XFERLOG) && m->set[RD_CK_MOD_LOG_FORMAT])
+		not_enforced(c, m->set[RD_CK_MOD_LOG_FORMAT], RD_CONF_WARNING, "log format", where);
+	if (!(caps & RD_CONF_CAP_PARTIAL_AGE) && m->set[RD_CK_MOD_PARTIAL_MAX_AGE])
+		not_enforced(c, m->set[RD_CK_MOD_PARTIAL_MAX_AGE], RD_CONF_WARNING,
+			     "partial max age", where);
 }
 
 int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 {
 	static const int auth_keys[] = {RD_CK_SECRETS_FILE, RD_CK_TLS_CERT, RD_CK_TLS_KEY,
 					RD_CK_TLS_CLIENT_CA, RD_CK_AUTH_TIMEOUT};
+	static const struct {
+		int key;
+		unsigned cap;
+	} ops_keys[] = {
+	    {RD_CK_TRANSFER_LOGGING, RD_CONF_CAP_XFERLOG},
+	    {RD_CK_LOG_FILE, RD_CONF_CAP_XFERLOG},
+	    {RD_CK_LOG_FORMAT, RD_CONF_CAP_XFERLOG},
+	    {RD_CK_METRICS_LISTEN, RD_CONF_CAP_METRICS},
+	    {RD_CK_METRICS_HOSTS_ALLOW, RD_CONF_CAP_METRICS},
+	    {RD_CK_STATUS_SOCKET, RD_CONF_CAP_STATUS},
+	    {RD_CK_STATUS_GROUP, RD_CONF_CAP_STATUS},
+	    {RD_CK_PARTIAL_MAX_AGE, RD_CONF_CAP_PARTIAL_AGE},
+	};
 	unsigned before = c->nerrors;
 	size_t k;
 	int i;
@@ -607,6 +682,11 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 		not_enforced(c, c->set[RD_CK_THREADS], RD_CONF_WARNING, "threads", "");
 	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_LANES])
 		not_enforced(c, c->set[RD_CK_MAX_LANES], RD_CONF_WARNING, "max lanes", "");
+	for (k = 0; k < sizeof(ops_keys) / sizeof(ops_keys[0]); k++) {
+		if (!(caps & ops_keys[k].cap) && c->set[ops_keys[k].key])
+			not_enforced(c, c->set[ops_keys[k].key], RD_CONF_WARNING,
+				     rd_conf_key_name(ops_keys[k].key), "");
+	}
 	for (k = 0; k < sizeof(auth_keys) / sizeof(auth_keys[0]); k++) {
 		if (!(caps & RD_CONF_CAP_AUTH) && c->set[auth_keys[k]])
 			not_enforced(c, c->set[auth_keys[k]], RD_CONF_WARNING,

@@ -111,6 +111,49 @@ static const char *log_level_name(int l)
 	}
 }
 
+/* A duration as the file takes it: days when whole ("7d"), else seconds. */
+static void fmt_age(int s, char *buf, size_t len)
+{
+	if (s && !(s % 86400))
+		snprintf(buf, len, "%dd", s / 86400);
+	else
+		snprintf(buf, len, "%d", s);
+}
+
+/* The keys of the transfer log and the partials, global or a module's. */
+static int ops_value(int key, int logging, const char *file, const char *format, int age,
+		     char *buf, size_t len)
+{
+	switch (key) {
+	case RD_CK_TRANSFER_LOGGING:
+	case RD_CK_MOD_TRANSFER_LOGGING:
+		snprintf(buf, len, "%s", yes_no(logging));
+		return 1;
+	case RD_CK_LOG_FILE:
+	case RD_CK_MOD_LOG_FILE:
+		if (!file[0]) {
+			snprintf(buf, len, "%s",
+				 key == RD_CK_LOG_FILE
+				     ? "(unset: the journal under systemd, else syslog, or stderr "
+				       "with --foreground)"
+				     : "(unset: the daemon's log)");
+			return 0;
+		}
+		snprintf(buf, len, "%s", file);
+		return 1;
+	case RD_CK_LOG_FORMAT:
+	case RD_CK_MOD_LOG_FORMAT:
+		snprintf(buf, len, "%s", format);
+		return 1;
+	case RD_CK_PARTIAL_MAX_AGE:
+	case RD_CK_MOD_PARTIAL_MAX_AGE:
+		fmt_age(age, buf, len);
+		return 1;
+	default:
+		return -1;
+	}
+}
+
 /* 1: buf holds the value; 0: no value, buf says what applies; -1: unknown key. */
 static int global_value(const struct rd_conf *c, int key, char *buf, size_t len)
 {
@@ -200,8 +243,37 @@ static int global_value(const struct rd_conf *c, int key, char *buf, size_t len)
 	case RD_CK_MAX_LANES:
 		snprintf(buf, len, "%d", c->max_lanes ? c->max_lanes : RD_CONF_LANES_DEFAULT);
 		return 1;
+	case RD_CK_METRICS_LISTEN:
+		if (!c->metrics_listen[0]) {
+			snprintf(buf, len, "(unset: no metrics endpoint)");
+			return 0;
+		}
+		snprintf(buf, len, "%s", c->metrics_listen);
+		return 1;
+	case RD_CK_METRICS_HOSTS_ALLOW:
+		if (!c->nmetrics_allow) {
+			snprintf(buf, len, "(unset: loopback addresses only)");
+			return 0;
+		}
+		fmt_hosts(c->metrics_allow, c->nmetrics_allow, buf, len);
+		return 1;
+	case RD_CK_STATUS_SOCKET:
+		if (!c->status_socket[0]) {
+			snprintf(buf, len, "(empty: no status socket)");
+			return 0;
+		}
+		snprintf(buf, len, "%s", c->status_socket);
+		return 1;
+	case RD_CK_STATUS_GROUP:
+		if (!c->status_group[0]) {
+			snprintf(buf, len, "(unset: root and rdcpd's user only)");
+			return 0;
+		}
+		snprintf(buf, len, "%s", c->status_group);
+		return 1;
 	default:
-		return -1;
+		return ops_value(key, c->transfer_logging, c->log_file, c->log_format,
+				 c->partial_max_age_s, buf, len);
 	}
 }
 
@@ -276,7 +348,8 @@ static int module_value(const struct rd_conf_module *m, int key, char *buf, size
 		snprintf(buf, len, "%s", yes_no(m->refuse_checksum_none));
 		return 1;
 	default:
-		return -1;
+		return ops_value(key, m->transfer_logging, m->log_file, m->log_format,
+				 m->partial_max_age_s, buf, len);
 	}
 }
 

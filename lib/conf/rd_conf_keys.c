@@ -10,6 +10,9 @@
 
 #include "lib/conf/rd_conf_priv.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/xferlog/rd_xferlog.h"
+
+_Static_assert(RD_CONF_FORMAT_MAX == RD_XFERLOG_FORMAT_MAX, "log format bound");
 
 static int set_path(struct rd_conf_ctx *x, const char *v, char *out, size_t len)
 {
@@ -177,6 +180,100 @@ static int k_max_lanes(struct rd_conf_ctx *x, const char *v)
 	return set_int(x, v, 1, RD_LANES_MAX, &x->c->max_lanes);
 }
 
+static int set_format(struct rd_conf_ctx *x, const char *v, char *out, size_t len)
+{
+	char why[RD_CONF_MSG_MAX - 64];
+
+	if (strlen(v) >= len)
+		return rd_conf_why(x, "longer than %zu bytes", len - 1);
+	if (rd_xferlog_check(v, why, sizeof(why)))
+		return rd_conf_why(x, "%s", why);
+	snprintf(out, len, "%s", v);
+	return 0;
+}
+
+static int set_age(struct rd_conf_ctx *x, const char *v, int *out)
+{
+	return rd_conf_parse_duration(x, v, 0, 3650 * 86400, out);
+}
+
+static int k_transfer_logging(struct rd_conf_ctx *x, const char *v)
+{
+	return set_bool(x, v, &x->c->transfer_logging);
+}
+
+static int k_log_file(struct rd_conf_ctx *x, const char *v)
+{
+	return set_path(x, v, x->c->log_file, sizeof(x->c->log_file));
+}
+
+static int k_log_format(struct rd_conf_ctx *x, const char *v)
+{
+	return set_format(x, v, x->c->log_format, sizeof(x->c->log_format));
+}
+
+/* "ADDR:PORT" or "[V6ADDR]:PORT", numeric, port 1..65535. */
+static int k_metrics_listen(struct rd_conf_ctx *x, const char *v)
+{
+	char addr[64], canon[64];
+	const char *colon, *a = v;
+	unsigned long long port;
+	size_t n;
+
+	colon = strrchr(v, ':');
+	if (!colon || !colon[1])
+		return rd_conf_why(x, "'%s' is not ADDRESS:PORT (e.g. 127.0.0.1:9818, [::1]:9818)",
+				   v);
+	n = (size_t)(colon - v);
+	if (v[0] == '[') {
+		if (n < 2 || v[n - 1] != ']')
+			return rd_conf_why(x, "'%s': write an IPv6 address as [ADDRESS]:PORT", v);
+		a = v + 1;
+		n -= 2;
+	} else if (memchr(v, ':', n)) {
+		return rd_conf_why(x, "'%s': write an IPv6 address as [ADDRESS]:PORT", v);
+	}
+	if (n >= sizeof(addr))
+		return rd_conf_why(x, "'%s' is not a numeric IPv4 or IPv6 address", v);
+	memcpy(addr, a, n);
+	addr[n] = '\0';
+	if (rd_conf_addr_canon(addr, canon, sizeof(canon)))
+		return rd_conf_why(x, "'%s' is not a numeric IPv4 or IPv6 address", addr);
+	if (rd_conf_parse_uint(x, colon + 1, 1, 65535, &port))
+		return -1;
+	snprintf(x->c->metrics_listen, sizeof(x->c->metrics_listen), "%s%s%s:%llu",
+		 strchr(canon, ':') ? "[" : "", canon, strchr(canon, ':') ? "]" : "", port);
+	return 0;
+}
+
+static int k_metrics_hosts_allow(struct rd_conf_ctx *x, const char *v)
+{
+	return rd_conf_parse_hosts(x, v, &x->c->metrics_allow, &x->c->nmetrics_allow);
+}
+
+/* An absolute path that fits a unix socket address, or "" for none. */
+static int k_status_socket(struct rd_conf_ctx *x, const char *v)
+{
+	if (!v[0]) {
+		x->c->status_socket[0] = '\0';
+		return 0;
+	}
+	if (strlen(v) >= sizeof(x->c->status_socket))
+		return rd_conf_why(x, "a socket path has at most %zu bytes",
+				   sizeof(x->c->status_socket) - 1);
+	return set_path(x, v, x->c->status_socket, sizeof(x->c->status_socket));
+}
+
+static int k_status_group(struct rd_conf_ctx *x, const char *v)
+{
+	return set_ident(x, v, x->c->status_group, sizeof(x->c->status_group));
+}
+
+static int k_partial_max_age(struct rd_conf_ctx *x, const char *v)
+{
+	return set_age(x, v, &x->c->partial_max_age_s);
+}
+
 /* --- module --- */
 
 static int k_path(struct rd_conf_ctx *x, const char *v)
@@ -279,6 +376,26 @@ static int k_refuse_checksum_none(struct rd_conf_ctx *x, const char *v)
 	return set_bool(x, v, &x->m->refuse_checksum_none);
 }
 
+static int k_mod_transfer_logging(struct rd_conf_ctx *x, const char *v)
+{
+	return set_bool(x, v, &x->m->transfer_logging);
+}
+
+static int k_mod_log_file(struct rd_conf_ctx *x, const char *v)
+{
+	return set_path(x, v, x->m->log_file, sizeof(x->m->log_file));
+}
+
+static int k_mod_log_format(struct rd_conf_ctx *x, const char *v)
+{
+	return set_format(x, v, x->m->log_format, sizeof(x->m->log_format));
+}
+
+static int k_mod_partial_max_age(struct rd_conf_ctx *x, const char *v)
+{
+	return set_age(x, v, &x->m->partial_max_age_s);
+}
+
 #define G RD_CONF_GLOBAL
 #define M RD_CONF_MODULE
 
@@ -300,6 +417,14 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_GROUP] = {"group", G, 0, k_group, 0},
     [RD_CK_THREADS] = {"threads", G, 0, k_threads, 0},
     [RD_CK_MAX_LANES] = {"max lanes", G, 0, k_max_lanes, 0},
+    [RD_CK_TRANSFER_LOGGING] = {"transfer logging", G, 0, k_transfer_logging, 0},
+    [RD_CK_LOG_FILE] = {"log file", G, 0, k_log_file, 0},
+    [RD_CK_LOG_FORMAT] = {"log format", G, 0, k_log_format, 0},
+    [RD_CK_METRICS_LISTEN] = {"metrics listen", G, 0, k_metrics_listen, 0},
+    [RD_CK_METRICS_HOSTS_ALLOW] = {"metrics hosts allow", G, 0, k_metrics_hosts_allow, 0},
+    [RD_CK_STATUS_SOCKET] = {"status socket", G, 0, k_status_socket, 1},
+    [RD_CK_STATUS_GROUP] = {"status group", G, 0, k_status_group, 0},
+    [RD_CK_PARTIAL_MAX_AGE] = {"partial max age", G, 0, k_partial_max_age, 0},
     [RD_CK_PATH] = {"path", M, 0, k_path, 0},
     [RD_CK_COMMENT] = {"comment", M, 0, k_comment, 1},
     [RD_CK_READ_ONLY] = {"read only", M, 0, k_read_only, 0},
@@ -315,6 +440,10 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_REQUIRE_ENCRYPTION] = {"require encryption", M, 0, k_require_encryption, 0},
     [RD_CK_CHECKSUM] = {"checksum", M, 0, k_checksum, 0},
     [RD_CK_REFUSE_CHECKSUM_NONE] = {"refuse checksum none", M, 0, k_refuse_checksum_none, 0},
+    [RD_CK_MOD_TRANSFER_LOGGING] = {"transfer logging", M, 0, k_mod_transfer_logging, 0},
+    [RD_CK_MOD_LOG_FILE] = {"log file", M, 0, k_mod_log_file, 0},
+    [RD_CK_MOD_LOG_FORMAT] = {"log format", M, 0, k_mod_log_format, 0},
+    [RD_CK_MOD_PARTIAL_MAX_AGE] = {"partial max age", M, 0, k_mod_partial_max_age, 0},
 };
 
 const char *rd_conf_key_name(int key)

@@ -415,3 +415,56 @@ int rd_conf_path_within(const char *inner, const char *outer)
 		return 1;
 	return !strncmp(inner, outer, n) && (inner[n] == '\0' || inner[n] == '/');
 }
+
+/* --- metrics --- */
+
+int rd_conf_metrics_addr(const struct rd_conf *c, struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	const char *colon = strrchr(c->metrics_listen, ':');
+	char addr[64];
+	size_t n;
+	long port;
+
+	if (!colon)
+		return -RD_EUSAGE;
+	n = (size_t)(colon - c->metrics_listen);
+	if (n >= sizeof(addr))
+		return -RD_EUSAGE;
+	memcpy(addr, c->metrics_listen, n);
+	addr[n] = '\0';
+	port = strtol(colon + 1, NULL, 10);
+	if (port < 1 || port > 65535)
+		return -RD_EUSAGE;
+	memset(ss, 0, sizeof(*ss));
+	if (addr[0] == '[' && n > 2) {
+		addr[n - 1] = '\0';
+		if (inet_pton(AF_INET6, addr + 1, &s6->sin6_addr) != 1)
+			return -RD_EUSAGE;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*s6);
+		return 0;
+	}
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) != 1)
+		return -RD_EUSAGE;
+	s4->sin_family = AF_INET;
+	s4->sin_port = htons((uint16_t)port);
+	*len = sizeof(*s4);
+	return 0;
+}
+
+int rd_conf_metrics_allowed(const struct rd_conf *c, const struct rd_conf_net *addr)
+{
+	static const uint8_t v6lo[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+	int i;
+
+	if (!c->nmetrics_allow)
+		return !memcmp(addr->addr, v6lo, 16) ||
+		       (!memcmp(addr->addr, v4mapped, sizeof(v4mapped)) && addr->addr[12] == 127);
+	for (i = 0; i < c->nmetrics_allow; i++)
+		if (rd_conf_net_match(&c->metrics_allow[i], addr))
+			return 1;
+	return 0;
+}

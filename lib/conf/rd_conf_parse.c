@@ -24,6 +24,7 @@
 
 #include "lib/conf/rd_conf_priv.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/xferlog/rd_xferlog.h"
 
 void rd_conf_report(struct rd_conf *c, const char *file, unsigned line, int sev, const char *fmt,
 		    ...)
@@ -76,6 +77,9 @@ struct rd_conf *rd_conf_new(rd_conf_report_fn report, void *ctx)
 	c->auth_timeout_s = 10;
 	c->idle_timeout_s = 30;
 	c->log_level = RD_CONF_LOG_INFO;
+	snprintf(c->log_format, sizeof(c->log_format), "%s", RD_XFERLOG_DEFAULT_FORMAT);
+	c->partial_max_age_s = RD_CONF_PARTIAL_MAX_AGE_DEFAULT;
+	snprintf(c->status_socket, sizeof(c->status_socket), "%s", RD_CONF_STATUS_SOCKET_DEFAULT);
 	c->report = report;
 	c->report_ctx = ctx;
 	rd_err_clear(&c->err);
@@ -101,6 +105,7 @@ void rd_conf_free(struct rd_conf *c)
 	for (i = 0; i < c->nmods; i++)
 		module_free(c->mods[i]);
 	free(c->mods);
+	free(c->metrics_allow);
 	free(c);
 }
 
@@ -142,6 +147,8 @@ static void module_defaults(struct rd_conf_module *m)
 	memset(m, 0, sizeof(*m));
 	m->list = 1;
 	snprintf(m->checksum, sizeof(m->checksum), "%s", "gmac");
+	snprintf(m->log_format, sizeof(m->log_format), "%s", RD_XFERLOG_DEFAULT_FORMAT);
+	m->partial_max_age_s = RD_CONF_PARTIAL_MAX_AGE_DEFAULT;
 }
 
 struct rd_conf_module *rd_conf_module_add(struct rd_conf *c, const char *name, unsigned line,
@@ -164,6 +171,10 @@ struct rd_conf_module *rd_conf_module_add(struct rd_conf *c, const char *name, u
 	}
 	c->mods = grown;
 	module_defaults(m);
+	/* The global keys come first: a module starts from their values. */
+	m->transfer_logging = c->transfer_logging;
+	memcpy(m->log_format, c->log_format, sizeof(m->log_format));
+	m->partial_max_age_s = c->partial_max_age_s;
 	snprintf(m->name, sizeof(m->name), "%s", name);
 	m->line = line;
 	c->mods[c->nmods++] = m;
@@ -290,13 +301,15 @@ int rd_conf_parse_duration(struct rd_conf_ctx *x, const char *v, int min_s, int 
 
 	end = digits(v, &n, &ovf);
 	if (end == v || (*end && end[1]))
-		return rd_conf_why(x, "'%s' is not a duration (seconds, or e.g. 30s, 2m)", v);
+		return rd_conf_why(x, "'%s' is not a duration (seconds, or e.g. 30s, 2m, 7d)", v);
 	if (*end == 'm')
 		mul = 60;
 	else if (*end == 'h')
 		mul = 3600;
+	else if (*end == 'd')
+		mul = 86400;
 	else if (*end && *end != 's')
-		return rd_conf_why(x, "'%s' is not a duration (seconds, or e.g. 30s, 2m)", v);
+		return rd_conf_why(x, "'%s' is not a duration (seconds, or e.g. 30s, 2m, 7d)", v);
 	if (ovf || n > (unsigned long long)max_s / mul || n * mul < (unsigned long long)min_s)
 		return rd_conf_why(x, "%s is out of range (%d to %d seconds)", v, min_s, max_s);
 	*out = (int)(n * mul);
