@@ -144,8 +144,14 @@ struct rd_engine_stats {
 	uint64_t chunks_readahead; /* sender: GETs answered from data read ahead */
 	uint64_t chunks_ra_wasted; /* sender: chunks read ahead, then given back unused */
 	uint64_t packs, files_packed; /* RD_OF_PACK: packs moved, files they carried */
-	uint64_t reg_bytes; /* data buffers registered now (bytes) */
-	uint64_t reg_peak;  /* the most registered at once */
+	_Atomic uint64_t reg_bytes;   /* data buffers registered now (bytes) */
+	uint64_t reg_peak;	      /* the most registered at once */
+	/*
+	 * Time (ns) the engine's thread spent walking the source tree
+	 * (rd_tree_next: sender) and making received files durable (--fsync:
+	 * the syncfs and renames of each batch: receiver), inside its run.
+	 */
+	uint64_t walk_ns, sync_ns;
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */
 	atomic_flag cur_lock;	/* held while cur_name is written or copied */
 	char cur_name[256];	/* its wire path (raw bytes, NUL-terminated) */
@@ -180,6 +186,23 @@ int rd_engine_stats_name(struct rd_engine_stats *st, char *out, size_t len);
 typedef void (*rd_engine_report_fn)(void *ctx, const char *path, size_t len, int status,
 				    const char *msg);
 
+/*
+ * One entry finished, on either side, once (a daemon's transfer log and
+ * counters): what it was and what moved for it. path is raw bytes.
+ */
+struct rd_engine_entry {
+	const char *path;
+	size_t plen;
+	uint8_t type; /* RD_FT_* */
+	uint32_t mode, uid, gid;
+	uint64_t size; /* regular files: the length */
+	int64_t mtime_sec;
+	uint64_t bytes; /* data moved for it (chunks the receiver asked for) */
+	int same;	/* a regular file the receiver held already: nothing moved */
+	int status;	/* 0, or the failure (a negative RD_E*) */
+};
+typedef void (*rd_engine_entry_fn)(void *ctx, const struct rd_engine_entry *en);
+
 struct rd_engine {
 	struct rd_engine_opts o; /* o.digest: digest_name once the engine runs */
 	struct rd_digest *dg;
@@ -189,6 +212,9 @@ struct rd_engine {
 	struct rd_engine_stats st;
 	rd_engine_report_fn report;
 	void *report_ctx;
+	/* Optional, set after rd_engine_init: every entry's end (on the engine's thread). */
+	rd_engine_entry_fn entry;
+	void *entry_ctx;
 	struct rd_err err;
 	/* o.idle_ms: progress events, the count last seen, and since when */
 	uint64_t progress, idle_mark;

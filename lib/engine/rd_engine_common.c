@@ -235,9 +235,20 @@ void *rd_engine_pool_alloc(size_t len)
 
 void rd_engine_reg_account(struct rd_engine *e, int64_t delta)
 {
-	e->st.reg_bytes += (uint64_t)delta;
-	if (e->st.reg_bytes > e->st.reg_peak)
-		e->st.reg_peak = e->st.reg_bytes;
+	uint64_t now =
+	    atomic_fetch_add_explicit(&e->st.reg_bytes, (uint64_t)delta, memory_order_relaxed) +
+	    (uint64_t)delta;
+
+	if (now > e->st.reg_peak)
+		e->st.reg_peak = now;
+}
+
+uint64_t rd_engine_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk)

@@ -6,6 +6,8 @@
 #include "lib/engine/rd_engine.h"
 
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
+/* CLOCK_MONOTONIC in ns (the walk and sync timers of rd_engine_stats). */
+uint64_t rd_engine_now_ns(void);
 /*
  * Memory to register: page-aligned and zeroed, so that a peer can only
  * ever see bytes it sent itself, never what the heap held before (another

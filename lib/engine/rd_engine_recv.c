@@ -1149,8 +1149,31 @@ static void commit(struct receiver *r, struct rfile *f, int keep)
  * then are they reported done (rd_sink_file_seal). A failed sync fails
  * the batch (the temporaries go away, nothing was named).
  */
+/* Tell the owner how the entry ended (rd_engine_entry_fn). */
+static void entry_done(struct receiver *r, const struct rfile *f, int status)
+{
+	struct rd_engine_entry en;
+
+	if (!r->e->entry)
+		return;
+	memset(&en, 0, sizeof(en));
+	en.path = f->path;
+	en.plen = f->plen;
+	en.type = f->type;
+	en.mode = f->meta.mode;
+	en.uid = f->meta.uid;
+	en.gid = f->meta.gid;
+	en.size = f->type == RD_FT_REG ? f->meta.size : 0;
+	en.mtime_sec = f->meta.mtime_sec;
+	en.bytes = f->bytes;
+	en.same = f->type == RD_FT_REG && f->meta.size && !f->bytes && !f->has_map;
+	en.status = status;
+	r->e->entry(r->e->entry_ctx, &en);
+}
+
 static void publish(struct receiver *r)
 {
+	uint64_t t0 = rd_engine_now_ns();
 	struct rfile *f;
 	unsigned k;
 	int ret;
@@ -1170,9 +1193,10 @@ static void publish(struct receiver *r)
 			f->batch = 1;
 		}
 	}
-	if (ret)
-		return;
-	ret = rd_sink_sync(r->sink);
+	if (!ret)
+		ret = rd_sink_sync(r->sink);
+	else
+		ret = 0; /* the batch failed before any name was given */
 	for (k = 0; ret && k < win_span(r); k++) {
 		f = win_of(r, r->oldest + k);
 		/* named, but the names may not be on disk: not a success */
@@ -1182,6 +1206,7 @@ static void publish(struct receiver *r)
 			snprintf(f->msg, sizeof(f->msg), "%s", rd_sink_err(r->sink)->msg);
 		}
 	}
+	r->e->st.sync_ns += rd_engine_now_ns() - t0;
 }
 
 /* RD_OF_BATCH: send the confirmations gathered: 0, 1 (no credit now), or < 0. */
@@ -1319,6 +1344,7 @@ static int settle(struct receiver *r)
 		if (r->e->report)
 			r->e->report(r->e->report_ctx, f->path, f->plen,
 				     f->failed ? -m.u.done.status : 0, f->msg[0] ? f->msg : NULL);
+		entry_done(r, f, f->failed ? -(int)m.u.done.status : 0);
 		f->state = RF_FREE;
 		r->active--;
 		r->oldest++;

@@ -50,6 +50,7 @@ struct swin {
 	uint64_t size;
 	int64_t mtime_sec; /* as announced: a change while it is sent fails it */
 	uint32_t mtime_nsec;
+	uint32_t mode, uid, gid; /* as announced (rd_engine_entry) */
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	uint64_t asked_hi; /* highest chunk asked for by any GET (DATA, SUM), + 1 */
 	char path[RD_PATH_MAX + 1];
@@ -336,6 +337,28 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 	}
 }
 
+/* Tell the owner how the entry ended (rd_engine_entry_fn). */
+static void entry_done(struct sender *s, const struct swin *w, const struct rd_msg_done *d)
+{
+	struct rd_engine_entry en;
+
+	if (!s->e->entry)
+		return;
+	memset(&en, 0, sizeof(en));
+	en.path = w->path;
+	en.plen = w->plen;
+	en.type = w->type;
+	en.mode = w->mode;
+	en.uid = w->uid;
+	en.gid = w->gid;
+	en.size = w->type == RD_FT_REG ? w->size : 0;
+	en.mtime_sec = w->mtime_sec;
+	en.bytes = d->bytes;
+	en.same = w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map;
+	en.status = -(int)d->status;
+	s->e->entry(s->e->entry_ctx, &en);
+}
+
 /* One entry confirmed (DONE, or an entry of DONES). */
 static int on_done(struct sender *s, const struct rd_msg_done *d)
 {
@@ -367,6 +390,7 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		if (s->e->report)
 			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);
 	}
+	entry_done(s, w, d);
 	/* answered; its fd stays open while a read of it runs */
 	s->outstanding--;
 	w->done_seen = 1;
@@ -991,7 +1015,10 @@ static int emit_entry(struct sender *s)
 		return emit_more(s);
 	}
 	if (!s->have_ent && !s->tree_done) {
+		uint64_t t0 = rd_engine_now_ns();
+
 		r = rd_tree_next(s->t, &s->ent);
+		s->e->st.walk_ns += rd_engine_now_ns() - t0;
 		if (r < 0)
 			return rd_err_copy(&s->e->err, rd_tree_err(s->t));
 		if (r == RD_TREE_END) {
@@ -1070,6 +1097,9 @@ static int emit_entry(struct sender *s)
 	w->size = m.u.file.size;
 	w->mtime_sec = s->ent.mtime_sec;
 	w->mtime_nsec = s->ent.mtime_nsec;
+	w->mode = s->ent.mode;
+	w->uid = s->ent.uid;
+	w->gid = s->ent.gid;
 	w->data_hi = w->asked_hi = 0;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';

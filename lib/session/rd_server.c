@@ -356,13 +356,13 @@ static int set_partial_dir(struct rd_conn *c, struct rd_sink *sink, const struct
 
 /* Accept the OPEN and run the engine with the roles its mode gives us. */
 static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd_engine *e,
-		   const struct rd_msg_open *o,
-		   struct rd_sink *sink, struct rd_tree *t, int fixed, char *summary,
-		   size_t sumlen, struct rd_err *err)
+		   const struct rd_msg_open *o, const struct rd_module *mod, struct rd_sink *sink,
+		   struct rd_tree *t, int fixed, char *summary, size_t sumlen, struct rd_err *err)
 {
 	int push = o->mode == RD_MODE_PUSH, ret;
-	double t0 = now_s();
+	double t0 = now_s(), t_run;
 	char where[RD_MODULE_NAME_MAX + 16];
+	struct rd_server_job job = {.push = push, .module = mod, .open = o, .e = e};
 
 	ret = set_partial_dir(c, sink, o, err);
 	if (!ret)
@@ -371,7 +371,18 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 		ret = rd_session_chunk_key(c, e, err);
 	if (ret)
 		return ret;
+	/* the owner's hooks: the job's start and end, each entry's end */
+	e->entry = cfg->on_entry;
+	e->entry_ctx = cfg->job_ctx;
+	if (cfg->on_job)
+		cfg->on_job(cfg->job_ctx, &job);
+	t_run = now_s();
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
+	job.ended = 1;
+	job.status = ret;
+	job.seconds = now_s() - t_run;
+	if (cfg->on_job)
+		cfg->on_job(cfg->job_ctx, &job);
 	if (ret == -RD_ESTOPPED) {
 		/* tell the client why, as far as the connection still takes it */
 		rd_engine_send_error(c, RD_ESTOPPED, "the server is shutting down");
@@ -422,7 +433,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = refuse_err(c, err, ret);
 		goto out;
 	}
-	ret = run_job(c, cfg, e, o, sink, t, 1, summary, sumlen, err);
+	ret = run_job(c, cfg, e, o, NULL, sink, t, 1, summary, sumlen, err);
 out:
 	rd_tree_close(t);
 	rd_sink_close(sink);
@@ -436,7 +447,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	size_t clen, off;
 	struct rd_msg m;
 	struct rd_msg_open *o = &m.u.open;
-	const struct rd_module *mod;
+	const struct rd_module *mod, *first = NULL;
 	struct rd_engine_opts eo = cfg->eo;
 	struct rd_engine e;
 	struct rd_sink *sink = NULL;
@@ -517,6 +528,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 				     o->paths[i].ptr);
 			goto out;
 		}
+		if (!first)
+			first = mod;
 		if (o->mode == RD_MODE_PUSH && mod->readonly) {
 			ret = refuse(c, err, RD_EPERM, "module '%s' is read-only", mod->name);
 			goto out;
@@ -584,7 +597,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 		}
 	}
-	ret = run_job(c, cfg, &e, o, sink, t, 0, summary, sumlen, err);
+	ret = run_job(c, cfg, &e, o, first, sink, t, 0, summary, sumlen, err);
 out:
 	for (i = 0; i < nsrcs; i++)
 		close(srcs[i].dirfd);

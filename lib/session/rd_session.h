@@ -112,6 +112,22 @@ struct rd_client {
  */
 int rd_client_run(struct rd_client *c, const struct rd_client_opts *o);
 
+/*
+ * A server's job as its owner sees it (rd_server_cfg.on_job): told once
+ * before the engine runs and once after (ended = 1), on the session's
+ * thread. A daemon reads the live counters (e->st: the atomic ones) from
+ * other threads between the two calls; e is gone after the second.
+ */
+struct rd_server_job {
+	int push;			/* the client sends: this side receives */
+	const struct rd_module *module; /* the first module named; NULL ssh-started */
+	const struct rd_msg_open *open; /* the request (its paths are raw bytes) */
+	const struct rd_engine *e;
+	int ended;
+	int status;	/* ended: 0, -RD_EPARTIAL or the failure */
+	double seconds; /* ended: how long the engine ran */
+};
+
 struct rd_server_cfg {
 	const struct rd_module *mods;
 	int nmods;
@@ -144,6 +160,13 @@ struct rd_server_cfg {
 	 * ends: messages that are not OPEN (even empty CREDITs) do not extend it.
 	 */
 	int open_timeout_ms;
+	/*
+	 * Optional (rdcpd's transfer log, metrics and status): the job's start
+	 * and end, and every entry's end (rd_engine_entry_fn), with job_ctx.
+	 */
+	void (*on_job)(void *ctx, const struct rd_server_job *job);
+	rd_engine_entry_fn on_entry;
+	void *job_ctx; /* per connection */
 };
 
 /*
