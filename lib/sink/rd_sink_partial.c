@@ -413,3 +413,34 @@ void rd_partial_free(struct rd_partial *p)
 	free(p->bm);
 	free(p);
 }
+
+int rd_partial_record_valid(int fd)
+{
+	uint8_t buf[64 * 1024], tail[8];
+	uint64_t h = 0xcbf29ce484222325ull, nchunks;
+	struct stat st;
+	size_t len, off = 0, n;
+	ssize_t r;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < PARTIAL_HDR + 8 ||
+	    (uint64_t)st.st_size > PARTIAL_HDR + PARTIAL_BITMAP_MAX + 8)
+		return 0;
+	len = (size_t)st.st_size - 8; /* the bytes the check covers */
+	while (off < len) {
+		n = len - off < sizeof(buf) ? len - off : sizeof(buf);
+		r = pread(fd, buf, n, (off_t)off);
+		if (r != (ssize_t)n)
+			return 0;
+		if (!off) {
+			if (n < PARTIAL_HDR || memcmp(buf, PARTIAL_MAGIC, 8))
+				return 0;
+			nchunks = get64(buf + 64);
+			if (nchunks > (uint64_t)PARTIAL_BITMAP_MAX * 8 ||
+			    len != PARTIAL_HDR + (nchunks + 7) / 8)
+				return 0;
+		}
+		h = fnv1a(buf, n, h);
+		off += n;
+	}
+	return pread(fd, tail, 8, (off_t)len) == 8 && get64(tail) == h;
+}

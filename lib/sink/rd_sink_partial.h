@@ -100,5 +100,11 @@ int rd_partial_empty(const struct rd_partial *p);
 /* After the data file was renamed into place (or dropped): no record. */
 void rd_partial_remove(struct rd_partial *p, int remove_data);
 void rd_partial_free(struct rd_partial *p); /* accepts NULL */
+/*
+ * Is the open file fd a record this format describes (magic, length for
+ * its chunk count, checksum)? 1 or 0; reads it in bounded pieces
+ * (rd_sink_sweep.c: only rdcp's partials are removed).
+ */
+int rd_partial_record_valid(int fd);
 
 #endif
