@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Readiness and status for systemd's Type=notify services, without
- * libsystemd: the protocol is one datagram of "KEY=VALUE\n" lines sent to
- * the AF_UNIX socket named by $NOTIFY_SOCKET (a path, or "@name" for the
- * abstract namespace), as documented in sd_notify(3). Only the sender half.
+ * Readiness and status for systemd's Type=notify services: one datagram
+ * of "KEY=VALUE\n" lines to the AF_UNIX socket named by $NOTIFY_SOCKET (a
+ * path, or "@name" for the abstract namespace), sent by libsystemd's
+ * sd_notify(3), with errors that name the socket.
  */
 #ifndef RDCP_SDNOTIFY_RD_SD_NOTIFY_H
 #define RDCP_SDNOTIFY_RD_SD_NOTIFY_H
