@@ -8,6 +8,7 @@ PACKAGES=(
 	# build
 	bazel-bootstrap bazel-rules-java bazel-platforms gcc g++ libc6-dev
 	libibverbs-dev librdmacm-dev libarchive-dev libssl-dev libcmocka-dev
+	libsystemd-dev libmicrohttpd-dev # rdcpd: journal fields, sd_notify; /metrics
 	# fuzzing / sanitizers
 	clang libclang-rt-14-dev
 	# Soft-RoCE rig: QEMU, initramfs parts, RDMA userspace
@@ -18,6 +19,7 @@ PACKAGES=(
 	# end-to-end tests and benchmarks
 	openssh-server openssh-client rsync tmux netcat-openbsd socat python3 xz-utils
 	openssl # the rig's certificate tests make a test CA
+	python3-prometheus-client # the ops suite parses /metrics with it
 	acl attr # getfacl/setfacl, getfattr/setfattr: the -X/-A checks
 	# man page checks
 	groff-base man-db

@@ -18,12 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cmd/rdcpd/rdcpd.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
 #include "lib/base/rd_num.h"
 #include "lib/conf/rd_conf.h"
 #include "lib/daemon/rd_access.h"
+#include "lib/daemon/rd_activity.h"
 #include "lib/daemon/rd_daemon.h"
+#include "lib/daemon/rd_status.h"
+#include "lib/daemon/rd_sweep.h"
+#include "lib/metrics/rd_metrics.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/sdnotify/rd_sd_notify.h"
 #include "lib/version/rd_version.h"
@@ -34,15 +39,17 @@ _Static_assert(RD_CONF_THREADS_MAX == RD_ENGINE_THREADS_MAX, "threads = bound of
  * What this rdcpd enforces of the config (RD_CONF_CAP_*): modules, listen,
  * port, transport, max connections, memory budget, idle timeout, log level,
  * TLS authentication (secrets file, certificates), hosts allow/deny, auth
- * users, read/write only, require encryption, checksum. Settings that
+ * users, read/write only, require encryption, checksum, transfer log,
+ * metrics, status socket, partial max age. Settings that
  * restrict access and are not enforced make it refuse to start (see
  * rd_conf_check_support).
  */
-#define RDCPD_CAPS                                                                             \
-	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |     \
-	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM | \
-	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |                \
-	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS)
+#define RDCPD_CAPS                                                                         \
+	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS | \
+	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM |          \
+	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |              \
+	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS | RD_CONF_CAP_XFERLOG |             \
+	 RD_CONF_CAP_METRICS | RD_CONF_CAP_STATUS | RD_CONF_CAP_PARTIAL_AGE)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 
@@ -63,11 +70,12 @@ static void on_signal(int sig)
 struct opts;
 
 struct logctx {
-	int level; /* log lines up to this RD_LOG_* level */
 	const char *ready_file;
 	int checking; /* --check-config: problems go plainly to stderr */
-	int syslog;   /* without --foreground: syslog instead of stderr */
-	const struct rd_conf *conf;
+	struct rdcpd_log log; /* where lines go: file, journal, syslog, stderr */
+	struct rd_act *act;   /* sessions and counters: metrics, status */
+	int foreground;
+	const struct rd_conf *conf; /* the current one (read by other threads: atomic) */
 	struct rd_daemon_cfg *cfg; /* what reloads change */
 	const struct opts *opts;
 	/* Every module table, secrets and reloaded config ever used: sessions
@@ -88,21 +96,16 @@ struct logctx {
 static void log_line(void *ctx, int level, const char *line)
 {
 	struct logctx *lc = ctx;
-	char esc[4096], ts[32];
-	time_t t = time(NULL);
-	struct tm tm;
 
-	if (level > lc->level)
-		return;
-	localtime_r(&t, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", &tm);
-	rd_escape(esc, sizeof(esc), line, strlen(line));
-	if (lc->syslog) {
-		syslog(level, "%s", esc);
-		return;
-	}
-	fprintf(stderr, "%s rdcpd[%d]: %s\n", ts, (int)getpid(), esc);
-	fflush(stderr);
+	rdcpd_log_line(&lc->log, level, line);
+}
+
+/* The lines an operator filters on: with their journal fields (cmd/rdcpd/log.c). */
+static void log_event(void *ctx, int level, const char *line, const struct rd_daemon_event *ev)
+{
+	struct logctx *lc = ctx;
+
+	rdcpd_log_event(&lc->log, level, line, ev);
 }
 
 /* A config problem: "FILE:LINE: message" (logged when starting the daemon). */
@@ -222,6 +225,7 @@ static void on_ready(void *ctx, unsigned port, const char *where)
 
 	snprintf(line, sizeof(line), "listening on port %u: %s", port, where);
 	log_line(ctx, RD_LOG_INFO, line);
+	rd_act_set_listeners(lc->act, port, where);
 	snprintf(state, sizeof(state), "READY=1\nSTATUS=%s", line);
 	notify(lc, state);
 	if (lc->ready_file) {
@@ -246,11 +250,15 @@ static void usage(FILE *out)
 	    "usage: rdcpd [--foreground] [--config FILE] [options]\n"
 	    "       rdcpd [--foreground] --no-auth --module NAME=DIR[,ro] [options]\n"
 	    "       rdcpd --check-config | --dump-config [--config FILE] [options]\n"
+	    "       rdcpd --status [--json] [--config FILE]\n"
 	    "\n"
 	    "      --config FILE           read FILE (default %s, if it exists)\n"
 	    "      --check-config          report every problem of the config and exit\n"
 	    "      --dump-config           print the configuration as rdcpd would run it\n"
 	    "                              (every key, defaults included) and exit\n"
+	    "      --status                ask the running daemon (its status socket) for its\n"
+	    "                              sessions, memory and listeners\n"
+	    "      --json                  with --status: one JSON object\n"
 	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
 	    "  -l, --listen ADDR           listen on this address, IPv4 or IPv6 (repeatable;\n"
 	    "                              default: every address of both families)\n"
@@ -287,6 +295,7 @@ struct opts {
 	const char *listen[RD_CONF_LISTEN_MAX];	  /* cli.listen */
 	const char *config;
 	int check, dump, foreground;
+	int status, json; /* rdcpd --status [--json] */
 	uint64_t pool_bytes;
 	unsigned sink_flags;
 };
@@ -306,6 +315,8 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	    {"config", required_argument, NULL, 'c'},
 	    {"check-config", no_argument, NULL, 'K'},
 	    {"dump-config", no_argument, NULL, 'D'},
+	    {"status", no_argument, NULL, 'Q'},
+	    {"json", no_argument, NULL, 'J'},
 	    {"module", required_argument, NULL, 'm'},
 	    {"listen", required_argument, NULL, 'l'},
 	    {"port", required_argument, NULL, 'P'},
@@ -341,6 +352,12 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 		case 'D':
 			o->check = 1;
 			o->dump = 1;
+			break;
+		case 'Q':
+			o->status = 1;
+			break;
+		case 'J':
+			o->json = 1;
 			break;
 		case 'm':
 			if (o->cli.nmodules >= RD_CONF_MODULES_MAX) {
@@ -441,6 +458,10 @@ static int parse_args(int argc, char **argv, struct opts *o, struct logctx *lc)
 	}
 	if (optind != argc) {
 		fprintf(stderr, "rdcpd: unexpected argument '%s'\n", argv[optind]);
+		return 1;
+	}
+	if (o->json && !o->status) {
+		fprintf(stderr, "rdcpd: --json goes with --status\n");
 		return 1;
 	}
 	return 0;
@@ -710,7 +731,8 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	lc->old_secrets[lc->nold++] = secrets;
 	cfg->server.mods = mods;
 	cfg->server.nmods = conf->nmods;
-	cfg->conf = conf;
+	/* the partials sweeper reads it on its own thread */
+	__atomic_store_n(&cfg->conf, conf, __ATOMIC_RELEASE);
 	cfg->auth_timeout_ms = conf->auth_timeout_s * 1000;
 	cfg->max_per_host = conf->max_conns_per_host;
 	cfg->server.eo.idle_ms = conf->idle_timeout_s * 1000;
@@ -728,8 +750,9 @@ static void on_reload(void *ctx)
 {
 	struct logctx *lc = ctx;
 	struct rd_conf *c = rd_conf_new(on_problem, lc);
+	struct rd_daemon_event reload_ev = {.kind = RD_EV_RELOAD};
 	struct rd_err err;
-	char line[512];
+	char line[512], why[PATH_MAX + 128];
 	uint64_t nofile = 0;
 	int conns = 0, n;
 
@@ -743,15 +766,20 @@ static void on_reload(void *ctx)
 			 "SIGHUP: the new configuration is refused (%d problem%s); keeping the "
 			 "old one",
 			 n < 0 ? 1 : n, n == 1 ? "" : "s");
-		log_line(lc, RD_LOG_ERR, line);
+		log_event(lc, RD_LOG_ERR, line, &reload_ev);
 		rd_conf_free(c);
 		return;
 	}
 	if (apply_conf(lc->cfg, c, lc, &err)) {
 		snprintf(line, sizeof(line), "SIGHUP: %s; keeping the old configuration", err.msg);
-		log_line(lc, RD_LOG_ERR, line);
+		log_event(lc, RD_LOG_ERR, line, &reload_ev);
 		rd_conf_free(c);
 		return;
+	}
+	/* the log files again (rotated): one that cannot be opened keeps the old one */
+	if (rdcpd_log_open(&lc->log, c, lc->foreground, 1, why, sizeof(why))) {
+		snprintf(line, sizeof(line), "SIGHUP: %s; writing where it went before", why);
+		log_line(lc, RD_LOG_WARN, line);
 	}
 	if (c->port != lc->conf->port || c->nlisten != lc->conf->nlisten ||
 	    c->transport != lc->conf->transport || c->threads != lc->conf->threads ||
@@ -760,14 +788,15 @@ static void on_reload(void *ctx)
 			 "SIGHUP: listen, port, transport, threads and max lanes "
 			 "changes take effect at restart");
 	lc->old_confs[lc->nconfs++] = c;
-	lc->conf = c;
+	__atomic_store_n(&lc->conf, c, __ATOMIC_RELEASE); /* the metrics' allow list reads it */
+	rd_act_set_budget(lc->act, c->memory_budget, lc->pin);
 	raise_nofile(lc, nofile, conns);
 	lc->cfg->max_conns = conns;
 	lc->conns = conns;
 	log_exports(lc, c);
 	snprintf(line, sizeof(line), "SIGHUP: configuration reloaded: %d module%s", c->nmods,
 		 c->nmods == 1 ? "" : "s");
-	log_line(lc, RD_LOG_INFO, line);
+	log_event(lc, RD_LOG_INFO, line, &reload_ev);
 }
 
 static void retire_all(struct logctx *lc, struct rd_conf *first)
@@ -784,6 +813,107 @@ static void retire_all(struct logctx *lc, struct rd_conf *first)
 	rd_conf_free(first);
 }
 
+/* The operator's threads beside the sessions: metrics, status socket, partials sweeper. */
+struct ops_threads {
+	struct rd_metrics_srv *metrics;
+	struct rd_status_srv *status;
+	struct rd_sweeper *sweeper;
+};
+
+/* metrics hosts allow, as the configuration says now. */
+static int metrics_allow(void *ctx, const struct sockaddr *sa, socklen_t len)
+{
+	const struct logctx *lc = ctx;
+	const struct rd_conf *c = __atomic_load_n(&lc->conf, __ATOMIC_ACQUIRE);
+	struct rd_conf_net a;
+
+	(void)len;
+	return !rd_conf_addr_from_sockaddr(&a, sa) && rd_conf_metrics_allowed(c, &a);
+}
+
+static int metrics_render(void *ctx, FILE *out)
+{
+	const struct logctx *lc = ctx;
+
+	return rd_act_prometheus(lc->act, out);
+}
+
+/* A group name or number; (gid_t)-1 for none or unknown (the config check said so). */
+static gid_t group_id(const char *name)
+{
+	char buf[8192];
+	struct group gr, *grp = NULL;
+	char *end;
+	unsigned long n;
+
+	if (!name[0])
+		return (gid_t)-1;
+	n = strtoul(name, &end, 10);
+	if (!*end)
+		return (gid_t)n;
+	if (getgrnam_r(name, &gr, buf, sizeof(buf), &grp) || !grp)
+		return (gid_t)-1;
+	return grp->gr_gid;
+}
+
+/*
+ * After the switch to 'user' (they run as the daemon's account): the
+ * metrics endpoint (an error when it cannot listen: the configuration
+ * asks for it), the status socket (said when there is none), the sweeper.
+ */
+static int start_ops(struct logctx *lc, const struct rd_daemon_cfg *cfg, struct ops_threads *t)
+{
+	const struct rd_conf *c = lc->conf;
+	struct rd_metrics_cfg mc;
+	struct sockaddr_storage ss;
+	struct rd_err err;
+	char line[RD_ERR_MSG_MAX + 64];
+	int ret;
+
+	rd_err_clear(&err);
+	if (c->metrics_listen[0]) {
+		memset(&mc, 0, sizeof(mc));
+		if (rd_conf_metrics_addr(c, &ss, &mc.addrlen)) {
+			fprintf(stderr, "rdcpd: metrics listen %s: not an address\n",
+				c->metrics_listen);
+			return -1;
+		}
+		mc.addr = (struct sockaddr *)&ss;
+		mc.allow = metrics_allow;
+		mc.render = metrics_render;
+		mc.ctx = lc;
+		if (rd_metrics_start(&t->metrics, &mc, &err)) {
+			fprintf(stderr, "rdcpd: %s\n", err.msg);
+			return -1;
+		}
+		snprintf(line, sizeof(line), "metrics on http://%s/metrics", c->metrics_listen);
+		log_line(lc, RD_LOG_INFO, line);
+	}
+	if (c->status_socket[0]) {
+		ret = rd_status_start(&t->status, c->status_socket, group_id(c->status_group),
+				      lc->act, &err);
+		if (ret < 0) {
+			fprintf(stderr, "rdcpd: %s\n", err.msg);
+			return -1;
+		}
+		log_line(lc,
+			 ret ? (err.status == RD_ENOENT ? RD_LOG_INFO : RD_LOG_WARN) : RD_LOG_INFO,
+			 ret ? err.msg : "rdcpd --status answers on the status socket");
+	}
+	if (rd_sweeper_start(&t->sweeper, cfg, RD_SWEEP_INTERVAL_S, &err)) {
+		fprintf(stderr, "rdcpd: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void stop_ops(struct ops_threads *t)
+{
+	rd_sweeper_stop(t->sweeper);
+	rd_status_stop(t->status);
+	rd_metrics_stop(t->metrics);
+}
+
 int main(int argc, char **argv)
 {
 	struct rd_conf *conf = NULL;
@@ -791,7 +921,8 @@ int main(int argc, char **argv)
 	struct rd_err err;
 	const char *listen_addrs[RD_CONF_LISTEN_MAX];
 	struct rd_daemon d;
-	struct logctx lc = {.level = RD_LOG_INFO};
+	struct logctx lc = {0};
+	struct ops_threads ops = {NULL, NULL, NULL};
 	struct opts o;
 	struct sigaction sa;
 	char portbuf[8];
@@ -799,9 +930,12 @@ int main(int argc, char **argv)
 	int ret, conns = 0, i;
 
 	memset(&o, 0, sizeof(o));
+	rdcpd_log_init(&lc.log);
 	ret = parse_args(argc, argv, &o, &lc);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	if (o.status)
+		return rdcpd_status(o.config, o.json);
 	lc.checking = o.check;
 	conf = rd_conf_new(on_problem, &lc);
 	if (!conf) {
@@ -837,22 +971,38 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
-	/* rdcpd never forks (supervisors do that); without --foreground it logs to syslog. */
-	if (!o.foreground) {
-		openlog("rdcpd", LOG_PID, LOG_DAEMON);
-		lc.syslog = 1;
+	/*
+	 * rdcpd never forks (supervisors do that). Its lines go to the log
+	 * file, else the journal (under systemd), else syslog without
+	 * --foreground; files are opened now, while still root.
+	 */
+	{
+		char why[PATH_MAX + 128];
+
+		if (rdcpd_log_open(&lc.log, conf, o.foreground, 0, why, sizeof(why))) {
+			fprintf(stderr, "rdcpd: not starting: %s\n", why);
+			ret = 1;
+			goto out;
+		}
 		/* started by hand on a terminal: say where the lines go, once */
-		if (isatty(STDERR_FILENO))
+		if (lc.log.dest == RDCPD_LOG_SYSLOG && isatty(STDERR_FILENO))
 			fprintf(stderr, "rdcpd: running; it logs to syslog (journalctl -t rdcpd, "
 					"or /var/log/syslog); --foreground logs here\n");
 	}
+	lc.foreground = o.foreground;
+	lc.act = rd_act_new(RDCP_VERSION);
+	if (!lc.act) {
+		fprintf(stderr, "rdcpd: out of memory\n");
+		ret = 1;
+		goto out;
+	}
+	rd_act_set_budget(lc.act, conf->memory_budget, lc.pin);
 	memset(&cfg, 0, sizeof(cfg));
 	if (apply_conf(&cfg, conf, &lc, &err)) {
 		fprintf(stderr, "rdcpd: %s\n", err.msg);
 		ret = 1;
 		goto out;
 	}
-	lc.level = conf->log_level;
 	snprintf(portbuf, sizeof(portbuf), "%u", conf->port);
 	cfg.port = portbuf;
 	for (i = 0; i < conf->nlisten; i++)
@@ -880,6 +1030,8 @@ int main(int argc, char **argv)
 	cfg.server.sink_flags = o.sink_flags;
 	cfg.server.umask = rd_sink_process_umask(); /* once, before any session thread */
 	cfg.log = log_line;
+	cfg.event = log_event;
+	cfg.act = lc.act;
 	cfg.log_ctx = &lc;
 	cfg.stop = &stop_flag;
 	cfg.on_ready = on_ready;
@@ -908,6 +1060,10 @@ int main(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	if (start_ops(&lc, &cfg, &ops)) {
+		ret = 1;
+		goto out;
+	}
 	ret = rd_daemon_run(&d, &cfg);
 	if (ret) {
 		fprintf(stderr, "rdcpd: %s\n", d.err.msg);
@@ -916,6 +1072,9 @@ int main(int argc, char **argv)
 	}
 	log_line(&lc, RD_LOG_INFO, "stopped");
 out:
+	stop_ops(&ops);
+	rd_act_free(lc.act);
+	rdcpd_log_close(&lc.log);
 	retire_all(&lc, conf);
 	return ret;
 }

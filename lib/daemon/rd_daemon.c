@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "lib/daemon/rd_access.h"
+#include "lib/daemon/rd_ops.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_dev.h"
@@ -256,6 +257,7 @@ static void *serve_one(void *arg)
 	struct rd_conn *c = NULL;
 	struct rd_server_cfg scfg = *w->server;
 	struct session_auth sa;
+	struct rd_ops_sess ops;
 	const struct rd_tls_peer *tp;
 	struct rd_err err;
 	char peer[96], summary[1536];
@@ -263,6 +265,7 @@ static void *serve_one(void *arg)
 
 	rd_err_clear(&err);
 	memset(&sa, 0, sizeof(sa));
+	memset(&ops, 0, sizeof(ops));
 	snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(w->req));
 	rep.version = proto_max();
 	if (w->creq.ver_max < rep.version)
@@ -272,6 +275,8 @@ static void *serve_one(void *arg)
 		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);
 		goto out;
 	}
+	/* the session's record, lines and counters (metrics, status, transfer log) */
+	rd_ops_begin(&ops, cfg, peer, rd_conn_info(c)->transport);
 	if (!strcmp(rd_conn_info(c)->transport, "rdma"))
 		logf_(cfg, RD_LOG_INFO, "%s: connected via %s port %u (%s), protocol %u", peer,
 		      rd_conn_info(c)->device, rd_conn_info(c)->port, rd_conn_info(c)->link,
@@ -283,7 +288,7 @@ static void *serve_one(void *arg)
 	if (cfg->conf) {
 		ret = rd_conn_start_tls(&c, &cfg->tls, cfg->auth_timeout_ms, &err);
 		if (ret) {
-			logf_(cfg, RD_LOG_WARN, "%s: refused: %s", peer, err.msg);
+			rd_ops_tls_failed(&ops, ret, err.msg);
 			goto out;
 		}
 		tp = rd_tls_peer(rd_conn_tls(c));
@@ -299,7 +304,11 @@ static void *serve_one(void *arg)
 			log_lanes(cfg, peer, c);
 		scfg.authorize = authorize;
 		scfg.auth_ctx = &sa;
+		rd_ops_user(&ops, sa.peer.user);
 	}
+	scfg.on_job = rd_ops_on_job;
+	scfg.on_entry = rd_ops_on_entry;
+	scfg.job_ctx = &ops;
 	/*
 	 * The request must come within the same deadline as authentication,
 	 * counted from the connection request (at least 1 s after TLS): a
@@ -312,15 +321,13 @@ static void *serve_one(void *arg)
 		scfg.open_timeout_ms = left < 1000 ? 1000 : (int)left;
 	}
 	ret = rd_server_serve(&scfg, c, summary, sizeof(summary), &err);
-	if (ret && ret != -RD_EPARTIAL)
-		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, err.msg);
-	logf_(cfg, RD_LOG_INFO, "%s: user %s: %s", peer,
-	      sa.peer.user[0] ? sa.peer.user : "(anonymous)", summary);
+	rd_ops_end(&ops, ret, err.msg, summary);
 	if (rd_conn_info(c)->lanes > 1 && rd_conn_lane_bytes(c, 0) + rd_conn_lane_bytes(c, 1))
 		log_lane_bytes(cfg, peer, c);
 	if (rd_conn_info(c)->failovers)
 		logf_(cfg, RD_LOG_WARN, "%s: %s", peer, rd_conn_info(c)->rails_note);
 out:
+	rd_ops_end(&ops, ret, NULL, NULL); /* a session that ended early: its record */
 	__atomic_store_n(&w->ended, 1, __ATOMIC_RELEASE);
 	rd_conn_close(c);
 	rd_access_leave(sa.fsid);
@@ -465,18 +472,16 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			break;
 		}
 		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
-			logf_(cfg, RD_LOG_WARN,
-			      "%s: refused: speaks protocol %u..%u, this server %u..%u",
-			      rd_conn_req_peer(req), creq.ver_min, creq.ver_max, RD_PROTO_MIN,
-			      RD_PROTO_MAX);
+			rd_ops_refused(cfg, rd_conn_req_peer(req),
+				       "speaks protocol %u..%u, this server %u..%u", creq.ver_min,
+				       creq.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
 			rej.reason = RD_REJ_VERSION;
 			rd_conn_reject(req, &rej);
 			continue;
 		}
 		if (cfg->conf && !host_ok(cfg, rd_conn_req_peer(req))) {
-			logf_(cfg, RD_LOG_WARN,
-			      "%s: refused: no module's hosts allow/deny lets this address in",
-			      rd_conn_req_peer(req));
+			rd_ops_refused(cfg, rd_conn_req_peer(req),
+				       "no module's hosts allow/deny lets this address in");
 			rej.reason = RD_REJ_AUTH;
 			rd_conn_reject(req, &rej);
 			continue;
@@ -484,17 +489,16 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		memset(&addr, 0, sizeof(addr));
 		known = !peer_addr(rd_conn_req_peer(req), &addr);
 		if (cfg->max_per_host > 0 && known && from_host(workers, &addr) >= cfg->max_per_host) {
-			logf_(cfg, RD_LOG_WARN,
-			      "%s: refused: %d connections from this address already (max "
-			      "connections per host)",
-			      rd_conn_req_peer(req), cfg->max_per_host);
+			rd_ops_refused(cfg, rd_conn_req_peer(req),
+				       "%d connections from this address already (max connections "
+				       "per host)",
+				       cfg->max_per_host);
 			rej.reason = RD_REJ_HOST_BUSY;
 			rd_conn_reject(req, &rej);
 			continue;
 		}
 		if (cfg->max_conns > 0 && n >= cfg->max_conns) {
-			logf_(cfg, RD_LOG_WARN, "%s: refused: %d connections already",
-			      rd_conn_req_peer(req), n);
+			rd_ops_refused(cfg, rd_conn_req_peer(req), "%d connections already", n);
 			rej.reason = RD_REJ_BUSY;
 			rd_conn_reject(req, &rej);
 			continue;

@@ -13,11 +13,43 @@
 #include "lib/session/rd_session.h"
 #include "lib/tls/rd_tls.h"
 
+struct rd_act;
+
 #define RD_DAEMON_LISTEN_MAX 16
 
 typedef void (*rd_daemon_log_fn)(void *ctx, int level, const char *line);
 
 enum { RD_LOG_ERR = 3, RD_LOG_WARN = 4, RD_LOG_INFO = 6, RD_LOG_DEBUG = 7 };
+
+/*
+ * The lines an operator filters on (rdcpd.conf(5), JOURNAL): each comes
+ * with what it is about, so the program can log it with fields (the
+ * journal) or route it (a module's log file). Strings are NULL when not
+ * known; names are as the peer or the config gave them (raw: escape them).
+ */
+enum rd_daemon_ev_kind {
+	RD_EV_SESSION_START = 1, /* a session's transfer starts */
+	RD_EV_SESSION_END,	 /* ... and its summary */
+	RD_EV_AUTH_FAILURE,	 /* a client failed to authenticate */
+	RD_EV_REFUSED,		 /* a client turned away */
+	RD_EV_RELOAD,		 /* the configuration was (or was not) reloaded */
+	RD_EV_XFER,		 /* a transfer log line */
+	RD_EV_PARTIAL,		 /* an old partial removed */
+};
+
+struct rd_daemon_event {
+	int kind;
+	const char *peer, *user, *module, *transport, *result;
+	const struct rd_conf_module *conf_module; /* its log file, if any */
+	uint64_t session;
+	uint64_t bytes, files;
+	double seconds;
+	const char *op;	  /* RD_EV_XFER: "send" or "recv" */
+	const char *file; /* RD_EV_XFER, RD_EV_PARTIAL: the path (escaped) */
+};
+
+typedef void (*rd_daemon_event_fn)(void *ctx, int level, const char *line,
+				   const struct rd_daemon_event *ev);
 
 struct rd_daemon_cfg {
 	/* Numeric addresses to listen on; none: every address, IPv4 and IPv6. */
@@ -69,6 +101,14 @@ struct rd_daemon_cfg {
 	 */
 	volatile int *reload;
 	void (*on_reload)(void *ctx);
+	/*
+	 * Optional. event: the lines of rd_daemon_ev_kind go here instead of
+	 * log (with log_ctx). act: where sessions and counters are kept for
+	 * the metrics and the status socket (lib/daemon/rd_activity.h), with
+	 * the listeners on_ready is told.
+	 */
+	rd_daemon_event_fn event;
+	struct rd_act *act;
 };
 
 #define RD_DAEMON_GRACE_MS 10000

@@ -193,7 +193,8 @@ typedef void (*rd_engine_report_fn)(void *ctx, const char *path, size_t len, int
 struct rd_engine_entry {
 	const char *path;
 	size_t plen;
-	uint8_t type; /* RD_FT_* */
+	uint8_t type;  /* RD_FT_* */
+	uint8_t flags; /* RD_FF_* of its FILE (a directory's RD_FF_POST entry comes second) */
 	uint32_t mode, uid, gid;
 	uint64_t size; /* regular files: the length */
 	int64_t mtime_sec;

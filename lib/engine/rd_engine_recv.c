@@ -1160,6 +1160,7 @@ static void entry_done(struct receiver *r, const struct rfile *f, int status)
 	en.path = f->path;
 	en.plen = f->plen;
 	en.type = f->type;
+	en.flags = f->flags;
 	en.mode = f->meta.mode;
 	en.uid = f->meta.uid;
 	en.gid = f->meta.gid;

@@ -51,6 +51,7 @@ struct swin {
 	int64_t mtime_sec; /* as announced: a change while it is sent fails it */
 	uint32_t mtime_nsec;
 	uint32_t mode, uid, gid; /* as announced (rd_engine_entry) */
+	uint8_t flags;
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	uint64_t asked_hi; /* highest chunk asked for by any GET (DATA, SUM), + 1 */
 	char path[RD_PATH_MAX + 1];
@@ -348,6 +349,7 @@ static void entry_done(struct sender *s, const struct swin *w, const struct rd_m
 	en.path = w->path;
 	en.plen = w->plen;
 	en.type = w->type;
+	en.flags = w->flags;
 	en.mode = w->mode;
 	en.uid = w->uid;
 	en.gid = w->gid;
@@ -1098,6 +1100,7 @@ static int emit_entry(struct sender *s)
 	w->mtime_sec = s->ent.mtime_sec;
 	w->mtime_nsec = s->ent.mtime_nsec;
 	w->mode = s->ent.mode;
+	w->flags = s->ent.flags;
 	w->uid = s->ent.uid;
 	w->gid = s->ent.gid;
 	w->data_hi = w->asked_hi = 0;

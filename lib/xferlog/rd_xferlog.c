@@ -75,6 +75,22 @@ int rd_xferlog_check(const char *fmt, char *why, size_t len)
 	return 0;
 }
 
+int rd_xferlog_uses(const char *fmt, char letter)
+{
+	struct spec sp;
+	size_t n;
+
+	while ((fmt = strchr(fmt, '%'))) {
+		n = parse_spec(fmt + 1, &sp);
+		if (!n)
+			return 0;
+		if (sp.letter == letter)
+			return 1;
+		fmt += n + 1;
+	}
+	return 0;
+}
+
 void rd_xferlog_time(char *out, size_t cap, time_t t)
 {
 	struct tm tm;

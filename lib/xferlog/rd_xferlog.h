@@ -66,6 +66,9 @@ struct rd_xfer_item {
  */
 int rd_xferlog_check(const char *fmt, char *why, size_t len);
 
+/* Does fmt use escape letter (e.g. 'i')? */
+int rd_xferlog_uses(const char *fmt, char letter);
+
 /*
  * Format one line (no newline) into out (cap bytes, cap > 0): always
  * NUL-terminated, cut to fit. An escape rd_xferlog_check refuses is

@@ -139,6 +139,9 @@ static void test_check(void **state)
 	assert_int_equal(rd_xferlog_check("%f %", why, sizeof(why)), -1);
 	assert_int_equal(rd_xferlog_check("%C", why, sizeof(why)), -1);
 	assert_non_null(strstr(why, "not supported"));
+	assert_int_equal(rd_xferlog_uses("%o %-10i %f", 'i'), 1);
+	assert_int_equal(rd_xferlog_uses("%o %%i %f", 'i'), 0);
+	assert_int_equal(rd_xferlog_uses("%o %f", 'i'), 0);
 }
 
 /* A line is cut to the buffer, NUL-terminated, whatever the widths ask. */
