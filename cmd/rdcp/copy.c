@@ -288,6 +288,44 @@ static double process_start_s(void)
 	return (double)ticks / (double)hz;
 }
 
+/*
+ * Where the last attempt's time went (rd_report's phases): each step from
+ * the one before; walk and fsync where this side did them (a push walks
+ * here, a pull writes here), else unknown (-1).
+ */
+static void phases(struct rd_report_phases *p, const struct rd_client *cl, int push)
+{
+	const struct rd_client_times *t = &cl->t;
+
+	memset(p, 0, sizeof(*p));
+	if (!t->connected)
+		return;
+	p->set = 1;
+	p->connect = t->connected - t->start;
+	p->tls = t->tls ? t->tls - t->connected : 0;
+	p->open = t->open && t->tls ? t->open - t->tls : 0;
+	p->data = t->data && t->open ? t->data - t->open : 0;
+	p->close = t->closed && t->data ? t->closed - t->data : 0;
+	p->walk = push ? (double)cl->e.st.walk_ns / 1e9 : -1;
+	p->fsync = push ? -1 : (double)cl->e.st.sync_ns / 1e9;
+}
+
+/* rdcp -vv: the phases in one line (--json has them as "phases"). */
+static void print_phases(const struct rd_report_phases *p)
+{
+	char walk[64] = "", fsync[64] = "";
+
+	if (p->walk >= 0)
+		snprintf(walk, sizeof(walk), " (%.1f ms of it walking the sources)", p->walk * 1e3);
+	if (p->fsync >= 0)
+		snprintf(fsync, sizeof(fsync), " (%.1f ms of it in fsync)", p->fsync * 1e3);
+	fprintf(stderr,
+		"rdcp: phases: connect %.1f ms, TLS %.1f ms, open %.1f ms, data %.1f ms%s%s, "
+		"close %.1f ms\n",
+		p->connect * 1e3, p->tls * 1e3, p->open * 1e3, p->data * 1e3, walk, fsync,
+		p->close * 1e3);
+}
+
 static void on_phase(void *ctx, const char *step)
 {
 	double now = boot_s();
@@ -674,6 +712,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			     "%s does not keep ACLs or devices for this client; they are "
 			     "not sent",
 			     op.host);
+	phases(&rc.rep.phases, cl, co.push);
+	if (o->verbose >= 2 && rc.rep.phases.set)
+		print_phases(&rc.rep.phases);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
 		code = error_out(cl->err.msg, ret);

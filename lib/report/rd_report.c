@@ -249,6 +249,29 @@ static void json_double(FILE *out, double v, int decimals)
 	fputs(buf, out);
 }
 
+/* A phase's seconds, or null when the other side spent them (< 0). */
+static void json_phase(FILE *out, const char *name, double v, int last)
+{
+	fprintf(out, "\"%s\": ", name);
+	if (v < 0)
+		fputs("null", out);
+	else
+		json_double(out, v, 6);
+	fputs(last ? "}" : ", ", out);
+}
+
+static void json_phases(FILE *out, const struct rd_report_phases *p)
+{
+	fputs(", \"phases\": {", out);
+	json_phase(out, "connect", p->connect, 0);
+	json_phase(out, "tls", p->tls, 0);
+	json_phase(out, "open", p->open, 0);
+	json_phase(out, "data", p->data, 0);
+	json_phase(out, "walk", p->walk, 0);
+	json_phase(out, "fsync", p->fsync, 0);
+	json_phase(out, "close", p->close, 1);
+}
+
 static void json_hex(FILE *out, const char *s, size_t len)
 {
 	size_t i;
@@ -312,6 +335,8 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 			r->cost.registered_ctrl, r->cost.rss_peak);
 		json_double(out, r->cost.startup_s, 3);
 	}
+	if (r && r->phases.set)
+		json_phases(out, &r->phases);
 	fprintf(out, ", \"exit_status\": %d, \"errors\": [", exit_status);
 	for (i = 0; i < n; i++) {
 		if (i)

@@ -12,10 +12,16 @@
  *	{"files": 10, "failed": 2, "identical": 1, "bytes": 1048576,
  *	 "bytes_moved": 1048576, "bytes_resumed": 0, "seconds": 1.234,
  *	 "rate_bytes_per_sec": 849737.4,
- *	 "checksum": "sha256", "exit_status": 23,
+ *	 "checksum": "sha256",
+ *	 "phases": {"connect": 0.002, "tls": 0.004, "open": 0.001, "data": 1.2,
+ *		    "walk": 0.01, "fsync": null, "close": 0.001},
+ *	 "exit_status": 23,
  *	 "errors": [{"path": "a/b", "status": "i/o", "message": "..."}],
  *	 "errors_omitted": 0,
  *	 "notes": [{"path": "c", "message": "..."}], "notes_omitted": 0}
+ *
+ * (and "memory" and "startup_seconds" before "phases" when cost is set;
+ * "phases" only when phases is set: see below).
  *
  * notes are what rdcp prints as "rdcp: note: ..." without --json: an
  * entry that went on but with something to say (metadata not kept, a
@@ -85,6 +91,18 @@ struct rd_report {
 		uint64_t registered_peak, registered_ctrl, rss_peak;
 		double startup_s;
 	} cost;
+	/*
+	 * Where the time went, in seconds, printed as "phases" when set:
+	 * connect (the connection up), tls (the handshake), open (the request
+	 * answered, the chunk key), data (the transfer), close; walk and fsync
+	 * are the parts of data spent walking the source tree and making the
+	 * received files durable, known only on the side that did it (< 0:
+	 * the other side: null).
+	 */
+	struct rd_report_phases {
+		int set;
+		double connect, tls, open, data, walk, fsync, close;
+	} phases;
 };
 
 /* Start an empty report. Allocates nothing; cannot fail. */

@@ -345,6 +345,21 @@ static void test_empty(void **state)
 				  "\"rss_peak_bytes\": 9437184}, \"startup_seconds\": 0.457, "
 				  "\"exit_status\": 0,"));
 	free(j);
+	/* where the time went: null for what the other side did */
+	r.phases.set = 1;
+	r.phases.connect = 0.0012;
+	r.phases.tls = 0.0034;
+	r.phases.open = 0.0005;
+	r.phases.data = 1.25;
+	r.phases.walk = 0.125;
+	r.phases.fsync = -1;
+	r.phases.close = NAN;
+	j = json_of(&r, NULL, 1, "gmac", 0, &n);
+	assert_non_null(strstr(j, "\"startup_seconds\": 0.457, \"phases\": {\"connect\": 0.001200, "
+				  "\"tls\": 0.003400, \"open\": 0.000500, \"data\": 1.250000, "
+				  "\"walk\": 0.125000, \"fsync\": null, \"close\": 0.000000}, "
+				  "\"exit_status\": 0,"));
+	free(j);
 	rd_report_free(&r);
 	rd_report_free(NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/proto/rd_proto.h"
@@ -212,6 +213,14 @@ static void phase(struct rd_client *cl, const char *step)
 		cl->on_phase(cl->ctx, step);
 }
 
+static double mono_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 {
 	struct rd_cm_req req;
@@ -227,6 +236,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	int ret;
 
 	rd_err_clear(&cl->err);
+	memset(&cl->t, 0, sizeof(cl->t));
+	cl->t.start = mono_s();
 	ret = rd_engine_init(&cl->e, &o->eo);
 	cl->e.report = report;
 	cl->e.report_ctx = rctx;
@@ -267,6 +278,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret)
 		goto out;
 	cl->connected = 1;
+	cl->t.connected = mono_s();
 	cl->info = *rd_conn_info(c);
 	ret = rd_conn_start_tls(&c, &o->tls, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000,
 				&cl->err);
@@ -274,6 +286,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
 	cl->info = *rd_conn_info(c); /* with the lanes (and rails) joined after TLS */
+	cl->t.tls = mono_s();
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
@@ -318,6 +331,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		ret = rd_session_chunk_key(c, &cl->e, &cl->err);
 	if (ret)
 		goto out;
+	cl->t.open = mono_s();
 	phase(cl, "chunk key derived");
 	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
 	if (t)
@@ -331,6 +345,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (ret && !cl->err.msg[0])
 		rd_err_set(&cl->err, ret, 0, "%s: transfer failed (%s)", cl->info.peer,
 			   rd_status_name(ret));
+	cl->t.data = mono_s();
 	phase(cl, "transfer done");
 out:
 	for (i = 0; c && i < RD_LANES_MAX; i++) {
@@ -343,8 +358,10 @@ out:
 		cl->info.failovers = rd_conn_info(c)->failovers;
 	}
 	rd_conn_close(c);
-	if (cl->connected)
+	if (cl->connected) {
+		cl->t.closed = mono_s();
 		phase(cl, "connection closed");
+	}
 	rd_tree_close(t);
 	rd_sink_close(sink);
 	rd_engine_fini(&cl->e);

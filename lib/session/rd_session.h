@@ -104,6 +104,14 @@ struct rd_client {
 	void *ctx;
 	/* Optional: told as the session passes each step (rdcp -vv timings). */
 	void (*on_phase)(void *ctx, const char *step);
+	/*
+	 * When the last run reached each step (CLOCK_MONOTONIC seconds, 0:
+	 * not reached): started, connected, TLS done, OPEN answered and the
+	 * chunk key derived, the transfer over, the connection closed.
+	 */
+	struct rd_client_times {
+		double start, connected, tls, open, data, closed;
+	} t;
 };
 
 /*
