@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,7 +34,10 @@ void rd_ops_emit(const struct rd_daemon_cfg *cfg, int level, const struct rd_dae
 		cfg->log(cfg->log_ctx, level, line);
 }
 
-/* "addr:port" / "[v6]:port" -> "addr" / "v6". */
+/*
+ * "addr:port" / "[v6]:port" -> "addr" / "v6"; an IPv4 client that came in
+ * on an IPv6 listener as ::ffff:a.b.c.d is a.b.c.d (as rsyncd's %a says).
+ */
 static void addr_of(const char *peer, char *out, size_t len)
 {
 	const char *end;
@@ -42,6 +46,9 @@ static void addr_of(const char *peer, char *out, size_t len)
 	if (peer[0] == '[') {
 		peer++;
 		end = strchr(peer, ']');
+		if (end && !strncasecmp(peer, "::ffff:", 7) &&
+		    memchr(peer + 7, '.', (size_t)(end - peer) - 7))
+			peer += 7;
 	} else {
 		end = strrchr(peer, ':');
 	}
@@ -147,9 +154,10 @@ static size_t squeeze(const char *p, size_t n, char *out, size_t cap)
 
 /*
  * %f: the entry's path within the module. A push's wire paths lie under
- * the destination the client named; a pull's start with the last name of
- * the source they came from (the module's name for the module itself),
- * which lies in the source's directory.
+ * the destination the client named (or, when that is not a directory,
+ * the top entry takes its name); a pull's start with the last name of the
+ * source they came from (the module's name for the module itself), which
+ * lies in the source's directory.
  */
 static size_t module_rel(const struct rd_ops_sess *o, const struct rd_engine_entry *en, char *out,
 			 size_t cap)
@@ -165,6 +173,14 @@ static size_t module_rel(const struct rd_ops_sess *o, const struct rd_engine_ent
 		slash = memchr(op->paths[i].ptr, '/', op->paths[i].len);
 		off = slash ? (size_t)(slash - op->paths[i].ptr) + 1 : op->paths[i].len;
 		rlen = squeeze(op->paths[i].ptr + off, op->paths[i].len - off, rel, sizeof(rel));
+		if (o->job->push && o->job->renames_to) {
+			/* "cp a b": the top entry lands as the destination's own name */
+			last = strrchr(rel, '/');
+			n = (size_t)snprintf(out, cap, "%.*s%s%s%.*s", last ? (int)(last - rel) : 0,
+					     rel, last ? "/" : "", o->job->renames_to,
+					     (int)(en->plen - flen), en->path + flen);
+			return n < cap ? n : cap - 1;
+		}
 		if (o->job->push) {
 			n = (size_t)snprintf(out, cap, "%s%s%.*s", rel, rlen ? "/" : "",
 					     (int)en->plen, en->path);

@@ -362,7 +362,8 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	int push = o->mode == RD_MODE_PUSH, ret;
 	double t0 = now_s(), t_run;
 	char where[RD_MODULE_NAME_MAX + 16];
-	struct rd_server_job job = {.push = push, .module = mod, .open = o, .e = e};
+	struct rd_server_job job = {
+	    .push = push, .module = mod, .open = o, .e = e, .renames_to = rd_sink_renames_to(sink)};
 
 	ret = set_partial_dir(c, sink, o, err);
 	if (!ret)

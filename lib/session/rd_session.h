@@ -130,6 +130,7 @@ struct rd_server_job {
 	int push;			/* the client sends: this side receives */
 	const struct rd_module *module; /* the first module named; NULL ssh-started */
 	const struct rd_msg_open *open; /* the request (its paths are raw bytes) */
+	const char *renames_to;		/* a push into a name that is not a directory: it */
 	const struct rd_engine *e;
 	int ended;
 	int status;	/* ended: 0, -RD_EPARTIAL or the failure */

@@ -140,6 +140,11 @@ static int fail(struct rd_sink *s, int errnum, const char *p, size_t len, const 
 			  what ? " " : "", esc(s, p, len), s->label[0] ? " in " : "", s->label);
 }
 
+const char *rd_sink_renames_to(const struct rd_sink *s)
+{
+	return s && !s->into ? s->dest_base : NULL;
+}
+
 void rd_sink_set_label(struct rd_sink *s, const char *label)
 {
 	rd_escape(s->label, sizeof(s->label), label, strlen(label));

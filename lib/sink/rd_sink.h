@@ -96,6 +96,12 @@ int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n
 const struct rd_err *rd_sink_err(const struct rd_sink *s);
 /* How error messages name the destination (default: dest as given). */
 void rd_sink_set_label(struct rd_sink *s, const char *label);
+/*
+ * The name the single top-level entry takes when the destination is not
+ * a directory (rename mode: "cp a b"), or NULL when entries land inside it
+ * (a daemon's transfer log names files by where they land).
+ */
+const char *rd_sink_renames_to(const struct rd_sink *s);
 
 /* Entries with RD_FF_ROOT pass root = 1. All return 0 or -RD_E*. */
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
