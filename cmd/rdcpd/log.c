@@ -119,7 +119,7 @@ int rdcpd_log_open(struct rdcpd_log *l, const struct rd_conf *c, int foreground,
 	int fd = -1, ret = 0;
 
 	pthread_mutex_lock(&l->lock);
-	l->level = c->log_level;
+	__atomic_store_n(&l->level, c->log_level, __ATOMIC_RELAXED);
 	if (c->log_file[0]) {
 		fd = open_log(c->log_file);
 		if (fd < 0) {
@@ -321,10 +321,10 @@ void rdcpd_log_event(struct rdcpd_log *l, int level, const char *line,
 		     const struct rd_daemon_event *ev)
 {
 	char esc[RD_XFERLOG_LINE_MAX * 4];
-	int fd;
+	int fd, dest;
 
 	/* a transfer log line is written whatever the log level, as rsyncd does */
-	if (level > l->level && !(ev && ev->kind == RD_EV_XFER))
+	if (level > __atomic_load_n(&l->level, __ATOMIC_RELAXED) && !(ev && ev->kind == RD_EV_XFER))
 		return;
 	if (ev && (ev->kind == RD_EV_XFER || ev->kind == RD_EV_PARTIAL))
 		safe_copy(esc, sizeof(esc), line); /* its names are escaped already */
@@ -340,15 +340,16 @@ void rdcpd_log_event(struct rdcpd_log *l, int level, const char *line,
 			return;
 		}
 	}
-	if (l->dest == RDCPD_LOG_FILE) {
+	dest = l->dest;
+	if (dest == RDCPD_LOG_FILE) {
 		file_line(l->fd, esc);
 		pthread_mutex_unlock(&l->lock);
 		return;
 	}
 	pthread_mutex_unlock(&l->lock);
-	if (l->dest == RDCPD_LOG_JOURNAL && journal_send(level, esc, ev) >= 0)
+	if (dest == RDCPD_LOG_JOURNAL && journal_send(level, esc, ev) >= 0)
 		return;
-	if (l->dest == RDCPD_LOG_SYSLOG)
+	if (dest == RDCPD_LOG_SYSLOG)
 		syslog(level, "%s", esc);
 	else
 		stderr_line(esc);

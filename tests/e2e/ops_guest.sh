@@ -43,7 +43,11 @@ start_journald() {
 		mkdir -p "$d" 2>/dev/null
 		mount -t tmpfs -o mode=0755 tmpfs "$d" || return 1
 	done
-	/lib/systemd/systemd-journald >/tmp/journald.out 2>&1 &
+	# journald wants a cgroup file system (the rig's guests have none mounted)
+	if ! mountpoint -q /sys/fs/cgroup; then
+		mount -t cgroup2 cgroup2 /sys/fs/cgroup || return 1
+	fi
+	SYSTEMD_LOG_TARGET=console /lib/systemd/systemd-journald >/tmp/journald.out 2>&1 &
 	echo $! >/tmp/journald.pid
 	wait_for /run/systemd/journal/stdout 20
 }
@@ -107,7 +111,7 @@ server() {
 		transfer logging = yes
 		log format = %o %u %f %l
 		metrics listen = $ip:$MP
-		metrics hosts allow = $(echo "$RIG_PEER_IP 127.0.0.1" | tr ' ' '\n' | sort -u | tr '\n' ' ')
+		metrics hosts allow = $(echo "$RIG_PEER_IP $RIG_SELF_IP" | tr ' ' '\n' | sort -u | tr '\n' ' ')
 		status socket = /tmp/st/status.sock
 		status group = adm
 		[m1]
@@ -229,7 +233,7 @@ sys.exit(0 if len(s) == 1 and s[0]["direction"] == "push" and s[0]["bytes"] > 0 
 	sed 's/^/    nobody| /' /tmp/status.nobody2
 	check "  SO_PEERCRED refuses uid 65534 even through a 0666 socket" \
 		bash -c '[ '$out' -eq 1 ] && grep -q "rdcpd at /tmp/st/status.sock: permission denied: uid 65534" /tmp/status.nobody2'
-	scrape 127.0.0.1 >/tmp/during.prom
+	scrape "$RIG_SELF_IP" >/tmp/during.prom
 	check "a scrape during the copy parses, one session in progress, bytes moving" \
 		metrics_hold /tmp/during.prom 'rdcpd_sessions{transport='"$(over_rdma && echo rdma || echo tcp)"'}=1' \
 		"rdcpd_bytes_received_total{module=m2}>$(cat "$RIG_SHARED/t2.bytes")" \
@@ -241,7 +245,7 @@ server_after() {
 	# shellcheck disable=SC1090
 	. "$e"
 	peer=$RIG_PEER_IP
-	scrape 127.0.0.1 >/tmp/after.prom
+	scrape "$RIG_SELF_IP" >/tmp/after.prom
 	check "a scrape after the copies: the counters are exactly what moved" \
 		metrics_hold /tmp/after.prom \
 		"rdcpd_bytes_received_total{module=m1}=$M1_RX" "rdcpd_bytes_sent_total{module=m1}=$M1_TX" \
@@ -408,6 +412,21 @@ slow_scrapers() {
 	check "  once they time out (5 s), a scrape is answered again" \
 		bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$MP"'; printf "GET /metrics HTTP/1.0\r\n\r\n" >&3; grep -q "^rdcpd_sessions_total" <&3'
 	for fd in "${fds[@]}"; do exec {fd}<&-; done
+	check "metrics hosts allow: 127.0.0.2 (not listed) gets nothing, 127.0.0.1 its page" "$PY" -c '
+import socket, sys
+def ask(src):
+    s = socket.socket()
+    s.bind((src, 0))
+    s.settimeout(5)
+    s.connect(("127.0.0.1", '"$MP"'))
+    try:
+        s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+        return s.recv(100)
+    except OSError:
+        return b""
+no, yes = ask("127.0.0.2"), ask("127.0.0.1")
+print("    127.0.0.2: %r, 127.0.0.1: %r" % (no[:20], yes[:20]))
+sys.exit(0 if no == b"" and yes.startswith(b"HTTP/1.") and b" 200 " in yes else 1)'
 }
 
 # ---- the client ----
