@@ -23,47 +23,12 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session.h"
 
-int rdcp_exit_from_status(int status)
-{
-	switch (status < 0 ? -status : status) {
-	case RD_OK:
-		return RDCP_EXIT_OK;
-	case RD_EUSAGE:
-		return RDCP_EXIT_USAGE;
-	case RD_EPROTO:
-	case RD_EVERSION:
-		return RDCP_EXIT_PROTOCOL;
-	case RD_ENODEV:
-		return RDCP_EXIT_NODEV;
-	case RD_ECONN:
-		return RDCP_EXIT_CONN;
-	case RD_EPARTIAL:
-		return RDCP_EXIT_PARTIAL;
-	case RD_EAUTH:
-		return RDCP_EXIT_AUTH;
-	case RD_EREMOTE:
-	case RD_ENOENT:
-	case RD_EPERM:
-		return RDCP_EXIT_REMOTE;
-	case RD_ETIMEOUT:
-		return RDCP_EXIT_TIMEOUT;
-	case RD_EMEMLOCK:
-		return RDCP_EXIT_MEMLOCK;
-	case RD_ENOMEM:
-		return RDCP_EXIT_NOMEM;
-	case RD_ECORRUPT:
-		return RDCP_EXIT_CORRUPT;
-	case RD_ESTOPPED:
-		return RDCP_EXIT_SIGNAL;
-	default:
-		return RDCP_EXIT_FILEIO;
-	}
-}
-
 struct report_ctx {
 	const struct rdcp_opts *o;
 	struct rd_progress *meter;
 	struct rd_report rep;
+	struct rd_report_fold fold;
+	struct rdcp_tally tally;
 	struct rd_client *cl;
 };
 
@@ -78,37 +43,81 @@ static void print_escaped(FILE *out, const char *s, size_t len)
 	fputs(buf, out);
 }
 
-static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
+/* "... and N more under PATH/" for a fold that ended with entries in it. */
+static void fold_said(struct report_ctx *rc)
+{
+	const struct rd_report_fold_run *f = &rc->fold.ended;
+
+	if (!f->n || rc->o->json)
+		return;
+	fputs("rdcp: ... and ", stderr);
+	fprintf(stderr, "%" PRIu64 " more under ", f->n);
+	print_escaped(stderr, f->path, f->len);
+	fputs("/ (the same cause)\n", stderr);
+}
+
+/* A failed entry: counted for the exit status, said once (folded under its cause). */
+static void on_failure(struct report_ctx *rc, const char *path, size_t len, int status,
+		       const char *msg)
 {
 	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
+	int folded;
+
+	rd_report_error(&rc->rep, path, len, status, msg);
+	if (!rc->tally.failed++)
+		rc->tally.first_status = status;
+	if (status == -RD_EVANISHED)
+		rc->tally.vanished++;
+	folded = rd_report_fold_add(&rc->fold, path, len);
+	rd_progress_suspend(rc->meter);
+	fold_said(rc);
+	if (!folded && !rc->o->json) {
+		/* vanished: rsync's warning, in its words (the message says it) */
+		rd_report_line(line, sizeof(line), status == -RD_EVANISHED ? NULL : path,
+			       status == -RD_EVANISHED ? 0 : len, status, msg);
+		fprintf(stderr, "rdcp: %s\n", line);
+	}
+	rd_progress_resume(rc->meter);
+}
+
+/* A note about an entry that goes on (a partial started over), or one left out. */
+static void on_note(struct report_ctx *rc, const char *path, size_t len, const char *msg)
+{
+	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
+	const char *bare = strncmp(msg, "sender: ", 8) ? msg : msg + 8;
+
+	rd_report_note(&rc->rep, path, len, msg); /* --json: "notes" */
+	if (rc->o->quiet || rc->o->json)
+		return;
+	rd_progress_suspend(rc->meter);
+	if (!strcmp(bare, RD_TREE_NONREG)) {
+		/* rsync's line for a fifo, socket or device left out (--info=nonreg0: none) */
+		if (rc->o->info.nonreg) {
+			fputs("rdcp: skipping non-regular file \"", stderr);
+			print_escaped(stderr, path, len);
+			fputs("\"\n", stderr);
+		}
+	} else {
+		rd_report_line(line, sizeof(line), path, len, 0, msg);
+		fprintf(stderr, "rdcp: note: %s\n", line);
+	}
+	rd_progress_resume(rc->meter);
+}
+
+static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
+{
 	struct report_ctx *rc = ctx;
 
 	/* Messages that already start with the path need it only once. */
 	msg = rd_report_strip_path(msg, path, len);
-	if (status)
-		rd_report_error(&rc->rep, path, len, status, msg);
-	if (status == 0 && msg && msg[0]) {
-		/* a note about an entry that goes on (a partial started over) */
-		rd_report_note(&rc->rep, path, len, msg); /* --json: "notes" */
-		if (!rc->o->quiet && !rc->o->json) {
-			rd_report_line(line, sizeof(line), path, len, 0, msg);
-			rd_progress_suspend(rc->meter);
-			fprintf(stderr, "rdcp: note: %s\n", line);
-			rd_progress_resume(rc->meter);
-		}
-		return;
+	if (status) {
+		on_failure(rc, path, len, status, msg);
+	} else if (msg && msg[0]) {
+		on_note(rc, path, len, msg);
+	} else if (rc->o->verbose >= 2) {
+		print_escaped(stdout, path, len);
+		fputc('\n', stdout);
 	}
-	if (status == 0) {
-		if (rc->o->verbose >= 2) {
-			print_escaped(stdout, path, len);
-			fputc('\n', stdout);
-		}
-		return;
-	}
-	rd_report_line(line, sizeof(line), path, len, status, msg);
-	rd_progress_suspend(rc->meter);
-	fprintf(stderr, "rdcp: %s\n", line);
-	rd_progress_resume(rc->meter);
 }
 
 /* A note about the whole session: on stderr (as before --json had notes) and in --json's "notes". */
@@ -196,26 +205,15 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 		auth_words(t->auth));
 }
 
-/* At the end, say exactly which entries failed and why (bounded list). */
-static void list_failures(const struct rd_report *rep, const struct rd_client *cl)
+/* At the end: one line (each failure was said as it happened). */
+static void say_failures(struct report_ctx *rc, const struct rd_client *cl, int code)
 {
-	unsigned i;
-
-	fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed:\n",
-		cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok);
-	for (i = 0; i < rep->nerrors; i++) {
-		const struct rd_report_entry *x = &rep->errors[i];
-
-		fputs("  ", stderr);
-		if (x->path) {
-			print_escaped(stderr, x->path, x->path_len);
-			fputs(": ", stderr);
-		}
-		print_escaped(stderr, x->msg ? x->msg : "", x->msg ? strlen(x->msg) : 0);
-		fputc('\n', stderr);
-	}
-	if (rep->omitted)
-		fprintf(stderr, "  ... and %" PRIu64 " more\n", rep->omitted);
+	rd_report_fold_end(&rc->fold);
+	fold_said(rc);
+	if (rc->o->json)
+		return;
+	fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed (exit %d)\n",
+		cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok, code);
 }
 
 /* Files beside a session's: stdio, the walk's directories, TLS, devices. */
@@ -349,7 +347,7 @@ static void on_phase(void *ctx, const char *step)
  * multi-line hints break lines. An escaped "\\n" stays as it is (text from
  * a peer arrives escaped already: rd_engine_fail_remote; issue 7 item 11).
  */
-static int error_out(const char *msg, int status)
+static int error_out_at(const char *msg, int status, int stage)
 {
 	char buf[RD_ERR_MSG_MAX * 4];
 	const char *p = msg, *nl;
@@ -364,7 +362,13 @@ static int error_out(const char *msg, int status)
 			break;
 		p = nl + 1;
 	}
-	return rdcp_exit_from_status(status);
+	return rdcp_exit_for(status, stage, g_stop);
+}
+
+/* An error before any session (operands, options): its status at the local stage. */
+static int error_out(const char *msg, int status)
+{
+	return error_out_at(msg, status, RD_CL_LOCAL);
 }
 
 static void remote_log(void *ctx, const char *line)
@@ -406,7 +410,9 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	so.log = remote_log;
 	ret = rd_ssh_start(&ssh, &so);
 	if (ret) {
+		/* the remote half did not start: the session never began (exit 5) */
 		rd_err_copy(&cl->err, &ssh.err);
+		cl->stage = RD_CL_OPEN;
 		return ret;
 	}
 	if (!rd_proto_versions_overlap(ssh.ready.ver_min, ssh.ready.ver_max)) {
@@ -612,10 +618,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.eo.depth = (unsigned)o->depth;
 	co.eo.threads = o->threads ? o->threads : rd_engine_default_threads();
 	co.eo.window = rdcp_window();
-	co.eo.digest = o->encrypt ? RD_DIGEST_AEAD : o->checksum; /* NULL: the server's */
-	if (o->encrypt && o->checksum && strcmp(o->checksum, RD_DIGEST_AEAD)) {
-		code = error_out("--encrypt uses aes-128-gcm for every chunk: drop --checksum",
-				 RD_EUSAGE);
+	co.eo.digest = o->encrypt ? RD_DIGEST_AEAD : o->checksum_choice; /* NULL: the server's */
+	if (o->encrypt && o->checksum_choice && strcmp(o->checksum_choice, RD_DIGEST_AEAD)) {
+		code =
+		    error_out("--encrypt uses aes-128-gcm for every chunk: drop --checksum-choice",
+			      RD_EUSAGE);
 		goto out;
 	}
 	if (op.kind == RD_OP_DAEMON) {
@@ -663,6 +670,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			o->fsync ? "on" : "off", co.eo.threads, co.eo.threads == 1 ? "" : "s");
 	rd_report_init(&rc.rep, RD_REPORT_MAX_ERRORS_DEFAULT);
 	g_rc = &rc;
+	if (o->compress)
+		session_note(&rc, o,
+			     "-z: nothing is compressed (the data moves over %s, "
+			     "faster than it could be compressed)",
+			     co.co.transport == RD_XPORT_TCP ? "TCP" : "RDMA or TCP");
 	if (!o->quiet && !o->json)
 		rd_progress_start(&rc.meter, stderr, &cl->e.st, o->progress ? RD_PROGRESS_FORCE : 0);
 	t0 = now_s();
@@ -717,7 +729,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		print_phases(&rc.rep.phases);
 	if (ret && ret != -RD_EPARTIAL) {
 		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
-		code = error_out(cl->err.msg, ret);
+		rd_report_fold_end(&rc.fold);
+		fold_said(&rc);
+		code = error_out_at(cl->err.msg, ret, cl->stage);
 		goto summary;
 	}
 	if (!o->quiet && !o->json) {
@@ -748,8 +762,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		goto summary;
 	}
 	if (ret == -RD_EPARTIAL) {
-		list_failures(&rc.rep, cl);
-		code = RDCP_EXIT_PARTIAL;
+		rc.tally.ok = cl->e.st.files_ok;
+		code = rdcp_exit_partial(&rc.tally);
+		say_failures(&rc, cl, code);
 		goto summary;
 	}
 	code = RDCP_EXIT_OK;

@@ -4,24 +4,29 @@
 #define RDCP_CMD_RDCP_H
 
 /*
- * Exit statuses: stable, documented in rdcp(1). Mirrors rsync's table
- * where the meaning is the same.
+ * Exit statuses: stable, documented in rdcp(1) and --help. rsync's numbers
+ * where the meaning is the same (rsync.1, EXIT VALUES); rdcp's own, from
+ * 50 on, for what rsync has no number for. rsync's 4, 6, 13-16, 19, 21
+ * and 25 (--max-delete) are not used.
  */
 enum rdcp_exit {
 	RDCP_EXIT_OK = 0,
-	RDCP_EXIT_USAGE = 1,	 /* syntax or usage error */
-	RDCP_EXIT_PROTOCOL = 2,	 /* protocol incompatibility / violation */
-	RDCP_EXIT_FILEIO = 11,	 /* error in local file I/O */
-	RDCP_EXIT_PARTIAL = 23,	 /* some files failed; the rest were copied */
-	RDCP_EXIT_SIGNAL = 20,	 /* interrupted: SIGINT or SIGTERM */
-	RDCP_EXIT_CONN = 10,	 /* connection or RDMA failure */
-	RDCP_EXIT_NODEV = 12,	 /* no usable RDMA device */
-	RDCP_EXIT_REMOTE = 14,	 /* remote side refused or failed to start */
-	RDCP_EXIT_AUTH = 5,	 /* authentication refused */
-	RDCP_EXIT_NOMEM = 9,	 /* out of memory (malloc) */
-	RDCP_EXIT_TIMEOUT = 30,	 /* peer went silent */
-	RDCP_EXIT_MEMLOCK = 22,	 /* could not register memory (ulimit -l) */
-	RDCP_EXIT_CORRUPT = 24,	 /* data failed verification */
+	RDCP_EXIT_USAGE = 1,	   /* syntax or usage error */
+	RDCP_EXIT_PROTOCOL = 2,	   /* protocol incompatibility (no common version) */
+	RDCP_EXIT_SELECT = 3,	   /* errors selecting input/output files, dirs */
+	RDCP_EXIT_START = 5,	   /* starting the session: refused, auth, remote start */
+	RDCP_EXIT_SOCKET = 10,	   /* connecting failed, or the connection was lost */
+	RDCP_EXIT_FILEIO = 11,	   /* error in file I/O */
+	RDCP_EXIT_STREAM = 12,	   /* error in the protocol data stream (a bad peer) */
+	RDCP_EXIT_SIGNAL = 20,	   /* SIGINT or SIGTERM */
+	RDCP_EXIT_NOMEM = 22,	   /* error allocating memory */
+	RDCP_EXIT_PARTIAL = 23,	   /* some entries failed, others were copied */
+	RDCP_EXIT_VANISHED = 24,   /* source files vanished while being copied */
+	RDCP_EXIT_TIMEOUT = 30,	   /* the peer went silent during the transfer */
+	RDCP_EXIT_CONTIMEOUT = 35, /* no answer while connecting */
+	RDCP_EXIT_NODEV = 50,	   /* no usable RDMA device (--transport rdma) */
+	RDCP_EXIT_CORRUPT = 51,	   /* data failed verification, again and again */
+	RDCP_EXIT_MEMLOCK = 52,	   /* could not register memory (ulimit -l) */
 };
 
 #include <stddef.h>
@@ -30,11 +35,13 @@ enum rdcp_exit {
 #include "lib/tls/rd_tls.h"
 
 #define RD_ENGINE_DEPTH_DEFAULT_CMD 16
+#define RDCP_CHMOD_MAX		    16 /* --chmod options on one command line */
 
 struct rdcp_opts {
 	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
 	unsigned meta; /* RD_OF_HARDLINKS, XATTRS, ACLS, SPARSE, DEVICES, SPECIALS */
-	const char *checksum;
+	int checksum;  /* -c: compare contents, not size and mtime */
+	const char *checksum_choice; /* --checksum-choice: the chunk check */
 	uint64_t chunk_size, pool_size;
 	uint64_t bwlimit; /* --bwlimit: bytes per second; 0 none */
 	int depth;
@@ -59,7 +66,36 @@ struct rdcp_opts {
 	unsigned lanes;		 /* --lanes: RC QPs to ask for; 0 the device's default */
 	int one_rail;		 /* --one-rail: every lane on lane 0's device */
 	const char *rdma_devices; /* --rdma-devices: the local devices lanes may use */
+	/* rsync's output options (rsync.1): */
+	int human;		     /* -h: 0 digits, 1 (default) 1,234, 2 1.23K, 3 1.20K (1024) */
+	int itemize;		     /* -i, repeatable */
+	const char *out_format;	     /* --out-format */
+	const char *log_file;	     /* --log-file */
+	const char *log_file_format; /* --log-file-format; NULL: "%i %n%L" */
+	int stats;		     /* --stats */
+	/* --info levels (-1: not given; rdcp_info_levels() fills in -v's) */
+	struct rdcp_info {
+		int name, progress, stats, nonreg;
+	} info;
+	int one_fs;			   /* -x (twice: not even the mount point) */
+	int copy_links;			   /* -L: copy what symlinks point to */
+	int compress;			   /* -z: accepted, nothing to compress (a note) */
+	const char *chmod[RDCP_CHMOD_MAX]; /* --chmod, in order */
+	int nchmod;
 };
+
+/* The --info levels in effect: those given, else what -v, --stats... imply. */
+void rdcp_info_levels(struct rdcp_opts *o);
+
+/* Entry results of a run, for its exit status. */
+struct rdcp_tally {
+	uint64_t ok, failed, vanished;
+	int first_status; /* of the first failure */
+};
+
+/* exit.c: the exit status of status at stage (enum rd_client_stage) */
+int rdcp_exit_for(int status, int stage, int by_signal);
+int rdcp_exit_partial(const struct rdcp_tally *t);
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);

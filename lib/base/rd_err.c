@@ -86,6 +86,7 @@ static const char *const status_names[RD_STATUS_MAX] = {
 	[RD_ETIMEOUT] = "timeout",
 	[RD_EMEMLOCK] = "locked-memory limit",
 	[RD_ESTOPPED] = "stopped",
+	[RD_EVANISHED] = "vanished",
 };
 
 const char *rd_status_name(int status)

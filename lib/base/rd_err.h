@@ -19,23 +19,24 @@
 
 enum rd_status {
 	RD_OK = 0,
-	RD_EUSAGE = 1,	  /* bad option or operand */
-	RD_ESYS = 2,	  /* local I/O or system call failed */
-	RD_ENODEV = 3,	  /* no usable RDMA device */
-	RD_ECONN = 4,	  /* could not connect / connection lost */
-	RD_EPROTO = 5,	  /* peer broke the protocol */
-	RD_EVERSION = 6,  /* no common protocol version */
-	RD_EREMOTE = 7,	  /* peer reported an error */
-	RD_EPARTIAL = 8,  /* some files failed, the rest were copied */
-	RD_ENOMEM = 9,	  /* allocation or registration failed */
-	RD_EAUTH = 10,	  /* authentication refused */
-	RD_ENOENT = 11,	  /* no such file, module or path */
-	RD_EPERM = 12,	  /* permission denied / read-only */
-	RD_ENOSPC = 13,	  /* no space left on destination */
-	RD_ECORRUPT = 14, /* data failed verification too often */
-	RD_ETIMEOUT = 15, /* peer went silent */
-	RD_EMEMLOCK = 16, /* locked-memory limit too low */
-	RD_ESTOPPED = 17, /* stopped: a signal, or the server shutting down */
+	RD_EUSAGE = 1,	   /* bad option or operand */
+	RD_ESYS = 2,	   /* local I/O or system call failed */
+	RD_ENODEV = 3,	   /* no usable RDMA device */
+	RD_ECONN = 4,	   /* could not connect / connection lost */
+	RD_EPROTO = 5,	   /* peer broke the protocol */
+	RD_EVERSION = 6,   /* no common protocol version */
+	RD_EREMOTE = 7,	   /* peer reported an error */
+	RD_EPARTIAL = 8,   /* some files failed, the rest were copied */
+	RD_ENOMEM = 9,	   /* allocation or registration failed */
+	RD_EAUTH = 10,	   /* authentication refused */
+	RD_ENOENT = 11,	   /* no such file, module or path */
+	RD_EPERM = 12,	   /* permission denied / read-only */
+	RD_ENOSPC = 13,	   /* no space left on destination */
+	RD_ECORRUPT = 14,  /* data failed verification too often */
+	RD_ETIMEOUT = 15,  /* peer went silent */
+	RD_EMEMLOCK = 16,  /* locked-memory limit too low */
+	RD_ESTOPPED = 17,  /* stopped: a signal, or the server shutting down */
+	RD_EVANISHED = 18, /* a source file vanished while the tree was walked */
 	RD_STATUS_MAX
 };
 

@@ -46,6 +46,33 @@ static void one_error(const char *text, const char *want)
 	rd_conf_free(c);
 }
 
+/* 'checksum' is the old name of 'checksum choice': read, with a warning. */
+static void test_old_key_name(void **state)
+{
+	struct rd_conf *c;
+	int ret;
+
+	(void)state;
+	c = parse("[m]\npath = /srv/m\nchecksum = SHA256\n", &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(c->nerrors, 0);
+	assert_string_equal(c->mods[0]->checksum, "sha256");
+	assert_int_equal(c->mods[0]->set[RD_CK_CHECKSUM], 3);
+	assert_reported(&rec, "W t.conf:3: 'checksum' is the old name of 'checksum choice'; it "
+			      "still works, but rename it");
+	rd_conf_free(c);
+	/* both names: one key set twice */
+	c = parse("[m]\npath = /srv/m\nchecksum = sha256\nchecksum choice = none\n", &ret);
+	assert_int_equal(ret, -RD_EUSAGE);
+	assert_true(rec_grep(&rec, "t.conf:4: duplicate key 'checksum choice' in [m]"));
+	rd_conf_free(c);
+	/* in the global section it is no global key */
+	c = parse("checksum = sha256\n", &ret);
+	assert_int_equal(ret, -RD_EUSAGE);
+	assert_true(rec_grep(&rec, "'checksum choice' belongs in a [module] section"));
+	rd_conf_free(c);
+}
+
 static void test_defaults(void **state)
 {
 	struct rd_conf *c;
@@ -110,7 +137,7 @@ static const char every_key[] = "# every key\n"
 				"\tgid = 65534\n"
 				"\tauth = required\n"
 				"\trequire encryption = yes\n"
-				"\tchecksum = SHA512\n"
+				"\tchecksum choice = SHA512\n"
 				"\trefuse checksum none = 1\n"
 				"\ttransfer logging = no\n"
 				"\tlog file = /var/log/data.log\n"
@@ -391,9 +418,10 @@ static void test_values(void **state)
 	    {"user = a b\n", 0},
 	    {"user = abcdefghijabcdefghijabcdefghijab\n", 1},
 	    {"user = abcdefghijabcdefghijabcdefghijabc\n", 0},
-	    {"[m]\nchecksum = sha3-256\n", 1},
-	    {"[m]\nchecksum = SHA2-512/256\n", 1},
-	    {"[m]\nchecksum = md5;rm\n", 0},
+	    {"[m]\nchecksum choice = sha3-256\n", 1},
+	    {"[m]\nchecksum choice = SHA2-512/256\n", 1},
+	    {"[m]\nchecksum choice = md5;rm\n", 0},
+	    {"[m]\nchecksum = sha256\n", 1}, /* the old name: a warning */
 	    {"[m]\nauth = maybe\n", 0},
 	    {"[m]\ncomment =\n", 1},
 	    {"listen = 10.0.0.1%eth0\n", 0},
@@ -473,8 +501,8 @@ static void test_error_messages(void **state)
 	one_error("user = -root\n",
 		  "t.conf:1: user: '-root' is not a user or group name or number");
 	one_error("[m]\nauth = maybe\n", "t.conf:2: auth: 'maybe' is not 'required' or 'none'");
-	one_error("[m]\nchecksum = a b\n",
-		  "t.conf:2: checksum: 'a b' is not a digest name (e.g. sha256)");
+	one_error("[m]\nchecksum choice = a b\n",
+		  "t.conf:2: checksum choice: 'a b' is not a digest name (e.g. sha256)");
 	one_error("[m]\nhosts allow = 10.0.0.0/8 lab.example\n",
 		  "t.conf:2: hosts allow: 'lab.example': not a numeric IPv4 or IPv6 address (host "
 		  "names are not supported)");
@@ -624,7 +652,7 @@ static void test_rules(void **state)
 		  "auth users = alice\n"
 		  "[sum]\n"
 		  "path = /sum\n"
-		  "checksum = none\n"
+		  "checksum choice = none\n"
 		  "refuse checksum none = yes\n",
 		  &ret);
 	assert_int_equal(ret, 0);
@@ -637,7 +665,8 @@ static void test_rules(void **state)
 	assert_reported(&rec, "t.conf:12: module [anon] has 'auth = none' (line 11) and 'auth "
 			      "users': anonymous clients have no user name to check");
 	assert_reported(&rec,
-			"t.conf:15: module [sum] has 'checksum = none' and refuses checksum none");
+			"t.conf:15: module [sum] has 'checksum choice = none' and refuses checksum "
+			"none");
 	/* 'tls client ca' is there to check auth users against */
 	assert_false(rec_grep(&rec, "needs a 'secrets file'"));
 	assert_int_equal(c->nerrors, 6);
@@ -778,7 +807,7 @@ static void test_system_checks(void **state)
 		 "read only = yes\n"
 		 "uid = 4242\n"
 		 "gid = root\n"
-		 "checksum = nosuchdigest\n",
+		 "checksum choice = nosuchdigest\n",
 		 key);
 	c = parse(text, &ret);
 	assert_int_equal(ret, 0);
@@ -943,7 +972,8 @@ static void test_support(void **state)
 	/* tuning only: warnings */
 	assert_reported(&rec, "W t.conf:7: 'max connections per host' is not enforced by this "
 			      "version of rdcpd yet");
-	assert_reported(&rec, "W t.conf:42: 'checksum' in [data] is not enforced by this version "
+	assert_reported(&rec, "W t.conf:42: 'checksum choice' in [data] is not enforced by this "
+			      "version "
 			      "of rdcpd yet");
 	assert_true(rec_has(&rec, "W t.conf:37: 'max connections' in [data] is not enforced by "
 				  "this version of rdcpd yet"));
@@ -1180,6 +1210,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_defaults),
+	    cmocka_unit_test(test_old_key_name),
 	    cmocka_unit_test(test_every_key),
 	    cmocka_unit_test(test_every_key_covered),
 	    cmocka_unit_test(test_ops_keys),

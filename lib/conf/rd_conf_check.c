@@ -220,7 +220,8 @@ static void module_rules(struct rd_conf *c, const struct rd_conf_module *m)
 			       l, m->set[RD_CK_AUTH]);
 	if (m->refuse_checksum_none && !strcmp(m->checksum, "none"))
 		rd_conf_report(c, AT(c, m->set[RD_CK_CHECKSUM]), RD_CONF_ERROR,
-			       "module %s has 'checksum = none' and refuses checksum none", l);
+			       "module %s has 'checksum choice = none' and refuses checksum none",
+			       l);
 }
 
 /* Real (SYSTEM) or normalized paths of every module; NULL if out of memory. */
@@ -625,7 +626,7 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 		not_enforced(c, m->set[RD_CK_REFUSE_CHECKSUM_NONE], RD_CONF_ERROR,
 			     "refuse checksum none", where);
 	if (!(caps & RD_CONF_CAP_CHECKSUM) && m->set[RD_CK_CHECKSUM])
-		not_enforced(c, m->set[RD_CK_CHECKSUM], RD_CONF_WARNING, "checksum", where);
+		not_enforced(c, m->set[RD_CK_CHECKSUM], RD_CONF_WARNING, "checksum choice", where);
 	if (!(caps & RD_CONF_CAP_MODULE_CONNS) && m->set[RD_CK_MOD_MAX_CONNS])
 		not_enforced(c, m->set[RD_CK_MOD_MAX_CONNS], RD_CONF_WARNING, "max connections",
 			     where);

@@ -438,12 +438,22 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_GID] = {"gid", M, 0, k_gid, 0},
     [RD_CK_AUTH] = {"auth", M, 0, k_auth, 0},
     [RD_CK_REQUIRE_ENCRYPTION] = {"require encryption", M, 0, k_require_encryption, 0},
-    [RD_CK_CHECKSUM] = {"checksum", M, 0, k_checksum, 0},
+    [RD_CK_CHECKSUM] = {"checksum choice", M, 0, k_checksum, 0},
     [RD_CK_REFUSE_CHECKSUM_NONE] = {"refuse checksum none", M, 0, k_refuse_checksum_none, 0},
     [RD_CK_MOD_TRANSFER_LOGGING] = {"transfer logging", M, 0, k_mod_transfer_logging, 0},
     [RD_CK_MOD_LOG_FILE] = {"log file", M, 0, k_mod_log_file, 0},
     [RD_CK_MOD_LOG_FORMAT] = {"log format", M, 0, k_mod_log_format, 0},
     [RD_CK_MOD_PARTIAL_MAX_AGE] = {"partial max age", M, 0, k_mod_partial_max_age, 0},
+};
+
+/*
+ * Old names still read, with a warning: "checksum" became "checksum
+ * choice" when rdcp's --checksum became rsync's switch (compare contents)
+ * and the chunk check moved to --checksum-choice, rsync's name.
+ */
+const struct rd_conf_oldkey rd_conf_oldkeys[] = {
+    {"checksum", RD_CK_CHECKSUM},
+    {NULL, 0},
 };
 
 const char *rd_conf_key_name(int key)

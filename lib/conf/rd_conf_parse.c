@@ -365,6 +365,21 @@ static int find_key(const char *key, int section, int *other)
 	return -1;
 }
 
+/* A key by one of its former names (rd_conf_oldkeys), or -1. */
+static int find_old_key(const char *key)
+{
+	char want[128], have[128];
+	int i;
+
+	squeeze(key, want, sizeof(want));
+	for (i = 0; rd_conf_oldkeys[i].name; i++) {
+		squeeze(rd_conf_oldkeys[i].name, have, sizeof(have));
+		if (!strcmp(want, have))
+			return rd_conf_oldkeys[i].key;
+	}
+	return -1;
+}
+
 /* Forget what a refused [section] stored. */
 static void scratch_reset(struct rd_conf_module *m)
 {
@@ -434,6 +449,19 @@ static void setting(struct parse *p, char *s, char *eq)
 		return;
 	}
 	k = find_key(key, p->in_module ? RD_CONF_MODULE : RD_CONF_GLOBAL, &other);
+	if (k < 0 && other < 0) {
+		k = find_old_key(key);
+		if (k >= 0 &&
+		    rd_conf_keys[k].section != (p->in_module ? RD_CONF_MODULE : RD_CONF_GLOBAL)) {
+			other = k;
+			k = -1;
+		} else if (k >= 0) {
+			rd_conf_report(x->c, x->file, x->line, RD_CONF_WARNING,
+				       "'%s' is the old name of '%s'; it still works, but rename "
+				       "it",
+				       key, rd_conf_keys[k].name);
+		}
+	}
 	if (k < 0 && other >= 0) {
 		if (p->in_module)
 			rd_conf_report(x->c, x->file, x->line, RD_CONF_ERROR,

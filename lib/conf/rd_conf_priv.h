@@ -30,6 +30,13 @@ struct rd_conf_keydef {
 
 extern const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT];
 
+/* A key's former name: still read, with a warning naming the new one. */
+struct rd_conf_oldkey {
+	const char *name;
+	int key; /* RD_CK_* */
+};
+extern const struct rd_conf_oldkey rd_conf_oldkeys[]; /* ends with a NULL name */
+
 /* Report one problem; file NULL = command line. Counts it on c (c may be NULL). */
 void rd_conf_report(struct rd_conf *c, const char *file, unsigned line, int sev, const char *fmt,
 		    ...) __attribute__((format(printf, 5, 6)));

@@ -148,7 +148,7 @@ static void test_encryption_and_checksum(void **state)
 	expect("enc", &p, 0, "gmac", -RD_EPERM, "--encrypt");
 	expect("enc", &p, 0, "sha256", -RD_EPERM, "--encrypt");
 	expect("enc", &p, 0, "aes-128-gcm", 0, NULL);
-	expect("strict", &p, 1, "none", -RD_EPERM, "--checksum none");
+	expect("strict", &p, 1, "none", -RD_EPERM, "--checksum-choice none");
 	expect("strict", &p, 1, "sha256", 0, NULL);
 	expect("open", &p, 0, "none", 0, NULL);
 }

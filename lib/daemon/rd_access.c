@@ -87,9 +87,10 @@ int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
 		return rd_err_set(err, RD_EPERM, 0,
 				  "module %s requires encryption: copy with --encrypt", m->name);
 	if (m->refuse_checksum_none && !strcmp(digest, "none"))
-		return rd_err_set(err, RD_EPERM, 0,
-				  "module %s refuses --checksum none: every chunk must be verified",
-				  m->name);
+		return rd_err_set(
+		    err, RD_EPERM, 0,
+		    "module %s refuses --checksum-choice none: every chunk must be verified",
+		    m->name);
 	return 0;
 }
 

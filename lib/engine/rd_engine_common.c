@@ -106,7 +106,7 @@ int rd_engine_check_key(struct rd_engine *e)
 		return 0;
 	return rd_err_set(&e->err, RD_EUSAGE, 0,
 			  "checksum '%s' is keyed from the session's TLS keys, and this session "
-			  "has none; choose another (--checksum sha256)",
+			  "has none; choose another (--checksum-choice sha256)",
 			  e->dg->name);
 }
 

@@ -914,7 +914,10 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 			snprintf(text, sizeof(text), "sender: %.*s", (int)m->u.note.text.len,
 				 m->u.note.text.ptr);
 			r->e->report(r->e->report_ctx, path, m->u.note.path.len,
-				     m->u.note.code ? -RD_ESYS : 0, text);
+				     !m->u.note.code		      ? 0
+				     : m->u.note.code < RD_STATUS_MAX ? -(int)m->u.note.code
+								      : -RD_ESYS,
+				     text);
 		}
 		return 0;
 	case RD_MSG_END:

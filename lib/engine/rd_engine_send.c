@@ -118,7 +118,8 @@ struct sender {
 	int file_sent;	 /* its FILE went out; META items / note still to send */
 	unsigned meta_sent;
 	uint32_t ent_id;
-	int ent_skip;	 /* ent is a skip notice */
+	int ent_skip; /* ent is a skip notice (skip_code: failed; 0: left out, a note) */
+	int skip_code;
 	char skip_msg[RD_MSG_TEXT_MAX];
 	int tree_done, end_sent, fin_seen, fin_sent;
 	uint64_t last_seq;   /* last GET's seq: each must be greater */
@@ -1027,10 +1028,15 @@ static int emit_entry(struct sender *s)
 			s->tree_done = 1;
 		} else {
 			s->have_ent = 1;
-			s->ent_skip = r == RD_TREE_SKIP;
+			s->ent_skip = r == RD_TREE_SKIP || r == RD_TREE_LEFT_OUT;
+			s->skip_code = r == RD_TREE_SKIP ? rd_tree_err(s->t)->status : 0;
+			if (s->skip_code < 0)
+				s->skip_code = -s->skip_code;
+			if (r == RD_TREE_SKIP && !s->skip_code)
+				s->skip_code = RD_ESYS;
 			if (s->ent_skip)
 				snprintf(s->skip_msg, sizeof(s->skip_msg), "%s",
-					 rd_tree_err(s->t)->msg);
+					 r == RD_TREE_SKIP ? rd_tree_err(s->t)->msg : s->ent.note);
 		}
 	}
 	memset(&m, 0, sizeof(m));
@@ -1052,8 +1058,9 @@ static int emit_entry(struct sender *s)
 		return 1;
 	}
 	if (s->ent_skip) {
+		/* a skip (code: why it failed) or an entry left out (code 0: a note) */
 		m.hdr.type = RD_MSG_NOTE;
-		m.u.note.code = RD_ESYS;
+		m.u.note.code = (uint16_t)s->skip_code;
 		m.u.note.path.ptr = s->ent.path;
 		m.u.note.path.len = (uint16_t)(s->ent.path_len > RD_PATH_MAX ? RD_PATH_MAX
 									: s->ent.path_len);
@@ -1062,9 +1069,10 @@ static int emit_entry(struct sender *s)
 		r = rd_engine_send_msg(s->c, &m, &s->e->err);
 		if (r)
 			return r < 0 ? r : 0;
-		s->e->st.files_failed++;
+		if (s->skip_code)
+			s->e->st.files_failed++;
 		if (s->e->report)
-			s->e->report(s->e->report_ctx, s->ent.path, s->ent.path_len, -RD_ESYS,
+			s->e->report(s->e->report_ctx, s->ent.path, s->ent.path_len, -s->skip_code,
 				     s->skip_msg);
 		s->have_ent = 0;
 		return 1;

@@ -791,6 +791,13 @@ int rd_cm_rep_decode(const uint8_t *buf, size_t len, struct rd_cm_rep *r);
 void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r);
 int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r);
 const char *rd_rej_reason_str(uint16_t reason);
+/*
+ * A reject that is the server's decision about this client (busy, its
+ * share used up, shutting down): 1; a malformed or unknown one: 0. The
+ * client reports the first as -RD_EREMOTE (the server refused), the
+ * second as a connection failure.
+ */
+int rd_rej_refused(uint16_t reason);
 /* Does a peer speaking ver_min..ver_max share a version with us? 1 if yes. */
 int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max);
 

@@ -148,6 +148,11 @@ int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r)
 	return 0;
 }
 
+int rd_rej_refused(uint16_t reason)
+{
+	return reason == RD_REJ_BUSY || reason == RD_REJ_HOST_BUSY || reason == RD_REJ_SHUTDOWN;
+}
+
 const char *rd_rej_reason_str(uint16_t reason)
 {
 	switch (reason) {

@@ -354,3 +354,37 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 		return -RD_ESYS;
 	return 0;
 }
+
+int rd_report_fold_add(struct rd_report_fold *f, const char *path, size_t len)
+{
+	struct rd_report_fold_run *c = &f->cur;
+
+	f->ended.n = 0;
+	if (len > RD_REPORT_PATH_MAX)
+		len = RD_REPORT_PATH_MAX;
+	if (f->active && path && len >= c->len && !memcmp(path, c->path, c->len)) {
+		if (len == c->len)
+			return 1; /* the same entry again (a directory's second pass) */
+		if (path[c->len] == '/') {
+			c->n++;
+			return 1;
+		}
+	}
+	rd_report_fold_end(f);
+	f->active = path && len;
+	if (f->active)
+		memcpy(c->path, path, len);
+	c->len = f->active ? len : 0;
+	c->n = 0;
+	return 0;
+}
+
+void rd_report_fold_end(struct rd_report_fold *f)
+{
+	if (f->active)
+		f->ended = f->cur;
+	else
+		f->ended.n = 0;
+	f->active = 0;
+	f->cur.n = 0;
+}

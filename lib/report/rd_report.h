@@ -160,6 +160,29 @@ size_t rd_report_line(char *out, size_t cap, const char *path, size_t len, int s
 /* msg without a leading "PATH: " (bounded as above); msg itself if none. */
 const char *rd_report_strip_path(const char *msg, const char *path, size_t len);
 
+/*
+ * One cause, one message: when a directory fails, every entry beneath it
+ * fails too, for the same reason. rd_report_fold_add() says whether a
+ * failure lies under the path of the failure that started the current
+ * fold (1: counted there, not printed; the same path again, a
+ * directory's entry after its contents, is not counted) or starts a new
+ * fold (0: print it). A fold that ends (a new one starts, or rd_report_fold_end() at the
+ * end of the run) is left in `ended` with its count, for the caller to
+ * print "... and N more under PATH/" before anything else. Paths are raw
+ * bytes (cut to RD_REPORT_PATH_MAX); no allocation.
+ */
+struct rd_report_fold_run {
+	char path[RD_REPORT_PATH_MAX];
+	size_t len;
+	uint64_t n; /* failures folded into it */
+};
+struct rd_report_fold {
+	int active;
+	struct rd_report_fold_run cur, ended;
+};
+int rd_report_fold_add(struct rd_report_fold *f, const char *path, size_t len);
+void rd_report_fold_end(struct rd_report_fold *f);
+
 /* Free what the report holds; it can then be initialized again. Accepts NULL. */
 void rd_report_free(struct rd_report *r);
 

@@ -668,6 +668,44 @@ static void test_report_line(void **state)
 	assert_string_equal(tiny, "abcd...");
 }
 
+/* One cause, one message: what lies under a failed path folds into it. */
+static void test_fold(void **state)
+{
+	struct rd_report_fold f;
+
+	(void)state;
+	memset(&f, 0, sizeof(f));
+	assert_int_equal(rd_report_fold_add(&f, "tree/d", 6), 0); /* printed */
+	assert_int_equal(f.ended.n, 0);
+	assert_int_equal(rd_report_fold_add(&f, "tree/d/a", 8), 1);
+	assert_int_equal(rd_report_fold_add(&f, "tree/d/sub/b", 12), 1);
+	assert_int_equal(rd_report_fold_add(&f, "tree/d", 6), 1); /* its second pass */
+	/* a sibling with the same prefix is not under it */
+	assert_int_equal(rd_report_fold_add(&f, "tree/dx", 7), 0);
+	assert_int_equal(f.ended.n, 2);
+	assert_int_equal(f.ended.len, 6);
+	assert_memory_equal(f.ended.path, "tree/d", 6);
+	assert_int_equal(rd_report_fold_add(&f, "tree/e", 6), 0);
+	assert_int_equal(f.ended.n, 0); /* tree/dx folded nothing */
+	assert_int_equal(rd_report_fold_add(&f, "tree/e/1", 8), 1);
+	rd_report_fold_end(&f);
+	assert_int_equal(f.ended.n, 1);
+	assert_memory_equal(f.ended.path, "tree/e", 6);
+	/* a run error (no path) folds nothing and ends the fold */
+	assert_int_equal(rd_report_fold_add(&f, "x", 1), 0);
+	assert_int_equal(rd_report_fold_add(&f, NULL, 0), 0);
+	assert_int_equal(rd_report_fold_add(&f, "x/y", 3), 0);
+	/* paths longer than kept are cut, never overrun */
+	{
+		static char big[RD_REPORT_PATH_MAX + 100];
+
+		memset(big, 'a', sizeof(big));
+		assert_int_equal(rd_report_fold_add(&f, big, sizeof(big)), 0);
+		assert_int_equal(f.cur.len, RD_REPORT_PATH_MAX);
+		assert_int_equal(rd_report_fold_add(&f, big, sizeof(big)), 1);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -679,6 +717,7 @@ int main(void)
 	    cmocka_unit_test(test_path_hex_only_when_needed),
 	    cmocka_unit_test(test_bounded_by_max_errors),
 	    cmocka_unit_test(test_notes),
+	    cmocka_unit_test(test_fold),
 	    cmocka_unit_test(test_long_path_and_message_cut),
 	    cmocka_unit_test(test_write_error),
 	    cmocka_unit_test(test_random_paths_always_parse),

@@ -238,6 +238,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	rd_err_clear(&cl->err);
 	memset(&cl->t, 0, sizeof(cl->t));
 	cl->t.start = mono_s();
+	cl->stage = RD_CL_LOCAL;
 	ret = rd_engine_init(&cl->e, &o->eo);
 	cl->e.report = report;
 	cl->e.report_ctx = rctx;
@@ -274,6 +275,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	memset(&req, 0, sizeof(req));
 	req.ver_min = RD_PROTO_MIN;
 	req.ver_max = RD_PROTO_MAX;
+	cl->stage = RD_CL_CONNECT;
 	ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
 	if (ret)
 		goto out;
@@ -318,6 +320,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (getenv("RDCP_TEST_NO_BATCH"))
 		flags &= ~RD_OF_BATCH;
 #endif
+	cl->stage = RD_CL_OPEN;
 	ret = send_open(cl, c, o, flags);
 	if (ret)
 		goto out;
@@ -336,6 +339,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
 	if (t)
 		rd_tree_set_flags(t, ok.flags & o->flags & RD_TREE_FLAGS);
+	cl->stage = RD_CL_TRANSFER;
 	if (o->push)
 		ret = rd_engine_send(&cl->e, c, t);
 	else

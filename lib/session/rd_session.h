@@ -89,8 +89,17 @@ struct rd_client_opts {
  */
 void rd_expected_root(const char *path, char *out, size_t len);
 
+/* How far rd_client_run() got: where a failure happened (rdcp's exit status). */
+enum rd_client_stage {
+	RD_CL_LOCAL = 0, /* opening the local sources or destination */
+	RD_CL_CONNECT,	 /* connecting and the TLS handshake */
+	RD_CL_OPEN,	 /* asking the server for the job: OPEN, OPEN_OK */
+	RD_CL_TRANSFER,	 /* the engine ran */
+};
+
 struct rd_client {
 	struct rd_engine e; /* stats readable while running */
+	int stage;	    /* enum rd_client_stage reached */
 	struct rd_conn_info info;
 	struct rd_tls_peer tls; /* how the session was authenticated, its cipher */
 	struct rd_err err;

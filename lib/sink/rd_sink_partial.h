@@ -34,7 +34,7 @@
  * a power cut (no fsync unless the sink has RD_SINK_FSYNC): that is why a
  * resumed chunk is compared with the sender's digest before it is kept
  * (lib/engine, GET kind SUM); the record only says which chunks are worth
- * comparing. Only --trust-partial with --checksum none keeps chunks on the
+ * comparing. Only --trust-partial with --checksum-choice none keeps chunks on the
  * record's word alone.
  */
 #ifndef RDCP_SINK_RD_SINK_PARTIAL_H

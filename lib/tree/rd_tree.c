@@ -100,9 +100,7 @@ static void entry_stat(struct rd_tree_entry *e, const struct stat *st)
 	e->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
 }
 
-/* A skip: e->path gets the display path (truncated), the message is set. */
-static int skip(struct rd_tree *t, struct rd_tree_entry *e, const char *show, int errnum,
-		const char *why)
+static void show_path(struct rd_tree_entry *e, const char *show)
 {
 	size_t n = strlen(show);
 
@@ -112,11 +110,47 @@ static int skip(struct rd_tree *t, struct rd_tree_entry *e, const char *show, in
 	e->path[n] = '\0';
 	e->path_len = n;
 	e->fd = -1;
+}
+
+/* A skip with its status: e->path gets the display path (truncated), the message is set. */
+static int skip_st(struct rd_tree *t, struct rd_tree_entry *e, const char *show, int status,
+		   int errnum, const char *why)
+{
+	show_path(e, show);
 	if (why)
-		rd_err_set(&t->err, RD_ESYS, errnum, "%s: %s", esc(t, show), why);
+		rd_err_set(&t->err, status, errnum, "%s: %s", esc(t, show), why);
 	else
-		rd_err_set(&t->err, RD_ESYS, errnum, "%s", esc(t, show));
+		rd_err_set(&t->err, status, errnum, "%s", esc(t, show));
 	return RD_TREE_SKIP;
+}
+
+static int skip(struct rd_tree *t, struct rd_tree_entry *e, const char *show, int errnum,
+		const char *why)
+{
+	return skip_st(t, e, show, RD_ESYS, errnum, why);
+}
+
+/*
+ * A name the listing gave (or a source named) that is not there any more
+ * when opened: rsync's "vanished" below a source, "not found" for a source.
+ */
+static int gone(struct rd_tree *t, struct rd_tree_entry *e, const char *show, int top, int errnum)
+{
+	if (errnum != ENOENT)
+		return skip(t, e, show, errnum, NULL);
+	if (top)
+		return skip_st(t, e, show, RD_ENOENT, errnum, NULL);
+	show_path(e, show);
+	rd_err_set(&t->err, RD_EVANISHED, 0, "file has vanished: \"%s\"", esc(t, show));
+	return RD_TREE_SKIP;
+}
+
+/* An entry of a type the flags leave out: a note, not an error. */
+static int left_out(struct rd_tree_entry *e, const char *show)
+{
+	show_path(e, show);
+	snprintf(e->note, sizeof(e->note), "%s", RD_TREE_NONREG);
+	return RD_TREE_LEFT_OUT;
 }
 
 static void set_wire(struct rd_tree_entry *e, const char *p, size_t n)
@@ -253,7 +287,7 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 	int fd;
 
 	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return skip(t, e, t->show, errno, NULL);
+		return gone(t, e, t->show, top, errno);
 	if (S_ISLNK(st.st_mode)) {
 		n = rd_readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
 		if (n <= 0 || n > RD_PATH_MAX)
@@ -275,12 +309,12 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 		return RD_TREE_ENTRY;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return skip(t, e, t->show, 0, "not a regular file, directory or symlink; skipped");
+		return left_out(e, t->show);
 	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
 	if (fd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
 			return skip(t, e, t->show, 0, "changed while walking; skipped");
-		return skip(t, e, t->show, errno, NULL);
+		return gone(t, e, t->show, top, errno);
 	}
 	return emit_fd(t, e, fd, top, wl, sl);
 }
@@ -335,14 +369,14 @@ static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct s
 	if (n >= PATH_MAX)
 		return skip(t, e, s->path, ENAMETOOLONG, NULL);
 	if (stat(s->path, &st) < 0)
-		return skip(t, e, s->path, errno, NULL);
+		return gone(t, e, s->path, 1, errno);
 	ret = root_name(t, e, s->path, name, sizeof(name));
 	if (ret != RD_TREE_ENTRY)
 		return ret;
 	memcpy(t->show, s->path, n);
 	t->show[n] = '\0';
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-		return skip(t, e, t->show, 0, "not a regular file, directory or symlink; skipped");
+		return left_out(e, t->show);
 	if (S_ISDIR(st.st_mode) && !(t->flags & RD_TREE_RECURSIVE))
 		return skip(t, e, t->show, 0, "is a directory (use -r)");
 	wl = strlen(name);

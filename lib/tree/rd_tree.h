@@ -47,7 +47,9 @@
 #define RD_TREE_META_MAX 256 /* META items per entry; more xattrs: a note */
 
 /* rd_tree_next() results (>= 0) */
-enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2 };
+enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 3 };
+/* e->note of RD_TREE_LEFT_OUT for a type the flags leave out (rsync's words) */
+#define RD_TREE_NONREG "skipping non-regular file"
 
 struct rd_tree_entry {
 	uint8_t type;  /* enum rd_ftype */
@@ -105,10 +107,15 @@ int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npath
 /*
  * Next entry. Returns RD_TREE_ENTRY with *e filled; RD_TREE_SKIP when one
  * source or file could not be used (missing, unreadable, a directory
- * without RD_TREE_RECURSIVE, a name longer than RD_PATH_MAX, an unsupported
- * type such as a socket): e->path holds the path that failed (see above) and
- * rd_tree_err(t)->msg the reason; the walk continues with the next call.
- * RD_TREE_END when done; a negative RD_E* status on a fatal error.
+ * without RD_TREE_RECURSIVE, a name longer than RD_PATH_MAX): e->path holds
+ * the path that failed (see above) and rd_tree_err(t) the reason, with
+ * status RD_ENOENT for a source that does not exist, RD_EVANISHED for a
+ * file that was listed and then was gone (rsync's "vanished"), RD_ESYS
+ * otherwise; RD_TREE_LEFT_OUT for an entry not sent by choice, not an
+ * error: a fifo, socket or device without RD_TREE_SPECIALS/DEVICES (as
+ * rsync's "skipping non-regular file"), e->path and e->note say which
+ * and why. The walk continues with the next call. RD_TREE_END when done;
+ * a negative RD_E* status on a fatal error.
  */
 int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e);
 const struct rd_err *rd_tree_err(const struct rd_tree *t);

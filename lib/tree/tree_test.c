@@ -153,8 +153,10 @@ static void walk(struct walk *w, const char *const *src, int n, unsigned flags)
 		if (r == RD_TREE_END)
 			break;
 		w->kind[w->n] = r;
-		w->msg[w->n] = r == RD_TREE_SKIP ? strdup(rd_tree_err(t)->msg) : NULL;
-		if (r == RD_TREE_SKIP)
+		w->msg[w->n] = r == RD_TREE_SKIP       ? strdup(rd_tree_err(t)->msg)
+			       : r == RD_TREE_LEFT_OUT ? strdup(w->e[w->n].note)
+						       : NULL;
+		if (r == RD_TREE_SKIP || r == RD_TREE_LEFT_OUT)
 			assert_int_equal(w->e[w->n].fd, -1);
 		w->n++;
 	}
@@ -172,14 +174,19 @@ static int find(const struct walk *w, const char *path, int post)
 	return -1;
 }
 
-static int find_skip(const struct walk *w, const char *needle)
+static int find_kind(const struct walk *w, int kind, const char *needle)
 {
 	int i;
 
 	for (i = 0; i < w->n; i++)
-		if (w->kind[i] == RD_TREE_SKIP && strstr(w->msg[i], needle))
+		if (w->kind[i] == kind && strstr(w->msg[i], needle))
 			return i;
 	return -1;
+}
+
+static int find_skip(const struct walk *w, const char *needle)
+{
+	return find_kind(w, RD_TREE_SKIP, needle);
 }
 
 static void check_file(const struct walk *w, const char *path, const char *content)
@@ -272,14 +279,18 @@ static void test_tree_full_walk(void **state)
 	assert_int_equal(w.e[i].target_len, 6);
 	assert_memory_equal(w.e[i].target, "t\xff\nx y", 6);
 	assert_true(find(&w, "src/fifo", 0) < 0);
-	i = find_skip(&w, "fifo: not a regular file, directory or symlink; skipped");
+	/* a fifo without RD_TREE_SPECIALS: left out with rsync's note, no error */
+	assert_true(find_skip(&w, "fifo") < 0);
+	i = find_kind(&w, RD_TREE_LEFT_OUT, RD_TREE_NONREG);
 	assert_true(i >= 0);
 	assert_string_equal(w.e[i].path, bp("src/fifo"));
-	/* missing source between two good ones */
+	/* missing source between two good ones: "not found", not "vanished" */
 	i = find_skip(&w, "missing: No such file or directory");
 	assert_true(i > find(&w, "src", 1));
 	assert_true(i < find(&w, "file1", 0));
 	assert_string_equal(w.e[i].path, bp("missing"));
+	assert_string_equal(w.msg[i] + strlen(w.msg[i]) - strlen("No such file or directory"),
+			    "No such file or directory");
 	/* last entry of src is its own POST, without ROOT */
 	assert_int_equal(w.e[find(&w, "src", 1)].flags, RD_FF_POST);
 	/* 1 root + 8 files/links in src + 3 dirs (pre+post) + 3 files inside */
@@ -358,6 +369,60 @@ static void test_tree_unreadable(void **state)
 	assert_true(find(&w, "src", 1) > 0);
 	walk_free(&w);
 	unlink(bp("src/secret"));
+}
+
+/*
+ * A name the listing gave that is gone when the walk looks at it: rsync's
+ * "vanished" (RD_EVANISHED), not an error like any other; a source named
+ * on the command line that does not exist is "not found" (RD_ENOENT).
+ */
+static void test_tree_vanished(void **state)
+{
+	const char *src[] = {bp("van"), bp("van-missing")};
+	struct rd_tree_entry *e = malloc(sizeof(*e));
+	struct rd_tree *t;
+	struct rd_err err;
+	char first[64] = "", p[PATH_MAX];
+	int r, nvan = 0, nent = 0, i;
+
+	(void)state;
+	assert_non_null(e);
+	mk("van");
+	put("van/f1", "1");
+	put("van/f2", "2");
+	put("van/f3", "3");
+	assert_int_equal(rd_tree_open_paths(&t, src, 2, RD_TREE_RECURSIVE, &err), 0);
+	while ((r = rd_tree_next(t, e)) > 0) {
+		if (r == RD_TREE_ENTRY && e->type == RD_FT_REG && !first[0]) {
+			/* the listing is read: the others go now */
+			snprintf(first, sizeof(first), "%s", e->path + 4);
+			for (i = 1; i <= 3; i++) {
+				snprintf(p, sizeof(p), "%s/van/f%d", base, i);
+				if (strcmp(first, p + strlen(p) - 2))
+					assert_int_equal(unlink(p), 0);
+			}
+		}
+		if (r == RD_TREE_ENTRY) {
+			nent++;
+			if (e->fd >= 0)
+				close(e->fd);
+			continue;
+		}
+		assert_int_equal(r, RD_TREE_SKIP);
+		if (strstr(e->path, "van-missing")) {
+			assert_int_equal(rd_tree_err(t)->status, RD_ENOENT);
+			continue;
+		}
+		assert_int_equal(rd_tree_err(t)->status, RD_EVANISHED);
+		assert_non_null(strstr(rd_tree_err(t)->msg, "file has vanished: \""));
+		assert_non_null(strstr(e->path, "/van/f"));
+		nvan++;
+	}
+	assert_int_equal(r, RD_TREE_END);
+	assert_int_equal(nvan, 2);
+	assert_int_equal(nent, 3); /* van, the file it kept, van again (POST) */
+	rd_tree_close(t);
+	free(e);
 }
 
 static void test_tree_name_too_long(void **state)
@@ -449,6 +514,11 @@ static void test_tree_fd_sources(void **state)
 			/* the skip names the wire path, not the server's path */
 			assert_null(strstr(e.path, base));
 			assert_null(strstr(rd_tree_err(t)->msg, base));
+			continue;
+		}
+		if (r == RD_TREE_LEFT_OUT) {
+			/* a fifo: a note (rsync's "skipping non-regular file") */
+			assert_string_equal(e.note, RD_TREE_NONREG);
 			if (!strcmp(e.path, "mod/fifo"))
 				sawfifo = 1;
 			continue;
@@ -468,7 +538,7 @@ static void test_tree_fd_sources(void **state)
 	}
 	assert_int_equal(r, RD_TREE_END);
 	assert_true(sawfifo);
-	assert_int_equal(nskip, 1);
+	assert_int_equal(nskip, 0);
 	assert_true(nent > 10);
 	rd_tree_close(t);
 	assert_int_equal(count_fds(), fds - 2);
@@ -555,6 +625,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_root_names),
 	    cmocka_unit_test(test_tree_unreadable),
 	    cmocka_unit_test(test_tree_name_too_long),
+	    cmocka_unit_test(test_tree_vanished),
 	    cmocka_unit_test(test_tree_close_midway_no_leak),
 	    cmocka_unit_test(test_tree_fd_sources),
 	    cmocka_unit_test(test_tree_swap_never_leaks),

@@ -696,7 +696,7 @@ static int post_sent(struct rd_rdma_conn *rc, unsigned idx, unsigned lane)
  * with its message number (the receiver drops a copy it already has).
  * Not when its slot was written again since: the receiver asks a slot
  * again only once the DATA arrived, and the old bytes would overwrite the
- * new chunk (which --checksum none would not catch).
+ * new chunk (which --checksum-choice none would not catch).
  */
 static int resend(struct rd_rdma_conn *rc, unsigned idx)
 {

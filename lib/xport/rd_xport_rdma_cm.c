@@ -97,10 +97,10 @@ int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int ti
 			else
 				rd_err_set(&c->err,
 					   rej.reason == RD_REJ_AUTH || rej.reason == RD_REJ_LANE
-						   ? RD_EAUTH
-						   : RD_ECONN,
-					   0,
-					   "%s refused the connection: %s", c->info.peer,
+					       ? RD_EAUTH
+					   : rd_rej_refused(rej.reason) ? RD_EREMOTE
+									: RD_ECONN,
+					   0, "%s refused the connection: %s", c->info.peer,
 					   rd_rej_reason_str(rej.reason));
 		} else {
 			rd_err_set(&c->err, RD_ECONN, 0,

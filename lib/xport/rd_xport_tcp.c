@@ -1088,7 +1088,10 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 					 "this rdcp %u..%u; upgrade the older side",
 					 peer, rej.ver_min, rej.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
 		else
-			ret = rd_err_set(&t->c.err, rej.reason == RD_REJ_AUTH ? RD_EAUTH : RD_ECONN,
+			ret = rd_err_set(&t->c.err,
+					 rej.reason == RD_REJ_AUTH    ? RD_EAUTH
+					 : rd_rej_refused(rej.reason) ? RD_EREMOTE
+								      : RD_ECONN,
 					 0, "%s refused the connection: %s", peer,
 					 rd_rej_reason_str(rej.reason));
 		goto out;

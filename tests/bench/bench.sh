@@ -18,7 +18,7 @@
 #
 # In ONE `tests/rig/rig.sh run2` boot (a = 10.77.2.1 client, b = 10.77.2.2 server),
 # on the same wire, for a BENCH_MB random file:
-#   BENCH_ROUNDS rounds of: rdcp push --checksum none, the default integrity (gmac),
+#   BENCH_ROUNDS rounds of: rdcp push --checksum-choice none, the default integrity (gmac),
 #   then ib_write_bw -s 4194304 (one more ib_write_bw before the first round), so each
 #   copy has an ib_write_bw just before and just after it; then sha256, blake2b512,
 #   --lanes 2, --threads 2, rdcp push of a BENCH_SMALL_MB file, scp, rsync over ssh,
@@ -27,7 +27,7 @@
 #   the guest's file read and write rates (dd, 4 MiB blocks, tmpfs).
 # Ratios, per round against the mean of the ib_write_bw runs either side of it, and
 # their median over the rounds (the shared host moves ib_write_bw by 20 % between
-# runs a minute apart): --checksum none / ib_write_bw (BENCH_TARGET), and the default
+# runs a minute apart): --checksum-choice none / ib_write_bw (BENCH_TARGET), and the default
 # integrity / its CPU cap (BENCH_CAP_TARGET); see integrity_cap(). Each rdcp rate is
 # given twice: wall clock around the client (start-up included) and the data phase
 # (wall clock less rdcp's own start-up_seconds: from the session's chunk key to the
@@ -38,7 +38,7 @@
 #   BENCH_MB=256          size of the main file, MiB
 #   BENCH_ROUNDS=5        rounds of (none, gmac, ib_write_bw); verdicts on the median
 #   BENCH_SMALL_MB=64     size of the second rdcp push (memory comparison), MiB
-#   BENCH_TARGET=0.95     required ratio rdcp --checksum none / ib_write_bw
+#   BENCH_TARGET=0.95     required ratio rdcp --checksum-choice none / ib_write_bw
 #   BENCH_CAP_TARGET=0.9  required ratio rdcp (default integrity) / its CPU cap
 #   BENCH_DIGEST_MB=128   MiB digest_bench hashes per kind in the guest
 #   BENCH_VERIFY=1        md5-compare every received file with its source (untimed)
@@ -401,8 +401,8 @@ a_step() {
         -p "$IBW_PORT" "$RIG_PEER_IP" || return 1
       ;;
     rdcp)
-      local -a ck=(--checksum "${extra%%+*}")
-      # default: no --checksum (the default integrity, gmac)
+      local -a ck=(--checksum-choice "${extra%%+*}")
+      # default: no --checksum-choice (the default integrity, gmac)
       [ "${extra%%+*}" = default ] && ck=()
       # none+lanes2: --lanes 2 (one session over 2 RC QPs, issue 12)
       [ "${extra#*+lanes}" != "$extra" ] && ck+=(--lanes "${extra#*+lanes}")
@@ -759,7 +759,7 @@ integrity_cap() {
   echo
   local m2
   verdict none_d none_w "$BENCH_TARGET" \
-    "rdcp --checksum none >= $BENCH_TARGET x ib_write_bw, like for like (data phase against perftest's BW average), median over rounds" \
+    "rdcp --checksum-choice none >= $BENCH_TARGET x ib_write_bw, like for like (data phase against perftest's BW average), median over rounds" \
     "wall clock, rdcp's start-up included and ib_write_bw's left out" "${rw[@]}"
   verdict gmac_d gmac_w "$BENCH_CAP_TARGET" \
     "default integrity (gmac) >= $BENCH_CAP_TARGET x the rig's CPU cap (the file bound), data phase, median over rounds" \
@@ -813,13 +813,13 @@ report() {
     fi
     fmt_row "$tool" "$mib" "$base" "$note"
   done <<EOF
-rdcp_none rdcp --checksum none
-rdcp_none_lanes2 rdcp --checksum none --lanes 2
+rdcp_none rdcp --checksum-choice none
+rdcp_none_lanes2 rdcp --checksum-choice none --lanes 2
 rdcp_gmac rdcp (default integrity: gmac)
 rdcp_gmac_t2 rdcp (gmac) --threads 2, both sides
-rdcp_sha256 rdcp --checksum sha256
-rdcp_blake2b512 rdcp --checksum blake2b512
-rdcp_none_small rdcp --checksum none (${BENCH_SMALL_MB} MiB)
+rdcp_sha256 rdcp --checksum-choice sha256
+rdcp_blake2b512 rdcp --checksum-choice blake2b512
+rdcp_none_small rdcp --checksum-choice none (${BENCH_SMALL_MB} MiB)
 scp scp
 rsync rsync -e ssh
 nc nc (plain TCP, no check)
@@ -848,7 +848,7 @@ EOF
     d=$((hwm_big - hwm_small))
     verdict2=$(awk -v d="$d" -v s="$hwm_small" 'BEGIN {
       print (d <= 4096 || d <= s * 0.05) ? "does NOT grow with file size" : "GROWS with file size" }')
-    echo "rdcpd peak memory (VmHWM, --checksum none): ${BENCH_SMALL_MB} MiB file $(mib_of_kb "$hwm_small") MiB, ${BENCH_MB} MiB file $(mib_of_kb "$hwm_big") MiB: $verdict2 (diff $(awk -v d="$d" 'BEGIN {printf "%+.1f", d / 1024}') MiB)"
+    echo "rdcpd peak memory (VmHWM, --checksum-choice none): ${BENCH_SMALL_MB} MiB file $(mib_of_kb "$hwm_small") MiB, ${BENCH_MB} MiB file $(mib_of_kb "$hwm_big") MiB: $verdict2 (diff $(awk -v d="$d" 'BEGIN {printf "%+.1f", d / 1024}') MiB)"
     echo "  VmHWM sha256 $(mib_of_kb "$(get rdcp_sha256 b vmhwm_kb)") MiB, blake2b512 $(mib_of_kb "$(get rdcp_blake2b512 b vmhwm_kb)") MiB (rdcpd default --pool-size 64M per connection)"
   else
     echo "rdcpd peak memory: not measured (big: ${hwm_big:-none}, small: ${hwm_small:-none})"

@@ -5,7 +5,7 @@
     (or: bash tests/bench/bench.sh --host)
 
 In one run, for one random file of --mb MiB in a tmpfs (/dev/shm):
-  rdcp push --checksum none, rdcp push with the default checksum (gmac),
+  rdcp push --checksum-choice none, rdcp push with the default checksum (gmac),
   nc and socat over the same loopback path; then the cost of a resume
   check: the file complete on the receiver with another mtime, pushed again
   (every chunk compared by SUM, nothing should move), beside one sha256
@@ -13,7 +13,7 @@ In one run, for one random file of --mb MiB in a tmpfs (/dev/shm):
 each side's CPU seconds per GiB from getrusage (os.wait4 of the client
 process and of rdcpd, which is started for each push and stopped after it).
 Every received file is compared with its source (untimed). Prints a table;
-the target is rdcp --checksum none >= 0.8 x nc.
+the target is rdcp --checksum-choice none >= 0.8 x nc.
 
 --threads 1,2,4 (issue 12) instead pushes with every checksum of --checksums
 (default none,gmac,sha256) at each --threads N (rdcp and rdcpd alike) and
@@ -151,7 +151,7 @@ def rdcp_run(args, src, work, checksum, threads=None, sampler=None):
             break
         time.sleep(0.05)
     port = open(ready).read().strip()
-    cmd = [args.rdcp, "-q", "--transport", "tcp", "--port", port, "--checksum", checksum,
+    cmd = [args.rdcp, "-q", "--transport", "tcp", "--port", port, "--checksum-choice", checksum,
            "--no-fsync"] + topt + [src, "127.0.0.1::m/"]
     t0 = time.monotonic()
     c = subprocess.Popen(cmd)
@@ -254,7 +254,7 @@ def main():
         size = os.path.getsize(src)
         gib = size / GIB
         out = os.path.join(work, "out")
-        for name, checksum in (("rdcp --checksum none", "none"),
+        for name, checksum in (("rdcp --checksum-choice none", "none"),
                                ("rdcp (gmac, default)", "gmac")):
             ok, dt, c, d = rdcp_run(args, src, work, checksum)
             rows.append((name, ok, dt, c, d))
@@ -299,7 +299,7 @@ def main():
                   "python3 tests/bench/host_bench.py --mb %d, over TCP on 127.0.0.1" % args.mb)
     nc_rate = args.mb / rows[2][2]
     none_rate = args.mb / rows[0][2]
-    print("rdcp --checksum none / nc = %.2f (target >= %.2f: %s)" %
+    print("rdcp --checksum-choice none / nc = %.2f (target >= %.2f: %s)" %
           (none_rate / nc_rate, args.target, "met" if none_rate / nc_rate >= args.target
            else "NOT met"))
     return 1 if failed else 0

@@ -11,12 +11,15 @@
 #  - the bash completion completes every option from --help (it reads
 #    --help), and every rdcp option that takes an argument ("--name ARG" in
 #    --help) has its own case in the completion, so its argument is not
-#    completed as a file name unless the completion says so.
+#    completed as a file name unless the completion says so;
+#  - every rsync option that rdcp refuses (O_REFUSED in opts.c) is listed in
+#    the RSYNC OPTIONS NOT OFFERED section of rdcp.1, and rdcp refuses every
+#    option listed there, by name, with exit status 1.
 #
-# usage: options_test.sh RDCP RDCPD RDCP_1 RDCPD_8 PENDING COMPLETION
+# usage: options_test.sh RDCP RDCPD RDCP_1 RDCPD_8 PENDING COMPLETION OPTS_C
 set -u
 
-rdcp=$1 rdcpd=$2 rdcp_man=$3 rdcpd_man=$4 pending_file=$5 completion=$6
+rdcp=$1 rdcpd=$2 rdcp_man=$3 rdcpd_man=$4 pending_file=$5 completion=$6 opts_c=$7
 fails=0
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/options_test.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -122,13 +125,35 @@ fi
 # Options with an argument: "  -e, --rsh CMD" or "      --port PORT".
 grep -oE -- '--[a-z][a-z0-9-]*[ =][A-Z][A-Z_]*([^a-z]|$)' "$tmp/rdcp.help" |
 	sed -E 's/[ =].*//' | sort -u >"$tmp/argopts"
-grep -q '_parse_help' "$completion" ||
+grep -q -- '--help' "$completion" ||
 	fail "$(basename "$completion") does not take the options from --help"
 while read -r opt; do
 	grep -qE -- "(^|[[:space:](|])${opt}([[:space:]|)]|\$)" "$completion" ||
 		fail "$(basename "$completion") has no case for the argument of $opt"
 done <"$tmp/argopts"
 [ -s "$tmp/argopts" ] || fail "no options with an argument found in rdcp --help"
+
+# Refused rsync options: the table and the man page name the same ones.
+grep -oE '\{"[a-z0-9-]+", ('"'"'.'"'"'|0), A_(NONE|REQ), 0, O_REFUSED' "$opts_c" |
+	sed -E 's/^\{"([a-z0-9-]+)".*/--\1/' | sort -u >"$tmp/refused.table"
+awk '/^\.SH/ { insec = ($0 ~ /RSYNC OPTIONS NOT OFFERED/) }
+     insec && prev == ".TP" { print }
+     { prev = $0 }' "$rdcp_man" | grep -o '\\-\\-[a-z0-9]\([a-z0-9]\|\\-\)*' |
+	sed 's/\\-/-/g' | sort -u >"$tmp/refused.man"
+if [ ! -s "$tmp/refused.table" ] || [ ! -s "$tmp/refused.man" ]; then
+	fail "no refused options found (opts.c: $(wc -l <"$tmp/refused.table"), rdcp.1: $(wc -l <"$tmp/refused.man"))"
+fi
+while read -r opt; do
+	grep -qxF -- "$opt" "$tmp/refused.man" ||
+		fail "rdcp refuses $opt; rdcp.1 does not list it under RSYNC OPTIONS NOT OFFERED"
+done <"$tmp/refused.table"
+while read -r opt; do
+	out=$("$rdcp" "$opt" src dst 2>&1)
+	rc=$?
+	[ "$rc" -eq 1 ] && grep -qF -- "$opt is not offered: " <<<"$out" ||
+		fail "rdcp.1 lists $opt as not offered; rdcp $opt gave exit $rc: $out"
+done <"$tmp/refused.man"
+n_refused=$(wc -l <"$tmp/refused.man")
 
 n_rdcp=$(wc -l <"$tmp/rdcp.help.opts")
 n_rdcpd=$(wc -l <"$tmp/rdcpd.help.opts")
@@ -138,4 +163,4 @@ if [ "$fails" -ne 0 ]; then
 	exit 1
 fi
 echo "ok: $n_rdcp rdcp and $n_rdcpd rdcpd options documented, $n_codes exit statuses match," \
-	"$(echo $pending | wc -w) pending"
+	"$(echo $pending | wc -w) pending, $n_refused rsync options refused and listed"

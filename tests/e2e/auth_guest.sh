@@ -215,28 +215,28 @@ client() {
 	check "anonymous client to an auth users module: exit 5" [ "$RC" -eq 5 ]
 	check "  told to authenticate" out_has "requires authentication"
 	run --password-file /tmp/bob.pw /tmp/src/data.bin "bob@$S::team/bob.bin"
-	check "bob (ro) pushing into team: exit 14" [ "$RC" -eq 14 ]
+	check "bob (ro) pushing into team: exit 5" [ "$RC" -eq 5 ]
 	check "  read-only for bob" out_has "read-only for user bob"
 	run --password-file /tmp/bob.pw "bob@$S::team/data.bin" /tmp/pull/
 	check "  bob may pull" cmp /tmp/src/data.bin /tmp/pull/data.bin
 	rm -f /tmp/pull/data.bin
 	run --password-file /tmp/bob.pw "bob@$S::ro/ro.txt" /tmp/pull/
-	check "bob is not in ro's auth users: exit 14" [ "$RC" -eq 14 ]
+	check "bob is not in ro's auth users: exit 5" [ "$RC" -eq 5 ]
 	check "  says he is not allowed" out_has "user bob is not allowed"
 	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::ro/"
-	check "push into a read-only module: exit 14" [ "$RC" -eq 14 ]
+	check "push into a read-only module: exit 5" [ "$RC" -eq 5 ]
 	run --password-file /tmp/alice.pw "alice@$S::wo/secret.txt" /tmp/pull/
-	check "pull from a write-only module: exit 14" [ "$RC" -eq 14 ]
+	check "pull from a write-only module: exit 5" [ "$RC" -eq 5 ]
 	check "  says write-only" out_has "write-only"
 	check "  nothing arrived" [ ! -e /tmp/pull/secret.txt ]
 	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::wo/"
 	check "  but alice may push into it" [ "$RC" -eq 0 ]
 	run /tmp/src/data.bin "$S::pub/"
-	check "anonymous push into the read-only auth = none module: exit 14" [ "$RC" -eq 14 ]
+	check "anonymous push into the read-only auth = none module: exit 5" [ "$RC" -eq 5 ]
 	run "$S::pub/pub.txt" /tmp/pull/
 	check "anonymous pull from the auth = none module" grep -q "public data" /tmp/pull/pub.txt
 	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::enc/"
-	check "require encryption without --encrypt: exit 14" [ "$RC" -eq 14 ]
+	check "require encryption without --encrypt: exit 5" [ "$RC" -eq 5 ]
 	check "  says to use --encrypt" out_has "copy with --encrypt"
 	run --encrypt --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::enc/"
 	check "  with --encrypt it works" [ "$RC" -eq 0 ]
@@ -245,7 +245,7 @@ client() {
 	check "  the summary names aes-128-gcm" out_has "aes-128-gcm"
 	rm -f /tmp/pull/data.bin
 	run --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::lan/"
-	check "a host outside hosts allow: refused (exit 14)" [ "$RC" -eq 14 ]
+	check "a host outside hosts allow: refused (exit 5)" [ "$RC" -eq 5 ]
 	check "  naming the rule" out_has "is not in the module's hosts allow"
 
 	chmod 644 /tmp/alice.pw
@@ -264,7 +264,7 @@ client() {
 	local op=$!
 	sleep 1
 	run /tmp/src/data.bin "$S::one/"
-	check "max connections = 1: a second client is refused (exit 14)" [ "$RC" -eq 14 ]
+	check "max connections = 1: a second client is refused (exit 5)" [ "$RC" -eq 5 ]
 	check "  told the module is busy" out_has "module one is busy"
 	wait $op
 	check "  the first one finishes" [ $? -eq 0 ]

@@ -163,7 +163,7 @@ client() {
 	run -r "rdcp://$S:18712/cm/tree" /tmp/pull/cfg-tree
 	check "  and pull it back" same_tree /tmp/src/tree /tmp/pull/cfg-tree
 	run "rdcp://$S:18713/m/small.txt" /tmp/pull/
-	check "a daemon that exports nothing refuses: exit 14" [ "$RC" -eq 14 ]
+	check "a daemon that exports nothing refuses: exit 3 (no such module)" [ "$RC" -eq 3 ]
 	check "  saying so" out_has "this server exports no modules"
 	meta "$S"
 	many_small "$S"

@@ -119,17 +119,17 @@ client() {
 	check "pull with a chunk corrupted by the sender succeeds" [ "$RC" -eq 0 ]
 	check "  and is exact" cmp /tmp/src/f20 /tmp/pull/f20
 	RDCP_TEST_CORRUPT_EVERY=1 run /tmp/src/good1m "$S::m/always-bad"
-	check "every chunk corrupted: exit 23" [ "$RC" -eq 23 ]
+	check "every chunk corrupted, nothing else copied: exit 51" [ "$RC" -eq 51 ]
 	check "  the error says verification failed" out_has "failed gmac verification"
 	run "$S::m/always-bad" /tmp/pull/
 	check "  nothing under the final name" out_has "No such file"
 
 	# --- refusals ---
 	run /tmp/src/ga "$S::nope/x"
-	check "unknown module: exit 14" [ "$RC" -eq 14 ]
+	check "unknown module: exit 3 (selecting files)" [ "$RC" -eq 3 ]
 	check "  names the module" out_has "unknown module 'nope'"
 	run /tmp/src/ga "$S::ro/"
-	check "push into a read-only module: exit 14" [ "$RC" -eq 14 ]
+	check "push into a read-only module: exit 5 (the server refused)" [ "$RC" -eq 5 ]
 	check "  says read-only" out_has "module 'ro' is read-only"
 	run "$S::ro/file" /tmp/pull/
 	check "pull from a read-only module works" grep -q "read only" /tmp/pull/file
@@ -150,11 +150,11 @@ client() {
 
 	# --- destination problems ---
 	run "$S::m/ga" /usr/share/rdcp-not-writable
-	check "unwritable local destination fails" [ "$RC" -ne 0 ]
+	check "unwritable local destination: exit 11 (file I/O), not the server's" [ "$RC" -eq 11 ]
 	check "  and names it" out_has "rdcp-not-writable"
 	run /tmp/src/good1m "$S::small/good"
 	run /tmp/src/f20 "$S::small/good"
-	check "disk full on the server: exit 23" [ "$RC" -eq 23 ]
+	check "disk full on the server, the only file: exit 11 (file I/O)" [ "$RC" -eq 11 ]
 	check "  says no space" out_has "No space left on device"
 	run "$S::small/good" /tmp/pull/good
 	check "  the old file under that name is intact" cmp /tmp/src/good1m /tmp/pull/good
@@ -177,7 +177,7 @@ client() {
 	RC=$?
 	ulimit -l unlimited 2>/dev/null
 	sed 's/^/    | /' /tmp/out
-	check "locked-memory limit too low: exit 22" [ "$RC" -eq 22 ]
+	check "locked-memory limit too low: exit 52" [ "$RC" -eq 52 ]
 	check "  says ulimit -l" out_has "ulimit -l"
 	fi
 

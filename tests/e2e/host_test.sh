@@ -22,6 +22,11 @@ evil=$(real tests/hostile/rdcp_evil)
 for f in "$guest" "$lib" "$rdcp" "$rdcpd" "$evil"; do
 	[ -e "$f" ] || { echo "missing $f"; exit 1; }
 done
+# the cli suite's LD_PRELOAD shim (tests/e2e/vanish_preload.c), when it is a runfile
+if [ -e "$runfiles/tests/e2e/vanish_preload.so" ]; then
+	CLI_PRELOAD=$(real tests/e2e/vanish_preload.so)
+	export CLI_PRELOAD
+fi
 if ! unshare --mount --net --pid --fork true 2>/dev/null; then
 	echo "host_test: cannot make mount and network namespaces here (need root); skipped"
 	exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# On a host without RDMA devices, --list-devices must fail with exit 12 and
+# On a host without RDMA devices, --list-devices must fail with exit 50 and
 # say that no device was found and how to get one.
 set -u
 rdcp=${TEST_SRCDIR:-.}/${TEST_WORKSPACE:-rdcp}/cmd/rdcp/rdcp
@@ -12,13 +12,13 @@ out=$("$rdcp" --list-devices 2>&1)
 rc=$?
 echo "$out"
 fails=0
-[ "$rc" -eq 12 ] || { echo "FAIL: exit $rc, want 12"; fails=1; }
+[ "$rc" -eq 50 ] || { echo "FAIL: exit $rc, want 50"; fails=1; }
 grep -q 'no RDMA device found' <<<"$out" || { echo "FAIL: no 'no RDMA device found'"; fails=1; }
 grep -q 'rdma link add' <<<"$out" || { echo "FAIL: no Soft-RoCE hint"; fails=1; }
 out=$("$rdcp" --transport rdma /etc/hostname 127.0.0.1::m/ 2>&1)
 rc=$?
 echo "$out"
-[ "$rc" -eq 12 ] || { echo "FAIL: --transport rdma without RDMA: exit $rc, want 12"; fails=1; }
+[ "$rc" -eq 50 ] || { echo "FAIL: --transport rdma without RDMA: exit $rc, want 50"; fails=1; }
 grep -qi 'rdma' <<<"$out" || { echo "FAIL: copy error does not mention RDMA"; fails=1; }
 # auto falls back to TCP; with nothing listening it fails, naming both
 out=$("$rdcp" --port 1 /etc/hostname 127.0.0.1::m/ 2>&1)

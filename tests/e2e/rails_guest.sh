@@ -439,7 +439,7 @@ failover() {
 
 # 7-9. One rail cut mid-copy (issue 12): the copy finishes on the other.
 # A lane whose peer stops acknowledging fails alone; what it had in flight
-# goes again on the live lane. --checksum none in two of them: only the
+# goes again on the live lane. --checksum-choice none in two of them: only the
 # transport's care (a slot written again is not overwritten by an old
 # write) keeps the bytes right there.
 client_failover() {
@@ -448,11 +448,11 @@ client_failover() {
 	failover "7. push 160 MiB, rail 1 (eth1) cut mid-copy" eth1 sent 1 \
 		/tmp/src/m160.bin "$S::m/cut1.bin"
 	sums case7 /tmp/src/m160.bin mod/cut1.bin
-	failover "8. push 160 MiB --checksum none, rail 0 (eth0, lane 0's) cut mid-copy" \
-		eth0 sent 1 --checksum none /tmp/src/m160.bin "$S::m/cut0.bin"
+	failover "8. push 160 MiB --checksum-choice none, rail 0 (eth0, lane 0's) cut mid-copy" \
+		eth0 sent 1 --checksum-choice none /tmp/src/m160.bin "$S::m/cut0.bin"
 	sums case8 /tmp/src/m160.bin mod/cut0.bin
-	failover "9. pull 160 MiB --checksum none, rail 0 cut mid-copy" eth0 rcvd 1 \
-		--checksum none "$S::m/cut1.bin" /tmp/pull/cut1.bin
+	failover "9. pull 160 MiB --checksum-choice none, rail 0 cut mid-copy" eth0 rcvd 1 \
+		--checksum-choice none "$S::m/cut1.bin" /tmp/pull/cut1.bin
 	check "  pulled byte for byte" cmp /tmp/src/m160.bin /tmp/pull/cut1.bin
 	rm -f /tmp/pull/cut1.bin
 	failover "10. pull 160 MiB, rail 1 cut mid-copy" eth1 rcvd 0 \

@@ -238,35 +238,35 @@ client() {
 
 	# --- 4. remote paths that do not exist ---
 	rcp "$S:/tmp/nope" /tmp/back/
-	check "pull b:/tmp/nope fails" [ "$RC" -ne 0 ]
+	check "pull b:/tmp/nope (nothing else): exit 3" [ "$RC" -eq 3 ]
 	check "  names it" out_has "/tmp/nope"
 	check "  and nothing arrives" [ ! -e /tmp/back/nope ]
 	rcp /tmp/src/ga /tmp/src/gb "$S:/tmp/nodir/sub/"
-	check "push into a missing remote directory fails" [ "$RC" -ne 0 ]
+	check "push into a missing remote directory: exit 3" [ "$RC" -eq 3 ]
 	check "  names the missing directory" out_has "destination directory /tmp/nodir: No such file"
 	check "  and creates nothing" [ "$(on_b 'test -e /tmp/nodir && echo yes || echo no')" = no ]
 
 	# --- 5. no rdcp on the remote side ---
 	run -e "$SSHE" --remote-rdcp /nonexistent/rdcp /tmp/src/ga "$S:/tmp/dst/"
-	check "--remote-rdcp /nonexistent/rdcp: exit 14" [ "$RC" -eq 14 ]
+	check "--remote-rdcp /nonexistent/rdcp: exit 5" [ "$RC" -eq 5 ]
 	check "  says rdcp could not be started there" out_has "could not start '/nonexistent/rdcp'"
 	check "  with the remote shell's message passed through" \
 		out_has "/nonexistent/rdcp: No such file or directory"
 	run -e "$SSHE" /tmp/src/ga "$S:/tmp/dst/"
-	check "no --remote-rdcp and no rdcp on b's PATH: exit 14" [ "$RC" -eq 14 ]
+	check "no --remote-rdcp and no rdcp on b's PATH: exit 5" [ "$RC" -eq 5 ]
 	check "  asks whether rdcp is installed" out_has "is rdcp installed"
 	check "  passes 'command not found' through" out_has "not found"
 	run -e "$SSHE" --remote-rdcp /bin/true /tmp/src/ga "$S:/tmp/dst/"
-	check "a remote 'rdcp' that exits without a ready line: exit 14" [ "$RC" -eq 14 ]
+	check "a remote 'rdcp' that exits without a ready line: exit 5" [ "$RC" -eq 5 ]
 	check "  says it exited before it was ready" out_has "before it was ready"
 
 	# --- 6. ssh failing ---
 	run -e "${SSHE/-p 2222/-p 1}" --remote-rdcp "$RDCP" /tmp/src/ga "$S:/tmp/dst/"
-	check "ssh to a closed port: exit 14" [ "$RC" -eq 14 ]
+	check "ssh to a closed port: exit 5" [ "$RC" -eq 5 ]
 	check "  says ssh failed" out_has "ssh to $S failed"
 	check "  with ssh's own words" out_has "Connection refused"
 	run -e /nonexistent/ssh --remote-rdcp "$RDCP" /tmp/src/ga "$S:/tmp/dst/"
-	check "-e naming a missing program: exit 14" [ "$RC" -eq 14 ]
+	check "-e naming a missing program: exit 5" [ "$RC" -eq 5 ]
 	check "  names the program" out_has "/nonexistent/ssh"
 
 	# --- 7. user@host ---
@@ -275,7 +275,7 @@ client() {
 	check "  arrived" [ "$(on_b 'cat /tmp/dst/x')" = b ]
 	check "  -q: nothing printed" [ ! -s /tmp/out ]
 	rcp /tmp/src/gb "nobody@$S:/tmp/dst/y"
-	check "nobody@$S (no key for that user): exit 14, the user really is passed" [ "$RC" -eq 14 ]
+	check "nobody@$S (no key for that user): exit 5, the user really is passed" [ "$RC" -eq 5 ]
 	check "  ssh's refusal passed through" out_has "Permission denied"
 
 	# --- awkward remote names: the remote command is quoted ---

@@ -105,7 +105,7 @@ if ! over_rdma; then
 	check "  nor by default on a host without RDMA: exit 0, stderr empty" \
 		[ "$?.$(wc -c </tmp/err)" = 0.0 ]
 	run --transport rdma /tmp/src/small "$S::m/v3"
-	check "--transport rdma without RDMA: exit 12" [ "$RC" -eq 12 ]
+	check "--transport rdma without RDMA: exit 50" [ "$RC" -eq 50 ]
 	run --list-devices "$S"
 	check "--list-devices HOST says tcp" out_has "transport to $S: tcp"
 fi

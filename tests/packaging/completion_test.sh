@@ -94,10 +94,25 @@ expect "--vers" --version
 [ "${#COMPREPLY[@]}" = 1 ] || fail "--vers: expected only --version, got ${COMPREPLY[*]}"
 
 # 2. Option arguments.
-complete_line "rdcp --checksum sha"
-expect "--checksum sha" sha256 sha512
-complete_line "rdcp --checksum g"
-expect "--checksum g" gmac
+complete_line "rdcp --checksum-choice sha"
+expect "--checksum-choice sha" sha256 sha512
+complete_line "rdcp --cc g"
+expect "--cc g" gmac
+complete_line "rdcp --checksum-choice=n"
+expect "--checksum-choice=n" none
+complete_line "rdcp --info pro"
+expect "--info pro" progress progress2
+complete_line "rdcp --info=name1,st"
+expect "--info=name1,st" name1,stats name1,stats2
+complete_line "rdcp --transport r"
+expect "--transport r" rdma
+complete_line "rdcp --chmod D"
+expect "--chmod D" D755
+complete_line "rdcp --log-file $T/d/b"
+expect "--log-file FILE" "$T/d/b" "$T/d/bee"
+# --checksum takes no value: the next word is a path
+complete_line "rdcp --checksum $T/d/b"
+expect "--checksum then a path" "$T/d/b" "$T/d/bee"
 complete_line "rdcp --port "
 [ "${#COMPREPLY[@]}" = 0 ] || fail "--port offers ${COMPREPLY[*]}"
 complete_line "rdcp --transport "

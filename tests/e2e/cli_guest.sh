@@ -1,0 +1,158 @@
+# shellcheck shell=bash
+# rdcp's command line, exit statuses and output, held against rsync (issue
+# 28: rsync.1 is the specification where rdcp offers an rsync option, and
+# real rsync is the oracle). One host (RIG_MODE 1): an rdcpd here, and for
+# the output comparisons an rsync daemon here too, so that the same change
+# is made by both and their lines compared.
+#   1. the words: -avh, --partial, --checksum keep the operands; refusals
+#   2. exit statuses: 3, 5, 10, 11, 12, 23, 24, 30, 35, 0 for a fifo
+#   3. one cause, one message: a failed directory and what was under it
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+S=$RIG_SELF_IP
+PRELOAD=${CLI_PRELOAD:?the LD_PRELOAD shim tests/e2e/vanish_preload.so}
+EVIL=${4:-$RDCP_EVIL}
+T=/tmp/cli
+rm -rf "$T"
+mkdir -p "$T/mod" "$T/ro" "$T/src" "$T/pull"
+start_daemon cli --module "m=$T/mod" --module "ro=$T/ro,ro" || exit 1
+
+# lines STRING: how many lines of /tmp/out contain STRING
+lines() { grep -c -- "$1" /tmp/out; }
+
+# --- 1. the words (rsync's, rsync's meaning) ---
+mkdir -p "$T/src/tree/sub" "$T/mod/avh" "$T/mod/partial" "$T/mod/cs"
+echo one >"$T/src/tree/one"
+echo two >"$T/src/tree/sub/two"
+run -avh "$T/src/tree" "$S::m/avh"
+check "-avh copies (-h is --human-readable, not help): exit 0" [ "$RC" -eq 0 ]
+check "  and prints no usage text" not out_has "usage: rdcp"
+check "  the tree arrived" same_tree "$T/src/tree" "$T/mod/avh/tree"
+run -r --partial "$T/src/tree" "$S::m/partial"
+check "--partial is itself, not --partial-dir eating the next word: exit 0" [ "$RC" -eq 0 ]
+check "  the tree arrived" same_tree "$T/src/tree" "$T/mod/partial/tree"
+check "  no partial dir named after the source" [ ! -e "$T/mod/partial/$T/src/tree" ]
+run -r --checksum "$T/src/tree" "$S::m/cs"
+check "--checksum takes no value, the operand stays one: exit 0" [ "$RC" -eq 0 ]
+check "  the tree arrived" same_tree "$T/src/tree" "$T/mod/cs/tree"
+run --checksum=sha256 "$T/src/tree/one" "$S::m/"
+check "--checksum=ALG: usage error (exit 1) naming --checksum-choice" \
+	eval '[ "$RC" -eq 1 ] && out_has "the chunk check is --checksum-choice sha256"'
+run -r --checksum-choice sha256 -P "$T/src/tree" "$S::m/cc"
+check "--checksum-choice sha256 -P: exit 0, summary names sha256" \
+	eval '[ "$RC" -eq 0 ] && out_has "checksum sha256"'
+run --partial-d x "$T/src/tree/one" "$S::m/"
+check "no abbreviations (rsync has none): --partial-d is unknown, exit 1" \
+	eval '[ "$RC" -eq 1 ] && out_has "unknown option --partial-d"'
+rsync --partial-d x "$T/src/tree/one" /tmp/nowhere >/dev/null 2>&1
+check "  as rsync: exit 1 for the same word" [ $? -eq 1 ]
+run --delete -r "$T/src/tree" "$S::m/x"
+check "a refused rsync option: exit 1 with what to use instead" \
+	eval '[ "$RC" -eq 1 ] && out_has "--delete is not offered: "'
+run -z "$T/src/tree/one" "$S::m/z"
+check "-z: accepted with a note, exit 0" eval '[ "$RC" -eq 0 ] && out_has "note: .*compress"'
+
+# --- 2. exit statuses: rsync's numbers where the meaning is the same ---
+echo a >"$T/src/ga"
+echo b >"$T/src/gb"
+run "$T/src/ga" "$S::nope/x"
+check "unknown module: exit 3 (selecting files)" [ "$RC" -eq 3 ]
+run "$T/src/ga" "$S::ro/"
+check "push into a read-only module: exit 5 (the server refused)" [ "$RC" -eq 5 ]
+run "$T/src/missing" "$S::m/"
+check "the only source missing: exit 3, not 23 (nothing was copied)" [ "$RC" -eq 3 ]
+check "  said once" [ "$(lines "$T/src/missing: No such file")" -eq 1 ]
+run "$T/src/ga" "$T/src/missing" "$T/src/gb" "$S::m/"
+check "a missing source among good ones: exit 23" [ "$RC" -eq 23 ]
+check "  said once (no list of it again at the end)" \
+	[ "$(lines "$T/src/missing: No such file")" -eq 1 ]
+run "$S::m/ga" "$T/nodir/sub/x"
+check "local destination directory missing: exit 3, not the server's refusal" [ "$RC" -eq 3 ]
+check "  names it" out_has "destination directory $T/nodir/sub"
+run "$S::m/ga" /usr/share/rdcp-not-writable
+check "unwritable local destination: exit 11 (file I/O), not 'server refused'" [ "$RC" -eq 11 ]
+run "$S::m/nothere" "$T/pull/"
+check "pull of a path the module does not have: exit 3" [ "$RC" -eq 3 ]
+run "$T/src/ga" "rdcp://$S:1/m/"
+check "nothing listening: exit 10" [ "$RC" -eq 10 ]
+# a listener that never answers: the connection times out (rsync's 35)
+python3 -c '
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 18799)); s.listen(4)
+open("/tmp/cli/mute.ready", "w").close()
+c, _ = s.accept(); time.sleep(30)' &
+mute=$!
+wait_for "$T/mute.ready" 10
+run --timeout 2 "$T/src/ga" "rdcp://$S:18799/m/"
+check "a listener that never answers: exit 35 (timeout connecting)" [ "$RC" -eq 35 ]
+kill $mute 2>/dev/null
+wait $mute 2>/dev/null
+# a server gone silent mid-transfer: exit 30
+head -c $((300 << 20)) /dev/zero >"$T/mod/big"
+"$RDCP" --timeout 2 --retries 0 "$S::m/big" "$T/pull/big" >/tmp/out 2>&1 &
+cp=$!
+if wait_for "$T/pull/.rdcp-partial.big.rec" 30; then
+	kill -STOP "$(cat /tmp/cli.pid)"
+	wait $cp
+	RC=$?
+	kill -CONT "$(cat /tmp/cli.pid)"
+	sed 's/^/    | /' /tmp/out
+	check "the server stopped mid-transfer: exit 30 (timeout)" [ "$RC" -eq 30 ]
+else
+	wait $cp
+	echo "    not judged: the pull of 300 MiB ended before it could be stopped"
+fi
+rm -f "$T/mod/big"
+# a server that breaks the protocol: exit 12
+if [ -x "$EVIL" ]; then
+	"$EVIL" serve-evil 18798 dotdot >"$T/evil.log" 2>&1 &
+	ev=$!
+	for _ in $(seq 50); do grep -q "listening" "$T/evil.log" && break; nap 0.1; done
+	run "rdcp://$S:18798/m/evil" "$T/pull/"
+	check "a server sending '../evil': exit 12 (protocol data stream)" [ "$RC" -eq 12 ]
+	kill $ev 2>/dev/null
+	wait $ev 2>/dev/null
+fi
+# a fifo without -D: rsync's note, not an error
+mkdir -p "$T/src/withfifo"
+echo data >"$T/src/withfifo/file"
+mkfifo "$T/src/withfifo/fifo"
+run -r "$T/src/withfifo" "$S::m/"
+check "a fifo without -D: exit 0" [ "$RC" -eq 0 ]
+check "  rsync's note: skipping non-regular file" \
+	out_has "skipping non-regular file \"$T/src/withfifo/fifo\""
+run -r --info=nonreg0 "$T/src/withfifo" "$S::m/"
+check "  --info=nonreg0: no note" eval '[ "$RC" -eq 0 ] && not out_has "non-regular"'
+# a file that vanishes while the tree is walked: exit 24, rsync's words
+mkdir -p "$T/src/vanish"
+for i in 1 2 3; do echo "$i" >"$T/src/vanish/f$i"; done
+RDCP_VANISH=f2 LD_PRELOAD=$PRELOAD run -r "$T/src/vanish" "$S::m/"
+check "a source file vanished during the walk: exit 24" [ "$RC" -eq 24 ]
+check "  rsync's warning: file has vanished" out_has "file has vanished: \"$T/src/vanish/f2\""
+check "  the others arrived" [ -e "$T/mod/vanish/f1" ] && [ -e "$T/mod/vanish/f3" ]
+echo 2 >"$T/src/vanish/f2"
+RDCP_VANISH=f2 LD_PRELOAD=$PRELOAD run -r "$T/src/vanish" "$T/src/missing" "$S::m/"
+check "vanished and another failure: exit 23 (rsync: 23 wins)" [ "$RC" -eq 23 ]
+
+# --- 3. one cause, one message ---
+mkdir -p "$T/src/deep/blocked"
+for i in $(seq 1 14); do echo "$i" >"$T/src/deep/blocked/f$i"; done
+echo ok >"$T/src/deep/fine"
+mkdir -p "$T/mod/fold/deep"
+echo "a file where the directory should go" >"$T/mod/fold/deep/blocked"
+run -r "$T/src/deep" "$S::m/fold/"
+check "a directory that cannot be made, 14 files under it: exit 23" [ "$RC" -eq 23 ]
+check "  the cause said once" [ "$(lines "blocked: exists and is not a directory")" -eq 1 ]
+check "  the rest folded: '... and 14 more under deep/blocked/'" \
+	out_has "\.\.\. and 14 more under deep/blocked/"
+check "  no line for any file under it" [ "$(lines "deep/blocked/f")" -eq 0 ]
+check "  at most 4 lines in all ($(grep -vc "using TCP" /tmp/out))" \
+	[ "$(grep -vc "using TCP" /tmp/out)" -le 4 ]
+check "  the file beside it arrived" [ "$(cat "$T/mod/fold/deep/fine")" = ok ]
+
+stop_daemon cli
+finish
