@@ -23,118 +23,9 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session.h"
 
-struct report_ctx {
-	const struct rdcp_opts *o;
-	struct rd_progress *meter;
-	struct rd_report rep;
-	struct rd_report_fold fold;
-	struct rdcp_tally tally;
-	struct rd_client *cl;
-};
-
-/* Shared with remote_log(): the meter must step aside for messages. */
-static struct report_ctx *g_rc;
-
-static void print_escaped(FILE *out, const char *s, size_t len)
-{
-	char buf[RD_PATH_MAX * 4 + 1];
-
-	rd_escape(buf, sizeof(buf), s, len);
-	fputs(buf, out);
-}
-
-/* "... and N more under PATH/" for a fold that ended with entries in it. */
-static void fold_said(struct report_ctx *rc)
-{
-	const struct rd_report_fold_run *f = &rc->fold.ended;
-
-	if (!f->n || rc->o->json)
-		return;
-	fputs("rdcp: ... and ", stderr);
-	fprintf(stderr, "%" PRIu64 " more under ", f->n);
-	print_escaped(stderr, f->path, f->len);
-	fputs("/ (the same cause)\n", stderr);
-}
-
-/* A failed entry: counted for the exit status, said once (folded under its cause). */
-static void on_failure(struct report_ctx *rc, const char *path, size_t len, int status,
-		       const char *msg)
-{
-	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
-	int folded;
-
-	rd_report_error(&rc->rep, path, len, status, msg);
-	if (!rc->tally.failed++)
-		rc->tally.first_status = status;
-	if (status == -RD_EVANISHED)
-		rc->tally.vanished++;
-	folded = rd_report_fold_add(&rc->fold, path, len);
-	rd_progress_suspend(rc->meter);
-	fold_said(rc);
-	if (!folded && !rc->o->json) {
-		/* vanished: rsync's warning, in its words (the message says it) */
-		rd_report_line(line, sizeof(line), status == -RD_EVANISHED ? NULL : path,
-			       status == -RD_EVANISHED ? 0 : len, status, msg);
-		fprintf(stderr, "rdcp: %s\n", line);
-	}
-	rd_progress_resume(rc->meter);
-}
-
-/* A note about an entry that goes on (a partial started over), or one left out. */
-static void on_note(struct report_ctx *rc, const char *path, size_t len, const char *msg)
-{
-	static char line[RD_REPORT_PATH_MAX * 4 + RD_REPORT_MSG_MAX * 4 + 8];
-	const char *bare = strncmp(msg, "sender: ", 8) ? msg : msg + 8;
-
-	rd_report_note(&rc->rep, path, len, msg); /* --json: "notes" */
-	if (rc->o->quiet || rc->o->json)
-		return;
-	rd_progress_suspend(rc->meter);
-	if (!strcmp(bare, RD_TREE_NONREG)) {
-		/* rsync's line for a fifo, socket or device left out (--info=nonreg0: none) */
-		if (rc->o->info.nonreg) {
-			fputs("rdcp: skipping non-regular file \"", stderr);
-			print_escaped(stderr, path, len);
-			fputs("\"\n", stderr);
-		}
-	} else {
-		rd_report_line(line, sizeof(line), path, len, 0, msg);
-		fprintf(stderr, "rdcp: note: %s\n", line);
-	}
-	rd_progress_resume(rc->meter);
-}
-
-static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
-{
-	struct report_ctx *rc = ctx;
-
-	/* Messages that already start with the path need it only once. */
-	msg = rd_report_strip_path(msg, path, len);
-	if (status) {
-		on_failure(rc, path, len, status, msg);
-	} else if (msg && msg[0]) {
-		on_note(rc, path, len, msg);
-	} else if (rc->o->verbose >= 2) {
-		print_escaped(stdout, path, len);
-		fputc('\n', stdout);
-	}
-}
-
-/* A note about the whole session: on stderr (as before --json had notes) and in --json's "notes". */
-static void session_note(struct report_ctx *rc, const struct rdcp_opts *o, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void session_note(struct report_ctx *rc, const struct rdcp_opts *o, const char *fmt, ...)
-{
-	char msg[RD_REPORT_MSG_MAX];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	rd_report_note(&rc->rep, NULL, 0, msg);
-	if (!o->quiet)
-		fprintf(stderr, "rdcp: note: %s\n", msg);
-}
+/* Shared with remote_log() and on_phase(): the meter must step aside for messages. */
+static struct rdcp_out *g_out;
+static struct rd_client *g_cl; /* on_connected(): how the session was authenticated */
 
 static const char *auth_words(enum rd_auth_kind k)
 {
@@ -170,9 +61,9 @@ static void on_signal(int sig)
 
 static void on_connected(void *ctx, const struct rd_conn_info *i)
 {
-	const struct report_ctx *rc = ctx;
-	const struct rdcp_opts *o = rc->o;
-	const struct rd_tls_peer *t = &rc->cl->tls;
+	const struct rdcp_out *ro = ctx;
+	const struct rdcp_opts *o = ro->o;
+	const struct rd_tls_peer *t = &g_cl->tls;
 
 	g_armed = 1;
 	/*
@@ -203,17 +94,6 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 			i->version);
 	fprintf(stderr, "rdcp: TLS 1.3 (%s), authenticated by %s\n", t->cipher,
 		auth_words(t->auth));
-}
-
-/* At the end: one line (each failure was said as it happened). */
-static void say_failures(struct report_ctx *rc, const struct rd_client *cl, int code)
-{
-	rd_report_fold_end(&rc->fold);
-	fold_said(rc);
-	if (rc->o->json)
-		return;
-	fprintf(stderr, "rdcp: %" PRIu64 " of %" PRIu64 " entries failed (exit %d)\n",
-		cl->e.st.files_failed, cl->e.st.files_failed + cl->e.st.files_ok, code);
 }
 
 /* Files beside a session's: stdio, the walk's directories, TLS, devices. */
@@ -332,12 +212,12 @@ static void on_phase(void *ctx, const char *step)
 	if (!strcmp(step, "chunk key derived"))
 		g_time.ready = now;
 	if (g_time.print) {
-		if (g_rc)
-			rd_progress_suspend(g_rc->meter);
+		if (g_out)
+			rd_progress_suspend(g_out->meter);
 		fprintf(stderr, "rdcp: time: %-22s %8.1f ms  (%8.1f ms since the process started)\n",
 			step, (now - g_time.last) * 1e3, (now - g_time.start) * 1e3);
-		if (g_rc)
-			rd_progress_resume(g_rc->meter);
+		if (g_out)
+			rd_progress_resume(g_out->meter);
 	}
 	g_time.last = now;
 }
@@ -375,11 +255,11 @@ static void remote_log(void *ctx, const char *line)
 {
 	(void)ctx;
 	/* line is escaped already */
-	if (g_rc)
-		rd_progress_suspend(g_rc->meter);
+	if (g_out)
+		rd_progress_suspend(g_out->meter);
 	fprintf(stderr, "%s%s\n", strncmp(line, "rdcp", 4) ? "rdcp: remote: " : "", line);
-	if (g_rc)
-		rd_progress_resume(g_rc->meter);
+	if (g_out)
+		rd_progress_resume(g_out->meter);
 }
 
 /*
@@ -489,12 +369,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_client_opts co;
 	struct rd_client *cl;
 	struct rd_pace pace;
-	struct report_ctx rc = {.o = o};
+	struct rdcp_out ro;
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
 	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt, ever_connected = 0;
 	uint64_t moved_before = 0;
-	unsigned delay;
+	unsigned delay, meter_flags;
+	time_t w0;
 	char port[8];
 	struct rd_err err;
 	double t0, dt;
@@ -644,10 +525,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.bulk_thread = co.eo.threads > 1;
 	co.co.phase = on_phase;
 
-	rc.cl = cl;
+	if (rdcp_out_open(&ro, o, co.push)) {
+		code = RDCP_EXIT_FILEIO;
+		goto out;
+	}
+	g_cl = cl;
 	cl->on_connected = on_connected;
 	cl->on_phase = on_phase;
-	cl->ctx = &rc;
+	cl->ctx = &ro;
 	co.eo.stop = &g_stop;
 	{
 		struct sigaction sa;
@@ -657,8 +542,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 	}
-	cl->e.report = on_report;
-	cl->e.report_ctx = &rc;
+	cl->e.report = rdcp_out_report;
+	cl->e.item = rdcp_out_item;
+	cl->e.report_ctx = &ro;
 	if (o->verbose)
 		fprintf(stderr,
 			"rdcp: plan: chunks of %" PRIu64 " KiB, checksum %s, %d chunks in flight, "
@@ -668,16 +554,19 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			o->depth ? o->depth : RD_ENGINE_DEPTH_DEFAULT,
 			(uint64_t)((o->pool_size ? o->pool_size : RD_ENGINE_POOL_DEFAULT) >> 20),
 			o->fsync ? "on" : "off", co.eo.threads, co.eo.threads == 1 ? "" : "s");
-	rd_report_init(&rc.rep, RD_REPORT_MAX_ERRORS_DEFAULT);
-	g_rc = &rc;
+	g_out = &ro;
 	if (o->compress)
-		session_note(&rc, o,
-			     "-z: nothing is compressed (the data moves over %s, "
-			     "faster than it could be compressed)",
-			     co.co.transport == RD_XPORT_TCP ? "TCP" : "RDMA or TCP");
-	if (!o->quiet && !o->json)
-		rd_progress_start(&rc.meter, stderr, &cl->e.st, o->progress ? RD_PROGRESS_FORCE : 0);
+		rdcp_out_note(&ro,
+			      "-z: nothing is compressed (the data moves over %s, "
+			      "faster than it could be compressed)",
+			      co.co.transport == RD_XPORT_TCP ? "TCP" : "RDMA or TCP");
+	/* --progress, -P, --info=progress[12]: drawn even off a terminal; progress0: never */
+	meter_flags = (o->info.progress > 0 ? RD_PROGRESS_FORCE : 0) |
+		      (o->info.progress >= 2 ? RD_PROGRESS_TOTAL : 0) | RD_PROGRESS_HUMAN(o->human);
+	if (!o->quiet && !o->json && o->info.progress)
+		rd_progress_start(&ro.meter, stderr, &cl->e.st, meter_flags);
 	t0 = now_s();
+	w0 = time(NULL);
 	for (attempt = 0;; attempt++) {
 		cl->connected = 0;
 		if (op.kind == RD_OP_SSH)
@@ -698,46 +587,49 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		delay = attempt < 5 ? 1u << attempt : 30u;
 		if (delay > 30)
 			delay = 30;
-		rd_progress_stop(rc.meter);
-		rc.meter = NULL;
+		rd_progress_stop(ro.meter);
+		ro.meter = NULL;
 		if (!o->quiet)
 			fprintf(stderr, "rdcp: %s\nrdcp: reconnecting (%d/%d) in %u s\n", cl->err.msg,
 				attempt + 1, o->retries, delay);
 		sleep(delay);
 		if (g_stop)
 			break;
-		if (!o->quiet && !o->json)
-			rd_progress_start(&rc.meter, stderr, &cl->e.st,
-					  o->progress ? RD_PROGRESS_FORCE : 0);
+		if (!o->quiet && !o->json && o->info.progress)
+			rd_progress_start(&ro.meter, stderr, &cl->e.st, meter_flags);
 	}
 	rd_stat_add(&cl->e.st.bytes_data, moved_before); /* all attempts */
 	dt = now_s() - t0;
-	rd_progress_stop(rc.meter);
-	rc.meter = NULL;
+	rd_progress_stop(ro.meter);
+	ro.meter = NULL;
+	/* rsync's total bytes: what went over the connections, and the data written here */
+	ro.rep.counts.sent = cl->bytes_sent;
+	ro.rep.counts.received = cl->bytes_rcvd + (co.push ? 0 : rd_stat_get(&cl->e.st.bytes_data));
 	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
-		session_note(&rc, o,
-			     "%s does not keep owners or groups for this client; files "
-			     "belong to the server's user",
-			     op.host);
+		rdcp_out_note(&ro,
+			      "%s does not keep owners or groups for this client; files "
+			      "belong to the server's user",
+			      op.host);
 	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
-		session_note(&rc, o,
-			     "%s does not keep ACLs or devices for this client; they are "
-			     "not sent",
-			     op.host);
-	phases(&rc.rep.phases, cl, co.push);
-	if (o->verbose >= 2 && rc.rep.phases.set)
-		print_phases(&rc.rep.phases);
+		rdcp_out_note(&ro,
+			      "%s does not keep ACLs or devices for this client; they are "
+			      "not sent",
+			      op.host);
+	phases(&ro.rep.phases, cl, co.push);
+	if (o->verbose >= 2 && ro.rep.phases.set)
+		print_phases(&ro.rep.phases);
 	if (ret && ret != -RD_EPARTIAL) {
-		rd_report_error(&rc.rep, NULL, 0, ret, cl->err.msg);
-		rd_report_fold_end(&rc.fold);
-		fold_said(&rc);
+		rdcp_out_fatal(&ro, ret, cl->err.msg);
 		code = error_out_at(cl->err.msg, ret, cl->stage);
 		goto summary;
 	}
-	if (!o->quiet && !o->json) {
+	if (!o->quiet && !o->json && o->info.stats >= 2) {
+		rdcp_out_stats(&ro, &cl->e.st, (long)(time(NULL) - w0));
+	} else if (!o->quiet && !o->json && o->info.stats) {
 		char line[RD_PROGRESS_SUMMARY_MAX];
 
-		rd_progress_summary(line, sizeof(line), &cl->e.st, dt, cl->e.digest_name);
+		rd_progress_summary(line, sizeof(line), &cl->e.st, rdcp_out_entries(&ro), dt,
+				    cl->e.digest_name);
 		printf("%s\n", line);
 	}
 	if (o->verbose && cl->connected)
@@ -762,28 +654,35 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		goto summary;
 	}
 	if (ret == -RD_EPARTIAL) {
-		rc.tally.ok = cl->e.st.files_ok;
-		code = rdcp_exit_partial(&rc.tally);
-		say_failures(&rc, cl, code);
+		struct rdcp_tally t = {
+		    .ok = rdcp_out_entries(&ro),
+		    .failed = ro.rep.counts.failed,
+		    .vanished = ro.rep.counts.vanished,
+		    .first_status = ro.rep.counts.first_status,
+		};
+
+		code = rdcp_exit_partial(&t);
+		rdcp_out_failures(&ro);
 		goto summary;
 	}
 	code = RDCP_EXIT_OK;
 summary:
+	rdcp_out_log_end(&ro, code);
 	if (o->json) {
 		struct rusage ru;
 
-		rc.rep.cost.registered_peak = cl->e.st.reg_peak;
-		rc.rep.cost.registered_ctrl = cl->info.reg_ctrl;
-		rc.rep.cost.rss_peak = 1;
+		ro.rep.cost.registered_peak = cl->e.st.reg_peak;
+		ro.rep.cost.registered_ctrl = cl->info.reg_ctrl;
+		ro.rep.cost.rss_peak = 1;
 		if (!getrusage(RUSAGE_SELF, &ru) && ru.ru_maxrss > 0)
-			rc.rep.cost.rss_peak = (uint64_t)ru.ru_maxrss * 1024;
-		rc.rep.cost.startup_s = g_time.ready > 0 ? g_time.ready - g_time.start : 0;
-		rd_report_json(stdout, &rc.rep, &cl->e.st, dt,
+			ro.rep.cost.rss_peak = (uint64_t)ru.ru_maxrss * 1024;
+		ro.rep.cost.startup_s = g_time.ready > 0 ? g_time.ready - g_time.start : 0;
+		rd_report_json(stdout, &ro.rep, &cl->e.st, dt,
 			       cl->e.digest_name[0] ? cl->e.digest_name : "", code);
 		fflush(stdout);
 	}
-	rd_report_free(&rc.rep);
-	g_rc = NULL;
+	rdcp_out_close(&ro);
+	g_out = NULL;
 out:
 	free(raw);
 	free(norm);

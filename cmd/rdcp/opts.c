@@ -814,8 +814,8 @@ void rdcp_info_levels(struct rdcp_opts *o)
 		o->info.name = o->verbose >= 2				   ? 2
 			       : o->verbose || o->itemize || o->out_format ? 1
 									   : 0;
-	if (o->info.progress < 0)
-		o->info.progress = o->progress ? 1 : 0;
+	if (o->info.progress < 0 && o->progress)
+		o->info.progress = 1; /* else -1: the meter on a terminal only */
 	if (o->info.stats < 0)
 		o->info.stats = o->stats ? (o->verbose >= 2 ? 3 : 2) : 1;
 	if (o->info.nonreg < 0)

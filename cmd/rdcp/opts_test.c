@@ -253,7 +253,7 @@ static void test_info_levels(void **state)
 	assert_int_equal(o.info.name, 0);
 	assert_int_equal(o.info.stats, 1);
 	assert_int_equal(o.info.nonreg, 1);
-	assert_int_equal(o.info.progress, 0);
+	assert_int_equal(o.info.progress, -1); /* on a terminal only */
 	free(a.ops);
 	assert_int_equal(parse(&o, &a, W("-vv", "s", "d")), 0);
 	assert_int_equal(o.info.name, 2);
@@ -278,6 +278,9 @@ static void test_info_levels(void **state)
 	free(a.ops);
 	assert_int_equal(parse(&o, &a, W("--info=none", "--progress", "s", "d")), 0);
 	assert_int_equal(o.info.progress, 0);
+	free(a.ops);
+	assert_int_equal(parse(&o, &a, W("-P", "s", "d")), 0);
+	assert_int_equal(o.info.progress, 1);
 	free(a.ops);
 }
 

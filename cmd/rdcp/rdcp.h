@@ -32,6 +32,8 @@ enum rdcp_exit {
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/progress/rd_progress.h"
+#include "lib/report/rd_report.h"
 #include "lib/tls/rd_tls.h"
 
 #define RD_ENGINE_DEPTH_DEFAULT_CMD 16
@@ -73,7 +75,10 @@ struct rdcp_opts {
 	const char *log_file;	     /* --log-file */
 	const char *log_file_format; /* --log-file-format; NULL: "%i %n%L" */
 	int stats;		     /* --stats */
-	/* --info levels (-1: not given; rdcp_info_levels() fills in -v's) */
+	/*
+	 * --info levels (-1: not given; rdcp_info_levels() fills in -v's);
+	 * progress stays -1 when nothing asked: the meter on a terminal only.
+	 */
 	struct rdcp_info {
 		int name, progress, stats, nonreg;
 	} info;
@@ -86,6 +91,30 @@ struct rdcp_opts {
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */
 void rdcp_info_levels(struct rdcp_opts *o);
+
+/* output.c: what rdcp says about a copy (rsync's formats) */
+struct rdcp_out {
+	const struct rdcp_opts *o;
+	int push;	     /* this side sends: '<' and "send" */
+	FILE *list;	     /* where -v/-i lines and --stats go: stdout (stderr with --json) */
+	const char *fmt;     /* -v "%n%L", -i "%i %n%L", --out-format; NULL: none */
+	int fmt_i;	     /* fmt has %i */
+	FILE *log;	     /* --log-file */
+	const char *log_fmt; /* --log-file-format, NULL: no entry lines */
+	struct rd_progress *meter;  /* steps aside while a line is printed */
+	struct rd_report rep;	    /* errors, notes, counts (--json, --stats) */
+	struct rd_report_fold fold; /* one cause, one message */
+};
+int rdcp_out_open(struct rdcp_out *ro, const struct rdcp_opts *o, int push);
+void rdcp_out_close(struct rdcp_out *ro);
+void rdcp_out_report(void *ctx, const char *path, size_t len, int status, const char *msg);
+void rdcp_out_item(void *ctx, const struct rd_item *it);
+void rdcp_out_note(struct rdcp_out *ro, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void rdcp_out_fatal(struct rdcp_out *ro, int status, const char *msg);
+void rdcp_out_failures(struct rdcp_out *ro);
+uint64_t rdcp_out_entries(const struct rdcp_out *ro);
+void rdcp_out_stats(struct rdcp_out *ro, const struct rd_engine_stats *st, long whole_secs);
+void rdcp_out_log_end(struct rdcp_out *ro, int code);
 
 /* Entry results of a run, for its exit status. */
 struct rdcp_tally {

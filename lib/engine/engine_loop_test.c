@@ -164,6 +164,14 @@ struct run {
 	int send_no_pack; /* the sender's eo.pack 0 whatever r->eo says */
 	int send_no_batch, recv_no_batch; /* one side's eo.batch 0 */
 	struct rd_pace *send_pace, *recv_pace; /* one side's eo.pace */
+	int send_no_items;		  /* the sender's eo.items 0 */
+	/* items (rd_item) each side reported: path and RD_IT_* */
+	unsigned nitems[2];
+	struct {
+		char path[64];
+		unsigned items;
+		uint8_t type;
+	} item[2][64];
 };
 
 static void report(void *ctx, const char *path, size_t len, int status, const char *msg)
@@ -176,6 +184,29 @@ static void report(void *ctx, const char *path, size_t len, int status, const ch
 	} else if (msg) {
 		snprintf(r->last_note, sizeof(r->last_note), "%s", msg);
 	}
+}
+
+static void record_item(struct run *r, int side, const struct rd_item *it)
+{
+	unsigned n = r->nitems[side];
+
+	if (n >= 64)
+		return;
+	snprintf(r->item[side][n].path, sizeof(r->item[side][n].path), "%.*s", (int)it->len,
+		 it->path);
+	r->item[side][n].items = it->items;
+	r->item[side][n].type = it->type;
+	r->nitems[side]++;
+}
+
+static void send_item(void *ctx, const struct rd_item *it)
+{
+	record_item(ctx, 0, it);
+}
+
+static void recv_item(void *ctx, const struct rd_item *it)
+{
+	record_item(ctx, 1, it);
 }
 
 static void *sender_main(void *arg)
@@ -269,6 +300,11 @@ static void run_copy(struct run *r)
 		r->re.o.batch = 0;
 	r->se.o.pace = r->send_pace;
 	r->re.o.pace = r->recv_pace;
+	if (r->send_no_items)
+		r->se.o.items = 0;
+	r->se.item = send_item;
+	r->re.item = recv_item;
+	r->re.report_ctx = r;
 	if (r->key) {
 		assert_int_equal(rd_engine_set_key(&r->se, r->key), 0);
 		assert_int_equal(rd_engine_set_key(&r->re, r->key), 0);
@@ -1573,6 +1609,76 @@ static void test_batch_not_agreed(void **state)
 	assert_non_null(strstr(r2.re.err.msg, "FILES without batches agreed"));
 }
 
+/* One side's record of path, or NULL. */
+static unsigned *items_of(struct run *r, int side, const char *path)
+{
+	unsigned i;
+
+	for (i = 0; i < r->nitems[side]; i++)
+		if (!strcmp(r->item[side][i].path, path))
+			return &r->item[side][i].items;
+	return NULL;
+}
+
+/*
+ * RD_OF_ITEMS: every entry is reported once on each side (a directory once,
+ * not again after its contents), with what it changed on the receiving
+ * side; the sender learns it from DONE and DONES. New on the first copy,
+ * nothing on the second, the letters of the change after one.
+ */
+static void test_items(void **state)
+{
+	struct run r = {.eo.items = 1, .eo.batch = 1, .eo.pack = 1}, r2 = {.eo.items = 1},
+		   r3 = {.eo.items = 1};
+	char p[600];
+	unsigned i, *s, *v;
+
+	make_set();
+	run_copy(&r);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(r.nitems[0], 9); /* src, 7 files, sub: no POST entries */
+	assert_int_equal(r.nitems[1], 9);
+	for (i = 0; i < r.nitems[1]; i++) {
+		s = items_of(&r, 0, r.item[1][i].path);
+		assert_non_null(s);
+		assert_int_equal(*s, r.item[1][i].items); /* the sender heard the same */
+		assert_true(r.item[1][i].items & RD_IT_NEW);
+		assert_true(r.item[1][i].items &
+			    (r.item[1][i].type == RD_FT_DIR ? RD_IT_LOCAL : RD_IT_XFER));
+	}
+	/* again: nothing to change */
+	run_copy(&r2);
+	assert_int_equal(r2.rret, 0);
+	assert_int_equal(r2.nitems[0], 9);
+	for (i = 0; i < r2.nitems[0]; i++)
+		if (r2.item[0][i].type == RD_FT_REG)
+			assert_int_equal(r2.item[0][i].items, 0);
+	/* a file with new contents of another size */
+	snprintf(p, sizeof(p), "%s/src/one", g_dst);
+	assert_int_equal(truncate(p, 0), 0);
+	run_copy(&r3);
+	assert_int_equal(r3.rret, 0);
+	s = items_of(&r3, 0, "src/one");
+	v = items_of(&r3, 1, "src/one");
+	assert_non_null(s);
+	assert_non_null(v);
+	assert_int_equal(*s, *v);
+	/* this sink keeps no times (flags 0): no 't', as rsync without -t */
+	assert_int_equal(*s, RD_IT_XFER | RD_IT_SIZE);
+}
+
+/* A sender that did not agree to items refuses a DONE that has them. */
+static void test_items_not_agreed(void **state)
+{
+	struct run r = {.eo.items = 1, .send_no_items = 1};
+
+	make_set();
+	run_copy(&r);
+	assert_int_equal(r.sret, -RD_EPROTO);
+	assert_non_null(strstr(r.se.err.msg, "DONE with items not agreed"));
+}
+
 /* Packs with the data work on 2 workers over a real TCP connection. */
 static void test_pack_threads2_tcp(void **state)
 {
@@ -1743,6 +1849,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pack_not_agreed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pack_threads2_tcp, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_items, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_items_not_agreed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_failure_alone, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_not_agreed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_retry_after_corruption, setup, teardown),

@@ -110,6 +110,11 @@ struct rd_engine_opts {
 	 */
 	int batch;
 	/*
+	 * RD_OF_ITEMS agreed: the receiver says in every DONE what the entry
+	 * changed (RD_IT_*), the sender requires it. 0: neither does.
+	 */
+	int items;
+	/*
 	 * Entries not yet DONE both sides keep (rd_proto.h, OPEN_OK's
 	 * window): RD_WINDOW_FILES..RD_WINDOW_MAX, 0 = RD_WINDOW_FILES. A
 	 * session sets the agreed value before the engine runs; before OPEN
@@ -153,6 +158,12 @@ struct rd_engine_stats {
 	 */
 	uint64_t walk_ns, sync_ns;
 	_Atomic uint64_t cur_size, cur_done; /* the oldest file in progress */
+	/*
+	 * The whole transfer so far (rdcp --info=progress2): entries
+	 * announced (FILE; a directory once), the bytes of the regular files
+	 * among them, and the entries done.
+	 */
+	_Atomic uint64_t entries_announced, bytes_announced, entries_done;
 	atomic_flag cur_lock;	/* held while cur_name is written or copied */
 	char cur_name[256];	/* its wire path (raw bytes, NUL-terminated) */
 	int finished;
@@ -204,6 +215,33 @@ struct rd_engine_entry {
 };
 typedef void (*rd_engine_entry_fn)(void *ctx, const struct rd_engine_entry *en);
 
+/*
+ * One entry finished (a directory once, not again after its contents): what
+ * it is and what it changed on the receiving side, for rsync's -v, -i and
+ * --out-format, on whichever side runs the engine. The receiver decides
+ * the items; a sender has them from DONE (RD_OF_ITEMS), or not
+ * (RD_ITEM_UNKNOWN: an older peer). Strings are raw bytes, valid only
+ * during the call.
+ */
+#define RD_ITEM_UNKNOWN 0x10000u /* the peer did not say (protocol < 7) */
+struct rd_item {
+	const char *path; /* wire path */
+	size_t len;
+	uint8_t type;  /* enum rd_ftype */
+	uint32_t mode; /* st_mode as sent */
+	uint32_t uid, gid;
+	uint64_t size; /* REG: bytes; SPECIAL: the device number */
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	const char *target; /* SYMLINK: its target; HLINK: the path it links to */
+	size_t tlen;
+	unsigned items; /* RD_IT_* | RD_ITEM_UNKNOWN */
+	uint64_t bytes; /* data bytes moved for it */
+	int status;	/* 0, or the failure (-RD_E*); then msg says why */
+	const char *msg;
+};
+typedef void (*rd_engine_item_fn)(void *ctx, const struct rd_item *it);
+
 struct rd_engine {
 	struct rd_engine_opts o; /* o.digest: digest_name once the engine runs */
 	struct rd_digest *dg;
@@ -216,6 +254,7 @@ struct rd_engine {
 	/* Optional, set after rd_engine_init: every entry's end (on the engine's thread). */
 	rd_engine_entry_fn entry;
 	void *entry_ctx;
+	rd_engine_item_fn item; /* optional: every entry done (same ctx) */
 	struct rd_err err;
 	/* o.idle_ms: progress events, the count last seen, and since when */
 	uint64_t progress, idle_mark;

@@ -96,8 +96,9 @@ struct rfile {
 	int failed;
 	int status;
 	char msg[RD_MSG_TEXT_MAX]; /* why it failed; else notes, or "" */
-	char target[RD_PATH_MAX + 1]; /* HLINK */
+	char target[RD_PATH_MAX + 1]; /* HLINK: the first of its group; SYMLINK: the target */
 	size_t tlen;
+	unsigned items; /* RD_IT_*: what it changed here (DONE's items) */
 	uint64_t bytes;
 	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
 	int batch;   /* named by the latest publish() */
@@ -268,6 +269,11 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	r->next_id++;
 	r->active++;
 	r->e->st.entries++;
+	if (!(m->flags & RD_FF_POST)) {
+		rd_stat_add(&r->e->st.entries_announced, 1);
+		if (m->type == RD_FT_REG)
+			rd_stat_add(&r->e->st.bytes_announced, m->size);
+	}
 	rd_engine_progress(r->e);
 
 	switch (m->type) {
@@ -277,12 +283,14 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
 		if (ret)
 			sink_fail(r, f, ret);
+		f->items = rd_sink_items(r->sink);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;
 		return 0;
 	case RD_FT_SPECIAL:
 		sink_result(r, f,
 			    rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size));
+		f->items = rd_sink_items(r->sink);
 		f->state = RF_DONE;
 		return 0;
 	case RD_FT_HLINK:
@@ -298,6 +306,12 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 				      &f->meta);
 		if (ret)
 			sink_fail(r, f, ret);
+		f->items = rd_sink_items(r->sink);
+		if (m->target.len <= RD_PATH_MAX) { /* for the report: "-> target" */
+			memcpy(f->target, m->target.ptr, m->target.len);
+			f->target[m->target.len] = '\0';
+			f->tlen = m->target.len;
+		}
 		f->state = RF_DONE;
 		return 0;
 	case RD_FT_REG:
@@ -309,6 +323,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 			return 0;
 		}
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
+		f->items = rd_sink_file_items(f->f);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
 		f->all_same = f->check;
 		/*
@@ -1130,11 +1145,24 @@ static int schedule(struct receiver *r)
 	return (int)n;
 }
 
+/*
+ * rsync's Y of a regular file: its data was "transferred" ('<'/'>') unless
+ * it was kept as it was and rsync's quick check (same size and mtime)
+ * would have left it alone; then only its attributes changed ('.').
+ */
+static unsigned file_items(unsigned items, int keep)
+{
+	if (!keep || (items & (RD_IT_NEW | RD_IT_SIZE | RD_IT_TIME)))
+		items |= RD_IT_XFER;
+	return items;
+}
+
 /* Rename a complete file into place (or keep the identical one): done. */
 static void commit(struct receiver *r, struct rfile *f, int keep)
 {
 	int ret = rd_sink_file_commit(f->f, keep);
 
+	f->items = file_items(f->items, keep);
 	f->f = NULL;
 	if (ret) {
 		f->failed = 1;
@@ -1231,6 +1259,32 @@ static int flush_dones(struct receiver *r)
 	return 0;
 }
 
+/* The entry's record for the report (rd_engine.h, struct rd_item). */
+static void item_done(struct receiver *r, const struct rfile *f, uint16_t status)
+{
+	struct rd_item it;
+
+	memset(&it, 0, sizeof(it));
+	it.path = f->path;
+	it.len = f->plen;
+	it.type = f->type;
+	it.mode = f->meta.mode;
+	it.uid = f->meta.uid;
+	it.gid = f->meta.gid;
+	it.size = f->meta.size;
+	it.mtime_sec = f->meta.mtime_sec;
+	it.mtime_nsec = f->meta.mtime_nsec;
+	if (f->type == RD_FT_SYMLINK || f->type == RD_FT_HLINK) {
+		it.target = f->target;
+		it.tlen = f->tlen;
+	}
+	it.items = f->failed ? 0 : f->items;
+	it.bytes = f->bytes;
+	it.status = status ? -(int)status : 0;
+	it.msg = f->msg[0] ? f->msg : NULL;
+	r->e->item(r->e->report_ctx, &it);
+}
+
 /* Finish what can be finished, send DONEs, free window entries in order. */
 static int settle(struct receiver *r)
 {
@@ -1299,6 +1353,7 @@ static int settle(struct receiver *r)
 					       f->target, f->tlen);
 			if (ret)
 				sink_fail(r, f, ret);
+			f->items = rd_sink_items(r->sink);
 			f->state = RF_DONE;
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
@@ -1323,10 +1378,16 @@ static int settle(struct receiver *r)
 		m.u.done.bytes = f->bytes;
 		m.u.done.text.ptr = f->msg;
 		m.u.done.text.len = (uint16_t)strlen(f->msg); /* the failure, or notes */
+		if (f->failed)
+			f->items = 0;
+		m.u.done.has_items = (uint8_t) !!r->e->o.items;
+		m.u.done.items = (uint16_t)(r->e->o.items ? f->items & RD_IT_KNOWN : 0);
 		if (r->e->o.batch && !m.u.done.status && !m.u.done.text.len &&
 		    r->dones.n < RD_BATCH_MAX) {
 			/* batched: goes out with the others (flush_dones) */
+			r->dones.has_items = m.u.done.has_items;
 			r->dones.id[r->dones.n] = f->id;
+			r->dones.items[r->dones.n] = m.u.done.items;
 			r->dones.bytes[r->dones.n++] = f->bytes;
 		} else {
 			/* alone, after those gathered before it */
@@ -1349,6 +1410,10 @@ static int settle(struct receiver *r)
 			r->e->report(r->e->report_ctx, f->path, f->plen,
 				     f->failed ? -m.u.done.status : 0, f->msg[0] ? f->msg : NULL);
 		entry_done(r, f, f->failed ? -(int)m.u.done.status : 0);
+		if (!(f->flags & RD_FF_POST))
+			rd_stat_add(&r->e->st.entries_done, 1);
+		if (r->e->item && !(f->flags & RD_FF_POST))
+			item_done(r, f, m.u.done.status);
 		f->state = RF_FREE;
 		r->active--;
 		r->oldest++;

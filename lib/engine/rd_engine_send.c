@@ -46,12 +46,13 @@ struct swin {
 	uint32_t id;
 	int used;
 	int fd;
-	uint8_t type;
+	uint8_t type, flags;
+	uint32_t mode, uid, gid; /* as announced: for the report (rd_item, rd_engine_entry) */
+	char *target;		 /* SYMLINK, HLINK: as announced (allocated), or NULL */
+	size_t tlen;
 	uint64_t size;
 	int64_t mtime_sec; /* as announced: a change while it is sent fails it */
 	uint32_t mtime_nsec;
-	uint32_t mode, uid, gid; /* as announced (rd_engine_entry) */
-	uint8_t flags;
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	uint64_t asked_hi; /* highest chunk asked for by any GET (DATA, SUM), + 1 */
 	char path[RD_PATH_MAX + 1];
@@ -216,6 +217,8 @@ static void win_close(struct sender *s, struct swin *w)
 	w->fd = -1;
 	w->used = 0;
 	w->done_seen = 0;
+	free(w->target);
+	w->target = NULL;
 }
 
 /* The files of a PACK GET, checked (rd_proto.h, Packs): 0, or a protocol error. */
@@ -318,9 +321,11 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		if (!s->e->o.batch)
 			return proto_err(s, "DONES without batches agreed");
 		memset(&d, 0, sizeof(d));
+		d.has_items = m->u.dones.has_items;
 		for (i = 0; i < m->u.dones.n; i++) {
 			d.id = m->u.dones.id[i];
 			d.bytes = m->u.dones.bytes[i];
+			d.items = m->u.dones.items[i];
 			r = on_done(s, &d);
 			if (r)
 				return r;
@@ -362,6 +367,31 @@ static void entry_done(struct sender *s, const struct swin *w, const struct rd_m
 	s->e->entry(s->e->entry_ctx, &en);
 }
 
+/* The entry's record for the report (rd_engine.h, struct rd_item). */
+static void item_done(struct sender *s, const struct swin *w, const struct rd_msg_done *d,
+		      const char *msg)
+{
+	struct rd_item it;
+
+	memset(&it, 0, sizeof(it));
+	it.path = w->path;
+	it.len = w->plen;
+	it.type = w->type;
+	it.mode = w->mode;
+	it.uid = w->uid;
+	it.gid = w->gid;
+	it.size = w->size;
+	it.mtime_sec = w->mtime_sec;
+	it.mtime_nsec = w->mtime_nsec;
+	it.target = w->target;
+	it.tlen = w->target ? w->tlen : 0;
+	it.items = d->status ? 0 : d->has_items ? d->items : RD_ITEM_UNKNOWN;
+	it.bytes = d->bytes;
+	it.status = d->status ? -(int)d->status : 0;
+	it.msg = msg[0] ? msg : NULL;
+	s->e->item(s->e->report_ctx, &it);
+}
+
 /* One entry confirmed (DONE, or an entry of DONES). */
 static int on_done(struct sender *s, const struct rd_msg_done *d)
 {
@@ -370,6 +400,9 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 
 	if (!w || w->done_seen)
 		return proto_err(s, "DONE for an unknown entry");
+	if (!!d->has_items != !!s->e->o.items)
+		return proto_err(s, d->has_items ? "DONE with items not agreed"
+						 : "DONE without the items agreed");
 	rd_engine_progress(s->e);
 	snprintf(msg, sizeof(msg), "%.*s", (int)d->text.len, d->text.ptr ? d->text.ptr : "");
 	if (d->status) {
@@ -394,6 +427,10 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);
 	}
 	entry_done(s, w, d);
+	if (!(w->flags & RD_FF_POST))
+		rd_stat_add(&s->e->st.entries_done, 1);
+	if (s->e->item && !(w->flags & RD_FF_POST))
+		item_done(s, w, d, msg);
 	/* answered; its fd stays open while a read of it runs */
 	s->outstanding--;
 	w->done_seen = 1;
@@ -1104,13 +1141,20 @@ static int emit_entry(struct sender *s)
 	w->id = s->next_id++;
 	w->fd = s->ent.fd;
 	w->type = s->ent.type;
+	w->flags = s->ent.flags;
+	w->mode = s->ent.mode;
+	w->uid = s->ent.uid;
+	w->gid = s->ent.gid;
+	w->target = NULL;
+	w->tlen = 0;
+	if (s->e->item && (w->type == RD_FT_SYMLINK || w->type == RD_FT_HLINK)) {
+		/* for the report only: without memory it goes without "-> target" */
+		w->target = strndup(s->ent.target, s->ent.target_len);
+		w->tlen = w->target ? s->ent.target_len : 0;
+	}
 	w->size = m.u.file.size;
 	w->mtime_sec = s->ent.mtime_sec;
 	w->mtime_nsec = s->ent.mtime_nsec;
-	w->mode = s->ent.mode;
-	w->flags = s->ent.flags;
-	w->uid = s->ent.uid;
-	w->gid = s->ent.gid;
 	w->data_hi = w->asked_hi = 0;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
@@ -1130,6 +1174,11 @@ static int emit_entry(struct sender *s)
 	s->ent.fd = -1;
 	s->outstanding++;
 	s->e->st.entries++;
+	if (!(w->flags & RD_FF_POST)) {
+		rd_stat_add(&s->e->st.entries_announced, 1);
+		if (w->type == RD_FT_REG)
+			rd_stat_add(&s->e->st.bytes_announced, w->size);
+	}
 	rd_engine_progress(s->e);
 	if (w->type == RD_FT_REG)
 		rd_engine_set_cur(s->e, w->path, w->plen, w->size);
@@ -1293,9 +1342,11 @@ out:
 	rd_conn_set_sent_cb(c, NULL, NULL);
 	for (i = 0; s->bufs && i < s->nbufs; i++)
 		rd_regbuf_drop(&s->rs, &s->bufs[i].rb);
-	for (i = 0; s->win && i < win_reached(s); i++)
+	for (i = 0; s->win && i < win_reached(s); i++) {
 		if (s->win[i].used && s->win[i].fd >= 0)
 			close(s->win[i].fd);
+		free(s->win[i].target);
+	}
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
 	free(s->bufs);

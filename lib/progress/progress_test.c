@@ -237,32 +237,58 @@ static void test_summary(void **state)
 	st.files_ok = 12;
 	st.bytes_files = 1536ull << 20;
 	st.bytes_data = 1536ull << 20;
-	n = rd_progress_summary(b, sizeof(b), &st, 3.2, "sha256");
+	n = rd_progress_summary(b, sizeof(b), &st, 12, 3.2, "sha256");
 	assert_string_equal(b, "12 entries, 1.5 GiB in 3.20 s, 480.0 MiB/s, checksum sha256");
 	assert_int_equal(n, strlen(b));
 
 	st.files_same = 3;
 	st.chunks_retried = 2;
-	rd_progress_summary(b, sizeof(b), &st, 3.2, "none");
+	rd_progress_summary(b, sizeof(b), &st, 12, 3.2, "none");
 	assert_string_equal(b, "12 entries, 1.5 GiB in 3.20 s, 480.0 MiB/s, checksum none "
 			       "(data NOT verified), 3 already identical, 2 chunks resent");
 	st.packs = 4;
 	st.files_packed = 200;
-	rd_progress_summary(b, sizeof(b), &st, 3.2, "sha256");
+	rd_progress_summary(b, sizeof(b), &st, 12, 3.2, "sha256");
 	assert_string_equal(b, "12 entries, 1.5 GiB in 3.20 s, 480.0 MiB/s, checksum sha256, "
 			       "3 already identical, 200 files in 4 packs, 2 chunks resent");
 	st.packs = st.files_packed = 0;
-	rd_progress_summary(b, sizeof(b), &st, 0, NULL);
+	rd_progress_summary(b, sizeof(b), &st, 12, 0, NULL);
 	assert_non_null(strstr(b, "in 0.00 s, 0 B/s, checksum none (data NOT verified)"));
-	rd_progress_summary(b, sizeof(b), NULL, NAN, "sha256");
+	rd_progress_summary(b, sizeof(b), NULL, 0, NAN, "sha256");
 	assert_string_equal(b, "0 entries, 0 B in 0.00 s, 0 B/s, checksum sha256");
 	/* the checksum name is escaped */
-	rd_progress_summary(b, sizeof(b), NULL, 1, "x\x1b");
+	rd_progress_summary(b, sizeof(b), NULL, 0, 1, "x\x1b");
 	assert_null(strchr(b, '\x1b'));
 	/* truncation like snprintf */
-	n = rd_progress_summary(b, 8, &st, 3.2, "sha256");
+	n = rd_progress_summary(b, 8, &st, 12, 3.2, "sha256");
 	assert_true(n > 8);
 	assert_string_equal(b, "12 entr");
+}
+
+/* rsync's progress2 line: the layout rsync prints ("%15s %3d%% %7.2f%s %s (xfr#, ir-chk)"). */
+static void test_format_total(void **state)
+{
+	char b[256];
+	size_t n;
+
+	(void)state;
+	n = rd_progress_format_total(b, sizeof(b), 309133312, 314572800, 293.3 * 1048576, 0, 1, 1);
+	assert_string_equal(b, "    309,133,312  98%  293.30MB/s    0:00:00 (xfr#0, ir-chk=1/1)");
+	assert_int_equal(n, strlen(b));
+	rd_progress_format_total(b, sizeof(b), 137760000, 314572800, 131.36 * 1048576, 0, 1, 2);
+	assert_string_equal(b, "        137.76M  43%  131.36MB/s    0:00:01 (xfr#0, ir-chk=1/1)");
+	/* done: 100 %, the entries all checked */
+	rd_progress_format_total(b, sizeof(b), 1000, 1000, 500.0, 12, 12, 1);
+	assert_string_equal(b, "          1,000 100%    0.49kB/s    0:00:00 (xfr#12, ir-chk=0/12)");
+	/* no rate yet: rsync's ??:??:?? */
+	rd_progress_format_total(b, sizeof(b), 0, 5000, 0, 0, 3, 0);
+	assert_string_equal(b, "              0   0%    0.00kB/s   ??:??:?? (xfr#0, ir-chk=3/3)");
+	/* GB/s, and a total that a growing walk has not caught up with */
+	rd_progress_format_total(b, sizeof(b), 3ull << 30, 1ull << 30, 2.5 * 1073741824.0, 5, 9, 1);
+	assert_string_equal(b, "  3,221,225,472 100%    2.50GB/s    0:00:00 (xfr#5, ir-chk=4/9)");
+	/* an hour and more left */
+	rd_progress_format_total(b, sizeof(b), 0, 3723ull * 1024, 1024.0, 0, 1, 0);
+	assert_string_equal(b, "              0   0%    1.00kB/s    1:02:03 (xfr#0, ir-chk=1/1)");
 }
 
 /* Read back what the meter wrote to a temporary file. */
@@ -444,6 +470,7 @@ int main(void)
 	    cmocka_unit_test(test_width_multibyte),
 	    cmocka_unit_test(test_zero_size),
 	    cmocka_unit_test(test_summary),
+	    cmocka_unit_test(test_format_total),
 	    cmocka_unit_test(test_meter_draws_and_stops),
 	    cmocka_unit_test(test_meter_quiet_cases),
 	    cmocka_unit_test(test_meter_whole_names),

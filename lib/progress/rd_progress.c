@@ -28,6 +28,7 @@
 
 struct snap {
 	uint64_t bytes_data, cur_size, cur_done;
+	uint64_t done, total, ndone, nann; /* the whole transfer (RD_PROGRESS_TOTAL) */
 	char name[NAME_COPY + 1];
 };
 
@@ -69,6 +70,10 @@ static void take_snap(struct rd_engine_stats *st, const char *last, struct snap 
 	s->bytes_data = rd_stat_get(&st->bytes_data);
 	s->cur_size = rd_stat_get(&st->cur_size);
 	s->cur_done = rd_stat_get(&st->cur_done);
+	s->done = s->bytes_data + rd_stat_get(&st->bytes_resumed);
+	s->total = rd_stat_get(&st->bytes_announced);
+	s->nann = rd_stat_get(&st->entries_announced);
+	s->ndone = rd_stat_get(&st->entries_done);
 	/* a name being rewritten right now: keep the one we had */
 	if (rd_engine_stats_name(st, s->name, sizeof(s->name)))
 		snprintf(s->name, sizeof(s->name), "%s", last);
@@ -127,20 +132,32 @@ static void render(struct rd_progress *p, int sample_only)
 	unsigned cols;
 
 	take_snap(p->st, p->file_name, &s);
-	rate = window_rate(p, t, s.bytes_data);
+	rate = window_rate(p, t, (p->flags & RD_PROGRESS_TOTAL) ? s.done : s.bytes_data);
 	if (strcmp(s.name, p->file_name) || s.cur_size != p->file_size) {
 		memcpy(p->file_name, s.name, sizeof(p->file_name));
 		p->file_size = s.cur_size;
 		p->file_t0 = t;
 	}
-	if (sample_only || !s.name[0] || !may_draw(p))
+	if (sample_only || !may_draw(p) || (!s.name[0] && !(p->flags & RD_PROGRESS_TOTAL)))
 		return;
 	cols = term_cols(p->tty);
 	cols = cols > 1 ? cols - 1 : 1; /* the last column stays empty: no wrap */
 	if (cols > RD_PROGRESS_WIDTH_MAX)
 		cols = RD_PROGRESS_WIDTH_MAX;
-	rd_progress_format(line, sizeof(line), cols, s.name, s.cur_done, s.cur_size, rate,
-			   t - p->file_t0);
+	if (p->flags & RD_PROGRESS_TOTAL) {
+		/* rsync's progress2: one line for everything, padded over a longer one */
+		size_t n = rd_progress_format_total(line, sizeof(line), s.done, s.total, rate,
+						    s.ndone, s.nann, (int)(p->flags >> 8) & 3);
+
+		if (n < p->last_cols && p->last_cols < sizeof(line)) {
+			memset(line + n, ' ', p->last_cols - n);
+			line[p->last_cols] = '\0';
+		}
+		cols = (unsigned)(n > p->last_cols ? n : p->last_cols);
+	} else {
+		rd_progress_format(line, sizeof(line), cols, s.name, s.cur_done, s.cur_size, rate,
+				   t - p->file_t0);
+	}
 	fputc('\r', p->tty);
 	fputs(line, p->tty);
 	fflush(p->tty);

@@ -36,6 +36,13 @@
 
 /* rd_progress_start() flags */
 #define RD_PROGRESS_FORCE 0x1u /* draw even when tty is not a terminal */
+/*
+ * rsync's --info=progress2: one line for the whole transfer instead of
+ * the current file (rd_progress_format_total), numbers at -h level
+ * RD_PROGRESS_HUMAN(n) (0..3; rsync's default is 1).
+ */
+#define RD_PROGRESS_TOTAL    0x2u
+#define RD_PROGRESS_HUMAN(n) (((unsigned)(n)&3u) << 8)
 
 struct rd_progress;
 
@@ -100,8 +107,21 @@ size_t rd_progress_format(char *buf, size_t len, unsigned width, const char *nam
  * st->files_ok, bytes st->bytes_files, the rate st->bytes_data / seconds.
  * No newline. Returns the full length like snprintf.
  */
-size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *st, double seconds,
-			   const char *checksum);
+size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *st,
+			   uint64_t entries, double seconds, const char *checksum);
+
+/*
+ * rsync's progress2 line (rsync.1, --info=progress2) for the whole
+ * transfer, without '\r':
+ *	"      1,234,567  45%   12.34MB/s    0:00:05 (xfr#12, ir-chk=1020/2000)"
+ * done of total bytes (the total grows as the walk announces files, as
+ * with rsync's incremental recursion: "ir-chk"), the rate in rsync's units
+ * (kB/s, MB/s, GB/s: powers of 1024), the time left at that rate, the
+ * entries done and of those announced how many are still to check. The
+ * number at -h level human (rd_report_num). Returns the full length.
+ */
+size_t rd_progress_format_total(char *buf, size_t len, uint64_t done, uint64_t total,
+				double rate_bps, uint64_t ndone, uint64_t nannounced, int human);
 
 /* Bytes in binary units: "512 B", "1.5 KiB", ... "3.0 TiB" (at most 10 chars). */
 void rd_progress_human(char *buf, size_t len, double bytes);

@@ -11,6 +11,7 @@
 
 #include "lib/base/rd_escape.h"
 #include "lib/progress/rd_progress.h"
+#include "lib/report/rd_report_fmt.h"
 
 /*
  * Right-hand part: " 100% 1023.9 MiB 1023.9 MiB/s 99:59:59 ETA", fixed
@@ -284,8 +285,8 @@ size_t rd_progress_format(char *buf, size_t len, unsigned width, const char *nam
 	return out_end(&o);
 }
 
-size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *st, double seconds,
-			   const char *checksum)
+size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *st,
+			   uint64_t entries, double seconds, const char *checksum)
 {
 	static const struct rd_engine_stats zero;
 	char b1[32], b2[32], tmp[128];
@@ -301,8 +302,8 @@ size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *
 	unverified = !strcmp(checksum, "none");
 	rd_progress_human(b1, sizeof(b1), (double)st->bytes_files);
 	rd_progress_human(b2, sizeof(b2), seconds > 0 ? (double)st->bytes_data / seconds : 0);
-	snprintf(tmp, sizeof(tmp), "%" PRIu64 " entries, %s in %.2f s, %s/s, checksum ",
-		 st->files_ok, b1, seconds, b2);
+	snprintf(tmp, sizeof(tmp), "%" PRIu64 " entries, %s in %.2f s, %s/s, checksum ", entries,
+		 b1, seconds, b2);
 	out_put(&o, tmp, strlen(tmp));
 	/* the digest name comes from the command line: escape it anyway */
 	rd_escape(tmp, sizeof(tmp), checksum, strlen(checksum));
@@ -328,4 +329,35 @@ size_t rd_progress_summary(char *buf, size_t len, const struct rd_engine_stats *
 		out_put(&o, tmp, strlen(tmp));
 	}
 	return out_end(&o);
+}
+
+size_t rd_progress_format_total(char *buf, size_t len, uint64_t done, uint64_t total,
+				double rate_bps, uint64_t ndone, uint64_t nannounced, int human)
+{
+	char num[48], left[32];
+	const char *units = "kB/s";
+	double rate = isfinite(rate_bps) && rate_bps > 0 ? rate_bps / 1024.0 : 0, remain;
+	int pct;
+
+	if (done > total)
+		total = done;
+	pct = done == total ? 100 : (int)(100.0 * (double)done / (double)total);
+	remain = rate > 0 ? (double)(total - done) / 1024.0 / rate : -1;
+	if (rate > 1024.0 * 1024.0) {
+		rate /= 1024.0 * 1024.0;
+		units = "GB/s";
+	} else if (rate > 1024.0) {
+		rate /= 1024.0;
+		units = "MB/s";
+	}
+	if (remain < 0 || remain > 9999.0 * 3600.0)
+		snprintf(left, sizeof(left), "  ??:??:??");
+	else
+		snprintf(left, sizeof(left), "%4u:%02u:%02u", (unsigned)(remain / 3600.0),
+			 (unsigned)(remain / 60.0) % 60, (unsigned)remain % 60);
+	rd_report_num(num, sizeof(num), (int64_t)done, human);
+	return (size_t)snprintf(
+	    buf, len, "%15s %3d%% %7.2f%s %s (xfr#%" PRIu64 ", ir-chk=%" PRIu64 "/%" PRIu64 ")",
+	    num, pct, rate, units, left, ndone, nannounced > ndone ? nannounced - ndone : 0,
+	    nannounced);
 }

@@ -947,6 +947,103 @@ static void test_batches(void **state)
 	assert_string_equal(rd_msg_type_name(RD_MSG_DONES), "DONES");
 }
 
+/*
+ * Items (version 7, RD_OF_ITEMS): DONE ends with u16 items, DONES entries
+ * have them too; the length says which form came. Unknown bits are
+ * refused; the encoder writes exactly what the decoder reads.
+ */
+static void test_items(void **state)
+{
+	struct bld b;
+	struct rd_msg m, e;
+	uint8_t buf[RD_MSG_MAX];
+	int n;
+
+	(void)state;
+	/* DONE without items, as before */
+	b_hdr(&b, RD_MSG_DONE);
+	b_u32(&b, 3);
+	b_u16(&b, 0);
+	b_u64(&b, 10);
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.done.has_items, 0);
+	/* with items */
+	b_hdr(&b, RD_MSG_DONE);
+	b_u32(&b, 3);
+	b_u16(&b, 0);
+	b_u64(&b, 10);
+	b_strz(&b, "a note");
+	b_u16(&b, RD_IT_NEW | RD_IT_XFER);
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.done.has_items, 1);
+	assert_int_equal(m.u.done.items, RD_IT_NEW | RD_IT_XFER);
+	assert_int_equal(m.u.done.text.len, 6);
+	/* a bit no version knows */
+	b_hdr(&b, RD_MSG_DONE);
+	b_u32(&b, 3);
+	b_u16(&b, 0);
+	b_u64(&b, 10);
+	b_strz(&b, "");
+	b_u16(&b, 0x8000);
+	b_fix(&b);
+	expect_refused(&b, "unknown item flags");
+	/* one byte is neither form */
+	b_hdr(&b, RD_MSG_DONE);
+	b_u32(&b, 3);
+	b_u16(&b, 0);
+	b_u64(&b, 10);
+	b_strz(&b, "");
+	b_u8(&b, 1);
+	b_fix(&b);
+	expect_refused(&b, "trailing bytes after payload");
+	/* DONES with items: 14 bytes an entry */
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, 2);
+	b_u32(&b, 7);
+	b_u64(&b, 4096);
+	b_u16(&b, RD_IT_TIME);
+	b_u32(&b, 8);
+	b_u64(&b, 0);
+	b_u16(&b, 0);
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.dones.has_items, 1);
+	assert_int_equal(m.u.dones.items[0], RD_IT_TIME);
+	assert_int_equal(m.u.dones.id[1], 8);
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, 1);
+	b_u32(&b, 7);
+	b_u64(&b, 4096);
+	b_u16(&b, RD_IT_KNOWN + 1);
+	b_fix(&b);
+	expect_refused(&b, "unknown item flags");
+	/* round trips */
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = RD_MSG_DONE;
+	e.u.done.id = 9;
+	e.u.done.has_items = 1;
+	e.u.done.items = RD_IT_PERMS | RD_IT_GROUP;
+	n = rd_msg_encode(buf, sizeof(buf), &e);
+	assert_true(n > 0);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &m, &(const char *){NULL}), 0);
+	assert_int_equal(m.u.done.items, RD_IT_PERMS | RD_IT_GROUP);
+	e.u.done.items = 0x9000; /* the encoder refuses what the decoder would */
+	assert_true(rd_msg_encode(buf, sizeof(buf), &e) < 0);
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = RD_MSG_DONES;
+	e.u.dones.n = 3;
+	e.u.dones.has_items = 1;
+	e.u.dones.items[2] = RD_IT_HLINK;
+	n = rd_msg_encode(buf, sizeof(buf), &e);
+	assert_int_equal(n, RD_HDR_LEN + 2 + 3 * 14);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &m, &(const char *){NULL}), 0);
+	assert_int_equal(m.u.dones.has_items, 1);
+	assert_int_equal(m.u.dones.items[2], RD_IT_HLINK);
+}
+
 /* PACK (version 3): chunk is the file count, 1..RD_PACK_FILES_MAX, both ways. */
 static void test_pack_count(void **state)
 {
@@ -1391,6 +1488,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip_every_type),
+	    cmocka_unit_test(test_items),
 	    cmocka_unit_test(test_fixed_layouts),
 	    cmocka_unit_test(test_set_credits),
 	    cmocka_unit_test(test_encode_refuses_bad_fields),

@@ -302,7 +302,14 @@ int rd_files_next(const struct rd_msg_files *m, size_t *off, struct rd_msg_file 
 
 static const char *dones_check(const struct rd_msg_dones *m)
 {
-	return m->n == 0 || m->n > RD_BATCH_MAX ? "bad batch entry count" : NULL;
+	unsigned i;
+
+	if (m->n == 0 || m->n > RD_BATCH_MAX)
+		return "bad batch entry count";
+	for (i = 0; m->has_items && i < m->n; i++)
+		if (m->items[i] & ~RD_IT_KNOWN)
+			return "unknown item flags";
+	return NULL;
 }
 
 static const char *text_check(const struct rd_str *s)
@@ -344,6 +351,8 @@ static const char *msg_check(const struct rd_msg *m)
 	case RD_MSG_CHUNK_ERR:
 		return text_check(&m->u.chunk_err.text);
 	case RD_MSG_DONE:
+		if (m->u.done.has_items && (m->u.done.items & ~RD_IT_KNOWN))
+			return "unknown item flags";
 		return text_check(&m->u.done.text);
 	case RD_MSG_NOTE:
 		why = str_check(&m->u.note.path, RD_PATH_MAX, "note path too long");
@@ -514,6 +523,8 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		rd_put_u16(w, m->u.done.status);
 		rd_put_u64(w, m->u.done.bytes);
 		rd_put_str(w, &m->u.done.text);
+		if (m->u.done.has_items)
+			rd_put_u16(w, m->u.done.items);
 		break;
 	case RD_MSG_NOTE:
 		rd_put_u16(w, m->u.note.code);
@@ -532,6 +543,8 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		for (i = 0; i < m->u.dones.n && i < RD_BATCH_MAX; i++) {
 			rd_put_u32(w, m->u.dones.id[i]);
 			rd_put_u64(w, m->u.dones.bytes[i]);
+			if (m->u.dones.has_items)
+				rd_put_u16(w, m->u.dones.items[i]);
 		}
 		break;
 	case RD_MSG_FIN:
@@ -762,6 +775,11 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.done.status = rd_get_u16(r);
 		m->u.done.bytes = rd_get_u64(r);
 		rd_get_str(r, &m->u.done.text, RD_MSG_TEXT_MAX, "message text too long");
+		/* RD_OF_ITEMS: two more bytes (the engine checks it was agreed) */
+		if (!r->why && rd_rcur_left(r) == 2) {
+			m->u.done.has_items = 1;
+			m->u.done.items = rd_get_u16(r);
+		}
 		break;
 	case RD_MSG_NOTE:
 		m->u.note.code = rd_get_u16(r);
@@ -782,9 +800,14 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 			rd_rcur_fail(r, "bad batch entry count");
 			break;
 		}
+		/* 12 bytes an entry, 14 with RD_OF_ITEMS: the length says which */
+		if (!r->why && rd_rcur_left(r) == (size_t)m->u.dones.n * 14)
+			m->u.dones.has_items = 1;
 		for (i = 0; i < m->u.dones.n; i++) {
 			m->u.dones.id[i] = rd_get_u32(r);
 			m->u.dones.bytes[i] = rd_get_u64(r);
+			if (m->u.dones.has_items)
+				m->u.dones.items[i] = rd_get_u16(r);
 		}
 		break;
 	case RD_MSG_FIN:

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 6 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 7 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
- * window of entries: RD_OF_WINDOW). This comment is the specification;
+ * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
+ * DONES: RD_OF_ITEMS, and the sender's walk options RD_OF_ONE_FS and
+ * RD_OF_COPY_LINKS). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -245,6 +247,11 @@
  *	 6 u64 bytes	  data bytes actually moved
  *	14 str text	  0..RD_MSG_TEXT_MAX bytes: why it failed; with status
  *			  0, notes (metadata the receiver could not apply)
+ *	 + u16 items	  only with RD_OF_ITEMS agreed (version 7), and then
+ *			  always: what the entry changed on the receiving side,
+ *			  RD_IT_* (rsync's itemized changes; bits outside
+ *			  RD_IT_KNOWN refused). A sender refuses a DONE that
+ *			  has it when not agreed, or lacks it when agreed.
  *
  *    NOTE (11), sender -> receiver:
  *	 0 u16 code	  RD_E*: the entry was skipped (a failure); 0: only
@@ -307,7 +314,9 @@
  *    DONES (16), receiver -> sender: DONE messages with status 0 and no
  *    text, in one:
  *	 0 u16 n	  1..RD_BATCH_MAX
- *	 2 n x { u32 id, u64 bytes }  as in DONE
+ *	 2 n x { u32 id, u64 bytes }  as in DONE; with RD_OF_ITEMS agreed
+ *			  n x { u32 id, u64 bytes, u16 items } (the length
+ *			  says which; refused as DONE's items are)
  *    Each entry means exactly what its single message would; a side may
  *    still send FILE and DONE (a DONE with a failure or a note always
  *    goes alone).
@@ -397,11 +406,12 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     6
+#define RD_PROTO_MAX	     7
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
 #define RD_PROTO_WINDOW	     6 /* the first version with RD_OF_WINDOW */
+#define RD_PROTO_ITEMS	     7 /* the first with RD_OF_ITEMS, ONE_FS, COPY_LINKS */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -522,8 +532,43 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * Small files are as many round trips apart as the window is narrow.
  */
 #define RD_OF_WINDOW 0x10000u
-#define RD_OF_KNOWN  0x1ffffu
+/*
+ * Version 7 (issue 28), asked and refused like RD_OF_PACK. ITEMS: DONE and
+ * DONES say what each entry changed (RD_IT_*), so the sending side can
+ * itemize (rsync's -i) what the receiving side did. ONE_FS and COPY_LINKS
+ * are the sender's walk (rsync's -x and -L): a pull's server walks so;
+ * ONE_FS2 (with ONE_FS): leave the mount points out too (-xx).
+ */
+#define RD_OF_ITEMS	 0x20000u
+#define RD_OF_ONE_FS	 0x40000u
+#define RD_OF_ONE_FS2	 0x80000u
+#define RD_OF_COPY_LINKS 0x100000u
+#define RD_OF_KNOWN	 0x1fffffu
 #define RD_BATCH_MAX 64 /* entries in one FILES or DONES */
+
+/*
+ * DONE's items (RD_OF_ITEMS): what an entry changed on the receiving side,
+ * rsync's itemized changes (rsync.1, --itemize-changes): rendered there as
+ * YXcstpoguax. NEW: nothing of its type was there (every letter '+');
+ * XFER: its data was sent ('<' or '>'); LOCAL: made or changed without
+ * data ('c': a directory, a symlink, a device); HLINK: made as a hard
+ * link ('h'); the rest are the letters: CHANGE (contents compared and
+ * different, a symlink's target, a device's number), SIZE, TIME, PERMS,
+ * OWNER, GROUP, ACL, XATTR. None of them: nothing changed.
+ */
+#define RD_IT_NEW    0x0001u
+#define RD_IT_XFER   0x0002u
+#define RD_IT_LOCAL  0x0004u
+#define RD_IT_HLINK  0x0008u
+#define RD_IT_CHANGE 0x0010u
+#define RD_IT_SIZE   0x0020u
+#define RD_IT_TIME   0x0040u
+#define RD_IT_PERMS  0x0080u
+#define RD_IT_OWNER  0x0100u
+#define RD_IT_GROUP  0x0200u
+#define RD_IT_ACL    0x0400u
+#define RD_IT_XATTR  0x0800u
+#define RD_IT_KNOWN  0x0fffu
 
 enum rd_ftype {
 	RD_FT_REG = 1,
@@ -695,6 +740,8 @@ struct rd_msg_done {
 	uint16_t status; /* 0 ok, else RD_E* */
 	uint64_t bytes;	 /* bytes of data actually moved */
 	struct rd_str text;
+	uint8_t has_items; /* RD_OF_ITEMS: items follow */
+	uint16_t items;	   /* RD_IT_* */
 };
 
 struct rd_msg_note {
@@ -742,8 +789,10 @@ struct rd_msg_files {
 
 struct rd_msg_dones {
 	uint16_t n;
+	uint8_t has_items; /* RD_OF_ITEMS: each entry has items */
 	uint32_t id[RD_BATCH_MAX];
 	uint64_t bytes[RD_BATCH_MAX];
+	uint16_t items[RD_BATCH_MAX];
 };
 
 /*

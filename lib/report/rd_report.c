@@ -9,9 +9,11 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/report/rd_report.h"
 #include "lib/base/rd_escape.h"
+#include "lib/proto/rd_proto.h"
 
 const char *rd_report_strip_path(const char *msg, const char *path, size_t len)
 {
@@ -164,7 +166,47 @@ int rd_report_error(struct rd_report *r, const char *path, size_t len, int statu
 
 	if (status == 0)
 		return 0;
+	if (path) {
+		if (!r->counts.failed++)
+			r->counts.first_status = status < 0 ? status : -status;
+		if (status == -RD_EVANISHED || status == RD_EVANISHED)
+			r->counts.vanished++;
+	}
 	return keep(r, &l, path, len, status < 0 ? status : -status, msg);
+}
+
+void rd_report_item(struct rd_report *r, const struct rd_item *it)
+{
+	struct rd_report_counts *c = &r->counts;
+	int k;
+
+	if (it->status)
+		return;
+	switch (it->type) {
+	case RD_FT_DIR:
+		k = RD_KIND_DIR;
+		break;
+	case RD_FT_SYMLINK:
+		k = RD_KIND_LINK;
+		c->total_size += it->tlen;
+		break;
+	case RD_FT_SPECIAL:
+		k = S_ISCHR(it->mode) || S_ISBLK(it->mode) ? RD_KIND_DEV : RD_KIND_SPECIAL;
+		break;
+	default: /* REG, HLINK */
+		k = RD_KIND_REG;
+		c->total_size += it->size;
+		if (it->type == RD_FT_HLINK)
+			c->hardlinks++;
+		else if (it->items & (RD_IT_XFER | RD_ITEM_UNKNOWN)) {
+			c->xferred++;
+			c->xferred_size += it->size;
+		}
+		break;
+	}
+	c->n[k]++;
+	if (it->items & RD_IT_NEW)
+		c->created[k]++;
 }
 
 int rd_report_note(struct rd_report *r, const char *path, size_t len, const char *msg)
@@ -308,18 +350,31 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 		   double seconds, const char *checksum, int exit_status)
 {
 	static const struct rd_engine_stats zero;
+	static const struct rd_report_counts nocounts;
+	const struct rd_report_counts *c = r ? &r->counts : &nocounts;
 	unsigned i, n = r ? r->nerrors : 0;
+	uint64_t entries = 0, created = 0;
 
 	if (!st)
 		st = &zero;
 	if (!isfinite(seconds) || seconds < 0)
 		seconds = 0;
+	for (i = 0; i < RD_KINDS; i++) {
+		entries += c->n[i];
+		created += c->created[i];
+	}
 	fprintf(out,
-		"{\"files\": %" PRIu64 ", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64
-		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64 ", \"bytes_resumed\": %" PRIu64
-		", \"seconds\": ",
-		st->files_ok, st->files_failed, st->files_same, st->bytes_files, st->bytes_data,
-		st->bytes_resumed);
+		"{\"files\": %" PRIu64 ", \"dirs\": %" PRIu64 ", \"symlinks\": %" PRIu64
+		", \"hardlinks\": %" PRIu64 ", \"devices\": %" PRIu64 ", \"specials\": %" PRIu64
+		", \"entries\": %" PRIu64 ", \"created\": %" PRIu64 ", \"transferred\": %" PRIu64,
+		c->n[RD_KIND_REG], c->n[RD_KIND_DIR], c->n[RD_KIND_LINK], c->hardlinks,
+		c->n[RD_KIND_DEV], c->n[RD_KIND_SPECIAL], entries, created, c->xferred);
+	fprintf(out,
+		", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64 ", \"bytes\": %" PRIu64
+		", \"bytes_moved\": %" PRIu64 ", \"bytes_resumed\": %" PRIu64
+		", \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64 ", \"seconds\": ",
+		c->failed, st->files_same, st->bytes_files, st->bytes_data, st->bytes_resumed,
+		c->sent, c->received);
 	json_double(out, seconds, 3);
 	fputs(", \"rate_bytes_per_sec\": ", out);
 	json_double(out, seconds > 0 ? (double)st->bytes_data / seconds : 0, 1);
@@ -364,7 +419,7 @@ int rd_report_fold_add(struct rd_report_fold *f, const char *path, size_t len)
 		len = RD_REPORT_PATH_MAX;
 	if (f->active && path && len >= c->len && !memcmp(path, c->path, c->len)) {
 		if (len == c->len)
-			return 1; /* the same entry again (a directory's second pass) */
+			return 2; /* the same entry again (a directory's second pass) */
 		if (path[c->len] == '/') {
 			c->n++;
 			return 1;

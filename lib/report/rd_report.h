@@ -9,8 +9,11 @@
  *
  * Output (one line, keys in this order):
  *
- *	{"files": 10, "failed": 2, "identical": 1, "bytes": 1048576,
- *	 "bytes_moved": 1048576, "bytes_resumed": 0, "seconds": 1.234,
+ *	{"files": 10, "dirs": 2, "symlinks": 1, "hardlinks": 0, "devices": 0,
+ *	 "specials": 0, "entries": 13, "created": 13, "transferred": 10,
+ *	 "failed": 2, "identical": 1, "bytes": 1048576,
+ *	 "bytes_moved": 1048576, "bytes_resumed": 0, "bytes_sent": 1051234,
+ *	 "bytes_received": 1234, "seconds": 1.234,
  *	 "rate_bytes_per_sec": 849737.4,
  *	 "checksum": "sha256",
  *	 "phases": {"connect": 0.002, "tls": 0.004, "open": 0.001, "data": 1.2,
@@ -27,10 +30,19 @@
  * entry that went on but with something to say (metadata not kept, a
  * partial started over); kept and counted like errors, max_errors of them.
  *
- * files, failed, identical, bytes, bytes_moved, bytes_resumed come from
- * struct rd_engine_stats (files_ok, files_failed, files_same, bytes_files,
- * bytes_data, bytes_resumed: what the receiver already held and kept after
- * comparing, e.g. from a partial of an interrupted copy); status is rd_status_name() of the entry's RD_E* status.
+ * Entries are counted once each, by type, from the entries finished fine
+ * (rd_report_item(): a directory once, not again after its contents):
+ * files (regular files, hard links among them), dirs, symlinks,
+ * hardlinks (of files), devices, specials (fifos, sockets); entries all of
+ * them; created those that were not there before; transferred the regular
+ * files whose data was sent (rsync's "regular files transferred"); failed
+ * the entries that failed (rd_report_error() with a path). identical,
+ * bytes, bytes_moved, bytes_resumed come from struct rd_engine_stats
+ * (files_same, bytes_files, bytes_data, bytes_resumed: what the receiver
+ * already held and kept after comparing, e.g. from a partial of an
+ * interrupted copy); bytes_sent and bytes_received count everything this
+ * side sent and received (rd_report.counts.sent, .received: messages and
+ * data); status is rd_status_name() of the entry's RD_E* status.
  * checksum is null when not given. Numbers never are NaN or infinite and
  * always use '.' as the decimal point, whatever the locale.
  *
@@ -69,6 +81,22 @@ struct rd_report_entry {
 	char *msg;  /* NUL-terminated, may be empty */
 };
 
+/* Entries by type, as rsync's --stats counts them (reg, dir, link, dev, special). */
+enum { RD_KIND_REG, RD_KIND_DIR, RD_KIND_LINK, RD_KIND_DEV, RD_KIND_SPECIAL, RD_KINDS };
+
+struct rd_report_counts {
+	uint64_t n[RD_KINDS];	    /* entries finished fine (hard links count as reg) */
+	uint64_t created[RD_KINDS]; /* of them: not there before (RD_IT_NEW) */
+	uint64_t hardlinks;	    /* of n[RD_KIND_REG]: made as hard links */
+	uint64_t xferred;	    /* regular files whose data was sent (RD_IT_XFER) */
+	uint64_t total_size;	    /* sizes of the files and symlinks (rsync's) */
+	uint64_t xferred_size;	    /* sizes of the files transferred */
+	uint64_t failed;	    /* entries that failed (errors with a path) */
+	uint64_t vanished;	    /* of them: source files that vanished */
+	int first_status;	    /* of the first failure (RD_E*, negative) */
+	uint64_t sent, received;    /* bytes over the connection (the caller's) */
+};
+
 struct rd_report {
 	unsigned max_errors; /* keep at most this many */
 	unsigned nerrors;    /* kept in errors[] */
@@ -80,6 +108,7 @@ struct rd_report {
 	uint64_t notes_omitted;
 	struct rd_report_entry *notes;
 	struct rd_err err; /* why rd_report_error() failed */
+	struct rd_report_counts counts;
 	/*
 	 * What the run cost (issue 14), printed as "memory" and
 	 * "startup_seconds" when rss_peak is set: the most data-buffer bytes
@@ -116,10 +145,16 @@ void rd_report_init(struct rd_report *r, unsigned max_errors);
  * entry) is ignored, so this can be called with every report of
  * rd_engine_report_fn. Past max_errors only the count grows.
  *
+ * With a path it is also an entry that failed (counts.failed, .vanished
+ * for RD_EVANISHED, .first_status); without one, an error of the run.
+ *
  * Returns 0, or -RD_ENOMEM (r->err says so; the error is then counted as
  * omitted, so the totals stay right).
  */
 int rd_report_error(struct rd_report *r, const char *path, size_t len, int status, const char *msg);
+
+/* Count one entry finished fine (it->status 0; others are ignored), by type. */
+void rd_report_item(struct rd_report *r, const struct rd_item *it);
 
 /*
  * Record one note: an entry (path, len raw bytes) that went on with
@@ -164,9 +199,9 @@ const char *rd_report_strip_path(const char *msg, const char *path, size_t len);
  * One cause, one message: when a directory fails, every entry beneath it
  * fails too, for the same reason. rd_report_fold_add() says whether a
  * failure lies under the path of the failure that started the current
- * fold (1: counted there, not printed; the same path again, a
- * directory's entry after its contents, is not counted) or starts a new
- * fold (0: print it). A fold that ends (a new one starts, or rd_report_fold_end() at the
+ * fold (1: counted there, not printed; 2: the same path again, a
+ * directory's entry after its contents: not counted either) or starts a
+ * new fold (0: print it). A fold that ends (a new one starts, or rd_report_fold_end() at the
  * end of the run) is left in `ended` with its count, for the caller to
  * print "... and N more under PATH/" before anything else. Paths are raw
  * bytes (cut to RD_REPORT_PATH_MAX); no allocation.

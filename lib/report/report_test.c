@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/proto/rd_proto.h"
 #include "lib/report/rd_report.h"
 
 /* ---- a strict RFC 8259 validator (also checks UTF-8 and surrogates) ---- */
@@ -324,8 +326,11 @@ static void test_empty(void **state)
 	j = json_of(&r, NULL, -1, NULL, 0, &n);
 	assert_string_equal(
 	    j,
-	    "{\"files\": 0, \"failed\": 0, \"identical\": 0, \"bytes\": 0, "
-	    "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"seconds\": 0.000, \"rate_bytes_per_sec\": "
+	    "{\"files\": 0, \"dirs\": 0, \"symlinks\": 0, \"hardlinks\": 0, \"devices\": 0, "
+	    "\"specials\": 0, \"entries\": 0, \"created\": 0, \"transferred\": 0, "
+	    "\"failed\": 0, \"identical\": 0, \"bytes\": 0, "
+	    "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"bytes_sent\": 0, \"bytes_received\": 0, "
+	    "\"seconds\": 0.000, \"rate_bytes_per_sec\": "
 	    "0.0, \"checksum\": null, \"exit_status\": 0, \"errors\": [], "
 	    "\"errors_omitted\": 0, \"notes\": [], \"notes_omitted\": 0}\n");
 	free(j);
@@ -382,16 +387,57 @@ static void test_counters_and_errors(void **state)
 	assert_int_equal(rd_report_error(&r, "a/b", 3, -RD_ESYS, "open a/b: Permission denied"), 0);
 	assert_int_equal(rd_report_error(&r, "ok", 2, 0, NULL), 0); /* success: ignored */
 	assert_int_equal(rd_report_error(&r, NULL, 0, RD_ECONN, NULL), 0);
+	/* entries finished fine, each once, by type */
+	{
+		static const struct {
+			uint8_t type;
+			uint32_t mode;
+			unsigned items;
+			uint64_t size;
+		} e[] = {
+		    {RD_FT_DIR, S_IFDIR | 0755, RD_IT_NEW | RD_IT_LOCAL, 0},
+		    {RD_FT_REG, S_IFREG | 0644, RD_IT_NEW | RD_IT_XFER, 1000},
+		    {RD_FT_REG, S_IFREG | 0644, 0, 48576}, /* unchanged */
+		    {RD_FT_REG, S_IFREG | 0644, RD_IT_XFER | RD_IT_TIME, 100},
+		    {RD_FT_HLINK, S_IFREG | 0644, RD_IT_NEW | RD_IT_HLINK, 1000},
+		    {RD_FT_SYMLINK, S_IFLNK | 0777, RD_IT_NEW | RD_IT_LOCAL, 0}, /* -> abc */
+		    {RD_FT_SPECIAL, S_IFIFO | 0644, RD_IT_NEW | RD_IT_LOCAL, 0},
+		    {RD_FT_SPECIAL, S_IFCHR | 0644, 0, 0},
+		};
+		struct rd_item it;
+		unsigned k;
+
+		for (k = 0; k < sizeof(e) / sizeof(e[0]); k++) {
+			memset(&it, 0, sizeof(it));
+			it.type = e[k].type;
+			it.mode = e[k].mode;
+			it.items = e[k].items;
+			it.size = e[k].size;
+			it.target = "abc";
+			it.tlen = e[k].type == RD_FT_SYMLINK ? 3 : 0;
+			rd_report_item(&r, &it);
+		}
+		it.status = -RD_ESYS; /* a failure is no entry finished */
+		rd_report_item(&r, &it);
+	}
+	r.counts.sent = 7;
+	r.counts.received = 9;
 	j = json_of(&r, &st, 2.0, "sha256", 23, &n);
-	assert_string_equal(j,
-			    "{\"files\": 10, \"failed\": 2, \"identical\": 1, \"bytes\": 1048576, "
-			    "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"seconds\": 2.000, "
-			    "\"rate_bytes_per_sec\": 1500.0, "
-			    "\"checksum\": \"sha256\", \"exit_status\": 23, \"errors\": ["
-			    "{\"path\": \"a/b\", \"status\": \"i/o\", \"message\": \"open a/b: "
-			    "Permission denied\"}, "
-			    "{\"path\": null, \"status\": \"connection\", \"message\": \"\"}], "
-			    "\"errors_omitted\": 0, \"notes\": [], \"notes_omitted\": 0}\n");
+	assert_int_equal(r.counts.total_size, 1000 + 48576 + 100 + 1000 + 3);
+	assert_int_equal(r.counts.xferred_size, 1100);
+	assert_int_equal(r.counts.first_status, -RD_ESYS);
+	assert_string_equal(j, "{\"files\": 4, \"dirs\": 1, \"symlinks\": 1, \"hardlinks\": 1, "
+			       "\"devices\": 1, \"specials\": 1, \"entries\": 8, \"created\": 5, "
+			       "\"transferred\": 2, \"failed\": 1, \"identical\": 1, "
+			       "\"bytes\": 1048576, "
+			       "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"bytes_sent\": 7, "
+			       "\"bytes_received\": 9, \"seconds\": 2.000, "
+			       "\"rate_bytes_per_sec\": 1500.0, "
+			       "\"checksum\": \"sha256\", \"exit_status\": 23, \"errors\": ["
+			       "{\"path\": \"a/b\", \"status\": \"i/o\", \"message\": \"open a/b: "
+			       "Permission denied\"}, "
+			       "{\"path\": null, \"status\": \"connection\", \"message\": \"\"}], "
+			       "\"errors_omitted\": 0, \"notes\": [], \"notes_omitted\": 0}\n");
 	free(j);
 	rd_report_free(&r);
 }
@@ -679,7 +725,7 @@ static void test_fold(void **state)
 	assert_int_equal(f.ended.n, 0);
 	assert_int_equal(rd_report_fold_add(&f, "tree/d/a", 8), 1);
 	assert_int_equal(rd_report_fold_add(&f, "tree/d/sub/b", 12), 1);
-	assert_int_equal(rd_report_fold_add(&f, "tree/d", 6), 1); /* its second pass */
+	assert_int_equal(rd_report_fold_add(&f, "tree/d", 6), 2); /* its second pass */
 	/* a sibling with the same prefix is not under it */
 	assert_int_equal(rd_report_fold_add(&f, "tree/dx", 7), 0);
 	assert_int_equal(f.ended.n, 2);
@@ -702,7 +748,7 @@ static void test_fold(void **state)
 		memset(big, 'a', sizeof(big));
 		assert_int_equal(rd_report_fold_add(&f, big, sizeof(big)), 0);
 		assert_int_equal(f.cur.len, RD_REPORT_PATH_MAX);
-		assert_int_equal(rd_report_fold_add(&f, big, sizeof(big)), 1);
+		assert_int_equal(rd_report_fold_add(&f, big, sizeof(big)), 2);
 	}
 }
 

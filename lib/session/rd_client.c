@@ -230,6 +230,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	struct rd_tree *t = NULL;
 	struct rd_sink *sink = NULL;
 	rd_engine_report_fn report = cl->e.report;
+	rd_engine_item_fn item = cl->e.item;
 	void *rctx = cl->e.report_ctx;
 	uint32_t flags;
 	unsigned i;
@@ -241,6 +242,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	cl->stage = RD_CL_LOCAL;
 	ret = rd_engine_init(&cl->e, &o->eo);
 	cl->e.report = report;
+	cl->e.item = item;
 	cl->e.report_ctx = rctx;
 	if (ret) {
 		rd_err_copy(&cl->err, &cl->e.err);
@@ -301,6 +303,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	/* a wider window (version 6): offered when ours is wider than the old one */
 	if (rd_conn_info(c)->version >= RD_PROTO_WINDOW && cl->e.o.window > RD_WINDOW_FILES)
 		flags |= RD_OF_WINDOW;
+	/* what each entry changed, for -v, -i and --out-format (version 7) */
+	if (rd_conn_info(c)->version >= RD_PROTO_ITEMS)
+		flags |= RD_OF_ITEMS;
 	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
 	if (o->push && o->partial_dir) {
 		if (rd_conn_info(c)->version < RD_PROTO_PARTIAL_DIR) {
@@ -319,6 +324,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		flags &= ~RD_OF_PACK;
 	if (getenv("RDCP_TEST_NO_BATCH"))
 		flags &= ~RD_OF_BATCH;
+	if (getenv("RDCP_TEST_NO_ITEMS")) /* as with a server of protocol 6 */
+		flags &= ~RD_OF_ITEMS;
 #endif
 	cl->stage = RD_CL_OPEN;
 	ret = send_open(cl, c, o, flags);
@@ -328,6 +335,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
 	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
 	cl->e.o.window = !ret && (ok.flags & RD_OF_WINDOW) ? ok.window : RD_WINDOW_FILES;
+	cl->e.o.items = !ret && (ok.flags & RD_OF_ITEMS);
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)
@@ -357,6 +365,11 @@ out:
 		cl->lane_rail[i] = rd_conn_lane_rail(c, i);
 	}
 	if (c) {
+		uint64_t sent, rcvd;
+
+		rd_conn_bytes(c, &sent, &rcvd);
+		cl->bytes_sent += sent;
+		cl->bytes_rcvd += rcvd;
 		snprintf(cl->info.rails_note, sizeof(cl->info.rails_note), "%s",
 			 rd_conn_info(c)->rails_note);
 		cl->info.failovers = rd_conn_info(c)->failovers;

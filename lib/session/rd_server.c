@@ -330,6 +330,9 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 		return "a partial directory";
 	if ((o->flags & RD_OF_WINDOW) && version < RD_PROTO_WINDOW)
 		return "a wider window";
+	if ((o->flags & (RD_OF_ITEMS | RD_OF_ONE_FS | RD_OF_ONE_FS2 | RD_OF_COPY_LINKS)) &&
+	    version < RD_PROTO_ITEMS)
+		return "items, -x or -L";
 	return NULL;
 }
 
@@ -499,6 +502,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	}
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
+	e.o.items = !!(honoured(cfg, o) & RD_OF_ITEMS);
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;

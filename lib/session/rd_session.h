@@ -105,6 +105,11 @@ struct rd_client {
 	struct rd_err err;
 	int connected;
 	uint32_t honoured; /* RD_OF_* the server answered it will honour */
+	/*
+	 * Bytes sent and received over the connections of every run so far
+	 * (rd_conn_bytes; the data a peer wrote here is in e.st.bytes_data).
+	 */
+	uint64_t bytes_sent, bytes_rcvd;
 	/* RDMA WRITE bytes this side sent per lane (info.lanes of them). */
 	uint64_t lane_bytes[RD_LANES_MAX];
 	unsigned lane_rail[RD_LANES_MAX]; /* lane i's rail: info.rail_dev[] */

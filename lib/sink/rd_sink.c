@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink_partial.h"
 
 #define SINK_PATH_MAX 4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
@@ -78,6 +79,7 @@ struct rd_sink {
 	int part_sum;
 	char part_digest[33];
 	char part_dir[NAME_MAX + 1]; /* --partial-dir; "" = beside the file */
+	unsigned items;		     /* rd_sink_items(): what the last entry call changed */
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
 	char esc[RD_ERR_MSG_MAX / 2];
@@ -99,6 +101,7 @@ struct rd_sink_file {
 	struct rd_partial *part;   /* tmpfd is a kept partial (tmpname) */
 	int resumed, trusted;	   /* its chunks are worth checking / trusted */
 	char note[160];		   /* for the user: what happened to a partial */
+	unsigned items;		   /* rd_sink_file_items() */
 };
 
 /* Where a wire path lands: parent dir fd (borrowed) + final name. */
@@ -425,6 +428,57 @@ static int chown_meta(const struct rd_sink *s, int fd, const char *name,
 	return rd_fchown(fd, uid, gid);
 }
 
+/*
+ * What applying m (and, for a regular file, its size) to st, an entry of
+ * the same type already there, changes: rsync's itemize letters. Modes
+ * count with RD_SINK_PRESERVE_MODE only (rsync's 'p' needs --perms).
+ */
+static unsigned attr_items(const struct rd_sink *s, const struct stat *st,
+			   const struct rd_sink_meta *m)
+{
+	unsigned it = 0;
+
+	if (S_ISREG(st->st_mode) && (uint64_t)st->st_size != m->size)
+		it |= RD_IT_SIZE;
+	if ((s->flags & RD_SINK_PRESERVE_TIMES) && (st->st_mtim.tv_sec != (time_t)m->mtime_sec ||
+						    (uint32_t)st->st_mtim.tv_nsec != m->mtime_nsec))
+		it |= RD_IT_TIME;
+	if ((s->flags & RD_SINK_PRESERVE_MODE) && !S_ISLNK(st->st_mode) &&
+	    (st->st_mode & 07777) != final_mode(s, m))
+		it |= RD_IT_PERMS;
+	if (want_owner(s) && st->st_uid != (uid_t)m->uid)
+		it |= RD_IT_OWNER;
+	if (want_group(s) && st->st_gid != (gid_t)m->gid)
+		it |= RD_IT_GROUP;
+	return it;
+}
+
+/* The items of an entry of type `type` (S_IFMT) made where st was (ret: fstatat's). */
+static unsigned made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
+			   const struct rd_sink_meta *m)
+{
+	if (ret < 0 || (st->st_mode & S_IFMT) != type)
+		return RD_IT_NEW | RD_IT_LOCAL;
+	return attr_items(s, st, m);
+}
+
+unsigned rd_sink_items(const struct rd_sink *s)
+{
+	return s->items;
+}
+
+unsigned rd_sink__set_items(struct rd_sink *s, unsigned items)
+{
+	s->items = items;
+	return items;
+}
+
+unsigned rd_sink__made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
+			     const struct rd_sink_meta *m)
+{
+	return made_items(s, ret, st, type, m);
+}
+
 static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
 {
 	ts[0].tv_sec = (time_t)m->mtime_sec;
@@ -587,6 +641,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	struct stat st;
 	int ret;
 
+	s->items = 0;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
 	ret = resolve(s, path, len, root, &pl);
@@ -594,6 +649,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		return ret;
 	if (rd_mkdirat(pl.pfd, pl.name, 0700) == 0) {
 		dir_note(s, pl.pfd, pl.name);
+		s->items = RD_IT_NEW | RD_IT_LOCAL;
 		return 0;
 	}
 	if (errno != EEXIST)
@@ -606,6 +662,8 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	if (!S_ISDIR(st.st_mode))
 		return rd_err_set(&s->err, RD_ESYS, 0, "%s: exists and is not a directory",
 				  esc(s, path, len));
+	/* as rsync: what the directory's own metadata will change, judged now */
+	s->items = attr_items(s, &st, m);
 	return 0;
 }
 
@@ -656,6 +714,24 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 	return 0;
 }
 
+/* A symlink about to be made at pl: new, a new target (CHANGE), or attributes. */
+static unsigned link_items(struct rd_sink *s, const struct place *pl, const char *tgt, size_t tlen,
+			   const struct rd_sink_meta *m)
+{
+	char old[SINK_PATH_MAX + 1];
+	struct stat st;
+	ssize_t n;
+	unsigned it;
+
+	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
+		return RD_IT_NEW | RD_IT_LOCAL;
+	it = attr_items(s, &st, m);
+	n = rd_readlinkat(pl->pfd, pl->name, old, sizeof(old));
+	if (n < 0 || (size_t)n != tlen || memcmp(old, tgt, tlen))
+		it |= RD_IT_LOCAL | RD_IT_CHANGE;
+	return it;
+}
+
 int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		    size_t tlen, const struct rd_sink_meta *m)
 {
@@ -663,8 +739,10 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	struct timespec ts[2];
 	struct place pl;
 	char *tgt = NULL;
+	unsigned items;
 	int ret, tries = 0;
 
+	s->items = 0;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
 	ret = resolve(s, path, len, root, &pl);
@@ -679,6 +757,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	tgt = strndup(target, tlen);
 	if (!tgt)
 		return fail(s, ENOMEM, path, len, "symlink");
+	items = link_items(s, &pl, tgt, tlen, m);
 	do {
 		tmp_name(tmp, pl.name);
 		ret = rd_symlinkat(tgt, pl.pfd, tmp);
@@ -703,6 +782,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 		goto unlink;
 	}
 	ret = 0;
+	s->items = items;
 	goto out;
 unlink:
 	rd_unlinkat(pl.pfd, tmp, 0);
@@ -861,6 +941,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	struct rd_sink_file *f = NULL;
 	struct place pl;
 	struct stat st;
+	unsigned items;
 	int ret, ex;
 
 	*out = NULL;
@@ -873,6 +954,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	ex = rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 	if (!ex && S_ISDIR(st.st_mode))
 		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
+	items = ex || !S_ISREG(st.st_mode) ? RD_IT_NEW : attr_items(s, &st, m);
 	if (m->size > (uint64_t)INT64_MAX)
 		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", esc(s, path, len));
 	f = calloc(1, sizeof(*f));
@@ -881,6 +963,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	f->s = s;
 	f->tmpfd = f->exfd = f->ppfd = -1;
 	f->m = *m;
+	f->items = items;
 	memcpy(f->path, path, len);
 	f->path[len] = '\0';
 	f->path_len = len;
@@ -928,6 +1011,11 @@ out:
 	else
 		*out = f;
 	return ret;
+}
+
+unsigned rd_sink_file_items(const struct rd_sink_file *f)
+{
+	return f ? f->items : 0;
 }
 
 int rd_sink_file_has_existing(const struct rd_sink_file *f)

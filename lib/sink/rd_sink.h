@@ -103,6 +103,16 @@ void rd_sink_set_label(struct rd_sink *s, const char *label);
  */
 const char *rd_sink_renames_to(const struct rd_sink *s);
 
+/*
+ * What the last rd_sink_mkdir, _symlink, _special or _hardlink changed,
+ * as rsync itemizes it (RD_IT_* of lib/proto/rd_proto.h): made anew (NEW
+ * with LOCAL, or HLINK), or what differed in the entry already there (a
+ * symlink's target or a device's number: CHANGE; size, TIME, PERMS with
+ * RD_SINK_PRESERVE_MODE, OWNER and GROUP where they are kept). Compared
+ * with what was there before the call. 0 after a failure.
+ */
+unsigned rd_sink_items(const struct rd_sink *s);
+
 /* Entries with RD_FF_ROOT pass root = 1. All return 0 or -RD_E*. */
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		  const struct rd_sink_meta *m);
@@ -121,6 +131,12 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
 		       const struct rd_sink_meta *m, struct rd_sink_file **out);
 int rd_sink_file_has_existing(const struct rd_sink_file *f);
+/*
+ * What committing f changes, judged at begin against what was under the
+ * final name (RD_IT_* as rd_sink_items(): NEW when no regular file was
+ * there, else SIZE, TIME, PERMS, OWNER, GROUP); the caller adds XFER.
+ */
+unsigned rd_sink_file_items(const struct rd_sink_file *f);
 int rd_sink_file_read_existing(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);
 
 /*

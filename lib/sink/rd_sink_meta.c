@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_err.h"
+#include "lib/proto/rd_proto.h"
 
 #define ACL_MAX_ENTRIES 1024 /* RD_ACL_MAX of lib/proto/rd_proto.h */
 #define KACL_VERSION	2
@@ -181,7 +182,10 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 	mode_t type = (mode_t)m->mode & S_IFMT;
 	int dev = type == S_IFCHR || type == S_IFBLK, pfd = -1, ret, tries = 0;
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+	unsigned items;
+	struct stat st;
 
+	rd_sink__set_items(s, 0);
 	if (!dev && type != S_IFIFO && type != S_IFSOCK)
 		return rd_err_set(rd_sink__err(s), RD_EPROTO, 0, "%s: not a special file type",
 				  rd_sink__esc(s, path, len));
@@ -195,6 +199,12 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 	ret = rd_sink__place(s, path, len, root, &pfd, name);
 	if (ret < 0)
 		return ret;
+	/* what was there: nothing of this type (new), or a node to compare */
+	ret = rd_fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	items = rd_sink__made_items(s, ret, &st, type, m);
+	if (!(items & RD_IT_NEW) && dev &&
+	    st.st_rdev != makedev((unsigned)(rdev >> 32), (unsigned)rdev))
+		items |= RD_IT_LOCAL | RD_IT_CHANGE;
 	do {
 		rd_sink__tmp_name(tmp, name);
 		ret = rd_mknodat(pfd, tmp, type | 0600,
@@ -209,6 +219,8 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 		ret = rd_sink__fail(s, errno, path, len, "rename into place");
 	if (ret < 0)
 		rd_unlinkat(pfd, tmp, 0);
+	else
+		rd_sink__set_items(s, items);
 out:
 	close(pfd);
 	return ret;
@@ -220,7 +232,10 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
 	char tname[NAME_MAX + 1], name[NAME_MAX + 1], tmp[NAME_MAX + 1];
 	int tfd = -1, pfd = -1, ret, tries = 0;
 	struct stat st, cur;
+	struct rd_sink_meta tm;
+	unsigned items;
 
+	rd_sink__set_items(s, 0);
 	/* The target: an earlier entry, resolved under the same rules. */
 	ret = rd_sink__place(s, target, tlen, 0, &tfd, tname);
 	if (ret < 0)
@@ -235,9 +250,20 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
 	if (ret < 0)
 		goto out;
 	/* Already a link of the group (a copy made again over the last one): done. */
-	if (!rd_fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) && cur.st_dev == st.st_dev &&
-	    cur.st_ino == st.st_ino)
+	ret = rd_fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW);
+	if (!ret && cur.st_dev == st.st_dev && cur.st_ino == st.st_ino)
 		goto out;
+	/* rsync's 'h': new, or what the link changes from the file that was there */
+	memset(&tm, 0, sizeof(tm));
+	tm.mode = st.st_mode;
+	tm.uid = st.st_uid;
+	tm.gid = st.st_gid;
+	tm.size = (uint64_t)st.st_size;
+	tm.mtime_sec = st.st_mtim.tv_sec;
+	tm.mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
+	items = RD_IT_HLINK | rd_sink__made_items(s, ret, &cur, S_IFREG, &tm);
+	items &= ~RD_IT_LOCAL;
+	ret = 0;
 	do {
 		rd_sink__tmp_name(tmp, name);
 		ret = rd_linkat(tfd, tname, pfd, tmp, 0); /* 0: never follows */
@@ -248,6 +274,8 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
 	}
 	if (rd_renameat(pfd, tmp, pfd, name) < 0)
 		ret = rd_sink__fail(s, errno, path, len, "rename into place");
+	else
+		rd_sink__set_items(s, items);
 	/*
 	 * Gone after a rename, unless name had become a link of the same
 	 * file meanwhile: then rename() succeeds and does nothing (POSIX),

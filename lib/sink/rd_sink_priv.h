@@ -4,6 +4,7 @@
 #define RDCP_SINK_RD_SINK_PRIV_H
 
 #include <limits.h>
+#include <sys/stat.h>
 
 #include "lib/sink/rd_sink.h"
 
@@ -18,6 +19,10 @@ int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, in
 int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
 		       const char *path, size_t len);
 int rd_sink__file_fd(const struct rd_sink_file *f);
+/* rd_sink_items(): set it; what making an entry of S_IFMT type where st was changes */
+unsigned rd_sink__set_items(struct rd_sink *s, unsigned items);
+unsigned rd_sink__made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
+			     const struct rd_sink_meta *m);
 struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f);
 const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len);
 

@@ -25,7 +25,17 @@ int rd_conn_poll(struct rd_conn *c, int timeout_ms)
 
 int rd_conn_send(struct rd_conn *c, const void *msg, size_t len)
 {
-	return c->ops->send(c, msg, len);
+	int r = c->ops->send(c, msg, len);
+
+	if (!r)
+		c->bytes_sent += len;
+	return r;
+}
+
+void rd_conn_bytes(const struct rd_conn *c, uint64_t *sent, uint64_t *rcvd)
+{
+	*sent = c ? c->bytes_sent : 0;
+	*rcvd = c ? c->bytes_rcvd : 0;
 }
 
 int rd_conn_can_send(const struct rd_conn *c)
@@ -39,13 +49,20 @@ int rd_conn_write_send(struct rd_conn *c, const struct rd_mr *mr, size_t off, si
 {
 	struct rd_xwrite w = {
 		.mr = mr, .off = off, .len = len, .raddr = raddr, .rk = rk, .cookie = cookie};
+	int r = c->ops->write_send(c, &w, msg, msglen);
 
-	return c->ops->write_send(c, &w, msg, msglen);
+	if (!r)
+		c->bytes_sent += len + msglen;
+	return r;
 }
 
 int rd_conn_recv(struct rd_conn *c, const uint8_t **msg, size_t *len)
 {
-	return c->ops->recv(c, msg, len);
+	int r = c->ops->recv(c, msg, len);
+
+	if (r == 1)
+		c->bytes_rcvd += *len;
+	return r;
 }
 
 int rd_conn_recv_done(struct rd_conn *c)

@@ -170,6 +170,13 @@ struct rd_conn_info {
 
 /* RDMA WRITE bytes that went over lane i (0 past the last lane, or not RDMA). */
 uint64_t rd_conn_lane_bytes(const struct rd_conn *c, unsigned i);
+/*
+ * Bytes this side sent (messages, and the data of RDMA WRITEs) and
+ * received (messages) through c since it was made: rsync's "Total bytes
+ * sent/received", counted at the interface (before TLS). Data the peer
+ * wrote into our memory is not counted here (the engine counts it).
+ */
+void rd_conn_bytes(const struct rd_conn *c, uint64_t *sent, uint64_t *rcvd);
 /* The rail (index into info.rail_dev) lane i runs over here; 0 if not RDMA. */
 unsigned rd_conn_lane_rail(const struct rd_conn *c, unsigned i);
 

@@ -107,6 +107,8 @@ struct rd_conn {
 	int wake_fd; /* rd_conn_set_wake_fd() + 1: 0 = none (calloc'd heads) */
 
 	int established, disconnected, dead;
+	/* what the layers above sent and received through this connection (rd_conn_bytes) */
+	uint64_t bytes_sent, bytes_rcvd;
 	struct rd_conn_info info;
 	struct rd_err err;
 };

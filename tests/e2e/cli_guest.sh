@@ -7,6 +7,8 @@
 #   1. the words: -avh, --partial, --checksum keep the operands; refusals
 #   2. exit statuses: 3, 5, 10, 11, 12, 23, 24, 30, 35, 0 for a fifo
 #   3. one cause, one message: a failed directory and what was under it
+#   4. -i, -v, --out-format, --stats next to rsync's own, change by change,
+#      pushes and pulls; --log-file; --json with every listing option
 set -u
 RDCP=$1
 RDCPD=$2
@@ -153,6 +155,190 @@ check "  no line for any file under it" [ "$(lines "deep/blocked/f")" -eq 0 ]
 check "  at most 4 lines in all ($(grep -vc "using TCP" /tmp/out))" \
 	[ "$(grep -vc "using TCP" /tmp/out)" -le 4 ]
 check "  the file beside it arrived" [ "$(cat "$T/mod/fold/deep/fine")" = ok ]
+
+# --- 4. the lists rsync prints, for the same changes ---
+# An rsync daemon beside rdcpd: each step changes the source once, then
+# rsync pushes it to its module and rdcp to its own (pulls: each into its
+# own directory), with the same options; their lines must be the same
+# (sorted: rsync sorts its file list, rdcp walks in directory order).
+RSPORT=18797
+mkdir -p "$T/rmod"
+cat >"$T/rsyncd.conf" <<CONF
+use chroot = no
+pid file = $T/rsyncd.pid
+[m]
+path = $T/rmod
+read only = no
+uid = root
+gid = root
+CONF
+rsync --daemon --no-detach --config="$T/rsyncd.conf" --port=$RSPORT &
+rsd=$!
+for _ in $(seq 50); do [ -e "$T/rsyncd.pid" ] && break; nap 0.1; done
+export LC_ALL=C.UTF-8 # both print UTF-8 names as they are
+# lines_of OUT: the entry lines, sorted (no summaries, no blank lines)
+lines_of() {
+	grep -v -e '^sending incremental file list' -e '^receiving incremental file list' \
+		-e '^sent .* bytes/sec$' -e '^total size is' -e '^$' -e ' entries, .* in .* s, ' \
+		-e '^created directory' -e '^opening tcp connection' -e '^sending daemon args' \
+		-e '^delta-transmission' -e '^total: matches=' "$1" | LC_ALL=C sort
+}
+# both WHAT push|pull OPTS...: the same options through both, lines compared
+both() {
+	local what=$1 dir=$2
+	shift 2
+	if [ "$dir" = push ]; then
+		rsync "$@" "$T/osrc/src" "rsync://127.0.0.1:$RSPORT/m/" >"$T/rs.out" 2>"$T/rs.err"
+		echo "rsync rc=$?" >>"$T/rs.err"
+		"$RDCP" "$@" "$T/osrc/src" "$S::m/o/" >"$T/rd.out" 2>"$T/rd.err"
+		echo "rdcp rc=$?" >>"$T/rd.err"
+	else
+		rsync "$@" "rsync://127.0.0.1:$RSPORT/m/src" "$T/pull-rs/" >"$T/rs.out" 2>"$T/rs.err"
+		echo "rsync rc=$?" >>"$T/rs.err"
+		"$RDCP" "$@" "$S::m/o/src" "$T/pull-rd/" >"$T/rd.out" 2>"$T/rd.err"
+		echo "rdcp rc=$?" >>"$T/rd.err"
+	fi
+	lines_of "$T/rs.out" >"$T/rs.lines"
+	lines_of "$T/rd.out" >"$T/rd.lines"
+	if cmp -s "$T/rs.lines" "$T/rd.lines" && [ -s "$T/rs.lines" -o "${EMPTY_OK:-0}" = 1 ]; then
+		pass "$what ($dir $*): $(wc -l <"$T/rd.lines") lines as rsync's"
+		sed 's/^/    = /' "$T/rd.lines"
+	else
+		fail "$what ($dir $*): lines differ from rsync's"
+		diff "$T/rs.lines" "$T/rd.lines" | sed 's/^/    /' | head -20
+		tail -n 3 "$T/rs.err" "$T/rd.err" | sed 's/^/    /'
+	fi
+}
+mkdir -p "$T/osrc/src/d/e" "$T/mod/o" "$T/pull-rs" "$T/pull-rd"
+echo hello >"$T/osrc/src/f"
+echo x >"$T/osrc/src/d/g"
+head -c 5000 /dev/urandom >"$T/osrc/src/d/big"
+ln -s f "$T/osrc/src/ln"
+mkfifo "$T/osrc/src/fifo"
+printf 'caf\303\251' >"$T/osrc/src/$(printf 'caf\303\251')"
+touch -d '2021-02-03 04:05:06' "$T/osrc/src/f" "$T/osrc/src/d/g"
+for dir in push pull; do
+	both "new tree, -i" $dir -aDi
+	EMPTY_OK=1 both "nothing changed, -i" $dir -aDi
+	both "nothing changed, -ii" $dir -aDii
+	if [ $dir = push ]; then
+		touch -d '2022-01-01 00:00:01' "$T/osrc/src/f"
+	else
+		touch -d '2022-01-01 00:00:01' "$T/rmod/src/f" "$T/mod/o/src/f"
+	fi
+	both "mtime only, -i" $dir -aDi
+	if [ $dir = push ]; then
+		echo hellO >"$T/osrc/src/f"
+		touch -d '2022-01-01 00:00:02' "$T/osrc/src/f"
+	else
+		for m in "$T/rmod" "$T/mod/o"; do
+			echo hellO >"$m/src/f"
+			touch -d '2022-01-01 00:00:02' "$m/src/f"
+		done
+	fi
+	both "same size, new contents, -i" $dir -aDi
+	if [ $dir = push ]; then
+		echo longer >>"$T/osrc/src/d/g"
+		chmod 600 "$T/osrc/src/f"
+		ln -sfn d "$T/osrc/src/ln"
+		echo n >"$T/osrc/src/d/e/new"
+	else
+		for m in "$T/rmod" "$T/mod/o"; do
+			echo longer >>"$m/src/d/g"
+			chmod 600 "$m/src/f"
+			ln -sfn d "$m/src/ln"
+			echo n >"$m/src/d/e/new"
+			touch -d '2023-01-01' "$m/src/d/e" "$m/src/ln" -h
+		done
+	fi
+	both "size, perms, a symlink's target, a new file: -i" $dir -aDi
+	if [ $dir = push ]; then
+		touch -d '2024-01-01' "$T/osrc/src/d/g" "$T/osrc/src/d"
+	else
+		touch -d '2024-01-01' "$T/rmod/src/d/g" "$T/mod/o/src/d/g" "$T/rmod/src/d" \
+			"$T/mod/o/src/d"
+	fi
+	both "-v lists what was sent or made" $dir -aDv
+	[ $dir = pull ] && EMPTY_OK=1 both "-vv: NAME is uptodate" $dir -aDvv
+	if [ $dir = push ]; then
+		chmod 644 "$T/osrc/src/f"
+		touch -d '2025-01-01' "$T/osrc/src/d/big"
+	else
+		for m in "$T/rmod" "$T/mod/o"; do
+			chmod 644 "$m/src/f"
+			touch -d '2025-01-01' "$m/src/d/big"
+		done
+	fi
+	both "--out-format '%o %i %n%L'" $dir -aD "--out-format=%o %i %n%L"
+done
+# --stats: rsync's fields, the counts and sizes as rsync's for the same tree
+# (a new one each time: both send everything), with -h levels
+stats_of() { # the fields both can know: no byte totals of the protocols
+	grep -E '^(Number of|Total file size|Total transferred file size|Literal data|Matched data)' "$1"
+}
+for h in "" -h -hh --no-h; do
+	rm -rf "$T/rmod/st" "$T/mod/o/st"
+	mkdir -p "$T/rmod/st" "$T/mod/o/st"
+	rsync -aD --stats $h "$T/osrc/src" "rsync://127.0.0.1:$RSPORT/m/st/" >"$T/rs.out" 2>&1
+	"$RDCP" -aD --stats $h "$T/osrc/src" "$S::m/o/st/" >"$T/rd.out" 2>"$T/rd.err"
+	stats_of "$T/rs.out" >"$T/rs.lines"
+	stats_of "$T/rd.out" >"$T/rd.lines"
+	if [ "$(wc -l <"$T/rd.lines")" -ge 8 ] && cmp -s "$T/rs.lines" "$T/rd.lines"; then
+		pass "--stats ${h:-(-h level 1)}: the counts and sizes are rsync's"
+		sed 's/^/    = /' "$T/rd.lines"
+	else
+		fail "--stats ${h:-(-h level 1)}: differs from rsync's"
+		diff "$T/rs.lines" "$T/rd.lines" | sed 's/^/    /'
+	fi
+	check "  and rsync's closing lines" eval \
+		'grep -qE "^sent [0-9.,KMG]+ bytes  received [0-9.,KMG]+ bytes  [0-9.,KMG]+ bytes/sec$" \
+			"$T/rd.out" && grep -qE "^total size is [0-9.,KMG]+  speedup is [0-9.,]+$" "$T/rd.out"'
+done
+kill "$rsd" 2>/dev/null
+wait "$rsd" 2>/dev/null
+
+# --log-file: rsync's lines (date, time, [pid], the item) for what changed, errors, the end
+rm -f "$T/log"
+echo changed >>"$T/osrc/src/f"
+run -aD --log-file="$T/log" "$T/osrc/src" "$T/src/missing" "$S::m/o/"
+check "--log-file: the change, as %i %n%L, with rsync's prefix" \
+	grep -qE '^[0-9]{4}/[0-9]{2}/[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} \[[0-9]+\] <f\.st\.\.\.\.\.\. src/f$' \
+	"$T/log"
+check "  the error" grep -q "\] $T/src/missing: No such file" "$T/log"
+check "  the end: sent, received, total size" grep -qE '\] sent [0-9]+ bytes  received [0-9]+ bytes  total size [0-9]+$' "$T/log"
+check "  nothing unchanged in it" not grep -q "src/caf" "$T/log"
+run -aD --log-file="$T/log2" --log-file-format="%o %n %l" "$T/osrc/src" "$S::m/o/"
+check "--log-file-format '%o %n %l'" eval '[ ! -s "$T/log2" ] || ! grep -q "send src" "$T/log2"'
+touch "$T/osrc/src/d/g"
+run -aD --log-file="$T/log2" --log-file-format="%o %n %l" "$T/osrc/src" "$S::m/o/"
+check "  its lines" grep -q "\] send src/d/g $(stat -c %s "$T/osrc/src/d/g")$" "$T/log2"
+
+# --json stays one object on stdout, whatever else is asked; counted once per entry
+rm -rf "$T/mod/j"
+mkdir -p "$T/mod/j"
+for opts in "" -v -vv -i -ii --stats "-vv -i --stats" "--out-format=%n" "-h --stats" \
+	"--info=progress2"; do
+	# shellcheck disable=SC2086 # the options are words
+	"$RDCP" -aD --json $opts "$T/osrc/src" "$S::m/j/" >"$T/j.out" 2>"$T/j.err"
+	RC=$?
+	check "--json $opts: exit 0, stdout is one JSON object" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["exit_status"] == 0, d
+' "$T/j.out"
+done
+rm -rf "$T/mod/j2"
+mkdir -p "$T/mod/j2"
+"$RDCP" -aD --json -vv "$T/osrc/src" "$S::m/j2/" >"$T/j.out" 2>"$T/j.err"
+check "--json counts each entry once, by type (directories not twice)" python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+want = {"files": 5, "dirs": 3, "symlinks": 1, "specials": 1, "entries": 10, "created": 10,
+        "transferred": 5, "failed": 0}
+got = {k: d[k] for k in want}
+assert got == want, (got, want)
+' "$T/j.out"
+check "  the names went to stderr" grep -q "^src/d/g$" "$T/j.err"
 
 stop_daemon cli
 finish

@@ -11,7 +11,7 @@ RDCPD=$2
 S=$RIG_SELF_IP
 
 mkdir -p /tmp/mod /tmp/src
-start_daemon d --module m=/tmp/mod || exit 1
+start_daemon d --module m=/tmp/mod --module ro=/tmp/src,ro || exit 1
 # big enough that the meter draws a few times after TLS start-up (TCP on the
 # host is quicker)
 if over_rdma; then BIG=96; else BIG=400; fi
@@ -58,7 +58,9 @@ import json, sys
 d = json.load(open("/tmp/j.out"))
 assert d["bytes"] == int(sys.argv[1]), (d["bytes"], sys.argv[1])
 assert d["bytes_moved"] == int(sys.argv[1]), d
-assert d["files"] == 5 and d["failed"] == 0 and d["exit_status"] == 0, d
+# each entry once, by type: 3 files and the directory (not twice)
+assert d["files"] == 3 and d["dirs"] == 1 and d["entries"] == 4, d
+assert d["failed"] == 0 and d["exit_status"] == 0, d
 assert d["checksum"] == "gmac" and d["seconds"] > 0, d
 ' "$want"
 "$RDCP" --json /tmp/src/small /tmp/src/missing "$S::m/j2/" >/tmp/j.out 2>/dev/null
@@ -69,6 +71,31 @@ import json
 d = json.load(open("/tmp/j.out"))
 assert d["exit_status"] == 23 and d["failed"] == 1, d
 assert d["errors"][0]["path"] == "/tmp/src/missing", d
+'
+
+# --- rsync's words, numbers and lists (issue 28), over this transport ---
+mkdir -p /tmp/mod/r28
+run -avh --partial --checksum /tmp/src/small /tmp/src/empty "$S::m/r28/"
+check "-avh --partial --checksum: copies, the operands intact (exit 0)" \
+	eval '[ "$RC" -eq 0 ] && [ -e /tmp/mod/r28/small ] && [ -e /tmp/mod/r28/empty ]'
+check "  -v lists the files, once each" \
+	eval '[ "$(grep -c "^small$" /tmp/out)" -eq 1 ] && [ "$(grep -c "^empty$" /tmp/out)" -eq 1 ]'
+run -i /tmp/src/small "$S::m/r28/"
+check "-i: nothing changed, nothing listed" not out_has "small"
+touch -d 2020-01-01 /tmp/src/small
+run -i /tmp/src/small "$S::m/r28/"
+check "-i: rsync's line for a new mtime" out_has "^<f\.\.t\.\.\.\.\.\. small$"
+run /tmp/src/small "$S::nope/"
+check "unknown module: exit 3" [ "$RC" -eq 3 ]
+run /tmp/src/small "$S::ro/"
+check "read-only module: exit 5" [ "$RC" -eq 5 ]
+run /tmp/src/missing "$S::m/r28/"
+check "the only source missing: exit 3" [ "$RC" -eq 3 ]
+"$RDCP" -r --json -vv -i --stats /tmp/src "$S::m/r28/" >/tmp/j.out 2>/tmp/j.err
+check "--json -vv -i --stats: stdout parses as one object" python3 -c '
+import json
+d = json.load(open("/tmp/j.out"))
+assert d["exit_status"] == 0 and d["dirs"] == 1, d
 '
 
 # --- escaping of names ---
