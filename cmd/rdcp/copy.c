@@ -370,6 +370,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_client *cl;
 	struct rd_pace pace;
 	struct rdcp_out ro;
+	struct rd_chmod chmod = {0};
 	const char **local = NULL, **remote = NULL, **raw = NULL;
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
 	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt, ever_connected = 0;
@@ -469,7 +470,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) | (o->preserve ? RD_OF_PRESERVE : 0) |
 		   (o->owner ? RD_OF_OWNER : 0) | (o->group ? RD_OF_GROUP : 0) |
 		   (o->fsync ? RD_OF_FSYNC : 0) | (o->no_partial ? RD_OF_NO_PARTIAL : 0) |
-		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0) | o->meta;
+		   (o->trust_partial ? RD_OF_TRUST_PARTIAL : 0) | o->meta |
+		   (o->one_fs ? RD_OF_ONE_FS : 0) | (o->one_fs > 1 ? RD_OF_ONE_FS2 : 0) |
+		   (o->copy_links ? RD_OF_COPY_LINKS : 0);
 	/* -p: modes and times only; owners and groups only with -o / -g */
 	co.sink_flags = RD_SINK_PRESERVE_TIMES | (o->preserve ? RD_SINK_PRESERVE_MODE : 0) |
 			(o->owner ? RD_SINK_PRESERVE_OWNER : 0) |
@@ -499,6 +502,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.eo.depth = (unsigned)o->depth;
 	co.eo.threads = o->threads ? o->threads : rd_engine_default_threads();
 	co.eo.window = rdcp_window();
+	/* --chmod: applied here, to what is sent (a push) or received (a pull) */
+	for (i = 0; i < o->nchmod; i++) {
+		if (rd_chmod_parse(&chmod, o->chmod[i], rd_sink_process_umask())) {
+			code = error_out("--chmod: too many modes in all", RD_EUSAGE);
+			goto out;
+		}
+	}
+	co.eo.chmod = o->nchmod ? &chmod : NULL;
 	co.eo.digest = o->encrypt ? RD_DIGEST_AEAD : o->checksum_choice; /* NULL: the server's */
 	if (o->encrypt && o->checksum_choice && strcmp(o->checksum_choice, RD_DIGEST_AEAD)) {
 		code =
@@ -609,6 +620,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		rdcp_out_note(&ro,
 			      "%s does not keep owners or groups for this client; files "
 			      "belong to the server's user",
+			      op.host);
+	if (!co.push && cl->connected && (co.flags & ~cl->honoured & RD_OF_COPY_LINKS))
+		rdcp_out_note(&ro,
+			      "%s sends symlinks as symlinks (-L): a daemon follows none, one "
+			      "could lead out of its module",
 			      op.host);
 	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
 		rdcp_out_note(&ro,

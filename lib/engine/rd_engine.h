@@ -20,6 +20,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "lib/base/rd_chmod.h"
 #include "lib/base/rd_err.h"
 #include "lib/digest/rd_digest.h"
 #include "lib/proto/rd_proto.h"
@@ -109,6 +110,13 @@ struct rd_engine_opts {
 	 * 0: either message is a protocol error.
 	 */
 	int batch;
+	/*
+	 * rsync's --chmod, applied by this side to the permissions of every
+	 * entry but symlinks as though the source had them: a sender to what
+	 * it announces, a receiver to what it is told (the side where rdcp
+	 * runs applies it, either way). NULL: none.
+	 */
+	const struct rd_chmod *chmod;
 	/*
 	 * RD_OF_ITEMS agreed: the receiver says in every DONE what the entry
 	 * changed (RD_IT_*), the sender requires it. 0: neither does.

@@ -262,6 +262,8 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	f->type = m->type;
 	f->flags = m->flags;
 	meta_of(&f->meta, m);
+	if (r->e->o.chmod && m->type != RD_FT_SYMLINK)
+		f->meta.mode = rd_chmod_apply(r->e->o.chmod, f->meta.mode);
 	memcpy(f->path, m->path.ptr, m->path.len);
 	f->path[m->path.len] = '\0';
 	f->plen = m->path.len;

@@ -1123,7 +1123,9 @@ static int emit_entry(struct sender *s)
 	m.u.file.id = s->next_id;
 	m.u.file.type = s->ent.type;
 	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
-	m.u.file.mode = s->ent.mode;
+	m.u.file.mode = s->e->o.chmod && s->ent.type != RD_FT_SYMLINK
+			    ? rd_chmod_apply(s->e->o.chmod, s->ent.mode)
+			    : s->ent.mode;
 	m.u.file.uid = s->ent.uid;
 	m.u.file.gid = s->ent.gid;
 	m.u.file.size =
@@ -1142,7 +1144,7 @@ static int emit_entry(struct sender *s)
 	w->fd = s->ent.fd;
 	w->type = s->ent.type;
 	w->flags = s->ent.flags;
-	w->mode = s->ent.mode;
+	w->mode = m.u.file.mode;
 	w->uid = s->ent.uid;
 	w->gid = s->ent.gid;
 	w->target = NULL;

@@ -296,6 +296,17 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		cl->on_connected(cl->ctx, &cl->info);
 	/* packs and batches (issue 13) from versions 3 and 4 on; test builds can leave them off */
 	flags = o->flags;
+	/* -x, -L: a push walks here (the server hears nothing of them); a pull's server walks */
+	if (o->push)
+		flags &= ~RD_TREE_WALK_ONLY;
+	else if ((flags & RD_TREE_WALK_ONLY) && rd_conn_info(c)->version < RD_PROTO_ITEMS) {
+		ret =
+		    rd_err_set(&cl->err, RD_EVERSION, 0,
+			       "%s speaks protocol %u, which cannot walk with -x or -L (needs %u); "
+			       "upgrade it or leave them out",
+			       cl->info.peer, rd_conn_info(c)->version, RD_PROTO_ITEMS);
+		goto out;
+	}
 	if (rd_conn_info(c)->version >= RD_PROTO_PACK)
 		flags |= RD_OF_PACK;
 	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)
@@ -346,7 +357,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	phase(cl, "chunk key derived");
 	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
 	if (t)
-		rd_tree_set_flags(t, ok.flags & o->flags & RD_TREE_FLAGS);
+		rd_tree_set_flags(t, ((ok.flags & o->flags) | (o->flags & RD_TREE_WALK_ONLY)) &
+					 RD_TREE_FLAGS);
 	cl->stage = RD_CL_TRANSFER;
 	if (o->push)
 		ret = rd_engine_send(&cl->e, c, t);

@@ -258,6 +258,15 @@ static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_op
 	/* ACL entries name local users; a device node is a way into the machine */
 	if (o->mode == RD_MODE_PUSH && !client_mapped(cfg))
 		f &= ~(RD_OF_OWNER | RD_OF_GROUP | RD_OF_ACLS | RD_OF_DEVICES);
+	/*
+	 * -L on a pull: a daemon walks its modules without following a
+	 * symlink (one could lead out of the module); links are sent as
+	 * links. A push's walk is the client's own: nothing to honour.
+	 */
+	if (!client_mapped(cfg) || o->mode == RD_MODE_PUSH)
+		f &= ~RD_OF_COPY_LINKS;
+	if (o->mode == RD_MODE_PUSH)
+		f &= ~(RD_OF_ONE_FS | RD_OF_ONE_FS2);
 	return f;
 }
 

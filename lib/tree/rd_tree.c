@@ -43,7 +43,9 @@
 
 struct level {
 	DIR *d;
-	int dead; /* listing failed: finish this level at the next call */
+	int dead;  /* listing failed, or -x: finish this level at the next call */
+	dev_t dev; /* of the directory: -L loops, -x mount points */
+	ino_t ino;
 	size_t wire_len, show_len;
 	uint32_t mode, uid, gid;
 	int64_t mtime_sec;
@@ -64,6 +66,7 @@ struct rd_tree {
 	int nsources, next_source;
 	struct level *lv;
 	size_t depth, cap;
+	dev_t root_dev;		   /* -x: the file system of the current source */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
 	char wire[RD_PATH_MAX + 1];
 	char show[SHOW_MAX];
@@ -188,6 +191,8 @@ static int push_level(struct rd_tree *t, int fd, const struct stat *st, size_t w
 	}
 	l->wire_len = wire_len;
 	l->show_len = show_len;
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
 	l->mode = st->st_mode;
 	l->uid = st->st_uid;
 	l->gid = st->st_gid;
@@ -219,7 +224,7 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 		   size_t sl)
 {
 	struct stat st;
-	int ret;
+	int ret, other_fs;
 
 	if (fstat(fd, &st) < 0) {
 		int err = errno;
@@ -264,9 +269,18 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 		close(fd);
 		return skip(t, e, t->show, 0, "is a directory (use -r)");
 	}
+	if (top)
+		t->root_dev = st.st_dev;
+	/* -x: a mount point is sent empty; -xx leaves it out */
+	other_fs = !top && (t->flags & RD_TREE_ONE_FS) && st.st_dev != t->root_dev;
+	if (other_fs && (t->flags & RD_TREE_ONE_FS2)) {
+		close(fd);
+		return AGAIN;
+	}
 	ret = push_level(t, fd, &st, wl, sl);
 	if (ret < 0)
 		return ret;
+	t->lv[t->depth - 1].dead = other_fs;
 	e->type = RD_FT_DIR;
 	entry_stat(e, &st);
 	ret = rd_tree_meta_read(t->meta, dirfd(t->lv[t->depth - 1].d), &st, t->flags, e);
@@ -276,8 +290,45 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 }
 
 /*
- * Entry `name` beneath dirfd, never following a symlink; wire path and
- * display path are already in e and t->show.
+ * -L: the symlink `name` beneath dirfd, sent as what it points to (opened
+ * through the link, as rsync -L does): a file or directory, or with -D a
+ * special file; nothing (dangling) or a directory being walked (a loop)
+ * is an error of this entry.
+ */
+static int referent(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
+		    size_t wl, size_t sl)
+{
+	struct stat st;
+	size_t i;
+	int fd;
+
+	if (rd_fstatat(dirfd, name, &st, 0) < 0)
+		return errno == ENOENT || errno == ELOOP
+			   ? skip(t, e, t->show, 0, "symlink has no referent")
+			   : skip(t, e, t->show, errno, NULL);
+	for (i = 0; S_ISDIR(st.st_mode) && i < t->depth; i++)
+		if (t->lv[i].dev == st.st_dev && t->lv[i].ino == st.st_ino)
+			return skip(t, e, t->show, 0,
+				    "symlink to a directory being copied (a loop); skipped");
+	if (((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && (t->flags & RD_TREE_SPECIALS)) ||
+	    ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && (t->flags & RD_TREE_DEVICES))) {
+		e->type = RD_FT_SPECIAL;
+		entry_stat(e, &st);
+		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+			e->size = (uint64_t)major(st.st_rdev) << 32 | minor(st.st_rdev);
+		return RD_TREE_ENTRY;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+		return left_out(e, t->show);
+	fd = rd_openat(dirfd, name, OPEN_RD | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
+	if (fd < 0)
+		return gone(t, e, t->show, 0, errno);
+	return emit_fd(t, e, fd, 0, wl, sl);
+}
+
+/*
+ * Entry `name` beneath dirfd, never following a symlink (but with -L);
+ * wire path and display path are already in e and t->show.
  */
 static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
 		   int top, size_t wl, size_t sl)
@@ -288,6 +339,8 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 
 	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return gone(t, e, t->show, top, errno);
+	if (S_ISLNK(st.st_mode) && (t->flags & RD_TREE_COPY_LINKS))
+		return referent(t, e, dirfd, name, wl, sl);
 	if (S_ISLNK(st.st_mode)) {
 		n = rd_readlinkat(dirfd, name, e->target, RD_PATH_MAX + 1);
 		if (n <= 0 || n > RD_PATH_MAX)

@@ -41,9 +41,25 @@
 #define RD_TREE_SPARSE	  RD_OF_SPARSE	  /* data extents of files with holes */
 #define RD_TREE_DEVICES	  RD_OF_DEVICES	  /* char/block devices as SPECIAL */
 #define RD_TREE_SPECIALS  RD_OF_SPECIALS  /* fifos, sockets as SPECIAL */
-#define RD_TREE_FLAGS                                                                      \
-	(RD_TREE_RECURSIVE | RD_TREE_HARDLINKS | RD_TREE_XATTRS | RD_TREE_ACLS |          \
-	 RD_TREE_SPARSE | RD_TREE_DEVICES | RD_TREE_SPECIALS)
+/*
+ * rsync's -x: a directory on another file system than its source is sent
+ * empty (its contents are not walked); with ONE_FS2 (-xx) it is left out.
+ */
+#define RD_TREE_ONE_FS	RD_OF_ONE_FS
+#define RD_TREE_ONE_FS2 RD_OF_ONE_FS2
+/*
+ * rsync's -L: a symlink below a source is sent as what it points to (read
+ * through the link, so beneath the source no longer holds for it); one
+ * that points nowhere, or into a directory being walked (a loop), is
+ * skipped as an error.
+ */
+#define RD_TREE_COPY_LINKS RD_OF_COPY_LINKS
+#define RD_TREE_FLAGS                                                                             \
+	(RD_TREE_RECURSIVE | RD_TREE_HARDLINKS | RD_TREE_XATTRS | RD_TREE_ACLS | RD_TREE_SPARSE | \
+	 RD_TREE_DEVICES | RD_TREE_SPECIALS | RD_TREE_ONE_FS | RD_TREE_ONE_FS2 |                  \
+	 RD_TREE_COPY_LINKS)
+/* The walk flags that concern the walking side alone: a push sends them nowhere. */
+#define RD_TREE_WALK_ONLY (RD_TREE_ONE_FS | RD_TREE_ONE_FS2 | RD_TREE_COPY_LINKS)
 #define RD_TREE_META_MAX 256 /* META items per entry; more xattrs: a note */
 
 /* rd_tree_next() results (>= 0) */

@@ -425,6 +425,53 @@ static void test_tree_vanished(void **state)
 	free(e);
 }
 
+/* -L: links are followed, a dangling one and one into an ancestor (a loop) are errors. */
+static void test_tree_copy_links(void **state)
+{
+	const char *src[] = {bp("cl")};
+	struct rd_tree_entry *e = malloc(sizeof(*e));
+	struct rd_tree *t;
+	struct rd_err err;
+	int r, nfile = 0, ndir = 0, loop = 0, dangling = 0;
+
+	(void)state;
+	assert_non_null(e);
+	mk("cl");
+	mk("cl/d");
+	put("cl/d/f", "data");
+	ln("d/f", "cl/lf");  /* a file: sent as the file */
+	ln("d", "cl/ld");    /* a directory: walked */
+	ln("..", "cl/d/up"); /* cl itself, being walked: a loop */
+	ln("nowhere", "cl/dangling");
+	assert_int_equal(
+	    rd_tree_open_paths(&t, src, 1, RD_TREE_RECURSIVE | RD_TREE_COPY_LINKS, &err), 0);
+	while ((r = rd_tree_next(t, e)) > 0) {
+		if (r == RD_TREE_SKIP) {
+			if (strstr(rd_tree_err(t)->msg, "symlink has no referent"))
+				dangling++;
+			if (strstr(rd_tree_err(t)->msg, "(a loop)"))
+				loop++;
+			continue;
+		}
+		assert_int_equal(r, RD_TREE_ENTRY);
+		assert_true(e->type != RD_FT_SYMLINK);
+		if (e->type == RD_FT_REG) {
+			nfile++;
+			close(e->fd);
+		}
+		if (e->type == RD_FT_DIR && !(e->flags & RD_FF_POST))
+			ndir++;
+	}
+	assert_int_equal(r, RD_TREE_END);
+	/* cl/d/f, cl/lf, cl/ld/f; cl, cl/d, cl/ld; the loop through cl/d/up and cl/ld/up */
+	assert_int_equal(nfile, 3);
+	assert_int_equal(ndir, 3);
+	assert_int_equal(loop, 2);
+	assert_int_equal(dangling, 1);
+	rd_tree_close(t);
+	free(e);
+}
+
 static void test_tree_name_too_long(void **state)
 {
 	char name[201], rel[PATH_MAX];
@@ -626,6 +673,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_unreadable),
 	    cmocka_unit_test(test_tree_name_too_long),
 	    cmocka_unit_test(test_tree_vanished),
+	    cmocka_unit_test(test_tree_copy_links),
 	    cmocka_unit_test(test_tree_close_midway_no_leak),
 	    cmocka_unit_test(test_tree_fd_sources),
 	    cmocka_unit_test(test_tree_swap_never_leaks),

@@ -169,6 +169,7 @@ pid file = $T/rsyncd.pid
 [m]
 path = $T/rmod
 read only = no
+munge symlinks = no
 uid = root
 gid = root
 CONF
@@ -271,6 +272,92 @@ for dir in push pull; do
 	fi
 	both "--out-format '%o %i %n%L'" $dir -aD "--out-format=%o %i %n%L"
 done
+# --chmod, -L, -x: the same trees and lines as rsync's (fresh destinations)
+fresh() { rm -rf "$T/rmod/$1" "$T/mod/o/$1"; mkdir -p "$T/rmod/$1" "$T/mod/o/$1"; }
+# both_to NAME WHAT push|pull OPTS...: $T/xsrc/src into NAME on both sides (a
+# pull: from the modules' copies into $T/xpull-rs|-rd/NAME), their lines, exit
+# statuses and trees compared (NOTREE=1: lines and exits only)
+both_to() {
+	local name=$1 what=$2 dir=$3 rrc drc a b
+	shift 3
+	fresh "$name"
+	if [ "$dir" = push ]; then
+		rsync "$@" "$T/xsrc/src" "rsync://127.0.0.1:$RSPORT/m/$name/" >"$T/rs.out" 2>"$T/rs.err"
+		rrc=$?
+		"$RDCP" "$@" "$T/xsrc/src" "$S::m/o/$name/" >"$T/rd.out" 2>"$T/rd.err"
+		drc=$?
+		a=$T/rmod/$name/src b=$T/mod/o/$name/src
+	else
+		cp -a "$T/xsrc/src" "$T/rmod/$name/" && cp -a "$T/xsrc/src" "$T/mod/o/$name/"
+		rm -rf "$T/xpull-rs/$name" "$T/xpull-rd/$name"
+		mkdir -p "$T/xpull-rs/$name" "$T/xpull-rd/$name"
+		rsync "$@" "rsync://127.0.0.1:$RSPORT/m/$name/src" "$T/xpull-rs/$name/" \
+			>"$T/rs.out" 2>"$T/rs.err"
+		rrc=$?
+		"$RDCP" "$@" "$S::m/o/$name/src" "$T/xpull-rd/$name/" >"$T/rd.out" 2>"$T/rd.err"
+		drc=$?
+		a=$T/xpull-rs/$name/src b=$T/xpull-rd/$name/src
+	fi
+	lines_of "$T/rs.out" >"$T/rs.lines"
+	lines_of "$T/rd.out" >"$T/rd.lines"
+	if cmp -s "$T/rs.lines" "$T/rd.lines" && [ $rrc -eq $drc ] &&
+		{ [ "${NOTREE:-0}" = 1 ] || same_meta "$a" "$b" noacl >/dev/null; }; then
+		pass "$what ($dir $*): rsync's lines, exit $drc${NOTREE:+ (lines only)}"
+		sed 's/^/    = /' "$T/rd.lines"
+	else
+		fail "$what ($dir $*): rsync exit $rrc, rdcp $drc"
+		diff "$T/rs.lines" "$T/rd.lines" | sed 's/^/    /' | head -20
+		same_meta "$a" "$b" noacl | sed 's/^/    /' | head -10
+		tail -n 3 "$T/rs.err" "$T/rd.err" | sed 's/^/    /'
+	fi
+}
+mkdir -p "$T/xsrc/src/dir/sub" "$T/xsrc/src/mnt" "$T/xsrc/outside"
+echo a >"$T/xsrc/src/dir/a"
+echo b >"$T/xsrc/src/dir/sub/b"
+chmod 0750 "$T/xsrc/src/dir/sub"
+chmod 0755 "$T/xsrc/src/dir/a"
+echo c >"$T/xsrc/src/c"
+chmod 0604 "$T/xsrc/src/c"
+echo far >"$T/xsrc/outside/far"
+ln -s c "$T/xsrc/src/l-file"
+ln -s dir "$T/xsrc/src/l-dir"
+ln -s ../outside/far "$T/xsrc/src/l-out"
+# (a daemon keeps no setuid/setgid bits for an anonymous client: pushes
+# without them, the special bits on a pull, which rdcp receives as root)
+# (rsync's daemon leaves the times of directories unset after a push with
+# --chmod, and of the source directory with -xx; rdcp keeps the source's:
+# lines and modes are compared there, by the lines and the modes alone)
+NOTREE=1 both_to chm "--chmod as rsync's" push -ai --chmod=ug+w,Fo-w,+X
+check "  the same modes" eval '[ "$(cd "$T/rmod/chm" && find . -printf "%m %p\n" | sort)" = \
+	"$(cd "$T/mod/o/chm" && find . -printf "%m %p\n" | sort)" ]'
+NOTREE=1 both_to chm2 "two --chmod, octal" push -ai --chmod=D775 --chmod=F664
+check "  the same modes" eval '[ "$(cd "$T/rmod/chm2" && find . -printf "%m %p\n" | sort)" = \
+	"$(cd "$T/mod/o/chm2" && find . -printf "%m %p\n" | sort)" ]'
+both_to chm3 "--chmod with special bits" pull -ai --chmod=Dg+s,ug+w,Fo-w,+X
+both_to chm4 "two --chmod, octal" pull -ai --chmod=D2775 --chmod=F664
+both_to cl "-L: what the links point to" push -aiL
+mkdir -p "$T/pull-L"
+run -aL "$S::m/o/chm/src" "$T/pull-L/"
+check "a daemon pull with -L: exit 0, links stay links (the daemon follows none)" \
+	eval '[ "$RC" -eq 0 ] && [ -L "$T/pull-L/src/l-file" ]'
+check "  and a note says so" out_has "sends symlinks as symlinks (-L)"
+ln -s nowhere "$T/xsrc/src/l-dangling"
+# (rsync leaves the times of a directory with an error unset: trees differ)
+NOTREE=1 both_to cl2 "-L with a dangling link: rsync's error and exit" push -aiL
+rm "$T/xsrc/src/l-dangling"
+if mount -t tmpfs -o size=1m tmpfs "$T/xsrc/src/mnt" 2>/dev/null; then
+	echo in-mount >"$T/xsrc/src/mnt/m"
+	# (rsync leaves the mount point's time unset: trees differ there)
+	NOTREE=1 both_to x1 "-x: the mount point empty" push -aix
+	check "  the mount point came, empty" eval '[ -d "$T/mod/o/x1/src/mnt" ] && [ ! -e "$T/mod/o/x1/src/mnt/m" ]'
+	NOTREE=1 both_to x2 "-xx: not even the mount point" push -aixx
+	check "  the mount point left out" [ ! -e "$T/mod/o/x2/src/mnt" ]
+	both_to x0 "without -x: across the mount" push -ai
+	umount "$T/xsrc/src/mnt"
+else
+	echo "    (cannot mount a tmpfs here: -x not judged)"
+fi
+
 # --stats: rsync's fields, the counts and sizes as rsync's for the same tree
 # (a new one each time: both send everything), with -h levels
 stats_of() { # the fields both can know: no byte totals of the protocols
