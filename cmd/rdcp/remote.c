@@ -56,8 +56,10 @@ int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args)
 	ro.eo.window = rdcp_window();
 	ro.announce = announce;
 	ro.log = log_line;
+	memset(&r, 0, sizeof(r));
 	ret = rd_remote_serve(&r, &ro);
-	if (ret && ret != -RD_EPARTIAL) {
+	/* once a client was served it heard the error itself: said once, there */
+	if (ret && ret != -RD_EPARTIAL && !r.served) {
 		rd_escape(esc, sizeof(esc), r.err.msg, strlen(r.err.msg));
 		fprintf(stderr, "rdcp (remote): %s\n", esc);
 	}

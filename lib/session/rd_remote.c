@@ -309,6 +309,7 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	cfg.fixed_mode = o->mode;
 	cfg.fixed_paths = o->paths;
 	cfg.nfixed = o->npaths;
+	r->served = 1;
 	ret = rd_server_serve(&cfg, c, r->summary, sizeof(r->summary), &r->err);
 out:
 	OPENSSL_cleanse(ready.secret, sizeof(ready.secret));

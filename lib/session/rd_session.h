@@ -244,6 +244,11 @@ struct rd_remote_opts {
 struct rd_remote {
 	struct rd_err err;
 	char summary[512];
+	/*
+	 * A client proved the secret and the session ran: what went wrong
+	 * from then on was sent to it (ERROR), or it saw the connection go.
+	 */
+	int served;
 };
 
 /*

@@ -24,6 +24,7 @@
 
 #define LINE_MAX_ 1024
 #define TAIL_LINES 4
+#define HELD_LINES 16 /* before the ready line: shown then, or folded into the error */
 #define MAX_ARGS 64
 
 struct ssh_priv {
@@ -32,6 +33,14 @@ struct ssh_priv {
 	pthread_mutex_t lock;
 	char tail[TAIL_LINES][LINE_MAX_];
 	int ntail;
+	/*
+	 * Until the remote side is ready its stderr is held, not shown: if it
+	 * never gets ready, what it said is in the error (once); if it does,
+	 * the held lines are shown then and later ones as they come.
+	 */
+	int live;
+	char held[HELD_LINES][LINE_MAX_]; /* escaped */
+	int nheld;
 	rd_remote_log_fn log;
 	void *ctx;
 };
@@ -77,15 +86,34 @@ static void keep_tail(struct ssh_priv *p, const char *raw, size_t len)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Forward one raw line (escaped) and remember it. */
+/* Forward one raw line (escaped) and remember it; held while not live. */
 static void emit_line(struct ssh_priv *p, const char *raw, size_t len)
 {
 	char esc[LINE_MAX_];
+	int live;
 
 	rd_escape(esc, sizeof(esc), raw, len);
 	keep_tail(p, raw, len); /* escaped once, by whoever prints it */
-	if (p->log)
+	pthread_mutex_lock(&p->lock);
+	live = p->live;
+	if (!live && p->nheld < HELD_LINES)
+		snprintf(p->held[p->nheld++], LINE_MAX_, "%s", esc);
+	pthread_mutex_unlock(&p->lock);
+	if (live && p->log)
 		p->log(p->ctx, esc);
+}
+
+/* Ready: what was held is shown now, and from here on every line as it comes. */
+static void go_live(struct ssh_priv *p)
+{
+	int i;
+
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; p->log && i < p->nheld; i++)
+		p->log(p->ctx, p->held[i]);
+	p->nheld = 0;
+	p->live = 1;
+	pthread_mutex_unlock(&p->lock);
 }
 
 struct err_reader {
@@ -311,6 +339,7 @@ int rd_ssh_start(struct rd_ssh *s, const struct rd_ssh_opts *o)
 						 o->host);
 				goto fail_child;
 			}
+			go_live(p);
 			return 0;
 		}
 		emit_line(p, line, strlen(line)); /* a banner or the like */

@@ -243,6 +243,8 @@ client() {
 	check "  and nothing arrives" [ ! -e /tmp/back/nope ]
 	rcp /tmp/src/ga /tmp/src/gb "$S:/tmp/nodir/sub/"
 	check "push into a missing remote directory: exit 3" [ "$RC" -eq 3 ]
+	check "  said once (the remote side does not repeat it)" \
+		[ "$(grep -c "destination directory /tmp/nodir" /tmp/out)" -eq 1 ]
 	check "  names the missing directory" out_has "destination directory /tmp/nodir: No such file"
 	check "  and creates nothing" [ "$(on_b 'test -e /tmp/nodir && echo yes || echo no')" = no ]
 
@@ -252,6 +254,8 @@ client() {
 	check "  says rdcp could not be started there" out_has "could not start '/nonexistent/rdcp'"
 	check "  with the remote shell's message passed through" \
 		out_has "/nonexistent/rdcp: No such file or directory"
+	check "  said once (not relayed and repeated)" \
+		[ "$(grep -c "/nonexistent/rdcp: No such file or directory" /tmp/out)" -eq 1 ]
 	run -e "$SSHE" /tmp/src/ga "$S:/tmp/dst/"
 	check "no --remote-rdcp and no rdcp on b's PATH: exit 5" [ "$RC" -eq 5 ]
 	check "  asks whether rdcp is installed" out_has "is rdcp installed"
