@@ -290,6 +290,24 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 }
 
 /*
+ * A fifo, socket or device the flags ask for (-D): the entry (1), never
+ * opened (the receiver makes a new node); else 0.
+ */
+static int special(const struct rd_tree *t, struct rd_tree_entry *e, const struct stat *st)
+{
+	int dev = S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode);
+
+	if (!(dev && (t->flags & RD_TREE_DEVICES)) &&
+	    !((S_ISFIFO(st->st_mode) || S_ISSOCK(st->st_mode)) && (t->flags & RD_TREE_SPECIALS)))
+		return 0;
+	e->type = RD_FT_SPECIAL;
+	entry_stat(e, st);
+	if (dev)
+		e->size = (uint64_t)major(st->st_rdev) << 32 | minor(st->st_rdev);
+	return 1;
+}
+
+/*
  * -L: the symlink `name` beneath dirfd, sent as what it points to (opened
  * through the link, as rsync -L does): a file or directory, or with -D a
  * special file; nothing (dangling) or a directory being walked (a loop)
@@ -310,14 +328,8 @@ static int referent(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const
 		if (t->lv[i].dev == st.st_dev && t->lv[i].ino == st.st_ino)
 			return skip(t, e, t->show, 0,
 				    "symlink to a directory being copied (a loop); skipped");
-	if (((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && (t->flags & RD_TREE_SPECIALS)) ||
-	    ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && (t->flags & RD_TREE_DEVICES))) {
-		e->type = RD_FT_SPECIAL;
-		entry_stat(e, &st);
-		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-			e->size = (uint64_t)major(st.st_rdev) << 32 | minor(st.st_rdev);
+	if (special(t, e, &st))
 		return RD_TREE_ENTRY;
-	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return left_out(e, t->show);
 	fd = rd_openat(dirfd, name, OPEN_RD | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
@@ -352,15 +364,8 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 		entry_stat(e, &st);
 		return RD_TREE_ENTRY;
 	}
-	if (((S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) && (t->flags & RD_TREE_SPECIALS)) ||
-	    ((S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) && (t->flags & RD_TREE_DEVICES))) {
-		/* -D: never opened; the receiver makes a new node */
-		e->type = RD_FT_SPECIAL;
-		entry_stat(e, &st);
-		if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-			e->size = (uint64_t)major(st.st_rdev) << 32 | minor(st.st_rdev);
+	if (special(t, e, &st))
 		return RD_TREE_ENTRY;
-	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return left_out(e, t->show);
 	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
