@@ -428,40 +428,6 @@ static int chown_meta(const struct rd_sink *s, int fd, const char *name,
 	return rd_fchown(fd, uid, gid);
 }
 
-/*
- * What applying m (and, for a regular file, its size) to st, an entry of
- * the same type already there, changes: rsync's itemize letters. Modes
- * count with RD_SINK_PRESERVE_MODE only (rsync's 'p' needs --perms).
- */
-static unsigned attr_items(const struct rd_sink *s, const struct stat *st,
-			   const struct rd_sink_meta *m)
-{
-	unsigned it = 0;
-
-	if (S_ISREG(st->st_mode) && (uint64_t)st->st_size != m->size)
-		it |= RD_IT_SIZE;
-	if ((s->flags & RD_SINK_PRESERVE_TIMES) && (st->st_mtim.tv_sec != (time_t)m->mtime_sec ||
-						    (uint32_t)st->st_mtim.tv_nsec != m->mtime_nsec))
-		it |= RD_IT_TIME;
-	if ((s->flags & RD_SINK_PRESERVE_MODE) && !S_ISLNK(st->st_mode) &&
-	    (st->st_mode & 07777) != final_mode(s, m))
-		it |= RD_IT_PERMS;
-	if (want_owner(s) && st->st_uid != (uid_t)m->uid)
-		it |= RD_IT_OWNER;
-	if (want_group(s) && st->st_gid != (gid_t)m->gid)
-		it |= RD_IT_GROUP;
-	return it;
-}
-
-/* The items of an entry of type `type` (S_IFMT) made where st was (ret: fstatat's). */
-static unsigned made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
-			   const struct rd_sink_meta *m)
-{
-	if (ret < 0 || (st->st_mode & S_IFMT) != type)
-		return RD_IT_NEW | RD_IT_LOCAL;
-	return attr_items(s, st, m);
-}
-
 unsigned rd_sink_items(const struct rd_sink *s)
 {
 	return s->items;
@@ -473,10 +439,19 @@ unsigned rd_sink__set_items(struct rd_sink *s, unsigned items)
 	return items;
 }
 
-unsigned rd_sink__made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
-			     const struct rd_sink_meta *m)
+mode_t rd_sink__final_mode(const struct rd_sink *s, const struct rd_sink_meta *m)
 {
-	return made_items(s, ret, st, type, m);
+	return final_mode(s, m);
+}
+
+int rd_sink__want_owner(const struct rd_sink *s)
+{
+	return want_owner(s);
+}
+
+int rd_sink__want_group(const struct rd_sink *s)
+{
+	return want_group(s);
 }
 
 static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
@@ -663,7 +638,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		return rd_err_set(&s->err, RD_ESYS, 0, "%s: exists and is not a directory",
 				  esc(s, path, len));
 	/* as rsync: what the directory's own metadata will change, judged now */
-	s->items = attr_items(s, &st, m);
+	s->items = rd_sink__attr_items(s, &st, m);
 	return 0;
 }
 
@@ -714,24 +689,6 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 	return 0;
 }
 
-/* A symlink about to be made at pl: new, a new target (CHANGE), or attributes. */
-static unsigned link_items(struct rd_sink *s, const struct place *pl, const char *tgt, size_t tlen,
-			   const struct rd_sink_meta *m)
-{
-	char old[SINK_PATH_MAX + 1];
-	struct stat st;
-	ssize_t n;
-	unsigned it;
-
-	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode))
-		return RD_IT_NEW | RD_IT_LOCAL;
-	it = attr_items(s, &st, m);
-	n = rd_readlinkat(pl->pfd, pl->name, old, sizeof(old));
-	if (n < 0 || (size_t)n != tlen || memcmp(old, tgt, tlen))
-		it |= RD_IT_LOCAL | RD_IT_CHANGE;
-	return it;
-}
-
 int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		    size_t tlen, const struct rd_sink_meta *m)
 {
@@ -757,7 +714,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	tgt = strndup(target, tlen);
 	if (!tgt)
 		return fail(s, ENOMEM, path, len, "symlink");
-	items = link_items(s, &pl, tgt, tlen, m);
+	items = rd_sink__link_items(s, pl.pfd, pl.name, tgt, tlen, m);
 	do {
 		tmp_name(tmp, pl.name);
 		ret = rd_symlinkat(tgt, pl.pfd, tmp);
@@ -954,7 +911,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	ex = rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 	if (!ex && S_ISDIR(st.st_mode))
 		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
-	items = ex || !S_ISREG(st.st_mode) ? RD_IT_NEW : attr_items(s, &st, m);
+	items = ex || !S_ISREG(st.st_mode) ? RD_IT_NEW : rd_sink__attr_items(s, &st, m);
 	if (m->size > (uint64_t)INT64_MAX)
 		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", esc(s, path, len));
 	f = calloc(1, sizeof(*f));

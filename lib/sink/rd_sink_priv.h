@@ -23,6 +23,15 @@ int rd_sink__file_fd(const struct rd_sink_file *f);
 unsigned rd_sink__set_items(struct rd_sink *s, unsigned items);
 unsigned rd_sink__made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
 			     const struct rd_sink_meta *m);
+/* rd_sink_items.c: what m changes on st (same type); a symlink made as name in pfd */
+unsigned rd_sink__attr_items(const struct rd_sink *s, const struct stat *st,
+			     const struct rd_sink_meta *m);
+unsigned rd_sink__link_items(struct rd_sink *s, int pfd, const char *name, const char *tgt,
+			     size_t tlen, const struct rd_sink_meta *m);
+/* The sink's policies the items judge by (rd_sink.c) */
+mode_t rd_sink__final_mode(const struct rd_sink *s, const struct rd_sink_meta *m);
+int rd_sink__want_owner(const struct rd_sink *s);
+int rd_sink__want_group(const struct rd_sink *s);
 struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f);
 const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len);
 
