@@ -163,3 +163,19 @@ uint32_t rd_chmod_apply(const struct rd_chmod *c, uint32_t mode)
 	}
 	return type | (perm & PERM_BITS);
 }
+
+void rd_perm_string(char out[10], uint32_t m)
+{
+	static const char rwx[] = "rwxrwxrwx";
+	int i;
+
+	for (i = 0; i < 9; i++)
+		out[i] = m & (0400u >> i) ? rwx[i] : '-';
+	if (m & S_ISUID)
+		out[2] = out[2] == 'x' ? 's' : 'S';
+	if (m & S_ISGID)
+		out[5] = out[5] == 'x' ? 's' : 'S';
+	if (m & S_ISVTX)
+		out[8] = out[8] == 'x' ? 't' : 'T';
+	out[9] = '\0';
+}

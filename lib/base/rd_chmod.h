@@ -52,4 +52,7 @@ int rd_chmod_parse(struct rd_chmod *c, const char *s, mode_t umask);
 /* mode (st_mode, type bits kept) after every item of c, in order. */
 uint32_t rd_chmod_apply(const struct rd_chmod *c, uint32_t mode);
 
+/* The permission bits of mode as ls and rsync's %B show them: "rwsr-x--T". */
+void rd_perm_string(char out[10], uint32_t mode);
+
 #endif

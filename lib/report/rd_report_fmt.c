@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/base/rd_chmod.h"
 #include "lib/base/rd_escape.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/report/rd_report_fmt.h"
@@ -168,23 +169,6 @@ size_t rd_report_name(char *out, size_t cap, const char *str, size_t len)
 	return n;
 }
 
-/* rwxr-xr-x, with s/S and t/T for the special bits, as ls and rsync show them. */
-static void perms(char out[10], uint32_t m)
-{
-	static const char rwx[] = "rwxrwxrwx";
-	int i;
-
-	for (i = 0; i < 9; i++)
-		out[i] = m & (0400u >> i) ? rwx[i] : '-';
-	if (m & S_ISUID)
-		out[2] = out[2] == 'x' ? 's' : 'S';
-	if (m & S_ISGID)
-		out[5] = out[5] == 'x' ? 's' : 'S';
-	if (m & S_ISVTX)
-		out[8] = out[8] == 'x' ? 't' : 'T';
-	out[9] = '\0';
-}
-
 /* "2024/01/02 03:04:05" (local time), rsync's timestring; with '-' for the space if dash. */
 static void timestr(char out[32], int64_t t, int dash)
 {
@@ -250,7 +234,7 @@ static size_t one_escape(char c, int quotes, const struct rd_item *it,
 	case 'B':
 		if (cap < 10)
 			return val[0] = '\0', 0;
-		perms(val, it->mode);
+		rd_perm_string(val, it->mode);
 		return 9;
 	case 'U':
 		return (size_t)snprintf(val, cap, "%" PRIu32, it->uid);

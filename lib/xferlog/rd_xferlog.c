@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "lib/base/rd_chmod.h"
 #include "lib/base/rd_escape.h"
 
 #define WIDTH_MAX 256 /* a wider field is cut to this */
@@ -131,23 +132,6 @@ static void human(char *out, size_t cap, uint64_t v, int level)
 	out[o] = '\0';
 }
 
-/* rwxr-xr-x, with s/S and t/T as ls prints them. */
-static void perms(char *out, uint32_t m)
-{
-	static const char rwx[] = "rwx";
-	int i;
-
-	for (i = 0; i < 9; i++)
-		out[i] = (m & (1u << (8 - i))) ? rwx[i % 3] : '-';
-	if (m & S_ISUID)
-		out[2] = out[2] == 'x' ? 's' : 'S';
-	if (m & S_ISGID)
-		out[5] = out[5] == 'x' ? 's' : 'S';
-	if (m & S_ISVTX)
-		out[8] = out[8] == 'x' ? 't' : 'T';
-	out[9] = '\0';
-}
-
 static size_t esc(char *out, size_t cap, const char *s, size_t n)
 {
 	size_t need = rd_escape(out, cap, s ? s : "", s ? n : 0);
@@ -190,7 +174,7 @@ static void value(char *val, size_t cap, const struct spec *sp, const struct rd_
 	case 'B':
 		if (cap < 10)
 			return;
-		perms(val, it->mode);
+		rd_perm_string(val, it->mode);
 		return;
 	case 'f':
 		esc(val, cap, it->path, it->plen);
