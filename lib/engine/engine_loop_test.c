@@ -410,9 +410,10 @@ static void paced_copy(int sender)
 	assert_int_equal(r.rret, 0);
 	assert_true(same_file("paced"));
 	print_message("paced by the %s: %.3f s (want %.3f..%.3f), CPU %.3f s\n",
-		      sender ? "sender" : "receiver", wall, want, want * 1.1 + 0.1, cpu);
+		      sender ? "sender" : "receiver", wall, want, want * 1.5 + 0.5, cpu);
+	/* never faster than the rate; slower only by scheduling (a loaded host) */
 	assert_true(wall >= want * 0.98);
-	assert_true(wall <= want * 1.1 + 0.1);
+	assert_true(wall <= want * 1.5 + 0.5);
 	assert_true(cpu < wall * 0.5);
 }
 
