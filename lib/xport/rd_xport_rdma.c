@@ -512,8 +512,10 @@ static int lane_ended(struct rd_rdma_conn *rc, struct rdma_cm_id *id,
 		return 0;
 	lane_dies(rc, k, "ended", rdma_event_str(t));
 	/* Its QP to the error state: what it had in flight flushes and goes
-	 * out again on a live lane (fail_over). */
-	rdma_disconnect(id);
+	 * out again on a live lane (fail_over). Not while its port is down
+	 * (the DREQ would jam the CM: rd_xport_rdma_retire.c); close retires it. */
+	if (rd_rdma_port_up(id))
+		rdma_disconnect(id);
 	return 1;
 }
 
@@ -821,17 +823,20 @@ static void rdma_close(struct rd_conn *c)
 	unsigned i;
 
 	rd_lane_reg_close(rc);
-	if (rc->id && c->established && !c->disconnected) {
+	if (rc->id && c->established && !c->disconnected && rd_rdma_port_up(rc->id)) {
 		/*
 		 * rdma_disconnect() moves the QP to the error state, which
 		 * flushes sends not yet acknowledged: the last message (a
 		 * report, an ERROR) would be lost and the peer would see only
 		 * the disconnect. So let posted sends complete first, briefly.
+		 * Not while the port is down: its DREQ would jam the host's CM
+		 * (rd_xport_rdma_retire.c); the ids are retired below.
 		 */
 		if (!c->dead)
 			rdma_flush(c, 1000);
 		for (i = 1; i < rc->nlanes; i++)
-			rdma_disconnect(rc->lane[i]);
+			if (rd_rdma_port_up(rc->lane[i]))
+				rdma_disconnect(rc->lane[i]);
 		rdma_disconnect(rc->id);
 		/* Give the peer's DREQ/DREP a moment; never block for long. */
 		if (rc->ech && !rd_cm_wait(rc->ech, 200, &ev))
@@ -842,15 +847,14 @@ static void rdma_close(struct rd_conn *c)
 			continue;
 		if (rc->lane[i]->qp)
 			rdma_destroy_qp(rc->lane[i]);
-		rdma_destroy_id(rc->lane[i]);
+		rd_rdma_retire_id(rc->lane[i]);
 	}
 	if (rc->id && rc->id->qp)
 		rdma_destroy_qp(rc->id);
 	rd_reseq_fini(&rc->rx);
 	for (i = 0; i < RD_RAILS_MAX; i++)
 		close_rail(&rc->rail[i]);
-	if (rc->id)
-		rdma_destroy_id(rc->id);
+	rd_rdma_retire_id(rc->id);
 	if (rc->ech)
 		rdma_destroy_event_channel(rc->ech);
 	rd_xc_fini(c);

@@ -472,8 +472,9 @@ static void reject_id(struct rdma_cm_id *id, const struct rd_cm_rej *rej)
 	uint8_t pd[RD_CM_REJ_LEN];
 
 	rd_cm_rej_encode(pd, rej);
-	rdma_reject(id, pd, sizeof(pd));
-	rdma_destroy_id(id);
+	if (rd_rdma_port_up(id))
+		rdma_reject(id, pd, sizeof(pd));
+	rd_rdma_retire_id(id);
 }
 
 static void reject_bad(struct rdma_cm_id *id, uint16_t reason)

@@ -333,7 +333,7 @@ static int rail_unusable(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigne
 	c->dead = 0;
 	if (id->qp)
 		rdma_destroy_qp(id);
-	rdma_destroy_id(id);
+	rd_rdma_retire_id(id);
 	rc->lane[k] = NULL;
 	return 1;
 }

@@ -121,8 +121,19 @@ void rd_lane_reg_close(struct rd_rdma_conn *rc);
 void rd_lane_route_join(struct rdma_cm_id *id, const struct rd_cm_req *creq);
 /* Lanes a client asks for by default on this device: 1 on Soft-RoCE. */
 unsigned rd_rdma_default_lanes(struct ibv_context *ctx);
-/* Reject and destroy a connect request's id. */
+/* Reject and destroy a connect request's id (retired instead while its
+ * port is down: the REJ goes when the port is back). */
 void rd_rdma_reject_id(struct rdma_cm_id *id, uint16_t reason);
+/*
+ * Is the port of id ACTIVE (or id bound to no port yet)? While it is not,
+ * nothing may make the kernel's CM send for it: no rdma_disconnect, no
+ * rdma_reject, no rdma_destroy_id of a connected id (rd_xport_rdma_retire.c
+ * says why).
+ */
+int rd_rdma_port_up(const struct rdma_cm_id *id);
+/* Destroy id (its QP destroyed first), or, while its port is down, keep it
+ * until the port is ACTIVE again and destroy it then. */
+void rd_rdma_retire_id(struct rdma_cm_id *id);
 /* Wait for one event on rc's channel (the connection's own). */
 int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int timeout_ms,
 		   const char *what, struct rdma_cm_event **out);
