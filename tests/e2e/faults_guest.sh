@@ -9,6 +9,9 @@
 # Resume (issue 11): a killed receiver (rdcp pulling, rdcpd receiving a
 # push, KILLS times in a row) leaves a partial that the rerun reuses: byte
 # exact, bytes moved over all runs <= 1.2 x the data, no litter after.
+# The wire (rig only): this client's side lossy or cut (netem), and the
+# server's link down for 5 s mid-push and mid-pull (issue 27 item 18: the
+# daemon's CM went deaf after it; the copy must complete by itself).
 set -u
 RDCP=$1
 RDCPD=$2
@@ -82,6 +85,7 @@ server() {
 		touch "$SH/d-restarted.$i"
 	done
 
+	over_rdma && server_cuts
 	wait_for "$SH/client-done" 600
 	check "daemon still alive after every fault" daemon_alive d
 	check "corrupting daemon still alive" daemon_alive dc
@@ -94,8 +98,36 @@ server() {
 	sed 's/^/    d| /' /tmp/d.log | tail -40
 	if over_rdma; then
 		check "link-cut daemon still alive" daemon_alive dt
-		sed 's/^/    dt| /' /tmp/dt.log | tail -12
+		sed 's/^/    dt| /' /tmp/dt.log | tail -16
 	fi
+}
+
+# Wait for the file $1 unless the client is done (it gave up early).
+wait_client() {
+	until [ -e "$1" ] || [ -e "$SH/client-done" ]; do nap 0.1; done
+	[ -e "$1" ]
+}
+
+# The server's side of server_cut (issue 27 item 18): its own link down for
+# 5 s when the client says go, 1 s into each copy. netem holds this side to
+# 64 Mbit/s meanwhile, so a pull (the data leaves from here) lasts seconds.
+server_cuts() {
+	local i
+	for i in 1 2; do
+		wait_client "$SH/bcut-arm.$i" || return 0
+		tc qdisc add dev eth0 root netem rate 64mbit
+		touch "$SH/bcut-armed.$i"
+		wait_client "$SH/bcut-go.$i" || break
+		sleep 1
+		ip link set dev eth0 down
+		sleep 5
+		ip link set dev eth0 up
+		touch "$SH/bcut-up.$i"
+		wait_client "$SH/bcut-end.$i"
+		tc qdisc del dev eth0 root
+	done
+	tc qdisc del dev eth0 root 2>/dev/null
+	return 0
 }
 
 client() {
@@ -434,6 +466,60 @@ link_faults() {
 	tc qdisc del dev eth0 root
 	check "  byte-exact" cmp /tmp/src/lossy /tmp/pull/lossy
 	rm -f /tmp/src/lossy /tmp/pull/lossy
+
+	head -c $((48 << 20)) /dev/urandom >/tmp/src/bcut
+	server_cut 1 push
+	server_cut 2 pull
+	rm -f /tmp/src/bcut /tmp/pull/bcut
+}
+
+# server_cut N push|pull (issue 27 item 18): the server's link (ip link
+# down in its VM) cut for 5 s, 1 s into a copy of /tmp/src/bcut (48 MiB;
+# the pull brings back what the push left) held to 64 Mbit/s by
+# netem on both sides. Its session fails at once ("local QP operation
+# error"); the client, with --retries 5, must reconnect once the link is
+# back and complete the copy, resuming what it had. Before the fix every
+# reconnect got "no answer over RDMA while connecting": the daemon's
+# teardown had sent a DREQ into the dead link, which left Soft-RoCE's GSI
+# QP unable to receive (lib/xport/rd_xport_rdma_retire.c).
+server_cut() {
+	local i=$1 how=$2 S=$RIG_PEER_IP pid still=no RC n t0 up
+	rm -f /tmp/pull/bcut
+	touch "$SH/bcut-arm.$i"
+	wait_for "$SH/bcut-armed.$i" 60
+	tc qdisc add dev eth0 root netem rate 64mbit
+	t0=$SECONDS
+	if [ "$how" = push ]; then
+		"$RDCP" -v --retries 5 --json --chunk-size 64K --depth 2 /tmp/src/bcut \
+			"rdcp://$S:18602/m/bcut" >/tmp/out 2>&1 &
+	else
+		"$RDCP" -v --retries 5 --json --chunk-size 64K --depth 2 \
+			"rdcp://$S:18602/m/bcut" /tmp/pull/bcut >/tmp/out 2>&1 &
+	fi
+	pid=$!
+	n=0
+	until grep -q "connected to" /tmp/out || [ $n -gt 600 ]; do
+		nap 0.1
+		n=$((n + 1))
+	done
+	touch "$SH/bcut-go.$i"
+	wait_for "$SH/bcut-up.$i" 60
+	up=$SECONDS
+	kill -0 $pid 2>/dev/null && still=yes
+	wait $pid
+	RC=$?
+	touch "$SH/bcut-end.$i"
+	tc qdisc del dev eth0 root
+	grep -v '^ *"' /tmp/out | sed 's/^/    | /'
+	check "server's link down 5 s mid-$how: the $how was running when the link came back" \
+		[ $still = yes ]
+	check "  it completes by itself (--retries 5; exit $RC, $((SECONDS - up)) s after the link came back, $((SECONDS - t0)) s in all)" \
+		[ "$RC" -eq 0 ]
+	check "  it reconnected" out_has "reconnecting (1/5)"
+	check "  and resumed ($(json_num bytes_resumed /tmp/out) bytes kept)" \
+		eval '[ "$(json_num bytes_resumed /tmp/out)" -gt 0 ]'
+	[ "$how" = push ] && run "rdcp://$S:18602/m/bcut" /tmp/pull/bcut
+	check "  byte-exact" cmp /tmp/src/bcut /tmp/pull/bcut
 }
 
 case "$RIG_ROLE" in
