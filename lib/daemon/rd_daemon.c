@@ -249,6 +249,20 @@ static unsigned proto_max(void)
 	return RD_PROTO_MAX;
 }
 
+/*
+ * What is left of the auth timeout since the connection request came (at
+ * least 1 ms; INT_MAX without one): every step before the peer proved who
+ * it is (the RDMA connection completing, TLS) shares this one deadline.
+ */
+static int auth_left_ms(const struct worker *w)
+{
+	long left = w->cfg->auth_timeout_ms - ms_since(&w->t0);
+
+	if (w->cfg->auth_timeout_ms <= 0)
+		return INT_MAX;
+	return left < 1 ? 1 : (int)left;
+}
+
 static void *serve_one(void *arg)
 {
 	struct worker *w = arg;
@@ -256,6 +270,7 @@ static void *serve_one(void *arg)
 	struct rd_cm_rep rep = {.version = 0};
 	struct rd_conn *c = NULL;
 	struct rd_server_cfg scfg = *w->server;
+	struct rd_conn_opts co = cfg->co;
 	struct session_auth sa;
 	struct rd_ops_sess ops;
 	const struct rd_tls_peer *tp;
@@ -270,7 +285,9 @@ static void *serve_one(void *arg)
 	rep.version = proto_max();
 	if (w->creq.ver_max < rep.version)
 		rep.version = w->creq.ver_max;
-	ret = rd_conn_accept(w->req, &cfg->co, &rep, &c, &err);
+	if (cfg->conf)
+		co.accept_timeout_ms = auth_left_ms(w);
+	ret = rd_conn_accept(w->req, &co, &rep, &c, &err);
 	if (ret) {
 		logf_(cfg, RD_LOG_WARN, "%s: accept failed: %s", peer, err.msg);
 		goto out;
@@ -286,7 +303,7 @@ static void *serve_one(void *arg)
 		      rd_conn_info(c)->link, rep.version);
 	/* Authentication first: nothing is opened or pinned for a stranger. */
 	if (cfg->conf) {
-		ret = rd_conn_start_tls(&c, &cfg->tls, cfg->auth_timeout_ms, &err);
+		ret = rd_conn_start_tls(&c, &cfg->tls, auth_left_ms(w), &err);
 		if (ret) {
 			rd_ops_tls_failed(&ops, ret, err.msg);
 			goto out;

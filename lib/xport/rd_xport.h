@@ -75,6 +75,14 @@ struct rd_conn_opts {
 	unsigned ctrl_depth;	/* receive buffers to post (default 64) */
 	unsigned max_writes;	/* data writes in flight (default 64) */
 	int timeout_ms;		/* connect/accept and peer-silence timeout */
+	/*
+	 * Server: how long rd_conn_accept() waits for the peer to complete
+	 * the connection (RDMA: ESTABLISHED after the accept), 0: timeout_ms.
+	 * rdcpd gives what is left of its auth timeout: a request that never
+	 * completes holds its slot no longer than one that never proves who
+	 * it is.
+	 */
+	int accept_timeout_ms;
 	int verbose;		/* fill rd_conn_info() strings */
 	int family;		/* AF_INET or AF_INET6 to force one (-4/-6); 0: any */
 	/*

@@ -55,6 +55,12 @@ struct rd_conn_ops {
 	int (*flush)(struct rd_conn *c, int timeout_ms);
 	void (*close)(struct rd_conn *c);
 
+	/*
+	 * Optional (RDMA): the server's TLS handshake authenticated the peer;
+	 * set up what was held back until then (the control buffers beyond
+	 * RD_XC_PREAUTH_DEPTH). Negative status on failure.
+	 */
+	int (*authenticated)(struct rd_conn *c);
 	/* Optional: after TLS, bring up the extra lanes (RDMA; NULL elsewhere). */
 	int (*join_lanes)(struct rd_conn *c, const uint8_t *proof, int timeout_ms);
 	uint64_t (*lane_bytes)(const struct rd_conn *c, unsigned i);
@@ -172,6 +178,13 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 #define RD_XC_DEFAULT_DEPTH   64
 #define RD_XC_DEPTH_MAX	      1024
 #define RD_XC_SEND_EXTRA      4 /* RDMA send buffers beyond the receive depth */
+/*
+ * An RDMA server registers this many receive and send buffers for a peer
+ * that has not authenticated yet (a TLS handshake needs two or three each
+ * way), whatever the depth it announces; the rest once TLS is done. A
+ * peer that sends more before then waits (receiver not ready, retried).
+ */
+#define RD_XC_PREAUTH_DEPTH 8
 /* Control buffers one RDMA rail registers for receive depth d: d receives,
  * d + RD_XC_SEND_EXTRA sends (rd_rdma_setup_verbs(), rd_xport_session_pin()). */
 #define RD_XC_RAIL_CTRL_BYTES(d) ((uint64_t)(2 * (d) + RD_XC_SEND_EXTRA) * RD_CTRL_MAX)

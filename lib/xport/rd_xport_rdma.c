@@ -169,9 +169,44 @@ struct rd_rdma_conn *rd_rdma_conn_new(void)
 }
 
 /*
+ * Register rail r's receive buffers and the send buffers on its PD: the
+ * first n of each (a server before its peer authenticated: rc->pre), or
+ * all of them (n = 0). An earlier, smaller registration stays (receives
+ * posted with its key may still be out) until the rail closes.
+ */
+static int reg_ctrl(struct rd_rdma_conn *rc, unsigned r, unsigned n)
+{
+	struct rd_conn *c = &rc->c;
+	struct rd_rail *ra = &rc->rail[r];
+	size_t rlen = (size_t)(n ? n : c->rdepth) * RD_CTRL_MAX;
+	size_t slen = (size_t)(n ? n : rc->sdepth) * RD_CTRL_MAX;
+	struct ibv_mr *rmr, *smr;
+
+	rmr = ibv_reg_mr(ra->pd, rd_xc_rbuf(c, r * c->rdepth), rlen, IBV_ACCESS_LOCAL_WRITE);
+	if (!rmr) {
+		c->dead = 1;
+		return reg_fail(c, rlen, errno);
+	}
+	smr = ibv_reg_mr(ra->pd, rc->sbuf, slen, IBV_ACCESS_LOCAL_WRITE);
+	if (!smr) {
+		int e = errno;
+
+		ibv_dereg_mr(rmr);
+		c->dead = 1;
+		return reg_fail(c, slen, e);
+	}
+	ra->rmr_pre = ra->rmr;
+	ra->smr_pre = ra->smr;
+	ra->rmr = rmr;
+	ra->smr = smr;
+	return 0;
+}
+
+/*
  * Open rail r on device verbs: protection domain, completion channel and
  * queue, the shared receive queue (lanes), and the control buffers
- * registered on it. Receives are posted by post_rail().
+ * registered on it (rc->pre of them before the peer authenticated).
+ * Receives are posted by post_rail().
  */
 static int open_rail(struct rd_rdma_conn *rc, unsigned r, struct ibv_context *verbs)
 {
@@ -179,7 +214,7 @@ static int open_rail(struct rd_rdma_conn *rc, unsigned r, struct ibv_context *ve
 	struct rd_rail *ra = &rc->rail[r];
 	const char *dev = ibv_get_device_name(verbs->device);
 	unsigned cqe = c->rdepth + rc->sdepth + c->max_writes + 16;
-	size_t rlen = (size_t)c->rdepth * RD_CTRL_MAX;
+	int ret;
 
 	ra->verbs = verbs;
 	ra->pd = ibv_alloc_pd(verbs);
@@ -209,28 +244,21 @@ static int open_rail(struct rd_rdma_conn *rc, unsigned r, struct ibv_context *ve
 					  "lanes (try --lanes 1)",
 					  dev, c->rdepth, rc->lanes);
 	}
-	ra->rmr = ibv_reg_mr(ra->pd, rd_xc_rbuf(c, r * c->rdepth), rlen, IBV_ACCESS_LOCAL_WRITE);
-	if (!ra->rmr) {
-		c->dead = 1;
-		return reg_fail(c, rlen, errno);
-	}
-	ra->smr = ibv_reg_mr(ra->pd, rc->sbuf, (size_t)rc->sdepth * RD_CTRL_MAX,
-			     IBV_ACCESS_LOCAL_WRITE);
-	if (!ra->smr) {
-		c->dead = 1;
-		return reg_fail(c, (size_t)rc->sdepth * RD_CTRL_MAX, errno);
-	}
+	ret = reg_ctrl(rc, r, rc->pre);
+	if (ret)
+		return ret;
 	if (r)
 		snprintf(c->info.rail_dev[r], sizeof(c->info.rail_dev[r]), "%s", dev);
 	return 0;
 }
 
-static int post_rail(struct rd_rdma_conn *rc, unsigned r)
+/* Post rail r's receive buffers from..to-1 (of its rdepth). */
+static int post_rail(struct rd_rdma_conn *rc, unsigned r, unsigned from, unsigned to)
 {
 	unsigned i;
 	int ret = 0;
 
-	for (i = 0; i < rc->c.rdepth && !ret; i++)
+	for (i = from; i < to && i < rc->c.rdepth && !ret; i++)
 		ret = post_recv(&rc->c, r * rc->c.rdepth + i);
 	return ret;
 }
@@ -244,6 +272,10 @@ static void close_rail(struct rd_rail *ra)
 		ibv_dereg_mr(ra->rmr);
 	if (ra->smr)
 		ibv_dereg_mr(ra->smr);
+	if (ra->rmr_pre)
+		ibv_dereg_mr(ra->rmr_pre);
+	if (ra->smr_pre)
+		ibv_dereg_mr(ra->smr_pre);
 	if (ra->cq) {
 		if (ra->cq_unacked)
 			ibv_ack_cq_events(ra->cq, ra->cq_unacked);
@@ -273,7 +305,7 @@ int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
 	r = rc->nrails;
 	ret = open_rail(rc, r, verbs);
 	if (!ret)
-		ret = post_rail(rc, r);
+		ret = post_rail(rc, r, 0, rc->pre ? rc->pre : c->rdepth);
 	if (ret) {
 		/* not a rail of this session: nothing of it stays (no QP uses it) */
 		close_rail(&rc->rail[r]);
@@ -285,8 +317,12 @@ int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
 	return (int)r;
 }
 
-/* Create rail 0 (PD, CQ, QP) and the control buffers for rc->id. */
-int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
+/*
+ * Create rail 0 (PD, CQ, QP) and the control buffers for rc->id. A server
+ * that waits for its peer to authenticate (pre) registers and posts only
+ * RD_XC_PREAUTH_DEPTH of them; rdma_authenticated() adds the rest.
+ */
+int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, int pre)
 {
 	struct rd_conn *c = &rc->c;
 	unsigned i;
@@ -296,6 +332,8 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	if (r)
 		return r;
 	rc->sdepth = c->rdepth + RD_XC_SEND_EXTRA;
+	rc->pre = pre && RD_XC_PREAUTH_DEPTH < c->rdepth ? RD_XC_PREAUTH_DEPTH : 0;
+	rc->sbufs = rc->pre ? rc->pre : rc->sdepth;
 	fill_info(rc);
 	rc->sbuf = calloc(rc->sdepth, RD_CTRL_MAX);
 	rc->sfree = calloc(rc->sdepth, sizeof(*rc->sfree));
@@ -304,7 +342,7 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 		rc->whist = calloc(1, sizeof(*rc->whist));
 	if (!rc->sbuf || !rc->sfree || !rc->sent || (rc->lanes > 1 && !rc->whist))
 		return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "control buffers");
-	for (i = 0; i < rc->sdepth; i++)
+	for (i = 0; i < rc->sbufs; i++)
 		rc->sfree[rc->nsfree++] = i;
 	if (rc->lanes > 1 && rd_reseq_init(&rc->rx, c->rdepth))
 		return rd_xc_fail(c, RD_ENOMEM, ENOMEM, "lanes: out of memory");
@@ -312,14 +350,44 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o)
 	r = open_rail(rc, 0, rc->id->verbs);
 	if (r)
 		return r;
-	c->info.reg_ctrl = RD_XC_RAIL_CTRL_BYTES(c->rdepth);
+	c->info.reg_ctrl = rc->pre ? (uint64_t)2 * rc->pre * RD_CTRL_MAX
+				   : RD_XC_RAIL_CTRL_BYTES(c->rdepth);
 	r = rd_rdma_create_qp(rc, rc->id, 0);
 	if (r)
 		return r;
 	rc->lane[0] = rc->id;
 	rc->nlanes = 1;
 	rc->nlive = 1;
-	return post_rail(rc, 0);
+	return post_rail(rc, 0, 0, rc->pre ? rc->pre : c->rdepth);
+}
+
+/*
+ * rd_conn_ops.authenticated: the peer proved who it is (the server's TLS
+ * handshake is done). The control buffers held back until now are
+ * registered on every rail open so far and their receives posted; the
+ * send buffers beyond the first RD_XC_PREAUTH_DEPTH become usable.
+ */
+static int rdma_authenticated(struct rd_conn *c)
+{
+	struct rd_rdma_conn *rc = rdma_of(c);
+	unsigned r, i;
+	int ret = 0;
+
+	if (!rc->pre)
+		return 0;
+	for (r = 0; r < rc->nrails && !ret; r++) {
+		ret = reg_ctrl(rc, r, 0);
+		if (!ret)
+			ret = post_rail(rc, r, rc->pre, c->rdepth);
+	}
+	if (ret)
+		return ret;
+	for (i = rc->pre; i < rc->sdepth; i++)
+		rc->sfree[rc->nsfree++] = i;
+	rc->sbufs = rc->sdepth;
+	rc->pre = 0;
+	c->info.reg_ctrl = RD_XC_RAIL_CTRL_BYTES(c->rdepth) * rc->nrails;
+	return 0;
 }
 
 int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned r)
@@ -872,7 +940,7 @@ static int rdma_flush(struct rd_conn *c, int timeout_ms)
 	int r;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (rc->nsfree < rc->sdepth) {
+	while (rc->nsfree < rc->sbufs) {
 		if (rd_xc_ms_since(&t0) > timeout_ms)
 			return rd_xc_fail(c, RD_ETIMEOUT, 0,
 					  "%s did not acknowledge our last messages",
@@ -897,6 +965,7 @@ static unsigned rdma_lane_rail(const struct rd_conn *c, unsigned i)
 const struct rd_conn_ops rd_rdma_conn_ops = {
 	.name = "rdma",
 	.join_lanes = rd_rdma_join_lanes,
+	.authenticated = rdma_authenticated,
 	.lane_bytes = rdma_lane_bytes,
 	.lane_rail = rdma_lane_rail,
 	.rails_out = rd_rdma_rails_out,

@@ -316,7 +316,7 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	memcpy(&rc->dst, ai->ai_addr, ai->ai_addrlen < sizeof(rc->dst) ? ai->ai_addrlen : sizeof(rc->dst));
 	/* Rails: offered with lanes; the server decides (rd_proto.h 1.). */
 	c->rails_ok = rc->lanes > 1 && !(o && o->one_rail) && !(r.flags & RD_CMF_JOIN);
-	ret = rd_rdma_setup_verbs(rc, o);
+	ret = rd_rdma_setup_verbs(rc, o, 0);
 	if (ret)
 		goto out;
 	rd_conn_phase(o, "verbs set up");
@@ -566,7 +566,7 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
 	unsigned peer_depth = req->peer_depth, asked = req->lanes;
-	int ret, rails = (req->flags & RD_CMF_RAILS) && req->wild && !(o && o->one_rail);
+	int ret, wait_ms, rails = (req->flags & RD_CMF_RAILS) && req->wild && !(o && o->one_rail);
 
 	*out = NULL;
 	rc = rd_rdma_conn_new();
@@ -593,7 +593,8 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	 * address of this host (a listener on one address hears only it). */
 	c->rails_ok = rails && rc->lanes > 1;
 	rc->rails_on = c->rails_ok;
-	ret = rd_rdma_setup_verbs(rc, o);
+	/* Before TLS: only what the handshake needs (issue 27 item 3). */
+	ret = rd_rdma_setup_verbs(rc, o, 1);
 	if (ret)
 		goto out;
 	p.ctrl_depth = (uint16_t)c->rdepth;
@@ -615,12 +616,14 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		ret = rd_err_set(&c->err, RD_ECONN, errno, "%s: rdma_accept", c->info.peer);
 		goto out;
 	}
-	ret = rd_cm_wait(rc->ech, c->timeout_ms, &ev);
+	wait_ms = o && o->accept_timeout_ms > 0 ? o->accept_timeout_ms : c->timeout_ms;
+	ret = rd_cm_wait(rc->ech, wait_ms, &ev);
 	if (ret || ev->event != RDMA_CM_EVENT_ESTABLISHED) {
 		if (!ret)
 			rdma_ack_cm_event(ev);
-		ret = rd_err_set(&c->err, RD_ECONN, 0, "%s: connection not established after accept",
-				 c->info.peer);
+		ret = rd_err_set(&c->err, RD_ECONN, 0,
+				 "%s: connection not established within %d.%d s of the accept",
+				 c->info.peer, wait_ms / 1000, wait_ms % 1000 / 100);
 		goto out;
 	}
 	rdma_ack_cm_event(ev);

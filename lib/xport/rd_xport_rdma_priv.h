@@ -29,6 +29,9 @@ struct rd_rail {
 	struct ibv_srq *srq; /* lanes wanted or granted: shared receives */
 	struct ibv_mr *rmr;  /* over this rail's share of c.rbuf */
 	struct ibv_mr *smr;  /* over every send buffer */
+	/* Before the peer authenticated, rmr and smr covered only the first
+	 * RD_XC_PREAUTH_DEPTH buffers; those registrations stay until close. */
+	struct ibv_mr *rmr_pre, *smr_pre;
 };
 
 /*
@@ -53,6 +56,12 @@ struct rd_rdma_conn {
 	unsigned nregions; /* registered by rd_conn_reg: no rail may join after */
 
 	unsigned sdepth; /* send buffers */
+	/*
+	 * A server before its peer authenticated: the receives posted and
+	 * send buffers registered per rail (RD_XC_PREAUTH_DEPTH); 0 once
+	 * all of them are (rdma_authenticated). sbufs: send buffers in use.
+	 */
+	unsigned pre, sbufs;
 	uint8_t *sbuf;
 	unsigned *sfree;
 	unsigned nsfree;
@@ -152,7 +161,7 @@ void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p);
 extern const struct rd_conn_ops rd_rdma_conn_ops;
 
 struct rd_rdma_conn *rd_rdma_conn_new(void);
-int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o);
+int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, int pre);
 int rd_cm_wait(struct rdma_event_channel *ch, int timeout_ms, struct rdma_cm_event **ev);
 const char *rd_wc_status_explain(int status);
 

@@ -385,6 +385,14 @@ int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int tim
 		rd_err_copy(&tc->c.err, rd_conn_err(lo));
 	if (r < 0)
 		goto fail;
+	/* The peer is authenticated: what the server held back is set up now. */
+	if (cfg->role == RD_TLS_SERVER && lo->ops->authenticated) {
+		r = lo->ops->authenticated(lo);
+		if (r < 0) {
+			rd_err_copy(&tc->c.err, rd_conn_err(lo));
+			goto fail;
+		}
+	}
 	r = join_lanes(tc, lo, &t0, timeout_ms);
 	if (r < 0)
 		goto fail;
