@@ -380,6 +380,89 @@ fi
 echo "--- serve-evil log"
 sed 's/^/    /' $LOGS/evil.log
 
+# ------------------------------------------- before authentication (RDMA)
+# Issue 27 item 3: connection requests that never complete (the accept is
+# never answered) held a slot for the idle timeout (30 s), each with its
+# whole control ring registered (about 2 MiB). Now the auth timeout bounds
+# them (3 s here), and only the handful of buffers a TLS handshake needs is
+# registered before the peer authenticated. A daemon with 4 slots gets 4
+# such requests; the flood tool reports how long each was held, VmPin says
+# what they pinned, and a real client (retried every half second) must be
+# served soon after the deadline.
+if [ "${E2E_TRANSPORT:-rdma}" = rdma ]; then
+	echo "=== before authentication: 4 connection requests that never complete"
+	mkdir -p /tmp/fmod
+	echo flood-ok >/tmp/fmod/f
+	cat >$LOGS/flood.conf <<-EOF
+		port = 18730
+		max connections = 4
+		max connections per host = 64
+		auth timeout = 3
+		idle timeout = 30
+		[fm]
+		    path = /tmp/fmod
+		    read only = yes
+		    auth = none
+	EOF
+	"$RDCPD" --foreground --config $LOGS/flood.conf --ready-file $LOGS/flood.ready \
+		2>$LOGS/flood-d.log &
+	FPID=$!
+	wait_for $LOGS/flood.ready . 30 || fail "the flood's rdcpd did not start"
+	"$EVIL" flood "$IP" 18730 4 30 >$LOGS/flood.out 2>&1 &
+	EVPID=$!
+	if wait_for $LOGS/flood.out "holding" 30; then
+		pin=$(awk '$1 == "VmPin:" {print $2}' /proc/$FPID/status)
+		t0=$(date +%s.%N)
+		tries=0
+		while ! timeout 30 "$RDCP" --transport rdma --timeout 10 "rdcp://$IP:18730/fm/f" \
+			/tmp/flood-f >$LOGS/flood-real.out 2>&1; do
+			tries=$((tries + 1))
+			[ $tries -gt 60 ] && break
+			sleep 0.5
+		done
+		took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+		wait $EVPID
+		rc=$?
+		sed 's/^/    | /' $LOGS/flood.out
+		echo "    the daemon pinned $pin KiB with the 4 requests waiting; a real client was" \
+			"served after $took s ($tries tries turned away)"
+		if [ $rc -eq 0 ] && grep -q "the longest held [0-3]\.[0-9] s\|the longest held 4\.[0-4] s" \
+			$LOGS/flood.out; then
+			pass "requests that never complete are dropped at the auth timeout (3 s), not the idle timeout"
+		else
+			fail "requests that never complete: rdcp_evil flood exited $rc: $(tail -1 $LOGS/flood.out)"
+		fi
+		if [ -n "$pin" ] && [ "$pin" -le 2048 ]; then
+			pass "4 requests before authentication pin $pin KiB (at most 512 KiB each)"
+		else
+			fail "4 requests before authentication pin ${pin:-?} KiB (more than 512 KiB each)"
+		fi
+		if [ "$(cat /tmp/flood-f 2>/dev/null)" = flood-ok ] &&
+			awk -v t="$took" 'BEGIN { exit !(t <= 8) }'; then
+			pass "a real client behind the flood is served within 8 s ($took s)"
+		else
+			fail "a real client behind the flood: $took s, $(tail -2 $LOGS/flood-real.out)"
+		fi
+		if grep -q "connection not established within 3\.0 s of the accept\|within [0-2]\.[0-9] s of the accept" \
+			$LOGS/flood-d.log; then
+			pass "rdcpd logs why it dropped them"
+		else
+			fail "rdcpd's log does not say why: $(tail -3 $LOGS/flood-d.log)"
+		fi
+	else
+		fail "rdcp_evil flood never held its requests: $(cat $LOGS/flood.out)"
+		kill $EVPID 2>/dev/null
+	fi
+	if kill -0 $FPID 2>/dev/null; then
+		pass "the flood's rdcpd is still running"
+	else
+		fail "the flood's rdcpd died"
+	fi
+	kill $FPID 2>/dev/null
+	wait $FPID 2>/dev/null
+	grep -v "^$" $LOGS/flood-d.log | tail -8 | sed 's/^/    d| /'
+fi
+
 if [ "${HOSTILE_SELFTEST_FAIL:-0}" = 1 ]; then
 	# Must fail: the legit push did put this file there.
 	check_absent /tmp/mod/legit.txt "selftest (must FAIL)"

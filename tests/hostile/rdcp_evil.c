@@ -56,15 +56,9 @@
  *	(or the refusal) are printed.
  *
  *   rdcp_evil join HOST PORT
- *	Extra lanes (RC QPs) that do not belong (lib/proto/rd_proto.h
- *	section 1, Lanes), against rdcpd over RDMA: (1) a JOIN naming a
- *	session that does not exist; (2) a real session asking for 2 lanes,
- *	whose sid this peer learns from the accept data, and a JOIN for it
- *	with a made-up proof, sent before the session's own TLS handshake
- *	(it waits at the server), while the session then finishes TLS and
- *	joins its own lane 1 with the right proof. Exit 0 only if both
- *	strangers were refused as unauthenticated and the real session got
- *	its 2 lanes; 1 if a stranger got in; 2 on anything else.
+ *   rdcp_evil flood HOST PORT N SECONDS
+ *	Lanes that do not belong, and connection requests that never
+ *	complete, against rdcpd over RDMA: see rdcp_evil_lanes.c.
  *
  *   rdcp_evil swap DIR A B SECONDS
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
@@ -94,13 +88,13 @@
 #include "lib/engine/rd_engine.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
+#include "tests/hostile/rdcp_evil.h"
 
 #define EVIL_CHUNK     4096u
 #define EVIL_DIGEST    "sha256"
 #define MAX_ENTS       8
 #define DATA_STRIDE    64 /* bytes of the registered buffer per entry */
 #define OUTQ_MAX       32
-#define CASE_TIMEOUT_S 20
 #define TEXT_MAX       200
 
 enum expect {
@@ -581,7 +575,7 @@ static int drain(struct peer *p)
 	return 0;
 }
 
-static double now_s(void)
+double now_s(void)
 {
 	struct timespec ts;
 
@@ -807,7 +801,7 @@ static int send_now(struct peer *p, const struct rd_msg *m)
  * else anonymously; the server accepts anonymous clients, or exactly the
  * one with the ssh secret.
  */
-static int client_tls(struct rd_conn **c, struct rd_err *err)
+int client_tls(struct rd_conn **c, struct rd_err *err)
 {
 	const char *user = getenv("RDCP_EVIL_USER"), *pass = getenv("RDCP_PASSWORD");
 	struct rd_tls_cfg tc;
@@ -1201,113 +1195,6 @@ static int bad_secret(const char *host, const char *port, const char *hex)
 
 static void usage(void);
 
-struct join_try {
-	const char *host, *port;
-	uint64_t sid;
-	int status; /* 0: accepted (bad), else the RD_E* of the refusal */
-	char msg[256];
-};
-
-/* Connect as lane 1 of session sid with a random proof. */
-static void *join_stranger(void *arg)
-{
-	struct join_try *j = arg;
-	struct rd_conn *c = NULL;
-	struct rd_cm_req req;
-	struct rd_cm_rep rep;
-	struct rd_conn_opts co;
-	struct rd_err err;
-
-	memset(&req, 0, sizeof(req));
-	memset(&co, 0, sizeof(co));
-	memset(&err, 0, sizeof(err));
-	req.ver_min = req.ver_max = RD_PROTO_MAX;
-	req.flags = RD_CMF_JOIN;
-	req.lanes = 1;
-	req.sid = j->sid;
-	if (getrandom(req.proof, sizeof(req.proof), 0) != (ssize_t)sizeof(req.proof))
-		memset(req.proof, 0x42, sizeof(req.proof));
-	co.transport = RD_XPORT_RDMA;
-	co.timeout_ms = CASE_TIMEOUT_S * 1000;
-	co.lanes = 1;
-	if (rd_conn_connect(&c, j->host, j->port, &co, &req, &rep, &err)) {
-		j->status = err.status ? err.status : RD_ECONN;
-		snprintf(j->msg, sizeof(j->msg), "%s", err.msg);
-	} else {
-		j->status = 0;
-		snprintf(j->msg, sizeof(j->msg), "ACCEPTED");
-		rd_conn_close(c);
-	}
-	return NULL;
-}
-
-static int join_lanes(const char *host, const char *port)
-{
-	struct join_try j1, j2;
-	struct rd_conn *c = NULL;
-	struct rd_cm_req req;
-	struct rd_cm_rep rep;
-	struct rd_conn_opts co;
-	struct rd_err err;
-	pthread_t th;
-	unsigned lanes = 0;
-	int r, started;
-
-	/* 1. A session that does not exist. */
-	memset(&j1, 0, sizeof(j1));
-	j1.host = host;
-	j1.port = port;
-	if (getrandom(&j1.sid, sizeof(j1.sid), 0) != (ssize_t)sizeof(j1.sid))
-		j1.sid = 0x5eed;
-	join_stranger(&j1);
-	printf("join: unknown session: %s (%s)\n", j1.msg, rd_status_name(j1.status));
-
-	/* 2. A real session's sid with a made-up proof. */
-	memset(&req, 0, sizeof(req));
-	memset(&co, 0, sizeof(co));
-	memset(&err, 0, sizeof(err));
-	req.ver_min = RD_PROTO_MIN;
-	req.ver_max = RD_PROTO_MAX;
-	co.transport = RD_XPORT_RDMA;
-	co.timeout_ms = CASE_TIMEOUT_S * 1000;
-	co.lanes = 2;
-	r = rd_conn_connect(&c, host, port, &co, &req, &rep, &err);
-	if (r) {
-		printf("join: no session: %s (%s)\n", err.msg, rd_status_name(err.status));
-		return 2;
-	}
-	printf("join: session granted %u lanes\n", rep.lanes);
-	if (rep.lanes != 2) {
-		rd_conn_close(c);
-		return 2;
-	}
-	memset(&j2, 0, sizeof(j2));
-	j2.host = host;
-	j2.port = port;
-	j2.sid = rep.sid;
-	started = !pthread_create(&th, NULL, join_stranger, &j2);
-	if (started) {
-		/* Let the stranger's JOIN reach the server first (not needed for
-		 * the verdict: a late one is refused as well). */
-		struct timespec ts = {0, 300 * 1000 * 1000};
-
-		nanosleep(&ts, NULL);
-	}
-	r = client_tls(&c, &err);
-	if (!r)
-		lanes = rd_conn_info(c)->lanes;
-	if (started)
-		pthread_join(th, NULL);
-	printf("join: right sid, wrong proof: %s (%s)\n", started ? j2.msg : "no thread",
-	       rd_status_name(j2.status));
-	printf("join: the real session: %s, %u lanes\n", r ? err.msg : "up", lanes);
-	rd_conn_close(c);
-	if (j1.status == 0 || (started && j2.status == 0))
-		return 1;
-	return j1.status == RD_EAUTH && started && j2.status == RD_EAUTH && !r && lanes == 2 ? 0
-											    : 2;
-}
-
 /* An empty CREDIT on the connection under TLS: resets the peer's silence timer. */
 static void empty_credit(struct rd_conn *lower)
 {
@@ -1433,6 +1320,7 @@ static void usage(void)
 			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n"
 			"       rdcp_evil idle HOST PORT SECONDS [connect|tls|open MODULE/PATH]\n"
 			"       rdcp_evil join HOST PORT\n"
+			"       rdcp_evil flood HOST PORT N SECONDS\n"
 			"       rdcp_evil swap DIR A B SECONDS\n");
 }
 
@@ -1455,7 +1343,9 @@ int main(int argc, char **argv)
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "bad-secret"))
 		return bad_secret(argv[2], argv[3], argc == 5 ? argv[4] : NULL);
 	if (argc == 4 && !strcmp(argv[1], "join"))
-		return join_lanes(argv[2], argv[3]);
+		return evil_join(argv[2], argv[3]);
+	if (argc == 6 && !strcmp(argv[1], "flood"))
+		return evil_flood(argv[2], argv[3], atoi(argv[4]), atof(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "swap"))
 		return swap_loop(argv[2], argv[3], argv[4], argv[5]);
 	if (argc == 2 && !strcmp(argv[1], "pull-cases")) {
