@@ -1353,6 +1353,44 @@ static void test_lanes_grant(void **state)
 	assert_int_equal(rd_lanes_grant(100, 100), RD_LANES_MAX);
 }
 
+/* Lane proofs (section 1, version 8): the exporter context, LANES. */
+static void test_lane_proofs(void **state)
+{
+	static const uint8_t want[RD_LANE_PROOF_CTX_LEN] = {
+	    0,	  1,	2,    3,    4,	  5,	6,    7,
+	    8,	  9,	10,   11,   12,	  13,	14,   15,   /* nonce */
+	    0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, /* sid */
+	    0x00, 0x03,					    /* lane */
+	    0x02};					    /* rail */
+	uint8_t nonce[RD_LANE_NONCE_LEN], ctx[RD_LANE_PROOF_CTX_LEN];
+	struct bld b;
+	struct rd_msg m;
+	const char *why;
+	unsigned i;
+
+	(void)state;
+	for (i = 0; i < RD_LANE_NONCE_LEN; i++)
+		nonce[i] = (uint8_t)i;
+	rd_lane_proof_ctx(ctx, nonce, 0x0123456789abcdefull, 3, 2);
+	assert_memory_equal(ctx, want, sizeof(want));
+	assert_true(RD_PROTO_LANE_PROOF <= RD_PROTO_MAX);
+	assert_string_equal(rd_msg_type_name(RD_MSG_LANES), "LANES");
+	/* LANES: exactly 16 bytes of nonce. */
+	b_hdr(&b, RD_MSG_LANES);
+	b_raw(&b, nonce, RD_LANE_NONCE_LEN);
+	b_fix(&b);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, &why), 0);
+	assert_memory_equal(m.u.lanes.nonce, nonce, RD_LANE_NONCE_LEN);
+	b.n--;
+	b_fix(&b);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, &why), -RD_EPROTO);
+	b_hdr(&b, RD_MSG_LANES);
+	b_raw(&b, nonce, RD_LANE_NONCE_LEN);
+	b_u8(&b, 0);
+	b_fix(&b);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, &why), -RD_EPROTO);
+}
+
 /* Rails (section 1): a JOIN's rail, an accept's rail, GET keys, RAILS. */
 static void test_rails(void **state)
 {
@@ -1530,6 +1568,7 @@ int main(void)
 	    cmocka_unit_test(test_cm_roundtrip),
 	    cmocka_unit_test(test_cm_lanes),
 	    cmocka_unit_test(test_rails),
+	    cmocka_unit_test(test_lane_proofs),
 	    cmocka_unit_test(test_lanes_grant),
 	    cmocka_unit_test(test_names),
 	};

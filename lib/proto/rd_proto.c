@@ -344,6 +344,8 @@ static const char *msg_check(const struct rd_msg *m)
 		return kind_check(m->u.get.kind, m->u.get.chunk);
 	case RD_MSG_RAILS:
 		return rails_check(&m->u.rails);
+	case RD_MSG_LANES:
+		return NULL;
 	case RD_MSG_DATA:
 		if (m->u.data.dlen > RD_DIGEST_MAX)
 			return "digest too long";
@@ -508,6 +510,9 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		break;
 	case RD_MSG_RAILS:
 		put_rails(w, &m->u.rails);
+		break;
+	case RD_MSG_LANES:
+		rd_put_bytes(w, m->u.lanes.nonce, RD_LANE_NONCE_LEN);
 		break;
 	case RD_MSG_DATA:
 		put_data(w, &m->u.data);
@@ -761,6 +766,13 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 	case RD_MSG_RAILS:
 		get_rails(r, &m->u.rails);
 		break;
+	case RD_MSG_LANES: {
+		const uint8_t *p = rd_rcur_take(r, RD_LANE_NONCE_LEN);
+
+		if (p)
+			memcpy(m->u.lanes.nonce, p, RD_LANE_NONCE_LEN);
+		break;
+	}
 	case RD_MSG_DATA:
 		get_data(r, &m->u.data);
 		break;

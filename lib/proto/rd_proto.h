@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 7 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 8 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
  * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
  * DONES: RD_OF_ITEMS, and the sender's walk options RD_OF_ONE_FS and
- * RD_OF_COPY_LINKS). This comment is the specification;
+ * RD_OF_COPY_LINKS; 8 a JOIN's proof bound to its lane, its rail and a
+ * nonce from the server: the LANES message). This comment is the
+ * specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -30,7 +32,7 @@
  *			 the lane's index, 1..granted-1
  *	 JOIN only (RD_CM_JOIN_LEN bytes in all):
  *	16 u64 sid	 the session's id from its accept data
- *	24 u8  proof[16] rd_tls_export_key(RD_TLS_LANE_LABEL) of the session
+ *	24 u8  proof[16] the lane's proof (Lane proofs below)
  *	40 u8  rail	 JOIN with RAILS only (RD_CM_JOIN_RAIL_LEN bytes): the
  *			 client's rail (device) of this lane, 0..RD_RAILS_MAX-1;
  *			 absent or padding: 0
@@ -50,8 +52,9 @@
  *	16 u64 sid	 random: names the session for its JOINs
  *    Shorter accept data (12 bytes, as before lanes) means one lane.
  *
- *    Lanes (RDMA only; over TCP the server always grants one): a session
- *    may run over up to RD_LANES_MAX RC QPs to the same listener, one
+ *    Lanes (RDMA only; over TCP the server always grants one; from
+ *    version 8 on, see Lane proofs): a session may run over up to
+ *    RD_LANES_MAX RC QPs to the same listener, one
  *    protection domain, completion queue and shared receive queue per
  *    device (Rails below; the credits of 2. count messages, whatever lane
  *    or queue a message takes). Lane 0 is the connection above. After the TLS handshake on
@@ -91,6 +94,30 @@
  *    server's; a GET carries the rkey of each of the receiver's rails
  *    (section 3), and the sender writes with the rkey of the receiver's
  *    rail of the lane it picked.
+ *
+ *    Lane proofs (version 8). The private data of a JOIN travels in clear
+ *    and anyone on the path can read it: a proof must be good for its one
+ *    lane, once. Right after the TLS handshake (after RAILS, if one is
+ *    due), a server that granted more than one lane sends one LANES
+ *    message (section 3), sealed: 16 random bytes, this session's lane
+ *    nonce; the client waits for it before its first JOIN. The proof of
+ *    lane k (1..granted-1), joining from the client's rail r (the JOIN's
+ *    rail byte; 0 when it has none), is the TLS exporter (RFC 8446 7.5) of
+ *    the session with label RD_TLS_LANE_PROOF_LABEL, 16 bytes, context
+ *    (27 bytes):
+ *	 0 u8  nonce[16]  the LANES nonce
+ *	16 u64 sid	  the session's id
+ *	24 u16 lane	  k
+ *	26 u8  rail	  r
+ *    The server takes lane k only with the proof computed for k and the
+ *    rail its JOIN names, and only once: a JOIN for a lane already joined
+ *    (a replay), with the proof of another lane or rail, for a lane not
+ *    granted, or for a session not waiting is refused (RD_REJ_LANE). A
+ *    server grants more than one lane only on a connection of version 8
+ *    or later (an older client gets one lane: its proofs were the same
+ *    16 bytes, rd_tls_export_key(RD_TLS_LANE_LABEL), for every lane,
+ *    which anyone who saw one JOIN could use again); a client whose server
+ *    chose an older version joins with that old proof.
  *
  *    Failover: with lanes, a SEND whose number the receiver already handed
  *    up, or already holds, is a copy: dropped (its buffer re-posted, its
@@ -223,6 +250,10 @@
  *	 0 u8  n	  0..RD_RAILS_MAX-1, else refused
  *	 1 n x { u8 family (4 or 6, else refused); u8 addr[16] (IPv4: the
  *		 first 4 bytes, the rest 0) }
+ *
+ *    LANES (18), server -> client, version 8, only as described in 1.
+ *    (Lane proofs); payload 16 bytes:
+ *	 0 u8  nonce[16]  random, once per session
  *
  *    DATA (8), sender -> receiver:
  *	 0 u32 id
@@ -406,12 +437,13 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     7
+#define RD_PROTO_MAX	     8
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
 #define RD_PROTO_WINDOW	     6 /* the first version with RD_OF_WINDOW */
 #define RD_PROTO_ITEMS	     7 /* the first with RD_OF_ITEMS, ONE_FS, COPY_LINKS */
+#define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -424,7 +456,10 @@
 #define RD_LANES_MAX 8
 #define RD_RAILS_MAX 4 /* devices one session spreads over */
 #define RD_LANE_PROOF_LEN 16
-#define RD_TLS_LANE_LABEL "EXPORTER-rdcp-lane-join"
+#define RD_LANE_NONCE_LEN	16
+#define RD_LANE_PROOF_CTX_LEN	27			  /* nonce, sid, lane, rail */
+#define RD_TLS_LANE_LABEL	"EXPORTER-rdcp-lane-join" /* before version 8 */
+#define RD_TLS_LANE_PROOF_LABEL "EXPORTER-rdcp-lane-proof"
 #define RD_CM_REJ_LEN 10
 #define RD_SECRET_LEN 16
 
@@ -482,6 +517,7 @@ enum rd_msg_type {
 	RD_MSG_FILES = 15,
 	RD_MSG_DONES = 16,
 	RD_MSG_RAILS = 17,
+	RD_MSG_LANES = 18,
 	RD_MSG_TYPE_MAX
 };
 
@@ -717,6 +753,10 @@ struct rd_msg_rails {
 	struct rd_rail_addr a[RD_RAILS_MAX - 1];
 };
 
+struct rd_msg_lanes {
+	uint8_t nonce[RD_LANE_NONCE_LEN];
+};
+
 struct rd_msg_data {
 	uint32_t id;
 	uint8_t kind;
@@ -822,6 +862,7 @@ struct rd_msg {
 		struct rd_msg_files files;
 		struct rd_msg_dones dones;
 		struct rd_msg_rails rails;
+		struct rd_msg_lanes lanes;
 	} u;
 };
 
@@ -847,6 +888,12 @@ const char *rd_rej_reason_str(uint16_t reason);
  * second as a connection failure.
  */
 int rd_rej_refused(uint16_t reason);
+/*
+ * The exporter context of the proof of lane `lane` from the client's rail
+ * `rail` (section 1, Lane proofs) into ctx[RD_LANE_PROOF_CTX_LEN].
+ */
+void rd_lane_proof_ctx(uint8_t *ctx, const uint8_t *nonce, uint64_t sid, unsigned lane,
+		       unsigned rail);
 /* Does a peer speaking ver_min..ver_max share a version with us? 1 if yes. */
 int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max);
 

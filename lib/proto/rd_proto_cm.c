@@ -121,6 +121,18 @@ unsigned rd_lanes_grant(unsigned wanted, unsigned cap)
 	return n > RD_LANES_MAX ? RD_LANES_MAX : n;
 }
 
+void rd_lane_proof_ctx(uint8_t *ctx, const uint8_t *nonce, uint64_t sid, unsigned lane,
+		       unsigned rail)
+{
+	struct rd_wcur w;
+
+	rd_wcur_init(&w, ctx, RD_LANE_PROOF_CTX_LEN);
+	rd_put_bytes(&w, nonce, RD_LANE_NONCE_LEN);
+	rd_put_u64(&w, sid);
+	rd_put_u16(&w, (uint16_t)lane);
+	rd_put_u8(&w, (uint8_t)rail);
+}
+
 void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r)
 {
 	struct rd_wcur w;
@@ -178,11 +190,12 @@ const char *rd_rej_reason_str(uint16_t reason)
 }
 
 static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
-    [RD_MSG_CREDIT] = "CREDIT", [RD_MSG_OPEN] = "OPEN", [RD_MSG_OPEN_OK] = "OPEN_OK",
-    [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE", [RD_MSG_END] = "END",
-    [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA", [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
-    [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE", [RD_MSG_FIN] = "FIN", [RD_MSG_TLS] = "TLS", [RD_MSG_META] = "META",
-    [RD_MSG_FILES] = "FILES", [RD_MSG_DONES] = "DONES", [RD_MSG_RAILS] = "RAILS",
+    [RD_MSG_CREDIT] = "CREDIT", [RD_MSG_OPEN] = "OPEN",	  [RD_MSG_OPEN_OK] = "OPEN_OK",
+    [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE",	  [RD_MSG_END] = "END",
+    [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA",	  [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
+    [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE",	  [RD_MSG_FIN] = "FIN",
+    [RD_MSG_TLS] = "TLS",	[RD_MSG_META] = "META",	  [RD_MSG_FILES] = "FILES",
+    [RD_MSG_DONES] = "DONES",	[RD_MSG_RAILS] = "RAILS", [RD_MSG_LANES] = "LANES",
 };
 
 const char *rd_msg_type_name(uint8_t type)

@@ -197,6 +197,10 @@ static void sample_payload(struct rd_msg *m, int v)
 				memset(m->u.rails.a[i].addr, 0xfd - (int)i, 16);
 		}
 		break;
+	case RD_MSG_LANES:
+		for (i = 0; i < RD_LANE_NONCE_LEN; i++)
+			m->u.lanes.nonce[i] = (uint8_t)(v ? 0xff - i : i + 1);
+		break;
 	case RD_MSG_DATA:
 		sample_data(&m->u.data, v);
 		break;
@@ -344,6 +348,8 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 	case RD_MSG_RAILS:
 		return a->u.rails.n == b->u.rails.n &&
 		       !memcmp(a->u.rails.a, b->u.rails.a, a->u.rails.n * sizeof(a->u.rails.a[0]));
+	case RD_MSG_LANES:
+		return !memcmp(a->u.lanes.nonce, b->u.lanes.nonce, RD_LANE_NONCE_LEN);
 	case RD_MSG_DATA:
 		return data_eq(&a->u.data, &b->u.data);
 	case RD_MSG_CHUNK_ERR:

@@ -242,8 +242,14 @@ const struct rd_tls_peer *rd_tls_peer(const struct rd_tls *t)
 
 int rd_tls_export_key(struct rd_tls *t, const char *label, uint8_t *out, size_t len)
 {
-	if (!t->done ||
-	    SSL_export_keying_material(t->ssl, out, len, label, strlen(label), NULL, 0, 0) != 1)
+	return rd_tls_export_ctx(t, label, NULL, 0, out, len);
+}
+
+int rd_tls_export_ctx(struct rd_tls *t, const char *label, const uint8_t *ctx, size_t ctxlen,
+		      uint8_t *out, size_t len)
+{
+	if (!t->done || SSL_export_keying_material(t->ssl, out, len, label, strlen(label), ctx,
+						   ctxlen, ctx != NULL) != 1)
 		return rd_tls_fail(t, RD_EUSAGE, "exporting keys");
 	return 0;
 }

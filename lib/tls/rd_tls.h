@@ -127,6 +127,9 @@ int rd_tls_open(struct rd_tls *t, const void *rec, size_t len, void *msg, size_t
 /* After the handshake: who the peer is, and keying material. */
 const struct rd_tls_peer *rd_tls_peer(const struct rd_tls *t);
 int rd_tls_export_key(struct rd_tls *t, const char *label, uint8_t *out, size_t len);
+/* The same with a context (RFC 8446 7.5): a different key per context. */
+int rd_tls_export_ctx(struct rd_tls *t, const char *label, const uint8_t *ctx, size_t ctxlen,
+		      uint8_t *out, size_t len);
 
 /* Exporter label of the chunk key (lib/digest keyed kinds). */
 #define RD_TLS_CHUNK_LABEL "EXPORTER-rdcp-chunk-key"

@@ -122,6 +122,28 @@ static void test_user_psk(void **state)
 	done(&p);
 }
 
+/* An exporter context (lane proofs): both ends agree, and each context,
+ * and no context at all, gives another key. */
+static void test_export_ctx(void **state)
+{
+	static const uint8_t c1[] = {1, 2, 3}, c2[] = {1, 2, 4};
+	struct rd_tls_cfg cc, sc;
+	struct pair p;
+	uint8_t a[16], b[16], x[16], n[16];
+
+	user_cfg(&cc, "alice", "s3cret");
+	server_cfg(&sc);
+	assert_true(shake(&p, &cc, &sc));
+	assert_int_equal(rd_tls_export_ctx(p.c, "EXPORTER-t", c1, sizeof(c1), a, 16), 0);
+	assert_int_equal(rd_tls_export_ctx(p.s, "EXPORTER-t", c1, sizeof(c1), b, 16), 0);
+	assert_memory_equal(a, b, 16);
+	assert_int_equal(rd_tls_export_ctx(p.s, "EXPORTER-t", c2, sizeof(c2), x, 16), 0);
+	assert_memory_not_equal(a, x, 16);
+	assert_int_equal(rd_tls_export_key(p.s, "EXPORTER-t", n, 16), 0);
+	assert_memory_not_equal(a, n, 16);
+	done(&p);
+}
+
 /* Wrong secret and unknown user fail the same way, with words that say so. */
 static void test_user_refused(void **state)
 {
@@ -397,7 +419,7 @@ int main(void)
 	    cmocka_unit_test(test_user_psk),	   cmocka_unit_test(test_user_refused),
 	    cmocka_unit_test(test_ssh_psk),	   cmocka_unit_test(test_anonymous),
 	    cmocka_unit_test(test_certificates),   cmocka_unit_test(test_certificate_refused),
-	    cmocka_unit_test(test_shared_context),
+	    cmocka_unit_test(test_shared_context), cmocka_unit_test(test_export_ctx),
 	    cmocka_unit_test(test_record_hygiene), cmocka_unit_test(test_not_before_handshake),
 	};
 

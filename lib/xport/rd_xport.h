@@ -122,6 +122,12 @@ struct rd_conn_opts {
 	 */
 	int one_rail;
 	/*
+	 * Tests only (tests/hostile): a client's rd_conn_start_tls() takes
+	 * the server's lane nonce but joins no extra lane; the caller sends
+	 * JOINs itself, with rd_conn_lane_proof().
+	 */
+	int lanes_by_hand;
+	/*
 	 * Client over RDMA: the local devices its lanes may use, comma
 	 * separated ("mlx5_0,mlx5_1"); NULL: any. Lane 0's route must go
 	 * through one of them; an extra lane whose route to a rail of the
@@ -306,6 +312,14 @@ void rd_conn_close(struct rd_conn *c);
  */
 struct rd_tls;
 struct rd_tls_cfg;
+/*
+ * The proof a JOIN of lane `lane` of session sid from the client's rail
+ * `rail` carries (lib/proto/rd_proto.h section 1, Lane proofs), on c after
+ * rd_conn_start_tls(): what the client side computes. For tests that play
+ * the client's lanes by hand (rd_conn_opts.lanes_by_hand).
+ */
+int rd_conn_lane_proof(struct rd_conn *c, uint64_t sid, unsigned lane, unsigned rail,
+		       uint8_t out[RD_LANE_PROOF_LEN]);
 int rd_conn_start_tls(struct rd_conn **c, const struct rd_tls_cfg *cfg, int timeout_ms,
 		      struct rd_err *err);
 /* The TLS session of c (peer identity, exporter), or NULL without TLS. */

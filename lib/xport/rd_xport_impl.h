@@ -39,6 +39,11 @@ struct rd_xwrite {
 	uint64_t cookie;
 };
 
+/* The proof of lane `lane` joining from the client's rail `rail`: 0 or a
+ * negative status. */
+typedef int (*rd_lane_proof_fn)(void *ctx, uint64_t sid, unsigned lane, unsigned rail,
+				uint8_t out[RD_LANE_PROOF_LEN]);
+
 struct rd_conn_ops {
 	const char *name; /* "rdma", "tcp", "loop", or a filter's name */
 
@@ -61,8 +66,14 @@ struct rd_conn_ops {
 	 * RD_XC_PREAUTH_DEPTH). Negative status on failure.
 	 */
 	int (*authenticated)(struct rd_conn *c);
-	/* Optional: after TLS, bring up the extra lanes (RDMA; NULL elsewhere). */
-	int (*join_lanes)(struct rd_conn *c, const uint8_t *proof, int timeout_ms);
+	/*
+	 * Optional (RDMA): the lanes agreed in the connect exchange, and,
+	 * after TLS, bring up the extra ones (connect or take lanes
+	 * 1..lanes-1), each JOIN with the proof `proof` computes for its lane
+	 * and the client's rail (lib/proto/rd_proto.h section 1, Lane proofs).
+	 */
+	unsigned (*lanes)(const struct rd_conn *c);
+	int (*join_lanes)(struct rd_conn *c, rd_lane_proof_fn proof, void *ctx, int timeout_ms);
 	uint64_t (*lane_bytes)(const struct rd_conn *c, unsigned i);
 	unsigned (*lane_rail)(const struct rd_conn *c, unsigned i);
 	/*

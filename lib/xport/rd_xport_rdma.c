@@ -952,6 +952,11 @@ static int rdma_flush(struct rd_conn *c, int timeout_ms)
 	return 0;
 }
 
+static unsigned rdma_lanes(const struct rd_conn *c)
+{
+	return rdma_ofc(c)->lanes;
+}
+
 static uint64_t rdma_lane_bytes(const struct rd_conn *c, unsigned i)
 {
 	return i < rdma_ofc(c)->nlanes ? rdma_ofc(c)->lane_bytes[i] : 0;
@@ -964,6 +969,7 @@ static unsigned rdma_lane_rail(const struct rd_conn *c, unsigned i)
 
 const struct rd_conn_ops rd_rdma_conn_ops = {
 	.name = "rdma",
+	.lanes = rdma_lanes,
 	.join_lanes = rd_rdma_join_lanes,
 	.authenticated = rdma_authenticated,
 	.lane_bytes = rdma_lane_bytes,

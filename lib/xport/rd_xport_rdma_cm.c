@@ -316,6 +316,7 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	memcpy(&rc->dst, ai->ai_addr, ai->ai_addrlen < sizeof(rc->dst) ? ai->ai_addrlen : sizeof(rc->dst));
 	/* Rails: offered with lanes; the server decides (rd_proto.h 1.). */
 	c->rails_ok = rc->lanes > 1 && !(o && o->one_rail) && !(r.flags & RD_CMF_JOIN);
+	rc->by_hand = o && o->lanes_by_hand;
 	ret = rd_rdma_setup_verbs(rc, o, 0);
 	if (ret)
 		goto out;
@@ -586,8 +587,13 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		ret = rd_err_set(&c->err, RD_ENOMEM, errno, "%s: own event channel", c->info.peer);
 		goto out;
 	}
-	/* The server decides the lanes: at most its cap, at most asked. */
-	rc->lanes = rd_lanes_grant(asked, o && o->lanes ? o->lanes : RD_LANES_DEFAULT_CAP);
+	/*
+	 * The server decides the lanes: at most its cap, at most asked; one
+	 * below version 8, whose JOIN proofs anyone who saw one could replay
+	 * (lib/proto/rd_proto.h section 1, Lane proofs).
+	 */
+	rc->lanes = rd_lanes_grant(rep->version >= RD_PROTO_LANE_PROOF ? asked : 1,
+				   o && o->lanes ? o->lanes : RD_LANES_DEFAULT_CAP);
 	rc->lanes_from = o ? o->lanes_from : NULL;
 	/* Rails: only asked for, with lanes, and when JOINs may come to any
 	 * address of this host (a listener on one address hears only it). */

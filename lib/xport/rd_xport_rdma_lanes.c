@@ -3,10 +3,11 @@
  * RDMA transport, lanes (lib/proto/rd_proto.h section 1, Lanes): the
  * extra RC QPs of one session. The client connects them to the same
  * listener after TLS, each with a JOIN request naming the session (sid)
- * and carrying a proof exported from that TLS session; the server's
- * listener hands a JOIN to the session it names, and the session accepts
- * it only with the right proof. Until then a JOIN holds nothing but its
- * connection id: no queue pair, no registered memory.
+ * and carrying a proof exported from that TLS session for that lane and
+ * rail (Lane proofs); the server's listener hands a JOIN to the session it
+ * names, and the session accepts it only with the right proof, once per
+ * lane. Until then a JOIN holds nothing but its connection id: no queue
+ * pair, no registered memory.
  */
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_rdma_priv.h"
@@ -151,6 +152,16 @@ void rd_lane_route_join(struct rdma_cm_id *id, const struct rd_cm_req *creq)
 		rd_rdma_reject_id(id, RD_REJ_LANE);
 }
 
+/* The proof for lane k from rail r, with the reason on c if it fails. */
+static int get_proof(struct rd_rdma_conn *rc, rd_lane_proof_fn proof, void *ctx, unsigned k,
+		     unsigned r, uint8_t *out)
+{
+	if (proof(ctx, rc->sid, k, r, out))
+		return rd_xc_fail(&rc->c, RD_EUSAGE, 0,
+				  "lanes: the proof of lane %u cannot be made", k);
+	return 0;
+}
+
 static int same_proof(const uint8_t *a, const uint8_t *b)
 {
 	unsigned i, d = 0;
@@ -238,10 +249,11 @@ static int accept_lane(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned 
 	return lane_established(rc, k, timeout_ms, NULL);
 }
 
-static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeout_ms)
+static int server_join(struct rd_rdma_conn *rc, rd_lane_proof_fn proof, void *ctx, int timeout_ms)
 {
 	struct rd_conn *c = &rc->c;
 	struct rd_lane_pend p[RD_LANES_MAX];
+	uint8_t want[RD_LANE_PROOF_LEN];
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
@@ -255,9 +267,15 @@ static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeou
 		for (i = 0; i < n; i++) {
 			unsigned k = p[i].lane;
 
-			/* Only this session's peer can know the proof. */
+			/*
+			 * Only this session's peer can know the proof, and it
+			 * is good for lane k from that rail alone, once: a
+			 * lane that joined takes no JOIN again (a replay).
+			 */
+			if (!r && k > 0 && k < rc->lanes && !rc->lane[k])
+				r = get_proof(rc, proof, ctx, k, p[i].rail, want);
 			if (r || k == 0 || k >= rc->lanes || rc->lane[k] ||
-			    !same_proof(p[i].proof, proof)) {
+			    !same_proof(p[i].proof, want)) {
 				rd_rdma_reject_id(p[i].id, RD_REJ_LANE);
 				continue;
 			}
@@ -291,6 +309,7 @@ static int server_join(struct rd_rdma_conn *rc, const uint8_t *proof, int timeou
 		}
 	}
 	rd_lane_reg_close(rc);
+	memset(want, 0, sizeof(want));
 	return r;
 }
 
@@ -344,8 +363,8 @@ static int rail_unusable(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigne
  * same address. Returns 1 when a rail of the server's could not be used
  * before anything was sent there (the caller tries lane 0's address).
  */
-static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proof, int timeout_ms,
-			int to_rail)
+static int connect_lane(struct rd_rdma_conn *rc, unsigned k, rd_lane_proof_fn proof, void *ctx,
+			int timeout_ms, int to_rail)
 {
 	struct rd_conn *c = &rc->c;
 	struct sockaddr_storage src, dst;
@@ -389,7 +408,10 @@ static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proo
 	q.lanes = (uint16_t)k;
 	q.sid = rc->sid;
 	q.rail = rc->lane_rail[k];
-	memcpy(q.proof, proof, RD_LANE_PROOF_LEN);
+	/* the rail the server reads: the JOIN carries it only with RAILS */
+	r = get_proof(rc, proof, ctx, k, rc->rails_on ? q.rail : 0, q.proof);
+	if (r)
+		return r;
 	rd_rdma_conn_param(&param, pdata, (uint8_t)rd_cm_req_encode(pdata, &q));
 	rd_rdma_lane_opts(id, &param);
 	r = rdma_connect(id, &param) ? rd_xc_fail(c, RD_ECONN, errno, "%s: connecting lane %u",
@@ -403,21 +425,21 @@ static int connect_lane(struct rd_rdma_conn *rc, unsigned k, const uint8_t *proo
 	return 0;
 }
 
-int rd_rdma_join_lanes(struct rd_conn *c, const uint8_t *proof, int timeout_ms)
+int rd_rdma_join_lanes(struct rd_conn *c, rd_lane_proof_fn proof, void *ctx, int timeout_ms)
 {
 	struct rd_rdma_conn *rc = (struct rd_rdma_conn *)c;
 	unsigned k;
 	int r = 0;
 
-	if (rc->lanes <= 1)
+	if (rc->lanes <= 1 || rc->by_hand)
 		return 0;
 	if (rc->reg) {
-		r = server_join(rc, proof, timeout_ms);
+		r = server_join(rc, proof, ctx, timeout_ms);
 	} else {
 		for (k = 1; k < rc->lanes && !r; k++) {
-			r = connect_lane(rc, k, proof, timeout_ms, 1);
+			r = connect_lane(rc, k, proof, ctx, timeout_ms, 1);
 			if (r == 1)
-				r = connect_lane(rc, k, proof, timeout_ms, 0);
+				r = connect_lane(rc, k, proof, ctx, timeout_ms, 0);
 		}
 	}
 	if (r) {

@@ -93,6 +93,7 @@ struct rd_rdma_conn {
 	struct sockaddr_storage dst; /* client: where lanes connect */
 	struct rd_lane_reg *reg;     /* server: waiting for JOINs */
 	struct rd_listener *lanes_from; /* server: read it for JOINs (ssh mode) */
+	int by_hand;			/* client (tests): rd_conn_opts.lanes_by_hand */
 	uint64_t lane_bytes[RD_LANES_MAX]; /* RDMA WRITE bytes per lane */
 };
 
@@ -121,7 +122,7 @@ int rd_rdma_rails_in(struct rd_conn *c, const struct rd_msg_rails *m);
 int rd_rdma_lane_dst(struct rd_rdma_conn *rc, unsigned k, struct sockaddr_storage *dst);
 /* rd_rdma_conn_ops.join_lanes: connect (client) or take (server) the
  * lanes 1..lanes-1 with proof; rd_xport_rdma_lanes.c. */
-int rd_rdma_join_lanes(struct rd_conn *c, const uint8_t *proof, int timeout_ms);
+int rd_rdma_join_lanes(struct rd_conn *c, rd_lane_proof_fn proof, void *ctx, int timeout_ms);
 /* Server: accept data sent, the session now waits for its JOINs. */
 int rd_lane_reg_open(struct rd_rdma_conn *rc);
 void rd_lane_reg_close(struct rd_rdma_conn *rc);

@@ -7,8 +7,10 @@
  * arrives must be one such record (section 4 of lib/proto/rd_proto.h).
  * Bulk writes pass through untouched: their integrity is the chunk tag's.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "lib/tls/rd_tls.h"
@@ -21,6 +23,9 @@ struct tls_conn {
 	uint8_t plain[RD_MSG_MAX];
 	size_t plain_len;
 	int have_plain;
+	/* Lane proofs (version 8): the server's nonce for this session. */
+	int lane_bound;
+	uint8_t lane_nonce[RD_LANE_NONCE_LEN];
 };
 
 static void put_hdr(uint8_t *f, size_t payload)
@@ -250,6 +255,55 @@ static int hs_feed(struct tls_conn *tc, struct rd_conn *lo)
 	return r;
 }
 
+/* Seal and send m (a RAILS or LANES message, before the session's first). */
+static int send_early(struct tls_conn *tc, struct rd_conn *lo, struct rd_msg *m)
+{
+	struct rd_conn *c = &tc->c;
+	uint8_t buf[RD_HDR_LEN + 1 + 17 * RD_RAILS_MAX + RD_LANE_NONCE_LEN];
+	int n, r;
+
+	n = rd_msg_encode(buf, sizeof(buf), m);
+	if (n < 0)
+		return rd_err_set(&c->err, RD_EUSAGE, 0, "%s message does not encode",
+				  rd_msg_type_name(m->hdr.type));
+	r = tls_send(c, buf, (size_t)n);
+	if (r)
+		return r < 0 ? r
+			     : rd_err_set(&c->err, RD_ECONN, 0, "%s: no credit for %s",
+					  lo->info.peer, rd_msg_type_name(m->hdr.type));
+	return 0;
+}
+
+/* Wait for the message of type `type` (RAILS, LANES) into *m: nothing else may come first. */
+static int await_early(struct tls_conn *tc, struct rd_conn *lo, const struct timespec *t0,
+		       int timeout_ms, uint8_t type, struct rd_msg *m)
+{
+	struct rd_conn *c = &tc->c;
+	const uint8_t *in;
+	const char *why = NULL;
+	size_t len;
+	int r;
+
+	while ((r = tls_recv(c, &in, &len)) == 0) {
+		if (ms_left(t0, timeout_ms) <= 0)
+			return rd_err_set(&c->err, RD_ETIMEOUT, 0, "%s sent no %s within %d s",
+					  lo->info.peer, rd_msg_type_name(type), timeout_ms / 1000);
+		r = rd_conn_poll(lo, 100);
+		if (r < 0 && r != -RD_ETIMEOUT)
+			return fail_from(tc, rd_conn_err(lo), r);
+	}
+	if (r < 0)
+		return r;
+	r = 0;
+	if (rd_msg_decode(in, len, m, &why) || m->hdr.type != type)
+		r = rd_err_set(&c->err, RD_EPROTO, 0,
+			       "%s broke the protocol: %s where %s was due%s%s", lo->info.peer,
+			       why ? "a bad message" : rd_msg_type_name(in[0]),
+			       rd_msg_type_name(type), why ? ": " : "", why ? why : "");
+	tls_recv_done(c);
+	return r;
+}
+
 /*
  * Rails (RDMA; lib/proto/rd_proto.h section 1): the server's other
  * devices' addresses, as the first sealed message, before any lane joins.
@@ -257,57 +311,73 @@ static int hs_feed(struct tls_conn *tc, struct rd_conn *lo)
 static int rails_exchange(struct tls_conn *tc, struct rd_conn *lo, const struct timespec *t0,
 			  int timeout_ms)
 {
-	struct rd_conn *c = &tc->c;
-	uint8_t buf[RD_HDR_LEN + 1 + 17 * RD_RAILS_MAX];
-	const uint8_t *in;
-	const char *why = NULL;
 	struct rd_msg m;
-	size_t len;
-	int n, r = 0;
+	int r;
 
 	memset(&m, 0, sizeof(m));
 	if (lo->ops->rails_out && lo->ops->rails_out(lo, &m.u.rails) == 1) {
 		m.hdr.type = RD_MSG_RAILS;
-		n = rd_msg_encode(buf, sizeof(buf), &m);
-		if (n < 0)
-			return rd_err_set(&c->err, RD_EUSAGE, 0, "RAILS message does not encode");
-		r = tls_send(c, buf, (size_t)n);
+		r = send_early(tc, lo, &m);
 		if (r)
-			return r < 0 ? r : rd_err_set(&c->err, RD_ECONN, 0, "%s: no credit for RAILS",
-						      lo->info.peer);
+			return r;
 	}
 	if (!lo->ops->rails_in || lo->ops->rails_in(lo, NULL) != 1)
 		return 0;
-	while ((r = tls_recv(c, &in, &len)) == 0) {
-		if (ms_left(t0, timeout_ms) <= 0)
-			return rd_err_set(&c->err, RD_ETIMEOUT, 0,
-					  "%s did not name its rails within %d s", lo->info.peer,
-					  timeout_ms / 1000);
-		r = rd_conn_poll(lo, 100);
-		if (r < 0 && r != -RD_ETIMEOUT)
-			return fail_from(tc, rd_conn_err(lo), r);
+	r = await_early(tc, lo, t0, timeout_ms, RD_MSG_RAILS, &m);
+	return r ? r : lo->ops->rails_in(lo, &m.u.rails);
+}
+
+/*
+ * Lane proofs (version 8; lib/proto/rd_proto.h section 1): with more than
+ * one lane, the server's nonce for this session's JOINs, sealed, after
+ * RAILS and before any lane joins.
+ */
+static int lanes_exchange(struct tls_conn *tc, struct rd_conn *lo, int server,
+			  const struct timespec *t0, int timeout_ms)
+{
+	struct rd_msg m;
+	int r;
+
+	if (lo->info.version < RD_PROTO_LANE_PROOF || !lo->ops->lanes || lo->ops->lanes(lo) < 2)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	if (server) {
+		if (getrandom(tc->lane_nonce, RD_LANE_NONCE_LEN, 0) != RD_LANE_NONCE_LEN)
+			return rd_err_set(&tc->c.err, RD_ESYS, errno, "lanes: no random nonce");
+		m.hdr.type = RD_MSG_LANES;
+		memcpy(m.u.lanes.nonce, tc->lane_nonce, RD_LANE_NONCE_LEN);
+		r = send_early(tc, lo, &m);
+	} else {
+		r = await_early(tc, lo, t0, timeout_ms, RD_MSG_LANES, &m);
+		if (!r)
+			memcpy(tc->lane_nonce, m.u.lanes.nonce, RD_LANE_NONCE_LEN);
 	}
-	if (r < 0)
-		return r;
-	if (rd_msg_decode(in, len, &m, &why) || m.hdr.type != RD_MSG_RAILS)
-		r = rd_err_set(&c->err, RD_EPROTO, 0,
-			       "%s broke the protocol: %s where RAILS was due%s%s", lo->info.peer,
-			       why ? "a bad message" : rd_msg_type_name(in[0]), why ? ": " : "",
-			       why ? why : "");
-	else
-		r = lo->ops->rails_in(lo, &m.u.rails);
-	tls_recv_done(c);
+	if (!r)
+		tc->lane_bound = 1;
 	return r;
+}
+
+/* rd_lane_proof_fn of this TLS session (lib/proto/rd_proto.h 1., Lane proofs). */
+static int lane_proof(void *ctx, uint64_t sid, unsigned lane, unsigned rail,
+		      uint8_t out[RD_LANE_PROOF_LEN])
+{
+	struct tls_conn *tc = ctx;
+	uint8_t pc[RD_LANE_PROOF_CTX_LEN];
+
+	if (!tc->lane_bound) /* a server of version 7 or older */
+		return rd_tls_export_key(tc->t, RD_TLS_LANE_LABEL, out, RD_LANE_PROOF_LEN);
+	rd_lane_proof_ctx(pc, tc->lane_nonce, sid, lane, rail);
+	return rd_tls_export_ctx(tc->t, RD_TLS_LANE_PROOF_LABEL, pc, sizeof(pc), out,
+				 RD_LANE_PROOF_LEN);
 }
 
 /*
  * The extra lanes (RDMA; lib/proto/rd_proto.h section 1) join now: the
- * proof that they belong to this session comes from its TLS exporter.
+ * proof that each belongs to this session comes from its TLS exporter.
  */
-static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, const struct timespec *t0,
-		      int timeout_ms)
+static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, int server,
+		      const struct timespec *t0, int timeout_ms)
 {
-	uint8_t proof[RD_LANE_PROOF_LEN];
 	long left = ms_left(t0, timeout_ms);
 	int r;
 
@@ -316,13 +386,21 @@ static int join_lanes(struct tls_conn *tc, struct rd_conn *lo, const struct time
 	r = rails_exchange(tc, lo, t0, timeout_ms);
 	if (r < 0)
 		return r;
-	if (rd_tls_export_key(tc->t, RD_TLS_LANE_LABEL, proof, sizeof(proof)))
-		return rd_err_copy(&tc->c.err, rd_tls_err(tc->t));
-	r = lo->ops->join_lanes(lo, proof, left < 5000 ? 5000 : (int)left);
-	memset(proof, 0, sizeof(proof));
+	r = lanes_exchange(tc, lo, server, t0, timeout_ms);
+	if (r < 0)
+		return r;
+	r = lo->ops->join_lanes(lo, lane_proof, tc, left < 5000 ? 5000 : (int)left);
 	if (r < 0)
 		return rd_err_copy(&tc->c.err, rd_conn_err(lo));
 	return 0;
+}
+
+int rd_conn_lane_proof(struct rd_conn *c, uint64_t sid, unsigned lane, unsigned rail,
+		       uint8_t out[RD_LANE_PROOF_LEN])
+{
+	if (c->ops != &tls_ops)
+		return rd_err_set(&c->err, RD_EUSAGE, 0, "lane proofs come from TLS");
+	return lane_proof(c, sid, lane, rail, out);
 }
 
 int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int timeout_ms,
@@ -393,7 +471,7 @@ int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int tim
 			goto fail;
 		}
 	}
-	r = join_lanes(tc, lo, &t0, timeout_ms);
+	r = join_lanes(tc, lo, cfg->role == RD_TLS_SERVER, &t0, timeout_ms);
 	if (r < 0)
 		goto fail;
 	*cp = &tc->c;

@@ -109,7 +109,7 @@ client() {
 		"$EVIL" join "$h" "$PORT" >/tmp/out 2>&1
 		RC=$?
 		sed 's/^/    | /' /tmp/out
-		check "extra lanes without the session's TLS proof are refused, the real one joins (rdcp_evil join)" \
+		check "extra lanes without the session's TLS proof are refused, the real one joins; JOINs replayed for another lane, from another rail or twice are refused (rdcp_evil join)" \
 			[ "$RC" -eq 0 ]
 	fi
 

@@ -4,14 +4,18 @@
  *
  *   rdcp_evil join HOST PORT
  *	Extra lanes (RC QPs) that do not belong (lib/proto/rd_proto.h
- *	section 1, Lanes): (1) a JOIN naming a session that
+ *	section 1, Lanes and Lane proofs): (1) a JOIN naming a session that
  *	does not exist; (2) a real session asking for 2 lanes, whose sid this
  *	peer learns from the accept data, and a JOIN for it with a made-up
  *	proof, sent before the session's own TLS handshake (it waits at the
  *	server), while the session then finishes TLS and joins its own lane 1
- *	with the right proof. Exit 0 only if both strangers were refused as
- *	unauthenticated and the real session got its 2 lanes; 1 if a
- *	stranger got in; 2 on anything else.
+ *	with the right proof; (3) a session of 3 lanes whose JOINs this peer
+ *	sends by hand, as someone who saw them on the wire would replay them:
+ *	lane 2 with lane 1's proof, lane 1 from rail 1 with the proof from
+ *	rail 0, then lane 1 right, lane 1 again (the same JOIN twice), lane 2
+ *	right. Exit 0 only if every stranger and replay was refused as
+ *	unauthenticated and the real lanes got in; 1 if a stranger or a
+ *	replay got in; 2 on anything else.
  *
  *   rdcp_evil flood HOST PORT N SECONDS
  *	N well-formed connection requests that never complete: the server's
@@ -90,9 +94,10 @@ static void join_done(struct join_try *j)
 	j->c = NULL;
 }
 
-/* A session of `lanes` lanes as a client; *rep gets the accept data. */
-static int session(const char *host, const char *port, unsigned lanes, struct rd_conn **c,
-		   struct rd_cm_rep *rep)
+/* A session of `lanes` lanes as a client (lanes joined by the library
+ * unless by_hand); *rep gets the accept data. */
+static int session(const char *host, const char *port, unsigned lanes, int by_hand,
+		   struct rd_conn **c, struct rd_cm_rep *rep)
 {
 	struct rd_cm_req req;
 	struct rd_conn_opts co;
@@ -107,12 +112,75 @@ static int session(const char *host, const char *port, unsigned lanes, struct rd
 	co.timeout_ms = CASE_TIMEOUT_S * 1000;
 	co.lanes = lanes;
 	co.one_rail = 1;
+	co.lanes_by_hand = by_hand;
 	if (rd_conn_connect(c, host, port, &co, &req, rep, &err)) {
 		printf("join: no session: %s (%s)\n", err.msg, rd_status_name(err.status));
 		return 2;
 	}
 	printf("join: a session of protocol %u granted %u lanes\n", rep->version, rep->lanes);
 	return rep->lanes == lanes ? 0 : 2;
+}
+
+/*
+ * (3) The JOINs of a 3-lane session, replayed as an observer would: each
+ * case as { lane, rail, whose proof (lane, rail), must get in }.
+ */
+static int replays(const char *host, const char *port)
+{
+	static const struct {
+		const char *what;
+		unsigned lane, rail, plane, prail;
+		int in;
+	} cs[] = {
+	    {"lane 2 with lane 1's proof", 2, 0, 1, 0, 0},
+	    {"lane 1 from rail 1 with the proof from rail 0", 1, 1, 1, 0, 0},
+	    {"lane 1 with its proof", 1, 0, 1, 0, 1},
+	    {"lane 1 again, the same JOIN (replayed)", 1, 0, 1, 0, 0},
+	    {"lane 2 with its proof", 2, 0, 2, 0, 1},
+	};
+	struct join_try j[sizeof(cs) / sizeof(cs[0])];
+	struct rd_conn *c = NULL;
+	struct rd_cm_rep rep;
+	struct rd_err err;
+	unsigned i;
+	int r, bad = 0, odd = 0;
+
+	r = session(host, port, 3, 1, &c, &rep);
+	if (r) {
+		rd_conn_close(c);
+		return r;
+	}
+	memset(&err, 0, sizeof(err));
+	if (client_tls(&c, &err)) {
+		printf("join: TLS failed: %s\n", err.msg);
+		rd_conn_close(c);
+		return 2;
+	}
+	memset(j, 0, sizeof(j));
+	for (i = 0; i < sizeof(cs) / sizeof(cs[0]); i++) {
+		j[i].host = host;
+		j[i].port = port;
+		j[i].sid = rep.sid;
+		j[i].lane = cs[i].lane;
+		j[i].rail = cs[i].rail;
+		if (rd_conn_lane_proof(c, rep.sid, cs[i].plane, cs[i].prail, j[i].proof)) {
+			printf("join: no proof: %s\n", rd_conn_err(c)->msg);
+			odd = 1;
+			break;
+		}
+		join_try(&j[i]);
+		printf("join: replay: %s: %s\n", cs[i].what, j[i].msg);
+		if (cs[i].in && j[i].status)
+			odd = 1;
+		if (!cs[i].in && !j[i].status)
+			bad = 1;
+		else if (!cs[i].in && j[i].status != RD_EAUTH)
+			odd = 1;
+	}
+	for (i = 0; i < sizeof(cs) / sizeof(cs[0]); i++)
+		join_done(&j[i]);
+	rd_conn_close(c);
+	return bad ? 1 : odd ? 2 : 0;
 }
 
 int evil_join(const char *host, const char *port)
@@ -123,7 +191,7 @@ int evil_join(const char *host, const char *port)
 	struct rd_err err;
 	pthread_t th;
 	unsigned lanes = 0;
-	int r, started;
+	int r, r3, started;
 
 	/* 1. A session that does not exist. */
 	memset(&j1, 0, sizeof(j1));
@@ -137,7 +205,7 @@ int evil_join(const char *host, const char *port)
 	printf("join: unknown session: %s\n", j1.msg);
 
 	/* 2. A real session's sid with a made-up proof. */
-	r = session(host, port, 2, &c, &rep);
+	r = session(host, port, 2, 0, &c, &rep);
 	if (r) {
 		rd_conn_close(c);
 		return r;
@@ -166,10 +234,13 @@ int evil_join(const char *host, const char *port)
 	printf("join: the real session: %s, %u lanes\n", r ? err.msg : "up", lanes);
 	rd_conn_close(c);
 
-	if (j1.status == 0 || (started && j2.status == 0))
+	/* 3. Replays. */
+	r3 = replays(host, port);
+	if (j1.status == 0 || (started && j2.status == 0) || r3 == 1)
 		return 1;
-	return j1.status == RD_EAUTH && started && j2.status == RD_EAUTH && !r && lanes == 2 ? 0
-											     : 2;
+	return j1.status == RD_EAUTH && started && j2.status == RD_EAUTH && !r && lanes == 2 && !r3
+		   ? 0
+		   : 2;
 }
 
 /* --- flood: connection requests that never complete --- */
