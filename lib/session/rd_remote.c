@@ -287,6 +287,8 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 		/* Nobody else reads l: the extra lanes' JOINs come through it. */
 		co = o->co;
 		co.lanes_from = l;
+		/* a stranger that never completes the connection: the same deadline */
+		co.accept_timeout_ms = left < RD_REMOTE_TLS_MS ? (int)left : RD_REMOTE_TLS_MS;
 		ret = rd_conn_accept(req, &co, &rep, &c, &r->err);
 		if (ret)
 			goto out;
