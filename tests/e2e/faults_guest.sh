@@ -37,6 +37,9 @@ server() {
 	# of silence (--timeout), releasing its partial for the reconnect
 	if over_rdma; then
 		start_daemon dt --port 18602 --timeout 8 --module m=/tmp/mod || return 1
+		# for this side's link cut: a session gives up within the 5 s cut
+		# (3 s of silence), so its teardown always happens with the link down
+		start_daemon dl --port 18606 --timeout 3 --module m=/tmp/mod || return 1
 	fi
 	# an rdcpd that speaks protocol 4 at most, as one older than --partial-dir
 	# for pushes would (test build: RDCP_TEST_PROTO_MAX)
@@ -97,8 +100,9 @@ server() {
 		eval 'daemon_alive d4 && [ "$(ls -A /tmp/mod4)" = f20 ]'
 	sed 's/^/    d| /' /tmp/d.log | tail -40
 	if over_rdma; then
-		check "link-cut daemon still alive" daemon_alive dt
-		sed 's/^/    dt| /' /tmp/dt.log | tail -16
+		check "link-cut daemons still alive" eval 'daemon_alive dt && daemon_alive dl'
+		sed 's/^/    dt| /' /tmp/dt.log | tail -12
+		sed 's/^/    dl| /' /tmp/dl.log | tail -12
 	fi
 }
 
@@ -403,6 +407,15 @@ client() {
 	touch "$SH/client-done"
 }
 
+# Until rdcp -v (in the background, into /tmp/out) says it is connected (60 s).
+wait_connected() {
+	local n=0
+	until grep -q "connected to" /tmp/out || [ $n -gt 600 ]; do
+		nap 0.1
+		n=$((n + 1))
+	done
+}
+
 # The wire misbehaves (issue 11), on this VM's side of it (eth0, under rxe0).
 link_faults() {
 	local S=$RIG_PEER_IP still rate t0 dt
@@ -418,11 +431,7 @@ link_faults() {
 	"$RDCP" -v --retries 5 --json --chunk-size 64K --depth 2 /tmp/src/cut \
 		"rdcp://$S:18602/m/cut" >/tmp/out 2>&1 &
 	pid=$!
-	n=0
-	until grep -q "connected to" /tmp/out || [ $n -gt 600 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	wait_connected
 	sleep 1
 	still=no
 	kill -0 $pid 2>/dev/null && still=yes
@@ -476,14 +485,15 @@ link_faults() {
 # server_cut N push|pull (issue 27 item 18): the server's link (ip link
 # down in its VM) cut for 5 s, 1 s into a copy of /tmp/src/bcut (48 MiB;
 # the pull brings back what the push left) held to 64 Mbit/s by
-# netem on both sides. Its session fails at once ("local QP operation
-# error"); the client, with --retries 5, must reconnect once the link is
-# back and complete the copy, resuming what it had. Before the fix every
-# reconnect got "no answer over RDMA while connecting": the daemon's
-# teardown had sent a DREQ into the dead link, which left Soft-RoCE's GSI
-# QP unable to receive (lib/xport/rd_xport_rdma_retire.c).
+# netem on both sides. The daemon (dl) ends the session while the link is
+# down: a send fails ("local QP operation error"), or at the latest 3 s of
+# silence (--timeout 3). The client, with --retries 5, must reconnect once
+# the link is back and complete the copy, resuming what it had. Before the
+# fix every reconnect got "no answer over RDMA while connecting": the
+# daemon's teardown had sent a DREQ into the dead link, which left
+# Soft-RoCE's GSI QP unable to receive (lib/xport/rd_xport_rdma_retire.c).
 server_cut() {
-	local i=$1 how=$2 S=$RIG_PEER_IP pid still=no RC n t0 up
+	local i=$1 how=$2 S=$RIG_PEER_IP pid still=no RC t0 up
 	rm -f /tmp/pull/bcut
 	touch "$SH/bcut-arm.$i"
 	wait_for "$SH/bcut-armed.$i" 60
@@ -491,17 +501,13 @@ server_cut() {
 	t0=$SECONDS
 	if [ "$how" = push ]; then
 		"$RDCP" -v --retries 5 --json --chunk-size 64K --depth 2 /tmp/src/bcut \
-			"rdcp://$S:18602/m/bcut" >/tmp/out 2>&1 &
+			"rdcp://$S:18606/m/bcut" >/tmp/out 2>&1 &
 	else
 		"$RDCP" -v --retries 5 --json --chunk-size 64K --depth 2 \
-			"rdcp://$S:18602/m/bcut" /tmp/pull/bcut >/tmp/out 2>&1 &
+			"rdcp://$S:18606/m/bcut" /tmp/pull/bcut >/tmp/out 2>&1 &
 	fi
 	pid=$!
-	n=0
-	until grep -q "connected to" /tmp/out || [ $n -gt 600 ]; do
-		nap 0.1
-		n=$((n + 1))
-	done
+	wait_connected
 	touch "$SH/bcut-go.$i"
 	wait_for "$SH/bcut-up.$i" 60
 	up=$SECONDS
@@ -518,7 +524,7 @@ server_cut() {
 	check "  it reconnected" out_has "reconnecting (1/5)"
 	check "  and resumed ($(json_num bytes_resumed /tmp/out) bytes kept)" \
 		eval '[ "$(json_num bytes_resumed /tmp/out)" -gt 0 ]'
-	[ "$how" = push ] && run "rdcp://$S:18602/m/bcut" /tmp/pull/bcut
+	[ "$how" = push ] && run "rdcp://$S:18606/m/bcut" /tmp/pull/bcut
 	check "  byte-exact" cmp /tmp/src/bcut /tmp/pull/bcut
 }
 

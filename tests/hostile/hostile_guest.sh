@@ -50,6 +50,14 @@ check_no_stray() {
 		pass "$2: nothing named *evil* outside $1"
 	fi
 }
+# still_running PID WHAT: PASS if the daemon PID is still there
+still_running() {
+	if kill -0 "$1" 2>/dev/null; then
+		pass "$2 is still running"
+	else
+		fail "$2 died"
+	fi
+}
 wait_for() { # FILE PATTERN SECONDS
 	i=0
 	while ! grep -q "$2" "$1" 2>/dev/null; do
@@ -453,11 +461,7 @@ if [ "${E2E_TRANSPORT:-rdma}" = rdma ]; then
 		fail "rdcp_evil flood never held its requests: $(cat $LOGS/flood.out)"
 		kill $EVPID 2>/dev/null
 	fi
-	if kill -0 $FPID 2>/dev/null; then
-		pass "the flood's rdcpd is still running"
-	else
-		fail "the flood's rdcpd died"
-	fi
+	still_running $FPID "the flood's rdcpd"
 	kill $FPID 2>/dev/null
 	wait $FPID 2>/dev/null
 	grep -v "^$" $LOGS/flood-d.log | tail -8 | sed 's/^/    d| /'
