@@ -265,7 +265,7 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 	struct addrinfo hints, *ai = NULL;
 	struct rdma_conn_param param;
 	struct rdma_cm_event *ev;
-	uint8_t pdata[RD_CM_JOIN_LEN];
+	uint8_t pdata[RD_CM_JOIN_RAIL_LEN]; /* any request: rd_cm_req_encode() */
 	struct rd_cm_req r = *req;
 	struct rd_rdma_conn *rc;
 	struct rd_conn *c;
