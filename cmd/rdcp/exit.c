@@ -30,6 +30,7 @@ int rdcp_exit_for(int status, int stage, int by_signal)
 	case RD_ECONN:
 		return RDCP_EXIT_SOCKET;
 	case RD_EAUTH:
+	case RD_EBUSY: /* turned away for now (rsync: max connections reached) */
 		return RDCP_EXIT_START;
 	case RD_EREMOTE: /* the remote side failed: to start, or with no reason we know */
 		return stage <= RD_CL_OPEN ? RDCP_EXIT_START : RDCP_EXIT_STREAM;

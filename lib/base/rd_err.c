@@ -87,6 +87,7 @@ static const char *const status_names[RD_STATUS_MAX] = {
 	[RD_EMEMLOCK] = "locked-memory limit",
 	[RD_ESTOPPED] = "stopped",
 	[RD_EVANISHED] = "vanished",
+	[RD_EBUSY] = "server busy",
 };
 
 const char *rd_status_name(int status)

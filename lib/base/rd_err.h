@@ -37,6 +37,7 @@ enum rd_status {
 	RD_EMEMLOCK = 16,  /* locked-memory limit too low */
 	RD_ESTOPPED = 17,  /* stopped: a signal, or the server shutting down */
 	RD_EVANISHED = 18, /* a source file vanished while the tree was walked */
+	RD_EBUSY = 19,	   /* the server is at a limit for now: try again later */
 	RD_STATUS_MAX
 };
 

@@ -882,18 +882,15 @@ void rd_cm_rej_encode(uint8_t *buf, const struct rd_cm_rej *r);
 int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r);
 const char *rd_rej_reason_str(uint16_t reason);
 /*
- * A reject that is the server's decision about this client (busy, its
- * share used up, shutting down): 1; a malformed or unknown one: 0. The
- * client reports the first as -RD_EREMOTE (the server refused), the
- * second as a connection failure.
- */
-int rd_rej_refused(uint16_t reason);
-/*
  * The exporter context of the proof of lane `lane` from the client's rail
  * `rail` (section 1, Lane proofs) into ctx[RD_LANE_PROOF_CTX_LEN].
  */
 void rd_lane_proof_ctx(uint8_t *ctx, const uint8_t *nonce, uint64_t sid, unsigned lane,
 		       unsigned rail);
+/* The RD_E* status a client reports for a refusal: RD_EBUSY for the ones
+ * worth trying again later (busy, this address's share), RD_EAUTH,
+ * RD_EVERSION, RD_EREMOTE (shutting down), else RD_ECONN. */
+int rd_rej_status(uint16_t reason);
 /* Does a peer speaking ver_min..ver_max share a version with us? 1 if yes. */
 int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max);
 

@@ -160,11 +160,6 @@ int rd_cm_rej_decode(const uint8_t *buf, size_t len, struct rd_cm_rej *r)
 	return 0;
 }
 
-int rd_rej_refused(uint16_t reason)
-{
-	return reason == RD_REJ_BUSY || reason == RD_REJ_HOST_BUSY || reason == RD_REJ_SHUTDOWN;
-}
-
 const char *rd_rej_reason_str(uint16_t reason)
 {
 	switch (reason) {
@@ -186,6 +181,24 @@ const char *rd_rej_reason_str(uint16_t reason)
 		       "proof";
 	default:
 		return "unknown";
+	}
+}
+
+int rd_rej_status(uint16_t reason)
+{
+	switch (reason) {
+	case RD_REJ_VERSION:
+		return RD_EVERSION;
+	case RD_REJ_BUSY:
+	case RD_REJ_HOST_BUSY:
+		return RD_EBUSY;
+	case RD_REJ_AUTH:
+	case RD_REJ_LANE:
+		return RD_EAUTH;
+	case RD_REJ_SHUTDOWN:
+		return RD_EREMOTE;
+	default:
+		return RD_ECONN;
 	}
 }
 

@@ -169,6 +169,7 @@ void rd_conn_filter_init(struct rd_conn *f, const struct rd_conn_ops *ops, struc
 	f->rq_cur = -1;
 	f->info = lower->info;
 	f->timeout_ms = lower->timeout_ms;
+	f->stop = lower->stop;
 	f->established = 1;
 }
 
@@ -202,6 +203,34 @@ void rd_listener_close(struct rd_listener *l)
 const char *rd_conn_req_peer(const struct rd_conn_req *r)
 {
 	return r->peer;
+}
+
+long rd_conn_req_age_ms(const struct rd_conn_req *r)
+{
+	if (!r->t0.tv_sec && !r->t0.tv_nsec)
+		return 0;
+	return rd_xc_ms_since(&r->t0);
+}
+
+void rd_listener_set_pre(struct rd_listener *l, const struct rd_listener_pre *p)
+{
+	if (l->ops->set_pre)
+		l->ops->set_pre(l, p);
+}
+
+unsigned rd_listener_pending_from(const struct rd_listener *l, const struct sockaddr *sa)
+{
+	return l->ops->pending_from ? l->ops->pending_from(l, sa) : 0;
+}
+
+const char *rd_listener_trouble(const struct rd_listener *l)
+{
+	return l->ops->trouble ? l->ops->trouble(l) : "";
+}
+
+unsigned long rd_listener_refused(const struct rd_listener *l)
+{
+	return l->ops->refused ? l->ops->refused(l) : 0;
 }
 
 int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
@@ -290,27 +319,45 @@ struct multi_listener {
 	unsigned nsub, turn;
 };
 
+/* How soon sub-listener l wants its next call even if its fd stays quiet. */
+static int sub_due(const struct rd_listener *l, int timeout_ms)
+{
+	int d = l->ops->due_ms ? l->ops->due_ms(l) : -1;
+
+	if (d < 0)
+		return timeout_ms;
+	return timeout_ms < 0 || d < timeout_ms ? d : timeout_ms;
+}
+
 static int multi_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
 		      struct rd_cm_req *creq)
 {
 	struct multi_listener *m = (struct multi_listener *)l;
+	struct timespec t0;
 	struct pollfd p[2];
 	unsigned i, k;
-	int r;
+	int r, wait;
+	long left;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		for (i = 0; i < m->nsub; i++)
+		left = timeout_ms < 0 ? -1 : timeout_ms - rd_xc_ms_since(&t0);
+		if (timeout_ms >= 0 && left < 0)
+			left = 0;
+		wait = (int)left;
+		for (i = 0; i < m->nsub; i++) {
 			p[i] = (struct pollfd){.fd = m->sub[i]->ops->fd(m->sub[i]), .events = POLLIN};
-		r = poll(p, m->nsub, timeout_ms);
-		if (r == 0)
-			return 1;
+			wait = sub_due(m->sub[i], wait);
+		}
+		r = poll(p, m->nsub, wait);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
 			return rd_err_set(&l->err, RD_ECONN, errno, "waiting for connections");
 		for (k = 0; k < m->nsub; k++) {
 			i = (m->turn + k) % m->nsub; /* take turns: neither starves */
-			if (!p[i].revents)
+			/* readable, or due (a deadline or a back-off ends) */
+			if (!p[i].revents && sub_due(m->sub[i], -1) != 0)
 				continue;
 			r = m->sub[i]->ops->next(m->sub[i], 0, req, creq);
 			if (r == 1)
@@ -320,6 +367,9 @@ static int multi_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req 
 				rd_err_copy(&l->err, &m->sub[i]->err);
 			return r;
 		}
+		/* a sub-listener may have read part of a request: not one yet */
+		if (timeout_ms >= 0 && rd_xc_ms_since(&t0) >= timeout_ms)
+			return 1;
 	}
 }
 
@@ -333,10 +383,67 @@ static void multi_close(struct rd_listener *l)
 	free(m);
 }
 
+static void multi_set_pre(struct rd_listener *l, const struct rd_listener_pre *p)
+{
+	struct multi_listener *m = (struct multi_listener *)l;
+	unsigned i;
+
+	for (i = 0; i < m->nsub; i++)
+		rd_listener_set_pre(m->sub[i], p);
+}
+
+static unsigned multi_pending_from(const struct rd_listener *l, const struct sockaddr *sa)
+{
+	const struct multi_listener *m = (const struct multi_listener *)l;
+	unsigned i, n = 0;
+
+	for (i = 0; i < m->nsub; i++)
+		n += rd_listener_pending_from(m->sub[i], sa);
+	return n;
+}
+
+static const char *multi_trouble(const struct rd_listener *l)
+{
+	const struct multi_listener *m = (const struct multi_listener *)l;
+	unsigned i;
+
+	for (i = 0; i < m->nsub; i++)
+		if (*rd_listener_trouble(m->sub[i]))
+			return rd_listener_trouble(m->sub[i]);
+	return "";
+}
+
+static unsigned long multi_refused(const struct rd_listener *l)
+{
+	const struct multi_listener *m = (const struct multi_listener *)l;
+	unsigned long n = 0;
+	unsigned i;
+
+	for (i = 0; i < m->nsub; i++)
+		n += rd_listener_refused(m->sub[i]);
+	return n;
+}
+
+static int multi_due(const struct rd_listener *l)
+{
+	const struct multi_listener *m = (const struct multi_listener *)l;
+	unsigned i;
+	int d = -1;
+
+	for (i = 0; i < m->nsub; i++)
+		d = sub_due(m->sub[i], d);
+	return d;
+}
+
 static const struct rd_listener_ops multi_ops = {
-	.name = "auto",
-	.next = multi_next,
-	.close = multi_close,
+    .name = "auto",
+    .next = multi_next,
+    .close = multi_close,
+    .set_pre = multi_set_pre,
+    .pending_from = multi_pending_from,
+    .trouble = multi_trouble,
+    .refused = multi_refused,
+    .due_ms = multi_due,
 };
 
 static int listen_both(struct rd_listener **out, const char *addr, const char *port, int backlog,
@@ -461,6 +568,7 @@ int rd_xc_init(struct rd_conn *c, const struct rd_conn_opts *o)
 		c->rdepth = RD_XC_DEPTH_MAX;
 	c->max_writes = o && o->max_writes ? o->max_writes : RD_XC_DEFAULT_WRITES;
 	c->timeout_ms = o && o->timeout_ms ? o->timeout_ms : RD_XC_DEFAULT_TIMEOUT;
+	c->stop = o ? o->stop : NULL;
 	/* Untouched until a rail registers its share: only rail 0's is used
 	 * without rails. */
 	c->rslots = c->rdepth * (c->rails_ok ? RD_RAILS_MAX : 1);

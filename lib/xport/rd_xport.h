@@ -134,6 +134,12 @@ struct rd_conn_opts {
 	 * server's goes through another runs beside lane 0 instead.
 	 */
 	const char *rdma_devices;
+	/*
+	 * Optional: set non-zero (from another thread) to make a handshake
+	 * waiting on the connection (rd_conn_start_tls) give up at once with
+	 * -RD_ESTOPPED, e.g. the losers once a listener found its one client.
+	 */
+	const volatile int *stop;
 };
 
 /* Is device dev in the comma-separated list (NULL: every device is)? */
@@ -222,6 +228,44 @@ unsigned rd_listener_port(const struct rd_listener *l);
 /* What it listens on, for the log: "[::]:18710 (IPv6 and IPv4)", "10.0.0.1:18710". */
 const char *rd_listener_where(const struct rd_listener *l);
 /*
+ * Before a connection has sent its request (TCP: its first frame), nothing
+ * it does may hold up the listener: the socket is accepted non-blocking and
+ * its request read from the listener's own poll set, with a deadline.
+ * gate, if set, is called as each connection is accepted, before anything
+ * is read from it: it returns 0 to let it send its request, or an RD_REJ_*
+ * reason to turn it away at once (hosts allow/deny, per-host caps).
+ * pending_max bounds the connections waiting for their request (beyond it
+ * the one waiting longest is dropped for the newcomer; 0: RD_LISTENER_PENDING);
+ * hello_ms is how long each may take to send it (0: RD_LISTENER_HELLO_MS).
+ * RDMA connection requests carry their request: the gate is not called for
+ * them, and nothing waits.
+ */
+#define RD_LISTENER_PENDING  64
+#define RD_LISTENER_HELLO_MS 5000
+struct sockaddr;
+struct rd_listener_pre {
+	int (*gate)(void *ctx, const struct sockaddr *sa, const char *peer);
+	void *ctx;
+	unsigned pending_max;
+	int hello_ms;
+};
+void rd_listener_set_pre(struct rd_listener *l, const struct rd_listener_pre *p);
+/* Connections from sa's address (port ignored; IPv4 and IPv4-mapped IPv6
+ * are the same) that wait to send their request. */
+unsigned rd_listener_pending_from(const struct rd_listener *l, const struct sockaddr *sa);
+/*
+ * "" while the listener accepts as usual; else one line on why it cannot
+ * (no file descriptor left: EMFILE, ENFILE; no kernel memory: ENOBUFS,
+ * ENOMEM), set when that begins and cleared at the first connection
+ * accepted normally again. Meanwhile it keeps listening, backs off (up to
+ * a second between tries) and turns connections away as busy through a
+ * descriptor it holds in reserve for that; rd_listener_next() never fails
+ * for it. rd_listener_refused() counts the connections turned away so.
+ */
+const char *rd_listener_trouble(const struct rd_listener *l);
+unsigned long rd_listener_refused(const struct rd_listener *l);
+
+/*
  * Wait up to timeout_ms (-1 forever) for a connect request. Returns 0 with
  * *req set, 1 on timeout, or a negative status. The request's private data
  * is decoded into *creq; a request that does not decode is rejected here
@@ -230,6 +274,8 @@ const char *rd_listener_where(const struct rd_listener *l);
 int rd_listener_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
 		     struct rd_cm_req *creq);
 const char *rd_conn_req_peer(const struct rd_conn_req *r);
+/* Milliseconds since the connection behind r arrived (accepted), 0 if unknown. */
+long rd_conn_req_age_ms(const struct rd_conn_req *r);
 /* Accept (creates PD/CQ/QP on its own event channel). Frees req. */
 int rd_conn_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		   const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err);

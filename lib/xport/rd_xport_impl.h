@@ -126,6 +126,7 @@ struct rd_conn {
 	int established, disconnected, dead;
 	/* what the layers above sent and received through this connection (rd_conn_bytes) */
 	uint64_t bytes_sent, bytes_rcvd;
+	const volatile int *stop; /* rd_conn_opts.stop */
 	struct rd_conn_info info;
 	struct rd_err err;
 };
@@ -141,6 +142,18 @@ struct rd_listener_ops {
 	void (*close)(struct rd_listener *l);
 	/* readable when a request may be waiting (to wait on several) */
 	int (*fd)(const struct rd_listener *l);
+	/*
+	 * Optional (NULL: nothing waits before a request, as over RDMA):
+	 * rd_listener_set_pre(), rd_listener_pending_from(),
+	 * rd_listener_trouble(), rd_listener_refused(); due_ms: how soon next
+	 * must be called even if fd stays quiet (a deadline, a back-off), -1:
+	 * no need.
+	 */
+	void (*set_pre)(struct rd_listener *l, const struct rd_listener_pre *p);
+	unsigned (*pending_from)(const struct rd_listener *l, const struct sockaddr *sa);
+	const char *(*trouble)(const struct rd_listener *l);
+	unsigned long (*refused)(const struct rd_listener *l);
+	int (*due_ms)(const struct rd_listener *l);
 };
 
 struct rd_listener {
@@ -158,6 +171,7 @@ struct rd_conn_req {
 	uint32_t flags; /* the client's RD_CMF_* */
 	int wild;	/* the listener takes every address (rails may be named) */
 	char peer[80];
+	struct timespec t0; /* when the connection arrived; zero: unknown */
 };
 
 /* One transport's entry points. */

@@ -95,12 +95,8 @@ int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int ti
 					   c->info.peer, rej.ver_min, rej.ver_max, RD_PROTO_MIN,
 					   RD_PROTO_MAX);
 			else
-				rd_err_set(&c->err,
-					   rej.reason == RD_REJ_AUTH || rej.reason == RD_REJ_LANE
-					       ? RD_EAUTH
-					   : rd_rej_refused(rej.reason) ? RD_EREMOTE
-									: RD_ECONN,
-					   0, "%s refused the connection: %s", c->info.peer,
+				rd_err_set(&c->err, rd_rej_status(rej.reason), 0,
+					   "%s refused the connection: %s", c->info.peer,
 					   rd_rej_reason_str(rej.reason));
 		} else {
 			rd_err_set(&c->err, RD_ECONN, 0,

@@ -23,6 +23,7 @@
  */
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/rd_xport_tcp_priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -43,7 +44,6 @@
 
 #define TCP_SOCKBUF	 (4 << 20)
 #define TCP_MAX_REGIONS	 1040 /* the engine registers each receive slot apart: <= 1024 */
-#define TCP_HELLO_MS	 5000 /* a connected client must send its request within this */
 #define TCP_IOV		 64
 #define TCP_BULK_MIN	 (256u << 10) /* a payload from this size on moves on the bulk thread */
 
@@ -142,12 +142,12 @@ static void put32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)v;
 }
 
-static uint32_t get32(const uint8_t *p)
+uint32_t rd_tcp_get32(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3];
 }
 
-static void frame_hdr(uint8_t *h, uint8_t kind, uint32_t len)
+void rd_tcp_frame_hdr(uint8_t *h, uint8_t kind, uint32_t len)
 {
 	h[0] = kind;
 	h[1] = 0;
@@ -156,7 +156,7 @@ static void frame_hdr(uint8_t *h, uint8_t kind, uint32_t len)
 	put32(h + 4, len);
 }
 
-static void tune(int fd)
+void rd_tcp_tune(int fd)
 {
 	int one = 1, sz = TCP_SOCKBUF;
 
@@ -170,25 +170,6 @@ static int set_nonblock(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
-}
-
-static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
-{
-	char host[64] = "?";
-
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *s = (const struct sockaddr_in *)(const void *)sa;
-
-		inet_ntop(AF_INET, &s->sin_addr, host, sizeof(host));
-		snprintf(buf, len, "%s:%u", host, ntohs(s->sin_port));
-	} else if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)(const void *)sa;
-
-		inet_ntop(AF_INET6, &s->sin6_addr, host, sizeof(host));
-		snprintf(buf, len, "[%s]:%u", host, ntohs(s->sin6_port));
-	} else {
-		snprintf(buf, len, "?");
-	}
 }
 
 /* Blocking-with-deadline helpers for the handshake only. */
@@ -230,7 +211,7 @@ static int read_hello(int fd, uint8_t *body, size_t cap, size_t *len, int timeou
 
 	if (r)
 		return r;
-	n = get32(h + 4);
+	n = rd_tcp_get32(h + 4);
 	if (h[0] < RD_TF_CM_REQ || h[0] > RD_TF_CM_REJ || h[1] || h[2] || h[3] || n > cap)
 		return -EPROTO;
 	r = io_full(fd, body, n, timeout_ms, 0);
@@ -244,7 +225,7 @@ static int send_hello(int fd, uint8_t kind, const uint8_t *body, size_t len, int
 {
 	uint8_t b[RD_TF_HDR_LEN + 64];
 
-	frame_hdr(b, kind, (uint32_t)len);
+	rd_tcp_frame_hdr(b, kind, (uint32_t)len);
 	memcpy(b + RD_TF_HDR_LEN, body, len);
 	return io_full(fd, b, RD_TF_HDR_LEN + len, timeout_ms, 1);
 }
@@ -542,7 +523,7 @@ static int tcp_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const str
 		return rd_xc_fail(c, RD_ECONN, 0, "%s closed the connection", c->info.peer);
 	if (w) {
 		o = out_push(t);
-		frame_hdr(o->hdr, RD_TF_WRITE, (uint32_t)(RD_TF_WRITE_LEN + w->len));
+		rd_tcp_frame_hdr(o->hdr, RD_TF_WRITE, (uint32_t)(RD_TF_WRITE_LEN + w->len));
 		put32(o->hdr + 8, (uint32_t)(w->raddr >> 32));
 		put32(o->hdr + 12, (uint32_t)w->raddr);
 		put32(o->hdr + 16, w->rk->k[0]);
@@ -557,7 +538,7 @@ static int tcp_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const str
 	b = t->sbuf + (size_t)idx * RD_CTRL_MAX;
 	memcpy(b, msg, len);
 	o = out_push(t);
-	frame_hdr(o->hdr, RD_TF_MSG, (uint32_t)len);
+	rd_tcp_frame_hdr(o->hdr, RD_TF_MSG, (uint32_t)len);
 	o->hlen = RD_TF_HDR_LEN;
 	o->body = b;
 	o->blen = len;
@@ -592,7 +573,7 @@ static struct tregion *region_for(struct tcp_conn *t, uint64_t raddr, uint32_t r
 static int in_header(struct tcp_conn *t)
 {
 	struct rd_conn *c = &t->c;
-	uint32_t len = get32(t->ihdr + 4);
+	uint32_t len = rd_tcp_get32(t->ihdr + 4);
 
 	if (t->ihdr[1] || t->ihdr[2] || t->ihdr[3])
 		return rd_xc_fail(c, RD_EPROTO, 0, "%s sent a malformed frame", c->info.peer);
@@ -626,11 +607,11 @@ static int in_header(struct tcp_conn *t)
 static int in_write_header(struct tcp_conn *t)
 {
 	const uint8_t *h = t->ihdr + RD_TF_HDR_LEN;
-	uint64_t raddr = ((uint64_t)get32(h) << 32) | get32(h + 4);
-	uint32_t rkey = get32(h + 8);
+	uint64_t raddr = ((uint64_t)rd_tcp_get32(h) << 32) | rd_tcp_get32(h + 4);
+	uint32_t rkey = rd_tcp_get32(h + 8);
 	struct tregion *g;
 
-	if (get32(h + 12))
+	if (rd_tcp_get32(h + 12))
 		return rd_xc_fail(&t->c, RD_EPROTO, 0, "%s sent a malformed write frame",
 				  t->c.info.peer);
 	g = region_for(t, raddr, rkey, t->iwant);
@@ -999,7 +980,7 @@ static int connect_one(const struct addrinfo *a, int timeout_ms, int *fdp)
 	fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
 	if (fd < 0)
 		return -errno;
-	tune(fd);
+	rd_tcp_tune(fd);
 	if (set_nonblock(fd)) {
 		r = -errno;
 		goto fail;
@@ -1037,7 +1018,7 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 	struct rd_cm_rej rej;
 	uint8_t pdata[64];
 	char peer[80];
-	size_t len;
+	size_t len = 0;
 	int ret, gai, fd = -1, tmo = o && o->timeout_ms ? o->timeout_ms : RD_XC_DEFAULT_TIMEOUT;
 
 	*out = NULL;
@@ -1088,11 +1069,8 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 					 "this rdcp %u..%u; upgrade the older side",
 					 peer, rej.ver_min, rej.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
 		else
-			ret = rd_err_set(&t->c.err,
-					 rej.reason == RD_REJ_AUTH    ? RD_EAUTH
-					 : rd_rej_refused(rej.reason) ? RD_EREMOTE
-								      : RD_ECONN,
-					 0, "%s refused the connection: %s", peer,
+			ret = rd_err_set(&t->c.err, rd_rej_status(rej.reason), 0,
+					 "%s refused the connection: %s", peer,
 					 rd_rej_reason_str(rej.reason));
 		goto out;
 	}
@@ -1118,166 +1096,12 @@ out:
 	return ret;
 }
 
-/* --- listening --- */
+/* --- accepting (the listener is in rd_xport_tcp_listen.c) --- */
 
-struct tcp_listener {
-	struct rd_listener l;
-	int fd;
-};
-
-struct tcp_req {
-	struct rd_conn_req r;
-	int fd;
-};
-
-static const struct rd_listener_ops tcp_listener_ops;
-
-static int tcp_listen(struct rd_listener **out, const char *addr, const char *port, int backlog,
-		      struct rd_err *err)
+int rd_tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
+		  const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
 {
-	struct addrinfo hints, *ai = NULL;
-	struct tcp_listener *tl;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int ret = 0, gai, one = 1, zero = 0;
-
-	*out = NULL;
-	tl = calloc(1, sizeof(*tl));
-	if (!tl)
-		return rd_err_set(err, RD_ENOMEM, ENOMEM, "listener");
-	tl->l.ops = &tcp_listener_ops;
-	tl->fd = -1;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = addr && *addr ? AF_UNSPEC : AF_INET6;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE;
-	gai = getaddrinfo(addr && *addr ? addr : NULL, port, &hints, &ai);
-	if (gai) {
-		ret = rd_err_set(err, RD_EUSAGE, 0, "cannot resolve listen address '%s' port '%s': %s",
-				 addr ? addr : "*", port, gai_strerror(gai));
-		goto out;
-	}
-	tl->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (tl->fd < 0 && !(addr && *addr)) {
-		/* no IPv6 here: all IPv4 addresses then */
-		freeaddrinfo(ai);
-		ai = NULL;
-		hints.ai_family = AF_INET;
-		if (!getaddrinfo(NULL, port, &hints, &ai))
-			tl->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	}
-	if (tl->fd < 0 || !ai) {
-		ret = rd_err_set(err, RD_ESYS, errno, "cannot open a TCP socket");
-		goto out;
-	}
-	setsockopt(tl->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (ai->ai_family == AF_INET6)
-		setsockopt(tl->fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
-	if (bind(tl->fd, ai->ai_addr, ai->ai_addrlen) ||
-	    listen(tl->fd, backlog > 0 ? backlog : 16)) {
-		ret = rd_err_set(err, errno == EADDRINUSE ? RD_EUSAGE : RD_ECONN, errno,
-				 "cannot listen on %s port %s over TCP", addr ? addr : "*", port);
-		goto out;
-	}
-	if (!getsockname(tl->fd, (struct sockaddr *)&ss, &sl)) {
-		size_t n;
-
-		tl->l.port = ss.ss_family == AF_INET6
-				     ? ntohs(((struct sockaddr_in6 *)&ss)->sin6_port)
-				     : ntohs(((struct sockaddr_in *)&ss)->sin_port);
-		addr_str((struct sockaddr *)&ss, tl->l.where, sizeof(tl->l.where));
-		n = strlen(tl->l.where);
-		if (!(addr && *addr))
-			snprintf(tl->l.where + n, sizeof(tl->l.where) - n, " (%s)",
-				 ss.ss_family == AF_INET6 ? "IPv6 and IPv4" : "IPv4 only");
-	}
-	*out = &tl->l;
-	tl = NULL;
-out:
-	if (ai)
-		freeaddrinfo(ai);
-	if (tl)
-		rd_listener_close(&tl->l);
-	return ret;
-}
-
-static void reject_fd(int fd, const struct rd_cm_rej *rej)
-{
-	uint8_t pd[RD_CM_REJ_LEN];
-
-	rd_cm_rej_encode(pd, rej);
-	send_hello(fd, RD_TF_CM_REJ, pd, sizeof(pd), 1000);
-	close(fd);
-}
-
-static int tcp_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
-		    struct rd_cm_req *creq)
-{
-	struct tcp_listener *tl = (struct tcp_listener *)l;
-	struct sockaddr_storage ss;
-	socklen_t sl;
-	struct pollfd p = {.fd = tl->fd, .events = POLLIN};
-	struct rd_cm_rej bad = {.reason = RD_REJ_BADREQ, .ver_min = RD_PROTO_MIN,
-				.ver_max = RD_PROTO_MAX};
-	struct tcp_req *r;
-	uint8_t pdata[64];
-	size_t len;
-	int fd, k;
-
-	*req = NULL;
-	for (;;) {
-		k = poll(&p, 1, timeout_ms);
-		if (k == 0)
-			return 1;
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0)
-			return rd_err_set(&l->err, RD_ECONN, errno, "waiting for connections");
-		sl = sizeof(ss);
-		fd = accept4(tl->fd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC | SOCK_NONBLOCK);
-		if (fd < 0) {
-			if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED)
-				continue;
-			return rd_err_set(&l->err, RD_ECONN, errno, "accept");
-		}
-		tune(fd);
-		k = read_hello(fd, pdata, sizeof(pdata), &len, TCP_HELLO_MS);
-		/* A JOIN (an extra lane) has no place over TCP: malformed. */
-		if (k != RD_TF_CM_REQ || rd_cm_req_decode(pdata, len, creq) || !creq->ctrl_depth ||
-		    (creq->flags & RD_CMF_JOIN)) {
-			if (k > 0 || k == -EPROTO)
-				reject_fd(fd, &bad);
-			else
-				close(fd);
-			continue;
-		}
-		r = calloc(1, sizeof(*r));
-		if (!r) {
-			bad.reason = RD_REJ_BUSY;
-			reject_fd(fd, &bad);
-			continue;
-		}
-		r->r.ops = &tcp_listener_ops;
-		r->fd = fd;
-		r->r.peer_depth = creq->ctrl_depth;
-		addr_str((struct sockaddr *)&ss, r->r.peer, sizeof(r->r.peer));
-		*req = &r->r;
-		return 0;
-	}
-}
-
-static void tcp_reject(struct rd_conn_req *req, const struct rd_cm_rej *rej)
-{
-	struct tcp_req *r = (struct tcp_req *)req;
-
-	reject_fd(r->fd, rej);
-	free(r);
-}
-
-static int tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
-		      const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err)
-{
-	struct tcp_req *rq = (struct tcp_req *)req;
+	struct rd_tcp_req *rq = (struct rd_tcp_req *)req;
 	struct rd_cm_rep p = *rep;
 	uint8_t pdata[RD_CM_REP_LEN];
 	unsigned peer_depth = req->peer_depth;
@@ -1289,7 +1113,7 @@ static int tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	if (!t) {
 		struct rd_cm_rej rej = {.reason = RD_REJ_BUSY};
 
-		tcp_reject(req, &rej);
+		rd_conn_reject(req, &rej);
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
 	}
 	snprintf(t->c.info.peer, sizeof(t->c.info.peer), "%s", req->peer);
@@ -1310,31 +1134,8 @@ static int tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	return 0;
 }
 
-static void tcp_listener_close(struct rd_listener *l)
-{
-	struct tcp_listener *tl = (struct tcp_listener *)l;
-
-	if (tl->fd >= 0)
-		close(tl->fd);
-	free(tl);
-}
-
-static int tcp_listener_fd(const struct rd_listener *l)
-{
-	return ((const struct tcp_listener *)l)->fd;
-}
-
-static const struct rd_listener_ops tcp_listener_ops = {
-	.name = "tcp",
-	.next = tcp_next,
-	.accept = tcp_accept,
-	.reject = tcp_reject,
-	.close = tcp_listener_close,
-	.fd = tcp_listener_fd,
-};
-
 const struct rd_xport rd_xport_tcp = {
-	.name = "tcp",
-	.connect = tcp_connect,
-	.listen = tcp_listen,
+    .name = "tcp",
+    .connect = tcp_connect,
+    .listen = rd_tcp_listen,
 };

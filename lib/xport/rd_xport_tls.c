@@ -450,6 +450,12 @@ int rd_conn_start_tls(struct rd_conn **cp, const struct rd_tls_cfg *cfg, int tim
 			r = -RD_ETIMEOUT;
 			break;
 		}
+		if (lo->stop && __atomic_load_n(lo->stop, __ATOMIC_ACQUIRE)) {
+			r = rd_err_set(&tc->c.err, RD_ESTOPPED, 0,
+				       "TLS handshake with %s given up: the server stopped waiting",
+				       lo->info.peer);
+			break;
+		}
 		r = rd_conn_poll(
 		    lo, (int)(ms_left(&t0, timeout_ms) < 100 ? ms_left(&t0, timeout_ms) : 100));
 		if (r < 0 && r != -RD_ETIMEOUT)
