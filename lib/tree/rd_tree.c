@@ -15,6 +15,23 @@
  * walk is depth-first and its state is one stream plus a few lengths per
  * level: memory is bounded by depth, not by file count.
  *
+ * Open descriptors are bounded by a constant, not by depth (issue 27
+ * item 2: a tree 2,000 levels deep held 2,000 directories open, which a
+ * session's descriptor budget cannot count on). The source's own level
+ * and the deepest RD_TREE_OPEN_DIRS - 1 stay open; a level further up is
+ * closed when a deeper one opens, keeping where its listing stood
+ * (telldir) and which directory it was (device, inode). When the walk
+ * comes back up to it, it is opened again from the level below by ".."
+ * (a directory's own entry, never a symlink), or, should that be another
+ * directory now (the subtree was moved meanwhile, or with -L the level
+ * below was reached through a symlink), by its names from the source's
+ * level, one component at a time (O_NOFOLLOW but with -L); either way it
+ * must be the same directory, and its listing resumes where it stood
+ * (seekdir: the file system's directory offsets, stable across opens on
+ * Linux file systems; NFS relies on the same). A directory that cannot be
+ * found again is a skip ("changed while walking"), then its POST entry,
+ * and the walk goes on.
+ *
  * The wire path of the current directory and its display path (the local
  * path for command-line sources, the wire path otherwise) live in two
  * buffers; each level records where its part ends, so popping is a
@@ -42,9 +59,11 @@
 #define OPEN_RD	 (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
 
 struct level {
-	DIR *d;
-	int dead;  /* listing failed, or -x: finish this level at the next call */
-	dev_t dev; /* of the directory: -L loops, -x mount points */
+	DIR *d;	   /* NULL: closed, to be opened again (see the top) */
+	long pos;  /* closed: where its listing stood (telldir) */
+	int dead;  /* listing failed, or -x: finish this level at the next call;
+		    * 2: lost (could not be opened again): say so first */
+	dev_t dev; /* of the directory: -L loops, -x mount points, opened again */
 	ino_t ino;
 	size_t wire_len, show_len;
 	uint32_t mode, uid, gid;
@@ -67,6 +86,7 @@ struct rd_tree {
 	struct level *lv;
 	size_t depth, cap;
 	dev_t root_dev;		   /* -x: the file system of the current source */
+	size_t nclosed;		   /* lv[1 .. nclosed] are closed (lv[0] never is) */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
 	char wire[RD_PATH_MAX + 1];
 	char show[SHOW_MAX];
@@ -199,14 +219,94 @@ static int push_level(struct rd_tree *t, int fd, const struct stat *st, size_t w
 	l->mtime_sec = st->st_mtim.tv_sec;
 	l->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
 	t->depth++;
+	/* beyond the bound: the shallowest open level but the source's closes */
+	if (t->depth - t->nclosed > RD_TREE_OPEN_DIRS) {
+		l = &t->lv[++t->nclosed];
+		l->pos = telldir(l->d);
+		closedir(l->d);
+		l->d = NULL;
+	}
 	return 0;
+}
+
+static int same_dir(int fd, const struct level *l)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino;
+}
+
+/*
+ * Open closed level i again: by ".." from level i + 1 (still open unless
+ * it was lost itself), else by the names of levels 1 .. i beneath the
+ * source's level (levels 1 .. i are all closed); it must be the directory
+ * it was. Returns the descriptor or -1.
+ */
+static int reopen_fd(struct rd_tree *t, size_t i)
+{
+	int flags = OPEN_RD | O_DIRECTORY | O_NOFOLLOW;
+	char name[NAME_MAX + 1];
+	size_t k, a, b;
+	int fd = -1, nfd;
+
+	if (t->lv[i + 1].d)
+		fd = rd_openat(dirfd(t->lv[i + 1].d), "..", flags, 0);
+	if (fd >= 0 && same_dir(fd, &t->lv[i]))
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	/* -L: the levels may have been reached through symlinks */
+	if (t->flags & RD_TREE_COPY_LINKS)
+		flags &= ~O_NOFOLLOW;
+	fd = fcntl(dirfd(t->lv[0].d), F_DUPFD_CLOEXEC, 0);
+	for (k = 1; k <= i && fd >= 0; k++) {
+		/* level k's name: its part of the wire path */
+		a = t->lv[k - 1].wire_len + 1;
+		b = t->lv[k].wire_len;
+		if (b <= a || b - a > NAME_MAX) {
+			close(fd);
+			return -1;
+		}
+		memcpy(name, t->wire + a, b - a);
+		name[b - a] = '\0';
+		nfd = rd_openat(fd, name, flags, 0);
+		close(fd);
+		fd = nfd;
+		if (fd >= 0 && !same_dir(fd, &t->lv[k])) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	return fd;
+}
+
+/* Level i (closed, i + 1 open) open again where its listing stood, or lost. */
+static void reopen_level(struct rd_tree *t, size_t i)
+{
+	struct level *l = &t->lv[i];
+	int fd = reopen_fd(t, i);
+
+	l->d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (l->d) {
+		seekdir(l->d, l->pos);
+	} else {
+		if (fd >= 0)
+			close(fd);
+		/* cannot be listed further: said, then its POST entry */
+		l->dead = 2;
+	}
+	t->nclosed--;
 }
 
 static void pop_level(struct rd_tree *t)
 {
 	struct level *l = &t->lv[--t->depth];
 
-	closedir(l->d);
+	/* its parent was closed: open it again while l still is */
+	if (t->nclosed && t->depth - 1 == t->nclosed)
+		reopen_level(t, t->depth - 1);
+	if (l->d)
+		closedir(l->d);
 	l->d = NULL;
 	if (t->depth) {
 		l = &t->lv[t->depth - 1];
@@ -491,6 +591,12 @@ static int step_level(struct rd_tree *t, struct rd_tree_entry *e)
 	size_t nl, wl, sl;
 	int ret;
 
+	if (l->dead == 2) {
+		l->dead = 1;
+		return skip(t, e, t->show, 0,
+			    "changed while walking (moved or replaced); the rest of this "
+			    "directory is skipped");
+	}
 	if (l->dead)
 		return emit_post(t, e);
 	errno = 0;
@@ -659,7 +765,8 @@ void rd_tree_close(struct rd_tree *t)
 	if (!t)
 		return;
 	while (t->depth)
-		pop_level(t);
+		if (t->lv[--t->depth].d)
+			closedir(t->lv[t->depth].d);
 	free(t->lv);
 	for (i = 0; i < t->nsources; i++) {
 		free(t->src[i].path);

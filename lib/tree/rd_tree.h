@@ -2,7 +2,8 @@
 /*
  * Sender side: walk the sources (libarchive's disk reader) and produce
  * manifest entries one at a time, in wire form, with bounded memory
- * (depth of the tree, never its size or file count).
+ * (depth of the tree, never its size or file count) and at most
+ * RD_TREE_OPEN_DIRS directories open.
  *
  * Wire paths start with the source's base name: source "/a/b/dir" gives
  * "dir" (flag RD_FF_ROOT), "dir/x", "dir/sub", "dir/sub/y", and, after a
@@ -61,6 +62,12 @@
 /* The walk flags that concern the walking side alone: a push sends them nowhere. */
 #define RD_TREE_WALK_ONLY (RD_TREE_ONE_FS | RD_TREE_ONE_FS2 | RD_TREE_COPY_LINKS)
 #define RD_TREE_META_MAX 256 /* META items per entry; more xattrs: a note */
+/*
+ * Directories the walk holds open at most, however deep the tree (the
+ * source's and the deepest ones; the others are opened again on the way
+ * back up: rd_tree.c). The entry it returns (e->fd) is not counted here.
+ */
+#define RD_TREE_OPEN_DIRS 16
 
 /* rd_tree_next() results (>= 0) */
 enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 3 };

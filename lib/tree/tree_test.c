@@ -663,6 +663,126 @@ static void test_tree_swap_never_leaks(void **state)
 	unlink(bp("swap-secret"));
 }
 
+#ifndef RD_TREE_OPEN_DIRS
+#define RD_TREE_OPEN_DIRS 16 /* (to build this test against a tree without the bound) */
+#endif
+#define DEEP 120
+
+/* deep/ and DEEP levels of s/ below it, ten files f0..f9 in each. */
+static void make_deep(void)
+{
+	char rel[PATH_MAX] = "deep", f[PATH_MAX];
+	int i, k;
+
+	for (i = 0; i <= DEEP; i++) {
+		mk(rel);
+		for (k = 0; k < 10; k++) {
+			snprintf(f, sizeof(f), "%s/f%d", rel, k);
+			put(f, "x");
+		}
+		strcat(rel, "/s");
+	}
+}
+
+/*
+ * Walk deep/ and count: each level's files once, each directory once and
+ * its POST once, descriptors (with the entry's own) never more than the
+ * bound above what was open before. move_at: at that depth, move level
+ * 30 (with what is below it, the walk's current place) out of the source.
+ */
+static void walk_deep(int move_at, unsigned flags)
+{
+	const char *src[1];
+	char seen[DEEP + 1][10], from[PATH_MAX], to[PATH_MAX];
+	struct rd_tree *t;
+	struct rd_tree_entry e;
+	struct rd_err err;
+	int base_fds, peak = 0, n, r, lvl, k, dirs = 0, posts = 0, moved = 0, i;
+	const char *p;
+
+	memset(seen, 0, sizeof(seen));
+	src[0] = bp("deep");
+	base_fds = count_fds();
+	assert_int_equal(rd_tree_open_paths(&t, src, 1, RD_TREE_RECURSIVE | flags, &err), 0);
+	while ((r = rd_tree_next(t, &e)) > 0) {
+		assert_int_equal(r, RD_TREE_ENTRY);
+		n = count_fds();
+		if (n > peak)
+			peak = n;
+		for (lvl = 0, p = e.path; (p = strstr(p, "/s")) && (p[2] == '/' || !p[2]); p += 2)
+			lvl++;
+		if (e.type == RD_FT_REG) {
+			close(e.fd);
+			p = strrchr(e.path, '/');
+			assert_non_null(p);
+			assert_true(p[1] == 'f' && p[2] >= '0' && p[2] <= '9' && !p[3]);
+			k = p[2] - '0';
+			assert_true(lvl <= DEEP);
+			seen[lvl][k]++;
+		} else {
+			assert_int_equal(e.type, RD_FT_DIR);
+			if (e.flags & RD_FF_POST)
+				posts++;
+			else
+				dirs++;
+		}
+		if (move_at && !moved && e.type == RD_FT_DIR && !(e.flags & RD_FF_POST) &&
+		    lvl == move_at) {
+			snprintf(from, sizeof(from), "deep");
+			for (i = 0; i < 30; i++)
+				strcat(from, "/s");
+			snprintf(to, sizeof(to), "%s", bp("moved-away"));
+			assert_int_equal(rename(bp(from), to), 0);
+			moved = 1;
+		}
+	}
+	assert_int_equal(r, RD_TREE_END);
+	rd_tree_close(t);
+	assert_int_equal(count_fds(), base_fds);
+	/* the count itself opens /proc/self/fd: one more than the walk's */
+	assert_true(peak - 1 - base_fds <= RD_TREE_OPEN_DIRS + 1);
+	for (lvl = 0; lvl <= DEEP; lvl++)
+		for (k = 0; k < 10; k++)
+			assert_int_equal(seen[lvl][k], 1);
+	assert_int_equal(dirs, DEEP + 1);
+	assert_int_equal(posts, DEEP + 1);
+	if (move_at)
+		assert_true(moved);
+}
+
+/*
+ * Issue 27 item 2: a tree 120 levels deep is walked with at most
+ * RD_TREE_OPEN_DIRS directories open (not one per level), every entry
+ * exactly once; the same when the walk's current subtree is moved out of
+ * the source on the way (its ancestors are found again by name).
+ */
+static void test_tree_deep_bounded_fds(void **state)
+{
+	char from[PATH_MAX];
+	int i;
+
+	(void)state;
+	make_deep();
+	walk_deep(0, 0);
+	walk_deep(50, 0);
+	/* put it back together for the next test */
+	snprintf(from, sizeof(from), "deep");
+	for (i = 0; i < 30; i++)
+		strcat(from, "/s");
+	assert_int_equal(rename(bp("moved-away"), bp(from)), 0);
+	/*
+	 * -L, level 3 a symlink to where that level really is: ".." from
+	 * below it leads elsewhere, and the names lead through the link.
+	 */
+	snprintf(from, sizeof(from), "deep/s/s/s");
+	assert_int_equal(rename(bp(from), bp("deep-real")), 0);
+	ln(bp("deep-real"), from);
+	walk_deep(0, RD_TREE_COPY_LINKS);
+	assert_int_equal(unlink(bp(from)), 0);
+	assert_int_equal(rename(bp("deep-real"), bp(from)), 0);
+	rm_rf(bp("deep"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -677,6 +797,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_close_midway_no_leak),
 	    cmocka_unit_test(test_tree_fd_sources),
 	    cmocka_unit_test(test_tree_swap_never_leaks),
+	    cmocka_unit_test(test_tree_deep_bounded_fds),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
