@@ -1068,9 +1068,9 @@ static void test_fd_budget(void **state)
 	/* not even the hard one: an error naming the numbers and what fits */
 	assert_int_equal(rd_conf_fd_budget(c, 32, 200, 1024, 4096, &need), -RD_EUSAGE);
 	assert_int_equal(c->nerrors, 1);
-	assert_reported(&rec, "t.conf:1: 32 connections need about 6464 open files (200 each, 64 "
+	assert_reported(&rec, "t.conf:1: 32 connections need about 6528 open files (200 each, 128 "
 			      "for the daemon), but the open-file limit is 4096 (ulimit -Hn; "
-			      "LimitNOFILE= under systemd): lower 'max connections' to 20 or "
+			      "LimitNOFILE= under systemd): lower 'max connections' to 19 or "
 			      "raise the limit");
 	rd_conf_free(c);
 }

@@ -318,7 +318,7 @@ int rd_conf_budget_conns(struct rd_conf *c, uint64_t pool_bytes);
  * allows it), or -RD_EUSAGE after reporting an error that names the numbers
  * when even the hard limit cannot (issue 7 item 5).
  */
-#define RD_CONF_FDS_RESERVE 64u
+#define RD_CONF_FDS_RESERVE 128u /* 64 its own, 64 for connections yet to send a request */
 int rd_conf_fd_budget(struct rd_conf *c, int conns, unsigned per_conn, uint64_t soft,
 		      uint64_t hard, uint64_t *need);
 

@@ -15,18 +15,31 @@
 #include "lib/base/rd_err.h"
 #include "lib/engine/rd_engine.h"
 #include "lib/tls/rd_tls.h"
+#include "lib/tree/rd_tree.h"
 #include "lib/xport/rd_xport.h"
 
 #define RD_MODULE_NAME_MAX 64
 
 /*
- * Open files one server session may hold at most: a receiver keeps up to
- * three per file of its window (directory, temporary, the file it replaces),
- * a sender one per window file; plus the module, the walk, the connection
- * (socket, or RDMA event and completion channels). rdcpd checks max
- * connections times this against RLIMIT_NOFILE at start.
+ * Open files one session may hold at most (counted again for issue 27
+ * item 2). A receiver keeps up to four per entry of its window (the
+ * entry's directory, the temporary, the file it replaces, and the
+ * --partial-dir inside that directory) and a few of the sink's own (the
+ * destination, its parent cache, a partial being taken over); a sender
+ * one per entry of its window, the walk's directories (RD_TREE_OPEN_DIRS,
+ * whatever the depth) and the sources a pull names (the server's and the
+ * walk's copy of each). Either way RD_SESSION_FDS_BASE more: the module,
+ * the connection (a socket and the bulk threads' eventfds, or the RDMA
+ * event and completion channels of its rails), the engine's wake-up. rdcpd
+ * checks max connections times this against RLIMIT_NOFILE at start.
  */
-#define RD_SESSION_FDS_FOR(window) (3u * (window) + 16u)
+#define RD_SESSION_FDS_BASE	    16u
+#define RD_SESSION_FDS_RECV(window) (4u * (window) + 4u)
+#define RD_SESSION_FDS_SEND(window) ((window) + RD_TREE_OPEN_DIRS + 2u * RD_OPEN_PATHS_MAX)
+#define RD_SESSION_FDS_FOR(window)                                                        \
+	(RD_SESSION_FDS_BASE + (RD_SESSION_FDS_RECV(window) > RD_SESSION_FDS_SEND(window) \
+				    ? RD_SESSION_FDS_RECV(window)                         \
+				    : RD_SESSION_FDS_SEND(window)))
 #define RD_SESSION_FDS		   RD_SESSION_FDS_FOR(RD_WINDOW_FILES)
 /*
  * The window rdcp offers and rdcpd grants (rd_proto.h, OPEN's window)

@@ -158,7 +158,7 @@ RC=$?
 sed 's/^/    | /' "$tmp/err"
 check "more connections than the hard open-file limit holds: exit 1" [ "$RC" -eq 1 ]
 check "  naming the numbers and what fits" \
-	err_has "$tmp/fds.conf:1: 4096 connections need about 852032 open files (208 each, 64 for the daemon), but the open-file limit is 1024 (ulimit -Hn; LimitNOFILE= under systemd): lower 'max connections' to 4 or raise the limit"
+	err_has "$tmp/fds.conf:1: 4096 connections need about 1130624 open files (276 each, 128 for the daemon), but the open-file limit is 1024 (ulimit -Hn; LimitNOFILE= under systemd): lower 'max connections' to 3 or raise the limit"
 
 # --- files ---
 run --check-config --config "$tmp/nonexistent.conf"
@@ -216,8 +216,9 @@ sed 's/^/    | /' "$tmp/err"
 check "  --threads 5 --max-lanes 1 override them" \
 	grep -q "each connection: 5 threads (command line), up to 1 lane (command line), a window of [0-9]* entries (open files)\$" "$tmp/err"
 # --- the window of entries a connection gets: as wide as the open-file limit allows ---
-# (16 connections: 256 entries need 16 x 784 + 64 files, 128 need 16 x 400 + 64, 64 need 16 x 208 + 64)
-for nf in 20000:256 7000:128 4000:64; do
+# (16 connections: 256 entries need 16 x 1044 + 128 files, 192 need 16 x 788 + 128,
+# 128 need 16 x 532 + 128, 64 need 16 x 276 + 128: rd_session.h)
+for nf in 20000:256 13000:192 9000:128 5000:64; do
 	(ulimit -n "${nf%%:*}" && exec timeout 3 "$rdcpd" --foreground --config "$tmp/shape.conf" --port 0 \
 		--transport tcp --listen 127.0.0.1 --max-conns 16) >"$tmp/out" 2>"$tmp/err"
 	sed 's/^/    | /' "$tmp/err"

@@ -48,8 +48,8 @@ server() {
 		head -c $MEDIUM /dev/urandom >"/tmp/mod/medium$i"
 	done
 	head -c $((FAIR_MB << 20)) /dev/urandom >/tmp/mod/fair.bin
-	# rdcpd checks that 72 sessions fit its open-file limit (208 files each)
-	ulimit -n 16384 || return 1
+	# rdcpd checks that 72 sessions fit its open-file limit (276 files each)
+	ulimit -n 32768 || return 1
 	start_daemon d --config /tmp/many.conf --pool-size 16M || return 1
 	rping -s -P -a "$RIG_SELF_IP" >/tmp/rping-server.log 2>&1 &
 	echo $! >/tmp/rping.pid
