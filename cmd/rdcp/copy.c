@@ -118,6 +118,14 @@ unsigned rdcp_window(void)
 				     WINDOW_FDS_RESERVE);
 }
 
+/* Sleep ms, or less when a signal comes (it sets g_stop). */
+static void nap_ms(unsigned ms)
+{
+	struct timespec t = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+
+	nanosleep(&t, NULL);
+}
+
 static double now_s(void)
 {
 	struct timespec t;
@@ -375,8 +383,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	char (*norm)[RD_PATH_MAX + 1] = NULL;
 	int nlocal = 0, nremote = 0, i, ret, code, rstatus = 0, attempt, ever_connected = 0;
 	uint64_t moved_before = 0;
-	unsigned delay, meter_flags;
+	unsigned delay, delay_ms, meter_flags, seed = (unsigned)getpid() ^ (unsigned)time(NULL);
 	time_t w0;
+	int busy;
 	char port[8];
 	struct rd_err err;
 	double t0, dt;
@@ -588,22 +597,34 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		 * --retries: a connection that dropped mid-copy (not one that
 		 * never came up) is made again after a backoff of 1, 2, 4 ...
 		 * 30 s; the receiver's partials make the next attempt resume.
+		 * A server that turned us away as busy (at one of its limits) is
+		 * asked again the same way, each wait drawn between half and
+		 * one and a half of it: clients turned away together (16 ranks
+		 * of one job) do not all come back at the same instant.
 		 */
 		/* once connected, a refused reconnect counts as an attempt too */
 		ever_connected |= cl->connected;
-		if ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !ever_connected ||
+		busy = ret == -RD_EBUSY;
+		if ((!busy && ((ret != -RD_ECONN && ret != -RD_ETIMEOUT) || !ever_connected)) ||
 		    attempt >= o->retries || g_stop)
 			break;
 		moved_before += rd_stat_get(&cl->e.st.bytes_data);
 		delay = attempt < 5 ? 1u << attempt : 30u;
 		if (delay > 30)
 			delay = 30;
+		delay_ms = delay * 1000u;
+		if (busy)
+			delay_ms = delay_ms / 2 + (unsigned)rand_r(&seed) % (delay_ms + 1);
 		rd_progress_stop(ro.meter);
 		ro.meter = NULL;
-		if (!o->quiet)
+		if (!o->quiet && busy)
+			fprintf(stderr,
+				"rdcp: %s\nrdcp: server busy: trying again (%d/%d) in %.1f s\n",
+				cl->err.msg, attempt + 1, o->retries, delay_ms / 1000.0);
+		else if (!o->quiet)
 			fprintf(stderr, "rdcp: %s\nrdcp: reconnecting (%d/%d) in %u s\n", cl->err.msg,
 				attempt + 1, o->retries, delay);
-		sleep(delay);
+		nap_ms(delay_ms);
 		if (g_stop)
 			break;
 		if (!o->quiet && !o->json && o->info.progress)

@@ -583,16 +583,18 @@ static const char *listen_list(const struct rd_conf *c, char *buf, size_t len)
 
 static void check_summary(const struct rd_conf *c, int conns)
 {
-	char where[RD_CONF_LISTEN_MAX * 66];
+	char where[RD_CONF_LISTEN_MAX * 66], per_user[48] = "";
 	int i, ro = 0;
 
 	for (i = 0; i < c->nmods; i++)
 		ro += c->mods[i]->read_only;
-	printf("%s: ok: %d module%s (%d read-only), port %u, %s, up to %d connection%s%s\n",
+	if (c->max_conns_per_user > 0)
+		snprintf(per_user, sizeof(per_user), " (%d per user)", c->max_conns_per_user);
+	printf("%s: ok: %d module%s (%d read-only), port %u, %s, up to %d connection%s%s%s\n",
 	       c->file[0] ? c->file : "command line", c->nmods, c->nmods == 1 ? "" : "s", ro,
-	       c->port, c->nlisten ? listen_list(c, where, sizeof(where)) : "all addresses (IPv4 and IPv6)",
-	       conns, conns == 1 ? "" : "s",
-	       c->nwarnings ? " (see the warnings)" : "");
+	       c->port,
+	       c->nlisten ? listen_list(c, where, sizeof(where)) : "all addresses (IPv4 and IPv6)",
+	       conns, conns == 1 ? "" : "s", per_user, c->nwarnings ? " (see the warnings)" : "");
 }
 
 /* Where a setting came from, for the start-up log. */
@@ -735,6 +737,7 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	__atomic_store_n(&cfg->conf, conf, __ATOMIC_RELEASE);
 	cfg->auth_timeout_ms = conf->auth_timeout_s * 1000;
 	cfg->max_per_host = conf->max_conns_per_host;
+	cfg->max_per_user = conf->max_conns_per_user;
 	cfg->server.eo.idle_ms = conf->idle_timeout_s * 1000;
 	cfg->tls = tls;
 	return 0;

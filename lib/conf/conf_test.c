@@ -84,6 +84,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->transport, RD_TRANSPORT_BOTH);
 	assert_int_equal(c->max_conns, 16);
 	assert_int_equal(c->max_conns_per_host, 4);
+	assert_int_equal(c->max_conns_per_user, 0); /* no limit */
 	assert_true(c->auth_timeout_s <= 10);
 	assert_int_equal(c->idle_timeout_s, 30);
 	assert_int_equal(c->log_level, RD_CONF_LOG_INFO);
@@ -123,6 +124,7 @@ static const char every_key[] = "# every key\n"
 				"status socket = /run/x/s.sock\n"
 				"status group = adm\n"
 				"partial max age = 3d\n"
+				"max connections per user = 6\n"
 				"[data]\n"
 				"\tpath = /srv/data\n"
 				"\tcomment = the data # with a hash\n"
@@ -164,6 +166,7 @@ static void test_every_key(void **state)
 	assert_int_equal(c->transport, RD_TRANSPORT_BOTH);
 	assert_int_equal(c->max_conns, 40);
 	assert_int_equal(c->max_conns_per_host, 3);
+	assert_int_equal(c->max_conns_per_user, 6);
 	assert_true(c->memory_budget == 2ull << 30);
 	assert_int_equal(c->auth_timeout_s, 5);
 	assert_int_equal(c->idle_timeout_s, 120);
@@ -191,7 +194,7 @@ static void test_every_key(void **state)
 
 	m = rd_conf_module_find(c, "data");
 	assert_non_null(m);
-	assert_int_equal(m->line, 28);
+	assert_int_equal(m->line, 29);
 	assert_string_equal(m->path, "/srv/data");
 	assert_string_equal(m->comment, "the data # with a hash");
 	assert_int_equal(m->read_only, 0);
@@ -213,7 +216,7 @@ static void test_every_key(void **state)
 	assert_int_equal(m->require_encryption, 1);
 	assert_string_equal(m->checksum, "sha512");
 	assert_int_equal(m->refuse_checksum_none, 1);
-	assert_int_equal(m->set[RD_CK_PATH], 29);
+	assert_int_equal(m->set[RD_CK_PATH], 30);
 	assert_int_equal(m->transfer_logging, 0);
 	assert_string_equal(m->log_file, "/var/log/data.log");
 	assert_string_equal(m->log_format, "%o %n");
@@ -957,27 +960,27 @@ static void test_support(void **state)
 	assert_true(rec_has(&rec, "t.conf:17: 'group' is not enforced by this version of rdcpd "
 				  "yet: it would be ignored, so the daemon refuses to start with "
 				  "it"));
-	assert_reported(&rec, "t.conf:28: module [data] requires authentication, which this "
+	assert_reported(&rec, "t.conf:29: module [data] requires authentication, which this "
 			      "version of rdcpd does not implement yet: add 'auth = none' to serve "
 			      "it to anyone who can reach the port, or start rdcpd with --no-auth");
-	assert_true(rec_grep(&rec, "t.conf:34: 'auth users' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:35: 'hosts allow' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:36: 'hosts deny' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:32: 'write only' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:38: 'uid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:39: 'gid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:41: 'require encryption' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:43: 'refuse checksum none' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:35: 'auth users' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:36: 'hosts allow' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:37: 'hosts deny' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:33: 'write only' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:39: 'uid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:40: 'gid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:42: 'require encryption' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:44: 'refuse checksum none' in [data] is not enforced"));
 	assert_int_equal(c->nerrors, 13);
 	/* tuning only: warnings */
 	assert_reported(&rec, "W t.conf:7: 'max connections per host' is not enforced by this "
 			      "version of rdcpd yet");
-	assert_reported(&rec, "W t.conf:42: 'checksum choice' in [data] is not enforced by this "
+	assert_reported(&rec, "W t.conf:43: 'checksum choice' in [data] is not enforced by this "
 			      "version "
 			      "of rdcpd yet");
-	assert_true(rec_has(&rec, "W t.conf:37: 'max connections' in [data] is not enforced by "
+	assert_true(rec_has(&rec, "W t.conf:38: 'max connections' in [data] is not enforced by "
 				  "this version of rdcpd yet"));
-	assert_true(rec_grep(&rec, "W t.conf:33: 'list' in [data]"));
+	assert_true(rec_grep(&rec, "W t.conf:34: 'list' in [data]"));
 	assert_true(rec_grep(&rec, "W t.conf:9: 'auth timeout'"));
 	assert_true(rec_grep(&rec, "W t.conf:12: 'secrets file'"));
 	assert_true(rec_grep(&rec, "W t.conf:13: 'tls certificate'"));
@@ -988,8 +991,9 @@ static void test_support(void **state)
 	assert_true(rec_grep(&rec, "W t.conf:20: 'transfer logging' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:23: 'metrics listen' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:27: 'partial max age' is not enforced"));
-	assert_true(rec_grep(&rec, "W t.conf:46: 'log format' in [data] is not enforced"));
-	assert_int_equal(c->nwarnings, 23);
+	assert_true(rec_grep(&rec, "W t.conf:47: 'log format' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "W t.conf:28: 'max connections per user' is not enforced"));
+	assert_int_equal(c->nwarnings, 24);
 	/* [pub] has auth = none: nothing about it */
 	assert_false(rec_grep(&rec, "[pub]"));
 	rd_conf_free(c);

@@ -59,6 +59,7 @@ enum rd_conf_key {
 	RD_CK_TRANSPORT,
 	RD_CK_MAX_CONNS,
 	RD_CK_MAX_CONNS_PER_HOST,
+	RD_CK_MAX_CONNS_PER_USER,
 	RD_CK_MEMORY_BUDGET,
 	RD_CK_AUTH_TIMEOUT,
 	RD_CK_IDLE_TIMEOUT,
@@ -186,7 +187,8 @@ struct rd_conf {
 	unsigned port;		     /* default RD_DEFAULT_PORT */
 	int transport;		     /* enum rd_conf_transport, default both */
 	int max_conns;		     /* default 16 */
-	int max_conns_per_host;	     /* default 4 (rdcpd enforces it) */
+	int max_conns_per_host;	     /* default 4: before a user is proven (rdcpd enforces it) */
+	int max_conns_per_user;	     /* default 0: no limit */
 	uint64_t memory_budget;	     /* bytes; 0 until set or derived */
 	char memory_budget_from[96]; /* how the default was derived */
 	int auth_timeout_s;	     /* default 10 */

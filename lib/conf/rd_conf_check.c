@@ -679,6 +679,9 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_CONNS_PER_HOST])
 		not_enforced(c, c->set[RD_CK_MAX_CONNS_PER_HOST], RD_CONF_WARNING,
 			     "max connections per host", "");
+	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_CONNS_PER_USER])
+		not_enforced(c, c->set[RD_CK_MAX_CONNS_PER_USER], RD_CONF_WARNING,
+			     "max connections per user", "");
 	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_THREADS])
 		not_enforced(c, c->set[RD_CK_THREADS], RD_CONF_WARNING, "threads", "");
 	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_MAX_LANES])

@@ -184,6 +184,9 @@ static int global_value(const struct rd_conf *c, int key, char *buf, size_t len)
 	case RD_CK_MAX_CONNS_PER_HOST:
 		snprintf(buf, len, "%d", c->max_conns_per_host);
 		return 1;
+	case RD_CK_MAX_CONNS_PER_USER:
+		snprintf(buf, len, "%d", c->max_conns_per_user);
+		return 1;
 	case RD_CK_MEMORY_BUDGET:
 		if (c->set[key] != RD_CONF_FROM_DEFAULT) {
 			fmt_size(c->memory_budget, buf, len);

@@ -110,6 +110,11 @@ static int k_max_conns_per_host(struct rd_conf_ctx *x, const char *v)
 	return set_int(x, v, 1, 4096, &x->c->max_conns_per_host);
 }
 
+static int k_max_conns_per_user(struct rd_conf_ctx *x, const char *v)
+{
+	return set_int(x, v, 0, 4096, &x->c->max_conns_per_user);
+}
+
 static int k_memory_budget(struct rd_conf_ctx *x, const char *v)
 {
 	return rd_conf_parse_size(x, v, 1ull << 20, 1ull << 44, &x->c->memory_budget);
@@ -405,6 +410,7 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_TRANSPORT] = {"transport", G, 0, k_transport, 0},
     [RD_CK_MAX_CONNS] = {"max connections", G, 0, k_max_conns, 0},
     [RD_CK_MAX_CONNS_PER_HOST] = {"max connections per host", G, 0, k_max_conns_per_host, 0},
+    [RD_CK_MAX_CONNS_PER_USER] = {"max connections per user", G, 0, k_max_conns_per_user, 0},
     [RD_CK_MEMORY_BUDGET] = {"memory budget", G, 0, k_memory_budget, 0},
     [RD_CK_AUTH_TIMEOUT] = {"auth timeout", G, 0, k_auth_timeout, 0},
     [RD_CK_IDLE_TIMEOUT] = {"idle timeout", G, 0, k_idle_timeout, 0},

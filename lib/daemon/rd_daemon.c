@@ -2,13 +2,17 @@
 #include "lib/daemon/rd_daemon.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/daemon/rd_access.h"
 #include "lib/daemon/rd_ops.h"
@@ -35,12 +39,15 @@ struct worker {
 	int has_addr;
 	pthread_t th;
 	/*
+	 * proven: the peer proved a user (a secret or a client certificate);
+	 * from then on it no longer counts against its host (max_per_host is
+	 * for those who proved nothing yet, or never will: anonymous peers).
 	 * ended: the session's work is over (its engine returned, or it was
-	 * refused); it no
-	 * longer counts against its host even while the close still flushes
-	 * its last messages (up to a second or so when the peer is gone).
-	 * done: the thread is finished and may be joined.
+	 * refused); it no longer counts against its host even while the close
+	 * still flushes its last messages (up to a second or so when the peer
+	 * is gone). done: the thread is finished and may be joined.
 	 */
+	volatile int proven;
 	volatile int ended;
 	volatile int done;
 	struct worker *next;
@@ -78,6 +85,7 @@ struct session_auth {
 	struct rd_fsid *fsid;		      /* its identity executor, if any */
 	int counted[RD_OPEN_PATHS_MAX];	      /* module slots this session holds */
 	int ncounted;
+	int user_counted; /* holds a slot of its user's (max connections per user) */
 };
 
 /*
@@ -106,7 +114,7 @@ static int module_slot(struct session_auth *a, const struct rd_conf_module *m,
 	if (i == RD_CONF_MODULES_MAX) {
 		ret = rd_err_set(err, RD_EPERM, 0, "module %s: too many modules in use", m->name);
 	} else if (m->max_conns > 0 && mod_use[i].n >= m->max_conns) {
-		ret = rd_err_set(err, RD_EPERM, 0,
+		ret = rd_err_set(err, RD_EBUSY, 0,
 				 "module %s is busy: %d connections already (max connections); "
 				 "try again later",
 				 m->name, mod_use[i].n);
@@ -130,6 +138,70 @@ static void module_release(struct session_auth *a)
 	pthread_mutex_unlock(&mod_lock);
 }
 
+/*
+ * Sessions per proven user, for "max connections per user": a list under
+ * its lock, an entry while its user has a session (at most one per session).
+ */
+struct user_use {
+	char name[RD_TLS_USER_MAX + 1];
+	int n;
+	struct user_use *next;
+};
+static struct user_use *user_use;
+static pthread_mutex_t user_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Take a slot of the session's user, or refuse when it has max of them already. */
+static int user_slot(struct session_auth *a, int max, struct rd_err *err)
+{
+	struct user_use *u;
+	int ret = 0;
+
+	if (a->user_counted || max <= 0 || !a->peer.user[0] ||
+	    (a->peer.auth != RD_AUTH_USER && a->peer.auth != RD_AUTH_CERT))
+		return 0;
+	pthread_mutex_lock(&user_lock);
+	for (u = user_use; u && strcmp(u->name, a->peer.user); u = u->next)
+		;
+	if (!u && (u = calloc(1, sizeof(*u)))) {
+		snprintf(u->name, sizeof(u->name), "%s", a->peer.user);
+		u->next = user_use;
+		user_use = u;
+	}
+	if (!u)
+		ret = rd_err_set(err, RD_EBUSY, ENOMEM,
+				 "server busy (out of memory); try again later");
+	else if (u->n >= max)
+		ret = rd_err_set(err, RD_EBUSY, 0,
+				 "user %s has %d sessions already (the server's max connections "
+				 "per user); try again later",
+				 u->name, u->n);
+	else
+		u->n++;
+	pthread_mutex_unlock(&user_lock);
+	a->user_counted = !ret;
+	return ret;
+}
+
+static void user_release(struct session_auth *a)
+{
+	struct user_use **pp, *u;
+
+	if (!a->user_counted)
+		return;
+	pthread_mutex_lock(&user_lock);
+	for (pp = &user_use; (u = *pp); pp = &u->next) {
+		if (strcmp(u->name, a->peer.user))
+			continue;
+		if (--u->n <= 0) {
+			*pp = u->next;
+			free(u);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&user_lock);
+	a->user_counted = 0;
+}
+
 static int authorize(void *ctx, const struct rd_module *mod, int push, char *digest, size_t cap,
 		     struct rd_err *err)
 {
@@ -142,6 +214,8 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 	if (!digest[0])
 		snprintf(digest, cap, "%s", m->checksum);
 	ret = rd_access_check(a->cfg->conf, m, &a->peer, push, digest, err);
+	if (!ret)
+		ret = user_slot(a, a->cfg->max_per_user, err);
 	if (!ret && a->ncounted < RD_OPEN_PATHS_MAX)
 		ret = module_slot(a, m, err);
 	if (ret)
@@ -179,17 +253,6 @@ static int peer_addr(const char *peer, struct rd_conf_net *out)
 	memcpy(a, peer, n);
 	a[n] = '\0';
 	return rd_conf_addr_parse(out, a);
-}
-
-/* Before TLS: is this address allowed into any module at all? */
-static int host_ok(const struct rd_daemon_cfg *cfg, const char *peer)
-{
-	struct rd_conf_net a;
-
-	/* No modules: let it in to hear that (rd_server_serve says so). */
-	if (!cfg->conf->nmods)
-		return 1;
-	return !peer_addr(peer, &a) && rd_access_host_any(cfg->conf, &a);
 }
 
 /* "2 lanes (RC queue pairs)", and the devices when over several rails. */
@@ -317,6 +380,9 @@ static void *serve_one(void *arg)
 			memset(&sa.peer.addr, 0, sizeof(sa.peer.addr));
 		logf_(cfg, RD_LOG_INFO, "%s: authenticated%s%s by %s, %s", peer,
 		      tp->user[0] ? " as " : "", tp->user, auth_name(tp->auth), tp->cipher);
+		/* a proven user no longer counts against its address */
+		if (tp->auth == RD_AUTH_USER || tp->auth == RD_AUTH_CERT)
+			__atomic_store_n(&w->proven, 1, __ATOMIC_RELEASE);
 		if (rd_conn_info(c)->lanes > 1)
 			log_lanes(cfg, peer, c);
 		scfg.authorize = authorize;
@@ -349,17 +415,22 @@ out:
 	rd_conn_close(c);
 	rd_access_leave(sa.fsid);
 	module_release(&sa);
+	user_release(&sa);
 	__atomic_store_n(&w->done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
-/* Sessions from addr whose work is not over (closing ones do not count). */
+/*
+ * Sessions from addr that have not proven a user and whose work is not
+ * over (closing ones do not count): what max_per_host bounds.
+ */
 static int from_host(const struct worker *w, const struct rd_conf_net *addr)
 {
 	int n = 0;
 
 	for (; w; w = w->next)
 		if (w->has_addr && !__atomic_load_n(&w->ended, __ATOMIC_ACQUIRE) &&
+		    !__atomic_load_n(&w->proven, __ATOMIC_ACQUIRE) &&
 		    !memcmp(w->addr.addr, addr->addr, sizeof(addr->addr)))
 			n++;
 	return n;
@@ -447,23 +518,150 @@ static int next_request(struct rd_listener **ls, int n, int timeout_ms, int *whi
 	return 1;
 }
 
+/*
+ * The accepting thread's view, for the listeners' gate (called from inside
+ * rd_listener_next, on this thread) and the refusals of the loop.
+ */
+struct acceptor {
+	const struct rd_daemon_cfg *cfg;
+	struct worker *workers;
+	struct rd_listener **ls;
+	int nls;
+	int probe;	       /* a descriptor to dup: are there any left? (-1: none) */
+	int starved;	       /* said that no descriptor was left */
+	unsigned long refused; /* turned away as busy meanwhile (by the probe) */
+};
+
+/*
+ * Peers from addr that have not proven a user: waiting to send their
+ * request (in every listener) or in a session.
+ */
+static int preauth_from(const struct acceptor *a, const struct rd_conf_net *addr)
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
+	int i, n = from_host(a->workers, addr);
+
+	memcpy(&sa.sin6_addr, addr->addr, sizeof(addr->addr));
+	for (i = 0; i < a->nls; i++)
+		n += (int)rd_listener_pending_from(a->ls[i], (struct sockaddr *)&sa);
+	return n;
+}
+
+/*
+ * What the address may do before it proved anything: 0, or the reason it
+ * is refused (logged). For a TCP connection this runs as it is accepted,
+ * before anything is read from it; for an RDMA request, as it comes.
+ */
+static int admit(const struct acceptor *a, const struct rd_conf_net *addr, int known,
+		 const char *peer)
+{
+	const struct rd_daemon_cfg *cfg = a->cfg;
+	int n;
+
+	if (cfg->conf && !(known && (!cfg->conf->nmods || rd_access_host_any(cfg->conf, addr)))) {
+		rd_ops_refused(cfg, peer, "no module's hosts allow/deny lets this address in");
+		return RD_REJ_AUTH;
+	}
+	if (cfg->max_per_host > 0 && known && (n = preauth_from(a, addr)) >= cfg->max_per_host) {
+		rd_ops_refused(cfg, peer,
+			       "%d connections from this address have not authenticated (max "
+			       "connections per host)",
+			       n);
+		return RD_REJ_HOST_BUSY;
+	}
+	return 0;
+}
+
+static int gate(void *ctx, const struct sockaddr *sa, const char *peer)
+{
+	const struct acceptor *a = ctx;
+	struct rd_conf_net addr;
+	int known = !rd_conf_addr_from_sockaddr(&addr, sa);
+
+	return admit(a, &addr, known, peer);
+}
+
+/*
+ * Out of file descriptors (issue 27 item 2): said once when it begins,
+ * once when it ends; meanwhile new sessions are refused as busy (the
+ * listeners turn TCP connections away themselves).
+ */
+static void watch_descriptors(struct acceptor *a)
+{
+	const char *why = "";
+	unsigned long refused = a->refused;
+	int i;
+
+	for (i = 0; i < a->nls && !*why; i++)
+		why = rd_listener_trouble(a->ls[i]);
+	for (i = 0; i < a->nls; i++)
+		refused += rd_listener_refused(a->ls[i]);
+	if (*why && !a->starved) {
+		logf_(a->cfg, RD_LOG_ERR, "%s", why);
+		a->starved = 1;
+	} else if (!*why && a->starved == 1) {
+		logf_(a->cfg, RD_LOG_WARN,
+		      "accepting connections again (%lu turned away as busy meanwhile)", refused);
+		a->starved = 0;
+	}
+}
+
+/* Is a descriptor left for one more session? 0 when not (said once). */
+static int descriptors_left(struct acceptor *a)
+{
+	int fd = a->probe >= 0 ? fcntl(a->probe, F_DUPFD_CLOEXEC, 0) : 0;
+
+	if (fd > 0)
+		close(fd);
+	if (fd >= 0) {
+		if (a->starved == 2) {
+			logf_(a->cfg, RD_LOG_WARN,
+			      "accepting connections again (%lu turned away as busy meanwhile)",
+			      a->refused);
+			a->starved = 0;
+		}
+		return 1;
+	}
+	if (errno != EMFILE && errno != ENFILE)
+		return 1;
+	if (!a->starved)
+		logf_(a->cfg, RD_LOG_ERR,
+		      "no file descriptor left for a new session (%s): refusing new sessions "
+		      "as busy until some free up",
+		      strerror(errno));
+	if (!a->starved)
+		a->starved = 2;
+	a->refused++;
+	return 0;
+}
+
 int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 {
 	struct rd_listener *ls[RD_DAEMON_LISTEN_MAX] = {NULL};
-	struct worker *workers = NULL, *w;
+	struct acceptor a = {.cfg = cfg, .ls = ls, .probe = -1};
+	struct rd_listener_pre pre = {.gate = gate, .ctx = &a};
+	struct worker *w;
 	struct rd_conn_req *req;
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
 	struct rd_conf_net addr;
 	volatile int abort_sessions = 0;
 	char where[RD_DAEMON_LISTEN_MAX * 100];
-	int ret, n, waited, nls = 0, which = 0, i, known;
+	int ret, n, waited, nls = 0, which = 0, i, known, why;
 	int grace_ms = cfg->grace_ms > 0 ? cfg->grace_ms : RD_DAEMON_GRACE_MS;
 
 	rd_err_clear(&d->err);
 	ret = open_listeners(d, cfg, ls, &nls, where, sizeof(where));
 	if (ret)
 		goto out;
+	a.nls = nls;
+	a.probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/*
+	 * A TCP peer has the auth timeout (at most RD_LISTENER_HELLO_MS) to
+	 * send its request; the listeners share RD_LISTENER_PENDING places
+	 * for those who have not yet (the daemon's reserve of descriptors).
+	 */
+	pre.pending_max = RD_LISTENER_PENDING / (unsigned)nls;
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->log_ctx, rd_listener_port(ls[0]), where);
 	while (!cfg->stop || !*cfg->stop) {
@@ -472,8 +670,18 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			if (cfg->on_reload)
 				cfg->on_reload(cfg->log_ctx);
 		}
+		/* (the auth timeout may change with a reload) */
+		n = cfg->auth_timeout_ms > 0 && cfg->auth_timeout_ms < RD_LISTENER_HELLO_MS
+			? cfg->auth_timeout_ms
+			: RD_LISTENER_HELLO_MS;
+		if (n != pre.hello_ms) {
+			pre.hello_ms = n;
+			for (i = 0; i < nls; i++)
+				rd_listener_set_pre(ls[i], &pre);
+		}
 		ret = next_request(ls, nls, 500, &which, &req, &creq);
-		n = reap(&workers, 0);
+		n = reap(&a.workers, 0);
+		watch_descriptors(&a);
 		if (ret == 1)
 			continue;
 		if (ret < 0) {
@@ -496,26 +704,21 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			rd_conn_reject(req, &rej);
 			continue;
 		}
-		if (cfg->conf && !host_ok(cfg, rd_conn_req_peer(req))) {
-			rd_ops_refused(cfg, rd_conn_req_peer(req),
-				       "no module's hosts allow/deny lets this address in");
-			rej.reason = RD_REJ_AUTH;
-			rd_conn_reject(req, &rej);
-			continue;
-		}
 		memset(&addr, 0, sizeof(addr));
 		known = !peer_addr(rd_conn_req_peer(req), &addr);
-		if (cfg->max_per_host > 0 && known && from_host(workers, &addr) >= cfg->max_per_host) {
-			rd_ops_refused(cfg, rd_conn_req_peer(req),
-				       "%d connections from this address already (max connections "
-				       "per host)",
-				       cfg->max_per_host);
-			rej.reason = RD_REJ_HOST_BUSY;
+		why = admit(&a, &addr, known, rd_conn_req_peer(req));
+		if (why) {
+			rej.reason = (uint16_t)why;
 			rd_conn_reject(req, &rej);
 			continue;
 		}
 		if (cfg->max_conns > 0 && n >= cfg->max_conns) {
 			rd_ops_refused(cfg, rd_conn_req_peer(req), "%d connections already", n);
+			rej.reason = RD_REJ_BUSY;
+			rd_conn_reject(req, &rej);
+			continue;
+		}
+		if (!descriptors_left(&a)) {
 			rej.reason = RD_REJ_BUSY;
 			rd_conn_reject(req, &rej);
 			continue;
@@ -528,6 +731,8 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		}
 		w->snap = *cfg;
 		w->cfg = &w->snap;
+		/* a handshake still running when the sessions are stopped gives up */
+		w->snap.co.stop = &abort_sessions;
 		w->server_snap = cfg->server;
 		w->server_snap.eo.stop = &abort_sessions;
 		w->server = &w->server_snap;
@@ -535,36 +740,45 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		w->creq = creq;
 		w->addr = addr;
 		w->has_addr = known;
+		/* the auth timeout counts from the connection, not from its request */
 		clock_gettime(CLOCK_MONOTONIC, &w->t0);
+		w->t0.tv_sec -= rd_conn_req_age_ms(req) / 1000;
+		w->t0.tv_nsec -= (rd_conn_req_age_ms(req) % 1000) * 1000000L;
+		if (w->t0.tv_nsec < 0) {
+			w->t0.tv_nsec += 1000000000L;
+			w->t0.tv_sec--;
+		}
 		if (pthread_create(&w->th, NULL, serve_one, w)) {
 			free(w);
 			rej.reason = RD_REJ_BUSY;
 			rd_conn_reject(req, &rej);
 			continue;
 		}
-		w->next = workers;
-		workers = w;
+		w->next = a.workers;
+		a.workers = w;
 	}
 	ret = 0;
 out:
 	/* Stop accepting first: new clients are refused by the kernel. */
 	for (i = 0; i < nls; i++)
 		rd_listener_close(ls[i]);
+	if (a.probe >= 0)
+		close(a.probe);
 	if (nls && cfg->on_stopping)
 		cfg->on_stopping(cfg->log_ctx);
 	/* Let running sessions end within the grace period ... */
-	for (waited = 0; reap(&workers, 0) && waited < grace_ms; waited += 100) {
+	for (waited = 0; reap(&a.workers, 0) && waited < grace_ms; waited += 100) {
 		struct timespec ts = {0, 100 * 1000 * 1000};
 
 		nanosleep(&ts, NULL);
 	}
 	/* ... then abort the rest (their temporaries are removed) and join. */
-	n = reap(&workers, 0);
+	n = reap(&a.workers, 0);
 	if (n)
 		logf_(cfg, RD_LOG_WARN, "stopping %d session%s still running after %d s", n,
 		      n == 1 ? "" : "s", grace_ms / 1000);
-	abort_sessions = 1;
-	reap(&workers, 1);
+	__atomic_store_n(&abort_sessions, 1, __ATOMIC_RELEASE);
+	reap(&a.workers, 1);
 	return ret;
 }
 

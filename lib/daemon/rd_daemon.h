@@ -58,11 +58,20 @@ struct rd_daemon_cfg {
 	const char *port;
 	int max_conns;
 	/*
-	 * Sessions at once from one peer address (0: no limit); more are
-	 * rejected (RD_REJ_HOST_BUSY) and logged, before anything else is done
-	 * for them, so one address cannot take every slot.
+	 * Connections at once from one peer address that have not proven a
+	 * user (0: no limit): those still to send their request, in the TLS
+	 * handshake, or anonymous. More are rejected (RD_REJ_HOST_BUSY) and
+	 * logged as they are accepted, before anything is read from them, so
+	 * one address cannot take every slot before it proved anything. A
+	 * session whose peer proved a user (secret, client certificate) no
+	 * longer counts: those are bounded by max_conns and max_per_user.
 	 */
 	int max_per_host;
+	/*
+	 * Sessions at once of one proven user (0: no limit); one more is
+	 * refused at its request (OPEN) with RD_EBUSY, "try again later".
+	 */
+	int max_per_user;
 	struct rd_server_cfg server;
 	struct rd_conn_opts co;
 	rd_daemon_log_fn log;

@@ -138,6 +138,7 @@ check "  logging every problem --check-config lists" [ "$missing" -eq 0 -a -s "$
 # --- warnings do not fail the check ---
 cat >"$tmp/warn.conf" <<CONF
 max connections per host = 2
+max connections per user = 3
 [w]
     path = $tmp
     auth = none
@@ -146,10 +147,17 @@ CONF
 run --check-config --config "$tmp/warn.conf"
 check "warnings only: exit 0" [ "$RC" -eq 0 ]
 check "  warning with its line" \
-	err_has "$tmp/warn.conf:5: warning: 'list' in [w] is not enforced by this version of rdcpd yet"
+	err_has "$tmp/warn.conf:6: warning: 'list' in [w] is not enforced by this version of rdcpd yet"
 check "  summary points at them" grep -q "(see the warnings)\$" "$tmp/out"
 check "  max connections per host is enforced: no warning for it" \
 	bash -c '! grep -q "per host" "$1"' _ "$tmp/err"
+check "  max connections per user is enforced: no warning for it" \
+	bash -c '! grep -q "per user" "$1"' _ "$tmp/err"
+check "  and the summary says it" grep -q "up to [0-9]* connections\? (3 per user) (see the warnings)\$" "$tmp/out"
+printf 'max connections per user = 4097\n' >"$tmp/user.conf"
+run --check-config --config "$tmp/user.conf"
+check "max connections per user = 4097: exit 1, out of range" \
+	eval '[ "$RC" -eq 1 ] && err_has "$tmp/user.conf:1: max connections per user: 4097 is out of range (0 to 4096)"'
 
 # --- the open files max connections need (issue 7 item 5) ---
 printf 'max connections = 4096\nmemory budget = 16T\n' >"$tmp/fds.conf"
