@@ -15,10 +15,13 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <net/if_arp.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -30,6 +33,14 @@
 
 /* How long one connecting client may take to prove the secret. */
 #define RD_REMOTE_TLS_MS 10000
+/*
+ * Strangers at once: proving themselves (TLS, each on a thread), from one
+ * address (with those still to send their request), and waiting to send
+ * their request.
+ */
+#define RD_REMOTE_CANDS	   8
+#define RD_REMOTE_PER_HOST 4
+#define RD_REMOTE_PENDING  16
 
 int rd_ready_format(char *buf, size_t len, const struct rd_ready *r)
 {
@@ -198,26 +209,151 @@ static void logf_(const struct rd_remote_opts *o, const char *fmt, ...)
 	o->log(o->ctx, line);
 }
 
+/*
+ * A connection that has not proven the secret yet: accepted and put
+ * through TLS on a thread of its own, so that what it does (nothing, for
+ * as long as it likes) never holds up the listener or the client that does
+ * know the secret (issue 27 items 1 and 13).
+ */
+struct cand {
+	struct rd_conn_req *req;
+	struct rd_cm_rep rep;
+	struct rd_conn_opts co;
+	const struct rd_tls_cfg *tls;
+	int tls_ms;
+	uint8_t key[16]; /* the peer's address (per-host cap) */
+	char peer[96];
+	pthread_t th;
+	struct rd_conn *c; /* proved the secret */
+	int ret;
+	struct rd_err err;
+	int done;
+	struct cand *next;
+};
+
+static void *cand_main(void *arg)
+{
+	struct cand *k = arg;
+
+	rd_err_clear(&k->err);
+	k->ret = rd_conn_accept(k->req, &k->co, &k->rep, &k->c, &k->err);
+	if (!k->ret) {
+		k->ret = rd_conn_start_tls(&k->c, k->tls, k->tls_ms, &k->err);
+		if (k->ret) {
+			rd_conn_close(k->c);
+			k->c = NULL;
+		}
+	}
+	__atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* "addr:port" or "[v6]:port" -> the address, IPv4 as IPv4-mapped IPv6. */
+static void peer_key(const char *peer, uint8_t key[16])
+{
+	char a[80];
+	const char *end;
+	size_t n;
+
+	memset(key, 0, 16);
+	if (peer[0] == '[') {
+		end = strchr(peer, ']');
+		peer++;
+	} else {
+		end = strrchr(peer, ':');
+	}
+	n = end ? (size_t)(end - peer) : strlen(peer);
+	if (n >= sizeof(a))
+		return;
+	memcpy(a, peer, n);
+	a[n] = '\0';
+	if (inet_pton(AF_INET, a, key + 12) == 1)
+		key[10] = key[11] = 0xff;
+	else if (inet_pton(AF_INET6, a, key) != 1)
+		memset(key, 0, 16);
+}
+
+struct waiting {
+	struct rd_listener *l;
+	struct cand *cands;
+	int ncands;
+};
+
+/* Peers from sa's address that have not proven the secret (pending or in a handshake). */
+static unsigned unproven_from(const struct waiting *w, const uint8_t key[16])
+{
+	struct sockaddr_in6 sa = {.sin6_family = AF_INET6};
+	const struct cand *k;
+	unsigned n;
+
+	memcpy(&sa.sin6_addr, key, 16);
+	n = rd_listener_pending_from(w->l, (struct sockaddr *)&sa);
+	for (k = w->cands; k; k = k->next)
+		if (!memcmp(k->key, key, 16))
+			n++;
+	return n;
+}
+
+static int remote_gate(void *ctx, const struct sockaddr *sa, const char *peer)
+{
+	const struct waiting *w = ctx;
+	uint8_t key[16];
+
+	peer_key(peer, key);
+	(void)sa;
+	return unproven_from(w, key) >= RD_REMOTE_PER_HOST ? RD_REJ_HOST_BUSY : 0;
+}
+
+/*
+ * Join the candidates that are done: the first that proved the secret
+ * comes out in *won (a second one is closed); the others are logged.
+ * wait: join them all (stop set: they give up their handshakes).
+ */
+static void reap_cands(struct waiting *w, const struct rd_remote_opts *o, struct rd_conn **won,
+		       int wait)
+{
+	struct cand **pp = &w->cands, *k;
+
+	while ((k = *pp)) {
+		if (!wait && !__atomic_load_n(&k->done, __ATOMIC_ACQUIRE)) {
+			pp = &k->next;
+			continue;
+		}
+		pthread_join(k->th, NULL);
+		*pp = k->next;
+		w->ncands--;
+		if (k->c && !*won)
+			*won = k->c;
+		else if (k->c)
+			rd_conn_close(k->c);
+		else if (k->ret != -RD_ESTOPPED)
+			logf_(o, "refused a connection from %s: %s", k->peer, k->err.msg);
+		free(k);
+	}
+}
+
 int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 {
-	struct rd_listener *l = NULL;
+	struct waiting w = {.l = NULL};
+	struct rd_listener_pre pre = {
+	    .gate = remote_gate, .ctx = &w, .pending_max = RD_REMOTE_PENDING};
 	struct rd_conn_req *req;
 	struct rd_conn *c = NULL;
 	struct rd_cm_req creq;
 	struct rd_cm_rej rej;
-	struct rd_cm_rep rep;
-	struct rd_conn_opts co;
 	struct rd_ready ready;
 	struct rd_server_cfg cfg;
 	struct timespec deadline;
 	struct rd_tls_cfg tls;
-	struct rd_err err;
-	char line[1024], peer[96];
+	struct cand *k;
+	volatile int stop = 0;
+	char line[1024];
 	long left;
-	int ret;
+	int ret, wait;
 
 	memset(r, 0, sizeof(*r));
 	memset(&ready, 0, sizeof(ready));
+	memset(&tls, 0, sizeof(tls));
 	ret = rd_rdma_addrs(ready.addrs, RD_REMOTE_MAX_ADDRS, &r->err);
 	if (ret < 0 && o->co.transport == RD_XPORT_RDMA)
 		goto out;
@@ -227,10 +363,10 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 		ret = rd_err_set(&r->err, RD_ESYS, 0, "cannot draw a random secret (OpenSSL RAND)");
 		goto out;
 	}
-	ret = rd_listener_open(&l, NULL, "0", 4, o->co.transport, &r->err);
+	ret = rd_listener_open(&w.l, NULL, "0", 16, o->co.transport, &r->err);
 	if (ret)
 		goto out;
-	memset(&tls, 0, sizeof(tls));
+	rd_listener_set_pre(w.l, &pre);
 	tls.role = RD_TLS_SERVER;
 	tls.ssh_secret_set = 1;
 	ret = rd_tls_psk_ssh(ready.secret, RD_SECRET_LEN, tls.psk);
@@ -240,14 +376,22 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	}
 	ready.ver_min = RD_PROTO_MIN;
 	ready.ver_max = RD_PROTO_MAX;
-	ready.port = rd_listener_port(l);
+	ready.port = rd_listener_port(w.l);
 	rd_ready_format(line, sizeof(line), &ready);
 	o->announce(o->ctx, line);
 	OPENSSL_cleanse(line, sizeof(line));
 
+	/*
+	 * Only the client that proves the secret ends this: a stranger's bad
+	 * version, garbage, silence or vanishing is refused and logged, and
+	 * the wait goes on (issue 27 item 13).
+	 */
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += (o->accept_timeout_ms > 0 ? o->accept_timeout_ms : 30000) / 1000;
 	for (;;) {
+		reap_cands(&w, o, &c, 0);
+		if (c)
+			break;
 		left = ms_left(&deadline);
 		if (left <= 0) {
 			ret = rd_err_set(&r->err, RD_ETIMEOUT, 0,
@@ -256,7 +400,9 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 						 1000);
 			goto out;
 		}
-		ret = rd_listener_next(l, left > 250 ? 250 : (int)left, &req, &creq);
+		/* a handshake under way: look for its end often (it may be the client) */
+		wait = w.ncands ? 5 : 100;
+		ret = rd_listener_next(w.l, left > wait ? wait : (int)left, &req, &creq);
 		if (ret == 1) {
 			if (client_gone()) {
 				ret = rd_err_set(&r->err, RD_ECONN, 0,
@@ -267,43 +413,69 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 			continue;
 		}
 		if (ret < 0) {
-			rd_err_copy(&r->err, rd_listener_err(l));
+			rd_err_copy(&r->err, rd_listener_err(w.l));
 			goto out;
 		}
 		memset(&rej, 0, sizeof(rej));
 		rej.ver_min = RD_PROTO_MIN;
 		rej.ver_max = RD_PROTO_MAX;
 		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
+			logf_(o,
+			      "refused a connection from %s: it speaks protocol %u..%u, this rdcp "
+			      "%u..%u",
+			      rd_conn_req_peer(req), creq.ver_min, creq.ver_max, RD_PROTO_MIN,
+			      RD_PROTO_MAX);
 			rej.reason = RD_REJ_VERSION;
 			rd_conn_reject(req, &rej);
-			ret = rd_err_set(&r->err, RD_EVERSION, 0,
-					 "client speaks protocol %u..%u, this rdcp %u..%u",
-					 creq.ver_min, creq.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
-			goto out;
+			continue;
 		}
-		memset(&rep, 0, sizeof(rep));
-		rep.version = creq.ver_max < RD_PROTO_MAX ? creq.ver_max : RD_PROTO_MAX;
-		snprintf(peer, sizeof(peer), "%s", rd_conn_req_peer(req));
-		/* Nobody else reads l: the extra lanes' JOINs come through it. */
-		co = o->co;
-		co.lanes_from = l;
+		k = calloc(1, sizeof(*k));
+		if (k)
+			peer_key(rd_conn_req_peer(req), k->key);
+		if (!k || w.ncands >= RD_REMOTE_CANDS) {
+			logf_(o, "refused a connection from %s: %d others are proving themselves",
+			      rd_conn_req_peer(req), w.ncands);
+			rej.reason = RD_REJ_BUSY;
+		} else if (unproven_from(&w, k->key) >= RD_REMOTE_PER_HOST) {
+			logf_(o,
+			      "refused a connection from %s: %u from its address are proving "
+			      "themselves",
+			      rd_conn_req_peer(req), unproven_from(&w, k->key));
+			rej.reason = RD_REJ_HOST_BUSY;
+		}
+		if (rej.reason) {
+			rd_conn_reject(req, &rej);
+			free(k);
+			continue;
+		}
+		k->req = req;
+		k->rep.version = creq.ver_max < RD_PROTO_MAX ? creq.ver_max : RD_PROTO_MAX;
+		snprintf(k->peer, sizeof(k->peer), "%s", rd_conn_req_peer(req));
+		/* this thread keeps reading the listener: the extra lanes' JOINs come through it */
+		k->co = o->co;
+		k->co.lanes_from = NULL;
+		k->co.stop = &stop;
+		k->tls = &tls;
+		k->tls_ms = left < RD_REMOTE_TLS_MS ? (int)left : RD_REMOTE_TLS_MS;
 		/* a stranger that never completes the connection: the same deadline */
-		co.accept_timeout_ms = left < RD_REMOTE_TLS_MS ? (int)left : RD_REMOTE_TLS_MS;
-		ret = rd_conn_accept(req, &co, &rep, &c, &r->err);
-		if (ret)
-			goto out;
-		/* Only the client that read our ready line knows the PSK. */
-		ret = rd_conn_start_tls(&c, &tls, left < RD_REMOTE_TLS_MS ? (int)left : RD_REMOTE_TLS_MS,
-					&err);
-		if (!ret)
-			break;
-		logf_(o, "refused a connection from %s: %s", peer, err.msg);
-		rd_conn_close(c);
-		c = NULL;
+		k->co.accept_timeout_ms = k->tls_ms;
+		if (pthread_create(&k->th, NULL, cand_main, k)) {
+			rej.reason = RD_REJ_BUSY;
+			rd_conn_reject(req, &rej);
+			free(k);
+			continue;
+		}
+		k->next = w.cands;
+		w.cands = k;
+		w.ncands++;
 	}
-	/* One client only: the listener goes before the session starts. */
-	rd_listener_close(l);
-	l = NULL;
+	/*
+	 * One client only: the others give up their handshakes now (joined
+	 * after the session: one still waiting for its RDMA connection to be
+	 * established must not hold the session up); the listener, which no
+	 * one reads any more, goes once they are joined.
+	 */
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.eo = o->eo;
 	cfg.sink_flags = o->sink_flags;
@@ -314,9 +486,11 @@ int rd_remote_serve(struct rd_remote *r, const struct rd_remote_opts *o)
 	r->served = 1;
 	ret = rd_server_serve(&cfg, c, r->summary, sizeof(r->summary), &r->err);
 out:
+	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
+	reap_cands(&w, o, &c, 1);
 	OPENSSL_cleanse(ready.secret, sizeof(ready.secret));
 	OPENSSL_cleanse(&tls, sizeof(tls));
 	rd_conn_close(c);
-	rd_listener_close(l);
+	rd_listener_close(w.l);
 	return ret;
 }
