@@ -530,7 +530,55 @@ struct acceptor {
 	int probe;	       /* a descriptor to dup: are there any left? (-1: none) */
 	int starved;	       /* said that no descriptor was left */
 	unsigned long refused; /* turned away as busy meanwhile (by the probe) */
+	/* refusals logged this second, and those only counted (a flood) */
+	time_t log_sec;
+	unsigned log_n;
+	unsigned long quiet;
 };
+
+#define REFUSALS_PER_SEC 10
+
+/* Refusals said in the last second beyond REFUSALS_PER_SEC: one line for them. */
+static void refusals_flush(struct acceptor *a)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec == a->log_sec)
+		return;
+	if (a->quiet)
+		logf_(a->cfg, RD_LOG_WARN,
+		      "%lu more connections refused in the last second (not logged one by one)",
+		      a->quiet);
+	a->log_sec = now.tv_sec;
+	a->log_n = 0;
+	a->quiet = 0;
+}
+
+/*
+ * A refusal before the peer proved anything: counted and logged
+ * (rd_ops_refused), but a flood of them is summed up in the log.
+ */
+static void refusal(struct acceptor *a, const char *peer, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void refusal(struct acceptor *a, const char *peer, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	refusals_flush(a);
+	if (a->log_n >= REFUSALS_PER_SEC) {
+		rd_act_refused(a->cfg->act);
+		a->quiet++;
+		return;
+	}
+	a->log_n++;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	rd_ops_refused(a->cfg, peer, "%s", why);
+}
 
 /*
  * Peers from addr that have not proven a user: waiting to send their
@@ -552,21 +600,20 @@ static int preauth_from(const struct acceptor *a, const struct rd_conf_net *addr
  * is refused (logged). For a TCP connection this runs as it is accepted,
  * before anything is read from it; for an RDMA request, as it comes.
  */
-static int admit(const struct acceptor *a, const struct rd_conf_net *addr, int known,
-		 const char *peer)
+static int admit(struct acceptor *a, const struct rd_conf_net *addr, int known, const char *peer)
 {
 	const struct rd_daemon_cfg *cfg = a->cfg;
 	int n;
 
 	if (cfg->conf && !(known && (!cfg->conf->nmods || rd_access_host_any(cfg->conf, addr)))) {
-		rd_ops_refused(cfg, peer, "no module's hosts allow/deny lets this address in");
+		refusal(a, peer, "no module's hosts allow/deny lets this address in");
 		return RD_REJ_AUTH;
 	}
 	if (cfg->max_per_host > 0 && known && (n = preauth_from(a, addr)) >= cfg->max_per_host) {
-		rd_ops_refused(cfg, peer,
-			       "%d connections from this address have not authenticated (max "
-			       "connections per host)",
-			       n);
+		refusal(a, peer,
+			"%d connections from this address have not authenticated (max connections "
+			"per host)",
+			n);
 		return RD_REJ_HOST_BUSY;
 	}
 	return 0;
@@ -574,7 +621,7 @@ static int admit(const struct acceptor *a, const struct rd_conf_net *addr, int k
 
 static int gate(void *ctx, const struct sockaddr *sa, const char *peer)
 {
-	const struct acceptor *a = ctx;
+	struct acceptor *a = ctx;
 	struct rd_conf_net addr;
 	int known = !rd_conf_addr_from_sockaddr(&addr, sa);
 
@@ -682,6 +729,7 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		ret = next_request(ls, nls, 500, &which, &req, &creq);
 		n = reap(&a.workers, 0);
 		watch_descriptors(&a);
+		refusals_flush(&a);
 		if (ret == 1)
 			continue;
 		if (ret < 0) {
@@ -697,9 +745,8 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			break;
 		}
 		if (!rd_proto_versions_overlap(creq.ver_min, creq.ver_max)) {
-			rd_ops_refused(cfg, rd_conn_req_peer(req),
-				       "speaks protocol %u..%u, this server %u..%u", creq.ver_min,
-				       creq.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
+			refusal(&a, rd_conn_req_peer(req), "speaks protocol %u..%u, this server %u..%u",
+				creq.ver_min, creq.ver_max, RD_PROTO_MIN, RD_PROTO_MAX);
 			rej.reason = RD_REJ_VERSION;
 			rd_conn_reject(req, &rej);
 			continue;
@@ -713,7 +760,7 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 			continue;
 		}
 		if (cfg->max_conns > 0 && n >= cfg->max_conns) {
-			rd_ops_refused(cfg, rd_conn_req_peer(req), "%d connections already", n);
+			refusal(&a, rd_conn_req_peer(req), "%d connections already", n);
 			rej.reason = RD_REJ_BUSY;
 			rd_conn_reject(req, &rej);
 			continue;
