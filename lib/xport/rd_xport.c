@@ -497,6 +497,8 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 		     int transport, struct rd_err *err)
 {
 	*out = NULL;
+	if (transport != RD_XPORT_TCP)
+		rd_rdma_hold_devices();
 	if (transport == RD_XPORT_RDMA)
 		return rd_xport_rdma.listen(out, addr, port, backlog, err);
 	if (transport == RD_XPORT_TCP)

@@ -195,6 +195,8 @@ extern const struct rd_xport rd_xport_tcp;
 int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
 		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err);
+/* Open every RDMA device's context now, for good (rd_xport_rdma_dev.c). */
+void rd_rdma_hold_devices(void);
 /* Does the route to host resolve to an RDMA device? 1 with the device
  * name in dev, else 0 with the reason in why. */
 int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);

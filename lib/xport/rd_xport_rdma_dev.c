@@ -11,6 +11,9 @@
 #include <sys/resource.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "lib/xport/rd_xport_impl.h"
 
 static const char *port_state_str(enum ibv_port_state s)
 {
@@ -271,4 +274,21 @@ int rd_memlock_enough(const struct rd_memlock *m, uint64_t need, char *msg, size
 		 "/etc/security/limits.conf: '* - memlock unlimited')",
 		 m->soft / 1024, (need + 1023) / 1024, (need + 1023) / 1024);
 	return 0;
+}
+
+/*
+ * librdmacm opens a device's context the first time an id needs it and
+ * keeps it until exit. A listener on every address has none until its
+ * first connection request: out of file descriptors then (issue 27 item
+ * 2), librdmacm cannot open the device, drops the request before the
+ * listener hears of it, and the client is told "refused". Opened at
+ * listen time, a request needs no new descriptor to come through, and the
+ * daemon can turn it away as busy and say why.
+ */
+void rd_rdma_hold_devices(void)
+{
+	struct ibv_context **l = rdma_get_devices(NULL);
+
+	if (l)
+		rdma_free_devices(l);
 }
