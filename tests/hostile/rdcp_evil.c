@@ -64,6 +64,9 @@
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
  *	RENAME_EXCHANGE) in a tight loop for SECONDS; prints the count.
  *
+ *   rdcp_evil silent ..., rdcp_evil hello ...
+ *	Peers that never authenticate: see rdcp_evil_preauth.c.
+ *
  * FILE messages are built by a raw encoder here (rd_msg_encode refuses bad
  * paths, as it should); the raw encoder is checked against rd_msg_encode on
  * a valid path before anything is sent.
@@ -89,6 +92,7 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
 #include "tests/hostile/rdcp_evil.h"
+#include "tests/hostile/rdcp_evil_preauth.h"
 
 #define EVIL_CHUNK     4096u
 #define EVIL_DIGEST    "sha256"
@@ -1321,12 +1325,13 @@ static void usage(void)
 			"       rdcp_evil idle HOST PORT SECONDS [connect|tls|open MODULE/PATH]\n"
 			"       rdcp_evil join HOST PORT\n"
 			"       rdcp_evil flood HOST PORT N SECONDS\n"
-			"       rdcp_evil swap DIR A B SECONDS\n");
+			"       rdcp_evil swap DIR A B SECONDS\n" RDCP_EVIL_PREAUTH_USAGE);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned i;
+	int r;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (raw_selftest())
@@ -1348,6 +1353,9 @@ int main(int argc, char **argv)
 		return evil_flood(argv[2], argv[3], atoi(argv[4]), atof(argv[5]));
 	if (argc == 6 && !strcmp(argv[1], "swap"))
 		return swap_loop(argv[2], argv[3], argv[4], argv[5]);
+	r = rdcp_evil_preauth(argc, argv);
+	if (r >= 0)
+		return r;
 	if (argc == 2 && !strcmp(argv[1], "pull-cases")) {
 		for (i = 0; i < NELEM(pull_cases); i++)
 			printf("%s\n", pull_cases[i].name);
