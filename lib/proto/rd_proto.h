@@ -199,7 +199,10 @@
  *			  RD_OF_WINDOW the window is RD_WINDOW_FILES.
  *
  *    ERROR (4):
- *	 0 u16 code	  RD_E* (lib/base/rd_err.h)
+ *	 0 u16 code	  RD_E* (lib/base/rd_err.h); RD_EBUSY (19): a limit
+ *			  of the server's (a module's or a user's max
+ *			  connections), worth trying again later; a peer that
+ *			  does not know a code takes it as RD_EREMOTE
  *	 2 str text	  0..RD_MSG_TEXT_MAX bytes
  *
  *    FILE (5), sender -> receiver:
