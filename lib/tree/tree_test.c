@@ -608,7 +608,7 @@ static void *swapper(void *arg)
 {
 	int dfd = *(int *)arg;
 
-	while (!swap_stop)
+	while (!__atomic_load_n(&swap_stop, __ATOMIC_ACQUIRE))
 		syscall(SYS_renameat2, dfd, "x", dfd, "y", 2 /* RENAME_EXCHANGE */);
 	return NULL;
 }
@@ -631,7 +631,7 @@ static void test_tree_swap_never_leaks(void **state)
 	ln(target, "swap/y");
 	dfd = open(bp("swap"), O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
-	swap_stop = 0;
+	__atomic_store_n(&swap_stop, 0, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_create(&th, NULL, swapper, &dfd), 0);
 	for (i = 0; i < 4000; i++) {
 		memset(&src, 0, sizeof(src));
@@ -653,7 +653,7 @@ static void test_tree_swap_never_leaks(void **state)
 		assert_int_equal(r, RD_TREE_END);
 		rd_tree_close(t);
 	}
-	swap_stop = 1;
+	__atomic_store_n(&swap_stop, 1, __ATOMIC_RELEASE);
 	pthread_join(th, NULL);
 	close(dfd);
 	/* the race really ran: x was seen both as the file and as the link */
