@@ -58,13 +58,14 @@ static volatile int stop_flag, reload_flag;
 static void on_hup(int sig)
 {
 	(void)sig;
-	reload_flag = 1;
+	__atomic_store_n(&reload_flag, 1, __ATOMIC_RELAXED);
 }
 
 static void on_signal(int sig)
 {
 	(void)sig;
-	stop_flag = 1;
+	/* on whichever thread the kernel picked: the accept loop reads it atomically */
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
 }
 
 struct opts;

@@ -682,6 +682,12 @@ static int descriptors_left(struct acceptor *a)
 	return 0;
 }
 
+/* *stop or *reload, set by a signal handler on any thread. */
+static int flag(volatile int *p)
+{
+	return p && __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
 int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 {
 	struct rd_listener *ls[RD_DAEMON_LISTEN_MAX] = {NULL};
@@ -711,9 +717,9 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 	pre.pending_max = RD_LISTENER_PENDING / (unsigned)nls;
 	if (cfg->on_ready)
 		cfg->on_ready(cfg->log_ctx, rd_listener_port(ls[0]), where);
-	while (!cfg->stop || !*cfg->stop) {
-		if (cfg->reload && *cfg->reload) {
-			*cfg->reload = 0;
+	while (!flag(cfg->stop)) {
+		if (flag(cfg->reload)) {
+			__atomic_store_n(cfg->reload, 0, __ATOMIC_RELAXED);
 			if (cfg->on_reload)
 				cfg->on_reload(cfg->log_ctx);
 		}
@@ -739,7 +745,7 @@ int rd_daemon_run(struct rd_daemon *d, const struct rd_daemon_cfg *cfg)
 		memset(&rej, 0, sizeof(rej));
 		rej.ver_min = RD_PROTO_MIN;
 		rej.ver_max = RD_PROTO_MAX;
-		if (cfg->stop && *cfg->stop) {
+		if (flag(cfg->stop)) {
 			rej.reason = RD_REJ_BUSY;
 			rd_conn_reject(req, &rej);
 			break;
