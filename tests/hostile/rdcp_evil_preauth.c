@@ -7,7 +7,7 @@
  *	TCP connections that never send a byte: PER_SRC from each source
  *	address (bound before connecting; "-": the kernel's choice), held
  *	for SECONDS. With "again", each one the server closes or turns away
- *	is made again 0.2 s later (a flood that keeps its pressure). SIGTERM
+ *	is made again a second later (a flood that keeps its pressure). SIGTERM
  *	ends it early, with the same report. Prints
  *	what the server did ("silent: refused: <reason>: N", "silent: closed
  *	without a word: N") and "silent: N of M held at the end"; exit 0
@@ -43,7 +43,7 @@
 
 #define SILENT_MAX 4096
 #define SRCS_MAX   64
-#define AGAIN_MS   200
+#define AGAIN_MS   1000
 #define ANSWER_MS  3000
 
 static double now_s(void)
