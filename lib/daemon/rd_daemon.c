@@ -237,22 +237,9 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 /* "addr:port" or "[v6addr]:port" -> the address alone. */
 static int peer_addr(const char *peer, struct rd_conf_net *out)
 {
-	char a[80];
-	const char *end;
-	size_t n;
-
-	if (peer[0] == '[') {
-		end = strchr(peer, ']');
-		peer++;
-	} else {
-		end = strrchr(peer, ':');
-	}
-	n = end ? (size_t)(end - peer) : strlen(peer);
-	if (n >= sizeof(a))
-		return -RD_EUSAGE;
-	memcpy(a, peer, n);
-	a[n] = '\0';
-	return rd_conf_addr_parse(out, a);
+	memset(out, 0, sizeof(*out));
+	out->prefix = 128;
+	return rd_peer_addr(peer, out->addr);
 }
 
 /* "2 lanes (RC queue pairs)", and the devices when over several rails. */

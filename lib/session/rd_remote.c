@@ -248,28 +248,10 @@ static void *cand_main(void *arg)
 	return NULL;
 }
 
-/* "addr:port" or "[v6]:port" -> the address, IPv4 as IPv4-mapped IPv6. */
+/* The peer's address (IPv4 as IPv4-mapped IPv6), all zero if it has none. */
 static void peer_key(const char *peer, uint8_t key[16])
 {
-	char a[80];
-	const char *end;
-	size_t n;
-
-	memset(key, 0, 16);
-	if (peer[0] == '[') {
-		end = strchr(peer, ']');
-		peer++;
-	} else {
-		end = strrchr(peer, ':');
-	}
-	n = end ? (size_t)(end - peer) : strlen(peer);
-	if (n >= sizeof(a))
-		return;
-	memcpy(a, peer, n);
-	a[n] = '\0';
-	if (inet_pton(AF_INET, a, key + 12) == 1)
-		key[10] = key[11] = 0xff;
-	else if (inet_pton(AF_INET6, a, key) != 1)
+	if (rd_peer_addr(peer, key))
 		memset(key, 0, 16);
 }
 

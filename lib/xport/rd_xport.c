@@ -8,6 +8,7 @@
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/rd_xport_impl.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -203,6 +204,33 @@ void rd_listener_close(struct rd_listener *l)
 const char *rd_conn_req_peer(const struct rd_conn_req *r)
 {
 	return r->peer;
+}
+
+int rd_peer_addr(const char *peer, uint8_t addr[16])
+{
+	char a[80];
+	const char *end;
+	size_t n;
+
+	if (peer[0] == '[') {
+		end = strchr(peer, ']');
+		if (!end)
+			return -RD_EUSAGE;
+		peer++;
+	} else {
+		end = strrchr(peer, ':');
+	}
+	n = end ? (size_t)(end - peer) : strlen(peer);
+	if (n >= sizeof(a))
+		return -RD_EUSAGE;
+	memcpy(a, peer, n);
+	a[n] = '\0';
+	memset(addr, 0, 16);
+	if (inet_pton(AF_INET, a, addr + 12) == 1) {
+		addr[10] = addr[11] = 0xff;
+		return 0;
+	}
+	return inet_pton(AF_INET6, a, addr) == 1 ? 0 : -RD_EUSAGE;
 }
 
 long rd_conn_req_age_ms(const struct rd_conn_req *r)

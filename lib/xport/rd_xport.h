@@ -274,6 +274,11 @@ unsigned long rd_listener_refused(const struct rd_listener *l);
 int rd_listener_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
 		     struct rd_cm_req *creq);
 const char *rd_conn_req_peer(const struct rd_conn_req *r);
+/*
+ * The address of a peer named "addr:port" or "[v6addr]:port" (as
+ * rd_conn_req_peer() names it), IPv4 as IPv4-mapped IPv6: 0, or -RD_EUSAGE.
+ */
+int rd_peer_addr(const char *peer, uint8_t addr[16]);
 /* Milliseconds since the connection behind r arrived (accepted), 0 if unknown. */
 long rd_conn_req_age_ms(const struct rd_conn_req *r);
 /* Accept (creates PD/CQ/QP on its own event channel). Frees req. */

@@ -296,9 +296,27 @@ static void test_out_of_descriptors(void **state)
 	rd_listener_close(l);
 }
 
+/* Peers named as listeners name them: one address whatever the form. */
+static void test_peer_addr(void **state)
+{
+	uint8_t a[16], b[16], want[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 10, 0, 0, 1};
+
+	(void)state;
+	assert_int_equal(rd_peer_addr("10.0.0.1:18710", a), 0);
+	assert_memory_equal(a, want, 16);
+	assert_int_equal(rd_peer_addr("[::ffff:10.0.0.1]:5", b), 0);
+	assert_memory_equal(b, want, 16);
+	assert_int_equal(rd_peer_addr("[fe80::1]:5", a), 0);
+	assert_int_equal(a[0], 0xfe);
+	assert_int_equal(a[15], 1);
+	assert_int_equal(rd_peer_addr("not an address:1", a), -RD_EUSAGE);
+	assert_int_equal(rd_peer_addr("[::1", a), -RD_EUSAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_peer_addr),
 	    cmocka_unit_test(test_silent_sockets_do_not_hold_the_listener),
 	    cmocka_unit_test(test_gate_before_any_read),
 	    cmocka_unit_test(test_pending_bounded_and_timed),
