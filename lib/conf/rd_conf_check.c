@@ -13,8 +13,6 @@
  * resolved), otherwise lexically normalized ones.
  */
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +23,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/base/rd_ids.h"
 #include "lib/conf/rd_conf_priv.h"
 #include "lib/digest/rd_digest.h"
 
@@ -302,18 +301,17 @@ static void nesting(struct rd_conf *c, char (*p)[PATH_MAX])
 
 static int name_known(const char *name, int group)
 {
-	char buf[4096];
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
+	struct rd_ids_user u;
+	gid_t g;
 	size_t i;
+	int e;
 
 	for (i = 0; name[i] >= '0' && name[i] <= '9'; i++)
 		;
 	if (i && !name[i])
 		return 1; /* a number needs no entry */
-	if (group)
-		return !getgrnam_r(name, &gr, buf, sizeof(buf), &grp) && grp;
-	return !getpwnam_r(name, &pw, buf, sizeof(buf), &pwp) && pwp;
+	/* buffers that grow: a group of thousands of members is still found */
+	return group ? !rd_ids_group(name, &g, &e) : !rd_ids_user(name, &u, &e);
 }
 
 static void check_file(struct rd_conf *c, int key, const char *path, int private_key)

@@ -2,51 +2,88 @@
 /* Access decisions for rdcpd's modules; see rd_access.h for the order. */
 #include "lib/daemon/rd_access.h"
 
-#include <grp.h>
-#include <pwd.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/base/rd_ids.h"
 #include "lib/digest/rd_digest.h"
-
-#define GROUPS_MAX 64
 
 static int needs_auth(const struct rd_conf *c, const struct rd_conf_module *m)
 {
 	return !c->no_auth && !m->auth_none;
 }
 
-/* The local groups of a user name, for "@group" entries (none if unknown). */
-static int groups_of(const char *user, char names[][RD_CONF_NAME_MAX + 1], int max)
+static int has_group_entry(const struct rd_conf_module *m)
 {
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
-	char buf[8192];
-	gid_t gids[GROUPS_MAX];
-	int n = GROUPS_MAX, i, k = 0;
+	int i;
 
-	if (getpwnam_r(user, &pw, buf, sizeof(buf), &pwp) || !pwp)
-		return 0;
-	if (getgrouplist(user, pw.pw_gid, gids, &n) < 0)
-		n = GROUPS_MAX;
-	for (i = 0; i < n && k < max; i++) {
-		if (getgrgid_r(gids[i], &gr, buf, sizeof(buf), &grp) || !grp)
-			continue;
-		snprintf(names[k++], RD_CONF_NAME_MAX + 1, "%s", gr.gr_name);
-	}
-	return k;
+	for (i = 0; i < m->nusers; i++)
+		if (m->users[i].is_group)
+			return 1;
+	return 0;
 }
 
-static int user_access(const struct rd_conf_module *m, const char *user)
+/*
+ * auth users for user, with the names of the user's local groups for
+ * "@group" entries (none when there is no local account of that name).
+ * Every group counts, however many there are and however large each is;
+ * a lookup that fails refuses (issue 27 item 6): a group we cannot see may
+ * be the one that says deny. 0 with *access, or -RD_EPERM with err.
+ */
+static int user_access(const struct rd_conf_module *m, const char *user, int *access,
+		       struct rd_err *err)
 {
-	char names[GROUPS_MAX][RD_CONF_NAME_MAX + 1];
-	const char *ptrs[GROUPS_MAX];
-	int n = groups_of(user, names, GROUPS_MAX), i;
+	struct rd_ids_user u;
+	gid_t *gids = NULL;
+	char(*names)[RD_CONF_NAME_MAX + 1] = NULL;
+	const char **ptrs = NULL;
+	int n = 0, k = 0, i, r, e = 0, ret = 0;
 
-	for (i = 0; i < n; i++)
-		ptrs[i] = names[i];
-	return rd_conf_user_access(m, user, ptrs, n);
+	if (has_group_entry(m)) {
+		r = rd_ids_user(user, &u, &e);
+		if (r == -RD_ESYS) {
+			ret = rd_err_set(err, RD_EPERM, e,
+					 "module %s: user %s refused: cannot look up the account",
+					 m->name, user);
+			goto out;
+		}
+		if (!r && rd_ids_user_groups(u.name, u.gid, &gids, &n)) {
+			ret = rd_err_set(err, RD_EPERM, ENOMEM,
+					 "module %s: user %s refused: cannot list its groups",
+					 m->name, user);
+			goto out;
+		}
+	}
+	names = calloc((size_t)(n ? n : 1), sizeof(*names));
+	ptrs = calloc((size_t)(n ? n : 1), sizeof(*ptrs));
+	if (!names || !ptrs) {
+		ret =
+		    rd_err_set(err, RD_EPERM, ENOMEM, "module %s: user %s refused", m->name, user);
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		r = rd_ids_group_name(gids[i], names[k], sizeof(names[k]), &e);
+		/* a group without a name, or a name longer than any rule's, matches no "@group" */
+		if (r == -RD_ENOENT || r == -RD_EUSAGE)
+			continue;
+		if (r) {
+			ret = rd_err_set(err, RD_EPERM, e,
+					 "module %s: user %s refused: cannot look up its group %u",
+					 m->name, user, (unsigned)gids[i]);
+			goto out;
+		}
+		ptrs[k] = names[k];
+		k++;
+	}
+	*access = rd_conf_user_access(m, user, ptrs, k);
+out:
+	free(ptrs);
+	free(names);
+	free(gids);
+	return ret;
 }
 
 int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
@@ -66,8 +103,9 @@ int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
 					  "(--password-file or RDCP_PASSWORD)",
 					  m->name, m->name);
 		/* No auth users: every authenticated user, as read only says. */
-		access = m->nusers ? user_access(m, p->user)
-				   : (m->read_only ? RD_ACCESS_RO : RD_ACCESS_RW);
+		access = m->read_only ? RD_ACCESS_RO : RD_ACCESS_RW;
+		if (m->nusers && user_access(m, p->user, &access, err))
+			return -err->status;
 		if (access == RD_ACCESS_NONE || access == RD_ACCESS_DENY)
 			return rd_err_set(err, RD_EPERM, 0, "module %s: user %s is not allowed%s",
 					  m->name, who,
