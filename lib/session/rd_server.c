@@ -559,10 +559,14 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		}
 		if (modfd >= 0)
 			close(modfd);
-		modfd = open(mod->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (modfd < 0) {
+		ret = rd_module_open(mod, &modfd, err);
+		if (ret) {
+			/* the client hears that; the log gets what changed */
+			struct rd_err why = *err;
+
 			ret = refuse(c, err, RD_ESYS, "module '%s' is unavailable on the server",
 				     mod->name);
+			rd_err_copy(err, &why);
 			goto out;
 		}
 		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),

@@ -60,10 +60,30 @@ struct rd_module {
 	char name[RD_MODULE_NAME_MAX];
 	char path[PATH_MAX];
 	int readonly;
+	/* rd_module_pin: path is the real path, dev/ino the directory's */
+	int pinned;
+	dev_t dev;
+	ino_t ino;
 };
 
 /* Parse "NAME=DIR[,ro]" (also ",rw"). */
 int rd_module_parse(struct rd_module *m, const char *spec, struct rd_err *err);
+
+/*
+ * When the configuration is loaded: resolve m->path once (symlinks the
+ * administrator put there are followed now, never later), keep the real
+ * path and the directory's device and inode. 0 or a negative status.
+ */
+int rd_module_pin(struct rd_module *m, struct rd_err *err);
+
+/*
+ * At each session: open the module's directory by its pinned real path
+ * from "/" following no symlink in any component, refuse it unless it is
+ * still the directory pinned (device, inode), then enter it ("." beneath,
+ * through rd_openat: as the session's identity). *fd: O_RDONLY|O_DIRECTORY.
+ * err says what changed, for the daemon's log.
+ */
+int rd_module_open(const struct rd_module *m, int *fd, struct rd_err *err);
 
 struct rd_client_opts {
 	const char *host;
