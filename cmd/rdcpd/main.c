@@ -641,6 +641,37 @@ static void raise_nofile(struct logctx *lc, uint64_t need, int conns)
 	log_line(lc, RD_LOG_INFO, line);
 }
 
+/* A root daemon: the identity a module's files are read and written as. */
+static void log_identity(struct logctx *lc, const struct rd_conf_module *m)
+{
+	struct rd_access_ident id;
+	struct rd_err err;
+	char line[512];
+
+	rd_err_clear(&err);
+	if (rd_access_identity(m, &id, &err)) {
+		log_line(lc, RD_LOG_ERR, err.msg);
+		return;
+	}
+	if (!id.set || id.uid == 0) {
+		if (!m->read_only) {
+			snprintf(line, sizeof(line),
+				 "WARNING: module %s acts as root (%s): files pushed into it are "
+				 "owned by root and every file in it can be read and replaced "
+				 "(clients' owners and setuid/setgid bits are never kept)",
+				 m->name, id.set ? "uid = root" : "--module");
+			log_line(lc, RD_LOG_WARN, line);
+		}
+	} else if (!m->uid[0]) {
+		snprintf(line, sizeof(line),
+			 "module %s: no uid: served as %s, uid %u gid %u, as rsyncd does "
+			 "(set uid to serve it as another user)",
+			 m->name, rd_access_default_uid(m), (unsigned)id.uid, (unsigned)id.gid);
+		log_line(lc, RD_LOG_INFO, line);
+	}
+	rd_access_ident_free(&id);
+}
+
 /* The loud lines: what is served without authentication, or nothing at all. */
 static void log_exports(struct logctx *lc, const struct rd_conf *c)
 {
@@ -666,21 +697,25 @@ static void log_exports(struct logctx *lc, const struct rd_conf *c)
 		log_line(lc, RD_LOG_WARN, line);
 	}
 	for (i = 0; i < c->nmods; i++) {
-		snprintf(line, sizeof(line), "module %s: %s%s", c->mods[i]->name, c->mods[i]->path,
-			 c->mods[i]->read_only ? " (read-only)" : "");
+		const char *real = lc->cfg && i < lc->cfg->server.nmods
+				       ? lc->cfg->server.mods[i].path
+				       : c->mods[i]->path;
+		char via[PATH_MAX + 64] = "";
+
+		if (strcmp(real, c->mods[i]->path))
+			snprintf(via, sizeof(via), " (resolved to %s at load)", real);
+		snprintf(line, sizeof(line), "module %s: %s%s%s", c->mods[i]->name,
+			 c->mods[i]->path, via, c->mods[i]->read_only ? " (read-only)" : "");
 		log_line(lc, RD_LOG_INFO, line);
 	}
-	/* Owner policy: rd_server keeps no owners and no setuid bits for clients. */
-	for (i = 0; i < c->nmods && geteuid() == 0; i++) {
-		if (c->mods[i]->read_only || c->mods[i]->uid[0])
-			continue;
-		snprintf(line, sizeof(line),
-			 "WARNING: running as root and module %s has no uid: files pushed into "
-			 "it are owned by root (clients' owners and setuid/setgid bits are "
-			 "never kept)",
-			 c->mods[i]->name);
-		log_line(lc, RD_LOG_WARN, line);
-	}
+	/*
+	 * Who each module acts as (lib/daemon/rd_identity.c): a root rdcpd
+	 * serves a module of the file without uid as nobody, like rsyncd; only
+	 * "uid = root" and --module act as root. rd_server keeps no owners and
+	 * no setuid bits for clients.
+	 */
+	for (i = 0; i < c->nmods && geteuid() == 0; i++)
+		log_identity(lc, c->mods[i]);
 }
 
 /*
@@ -729,6 +764,13 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 		snprintf(mods[i].name, sizeof(mods[i].name), "%s", conf->mods[i]->name);
 		snprintf(mods[i].path, sizeof(mods[i].path), "%s", conf->mods[i]->path);
 		mods[i].readonly = conf->mods[i]->read_only;
+		/* sessions open the directory pinned now, never a path re-resolved */
+		if (rd_module_pin(&mods[i], err)) {
+			free(mods);
+			rd_tls_ctx_free(shared);
+			rd_secrets_free(secrets);
+			return -err->status;
+		}
 	}
 	lc->old_mods[lc->nold] = mods;
 	lc->old_tls[lc->nold] = shared;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "lib/base/rd_fsid.h"
@@ -32,6 +33,8 @@ enum fs_op {
 	OP_FCHOWN,
 	OP_FCHMOD,
 	OP_FUTIMENS,
+	OP_FCHMODAT,
+	OP_FSETXATTR,
 };
 
 struct fs_call {
@@ -59,6 +62,8 @@ struct rd_fsid {
 	int stop, ready, status, errnum;
 	uid_t uid;
 	gid_t gid;
+	gid_t *groups; /* the supplementary groups (ngroups of them) */
+	int ngroups;
 };
 
 static __thread struct rd_fsid *bound;
@@ -96,6 +101,10 @@ static long run(struct fs_call *c)
 		return fchmod(c->fd1, c->mode);
 	case OP_FUTIMENS:
 		return futimens(c->fd1, c->cbuf);
+	case OP_FCHMODAT:
+		return fchmodat(c->fd1, c->p1, c->mode, c->flags);
+	case OP_FSETXATTR:
+		return fsetxattr(c->fd1, c->p1, c->cbuf, c->len, c->flags);
 	}
 	errno = ENOSYS;
 	return -1;
@@ -105,9 +114,9 @@ static long run(struct fs_call *c)
  * every thread), setfsgid, setfsuid; each checked by reading it back. */
 static int take_identity(struct rd_fsid *x)
 {
+	if (x->ngroups > 0 && syscall(SYS_setgroups, (size_t)x->ngroups, x->groups))
+		return errno ? errno : EPERM;
 	if (x->gid != (gid_t)-1) {
-		if (syscall(SYS_setgroups, 1, &x->gid))
-			return errno ? errno : EPERM;
 		setfsgid(x->gid);
 		if ((gid_t)setfsgid((gid_t)-1) != x->gid)
 			return EPERM;
@@ -152,6 +161,12 @@ static void *executor(void *arg)
 
 int rd_fsid_start(struct rd_fsid **out, uid_t uid, gid_t gid, struct rd_err *err)
 {
+	return rd_fsid_start_groups(out, uid, gid, &gid, gid == (gid_t)-1 ? 0 : 1, err);
+}
+
+int rd_fsid_start_groups(struct rd_fsid **out, uid_t uid, gid_t gid, const gid_t *groups,
+			 int ngroups, struct rd_err *err)
+{
 	struct rd_fsid *x = calloc(1, sizeof(*x));
 	int ret = 0, e;
 
@@ -160,6 +175,15 @@ int rd_fsid_start(struct rd_fsid **out, uid_t uid, gid_t gid, struct rd_err *err
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "identity thread");
 	x->uid = uid;
 	x->gid = gid;
+	if (ngroups > 0) {
+		x->groups = malloc((size_t)ngroups * sizeof(*x->groups));
+		if (!x->groups) {
+			free(x);
+			return rd_err_set(err, RD_ENOMEM, ENOMEM, "identity thread");
+		}
+		memcpy(x->groups, groups, (size_t)ngroups * sizeof(*x->groups));
+		x->ngroups = ngroups;
+	}
 	pthread_mutex_init(&x->mu, NULL);
 	pthread_cond_init(&x->cv, NULL);
 	pthread_cond_init(&x->cv_done, NULL);
@@ -187,6 +211,7 @@ fail:
 	pthread_cond_destroy(&x->cv_done);
 	pthread_cond_destroy(&x->cv);
 	pthread_mutex_destroy(&x->mu);
+	free(x->groups);
 	free(x);
 	return ret;
 }
@@ -203,6 +228,7 @@ void rd_fsid_stop(struct rd_fsid *x)
 	pthread_cond_destroy(&x->cv_done);
 	pthread_cond_destroy(&x->cv);
 	pthread_mutex_destroy(&x->mu);
+	free(x->groups);
 	free(x);
 }
 
@@ -336,4 +362,20 @@ int rd_futimens(int fd, const struct timespec ts[2])
 	struct fs_call c = {.op = OP_FUTIMENS, .fd1 = fd, .cbuf = ts};
 
 	return bound ? (int)call(&c) : futimens(fd, ts);
+}
+
+int rd_fchmodat(int dirfd, const char *path, mode_t mode, int flags)
+{
+	struct fs_call c = {
+	    .op = OP_FCHMODAT, .fd1 = dirfd, .p1 = path, .mode = mode, .flags = flags};
+
+	return bound ? (int)call(&c) : fchmodat(dirfd, path, mode, flags);
+}
+
+int rd_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags)
+{
+	struct fs_call c = {
+	    .op = OP_FSETXATTR, .fd1 = fd, .p1 = name, .cbuf = value, .len = size, .flags = flags};
+
+	return bound ? (int)call(&c) : fsetxattr(fd, name, value, size, flags);
 }

@@ -12,8 +12,12 @@
  * through such writes. So the identity lives on a separate executor thread
  * (setfsuid, setfsgid and its own supplementary groups, by raw system
  * calls so no other thread changes) and the session thread hands it each
- * path-based call through the wrappers below; reads and writes on fds
- * already open need no identity and stay on the caller.
+ * path-based call through the wrappers below, and every call on an fd
+ * that the kernel checks against the caller's identity (fchmod, fchown,
+ * futimens, fsetxattr: owner or writer only). Reads and writes on fds
+ * already open (checked when they were opened) stay on the caller, so a
+ * root daemon's writes may still use blocks reserved for root and pass
+ * the owner's quota (CAP_SYS_RESOURCE), though the file is the identity's.
  *
  * A thread with no executor bound (the default, and every client) calls
  * the system directly: the wrappers cost one branch.
@@ -37,6 +41,9 @@ struct rd_fsid;
  * Needs root (CAP_SETUID/CAP_SETGID): -RD_EPERM with a message otherwise.
  */
 int rd_fsid_start(struct rd_fsid **out, uid_t uid, gid_t gid, struct rd_err *err);
+/* The same with these supplementary groups (ngroups 0: keep the daemon's). */
+int rd_fsid_start_groups(struct rd_fsid **out, uid_t uid, gid_t gid, const gid_t *groups,
+			 int ngroups, struct rd_err *err);
 /* Stop and free it (NULL: nothing). Unbind it from threads first. */
 void rd_fsid_stop(struct rd_fsid *x);
 /* Route this thread's wrapped calls through x (NULL: direct again). */
@@ -58,5 +65,9 @@ int rd_utimensat(int dirfd, const char *path, const struct timespec ts[2], int f
 int rd_fchown(int fd, uid_t uid, gid_t gid);
 int rd_fchmod(int fd, mode_t mode);
 int rd_futimens(int fd, const struct timespec ts[2]);
+/* chmod by name (a node opened O_PATH is changed through /proc/self/fd/N). */
+int rd_fchmodat(int dirfd, const char *path, mode_t mode, int flags);
+/* xattrs and ACLs (system.posix_acl_*): the owner's or a writer's to set. */
+int rd_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 
 #endif

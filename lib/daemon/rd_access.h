@@ -49,17 +49,33 @@ int rd_access_anon_any(const struct rd_conf *c);
 int rd_access_psk(void *secrets, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
 
 /*
- * Take on the module's uid/gid for this session's file operations: an
- * identity executor (lib/base/rd_fsid.h) bound to the calling thread, so
- * the session's path-based calls run as that user while the thread keeps
- * driving the transport. *x stays NULL for a module without uid/gid.
+ * Who module m's sessions act as (rd_identity.c says the rules: uid alone
+ * takes that user's groups; a root daemon serves a module of its
+ * configuration file without uid as nobody). set 0: as the daemon itself.
+ */
+struct rd_access_ident {
+	int set;
+	uid_t uid;     /* (uid_t)-1: the daemon's */
+	gid_t gid;     /* (gid_t)-1: the daemon's */
+	gid_t *groups; /* the supplementary groups (malloc'd) */
+	int ngroups;
+};
+int rd_access_identity(const struct rd_conf_module *m, struct rd_access_ident *id,
+		       struct rd_err *err);
+void rd_access_ident_free(struct rd_access_ident *id);
+/* The user a module runs as: its uid, the root default ("nobody") or "". */
+const char *rd_access_default_uid(const struct rd_conf_module *m);
+
+/*
+ * Take on that identity for this session's file operations: an identity
+ * executor (lib/base/rd_fsid.h) bound to the calling thread, so the
+ * session's path-based calls run as that user while the thread keeps
+ * driving the transport. *x stays NULL when the module acts as the daemon.
  * Needs root; -RD_EPERM with a message otherwise. rd_access_leave(*x)
  * unbinds and stops it.
  */
 struct rd_fsid;
 int rd_access_enter(const struct rd_conf_module *m, struct rd_fsid **x, struct rd_err *err);
 void rd_access_leave(struct rd_fsid *x);
-/* The numeric ids of a module's uid/gid (-1: not set). 0 or -RD_ENOENT. */
-int rd_access_ids(const struct rd_conf_module *m, uid_t *uid, gid_t *gid, struct rd_err *err);
 
 #endif

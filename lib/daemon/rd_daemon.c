@@ -221,7 +221,8 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 	if (ret)
 		return ret;
 	/* One identity per session: the files are opened later, by the engine. */
-	if (a->entered && (strcmp(a->entered->uid, m->uid) || strcmp(a->entered->gid, m->gid)))
+	if (a->entered && (strcmp(rd_access_default_uid(a->entered), rd_access_default_uid(m)) ||
+			   strcmp(a->entered->gid, m->gid)))
 		return rd_err_set(err, RD_EPERM, 0,
 				  "modules %s and %s act as different users (uid/gid): copy from "
 				  "them in separate sessions",

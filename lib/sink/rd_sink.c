@@ -1437,7 +1437,7 @@ int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struc
 	if (fd < 0)
 		return fail(s, errno, path, len, "open");
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-	if (chmod(proc, final_mode(s, m)) < 0) {
+	if (rd_fchmodat(AT_FDCWD, proc, final_mode(s, m), 0) < 0) {
 		ret = fail(s, errno, path, len, "chmod");
 		goto out;
 	}

@@ -4,7 +4,7 @@
  * ACLs, fifos/sockets/devices and hard links, all applied through
  * descriptors the sink opened beneath the destination (fsetxattr on the
  * temporary or the directory, mknodat/linkat/renameat on the confined
- * parent). libarchive's disk writer is not used: it works by path names.
+ * parent), each through lib/base/rd_fsid.h: as a module's identity. libarchive's disk writer is not used: it works by path names.
  *
  * ACLs go in as the kernel's own xattr form (system.posix_acl_access /
  * _default: a version word, then tag, perm, id per entry, little-endian,
@@ -67,7 +67,7 @@ static int set_xattr(struct rd_sink *s, int fd, const char *path, size_t len, co
 		return note(s, path, len, "only user.* xattrs are kept; one skipped", 0);
 	memcpy(n, name, nlen);
 	n[nlen] = '\0';
-	if (fsetxattr(fd, n, val, vlen, 0) == 0)
+	if (rd_fsetxattr(fd, n, val, vlen, 0) == 0)
 		return 0;
 	snprintf(msg, sizeof(msg), "xattr %s %s", n, why_not(errno));
 	return note(s, path, len, msg, errno);
@@ -122,10 +122,10 @@ static int set_acl(struct rd_sink *s, int fd, const char *path, size_t len, int 
 		put_le(blob + 6 + 8 * i, sorted[i].perm & 7u, 2);
 		put_le(blob + 8 + 8 * i, qual ? sorted[i].id : 0xffffffffu, 4);
 	}
-	if (fsetxattr(fd,
-		      type == RD_SINK_ACL_DEFAULT ? "system.posix_acl_default"
-						  : "system.posix_acl_access",
-		      blob, 4 + 8 * (size_t)n, 0) == 0)
+	if (rd_fsetxattr(fd,
+			 type == RD_SINK_ACL_DEFAULT ? "system.posix_acl_default"
+						     : "system.posix_acl_access",
+			 blob, 4 + 8 * (size_t)n, 0) == 0)
 		return 0;
 	snprintf(msg, sizeof(msg), "%sACL %s", type == RD_SINK_ACL_DEFAULT ? "default " : "",
 		 why_not(errno));

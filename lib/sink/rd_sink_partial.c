@@ -196,12 +196,12 @@ static int lock_existing(int pfd, const char *name)
 	int fd;
 
 	for (;;) {
-		fd = openat(pfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		fd = rd_openat(pfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (fd < 0)
 			return errno == ENOENT ? -ENOENT : -errno;
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-			if (fstatat(pfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 && fstat(fd, &b) == 0 &&
-			    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+			if (rd_fstatat(pfd, name, &a, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    fstat(fd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
 				return fd;
 			close(fd); /* renamed or replaced meanwhile: look again */
 			continue;

@@ -23,6 +23,7 @@ server() {
 		[cm]
 		    path = /tmp/cmod
 		    auth = none
+		    uid = root
 	EOF
 	start_daemon c --config /tmp/rdcpd.conf || return 1
 	printf '# exports nothing\nport = 18713\n' >/tmp/empty.conf

@@ -42,6 +42,7 @@ server() {
 		[m]
 		    path = /tmp/mod
 		    auth = none
+		    uid = root
 	EOF
 	for i in $(seq 1 $((NCLIENTS / 4))); do
 		printf 's%d\n' "$i" >"/tmp/mod/small$i"

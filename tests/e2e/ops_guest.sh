@@ -116,11 +116,13 @@ server() {
 		status group = adm
 		[m1]
 		    path = /tmp/m1
+		    uid = root
 		    auth users = alice:rw, bob:rw
 		    log file = /tmp/m1.log
 		    log format = %o|%m|%u|%a|%f|%l|%b
 		[m2]
 		    path = /tmp/m2
+		    uid = root
 		    auth users = alice:rw, bob:rw
 	EOF
 	chmod 644 /tmp/ops.conf
@@ -363,6 +365,7 @@ rsync_oracle() {
 		status socket =
 		[o]
 		    path = /tmp/oo
+		    uid = root
 		    auth = none
 		    transfer logging = yes
 		    log file = /tmp/rdcpd-o.log

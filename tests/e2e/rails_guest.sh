@@ -195,6 +195,7 @@ server() {
 		[m]
 		    path = /tmp/mod
 		    auth = none
+		    uid = root
 	EOF
 	start_daemon d --config /tmp/rdcpd.conf || return 1
 	check "rdcpd (rdcpd.conf): up to 4 lanes a session" \

@@ -10,6 +10,8 @@ RDCPD=$2
 
 server() {
 	mkdir -p /tmp/a /tmp/b2
+	# a root rdcpd serves these modules (no uid) as nobody
+	chown nobody /tmp/a /tmp/b2
 	cat >/tmp/r.conf <<-EOF
 		[a]
 		    path = /tmp/a
