@@ -49,6 +49,7 @@ pki() {
 
 cert_server() {
 	mkdir -p /tmp/certs
+	chown nobody /tmp/certs
 	pki /tmp/pki "$RIG_SELF_IP" || return 1
 	mkdir -p "$RIG_SHARED/pki"
 	cp /tmp/pki/ca.pem /tmp/pki/rogue-ca.pem /tmp/pki/alice.pem /tmp/pki/alice.key \
@@ -87,6 +88,8 @@ cert_client() {
 server() {
 	mkdir -p /tmp/team /tmp/ro /tmp/wo /tmp/pub /tmp/enc /tmp/lan /tmp/many /tmp/nob /tmp/nobw /tmp/one
 	chmod 1777 /tmp/nobw
+	# modules without uid: this root rdcpd serves them as nobody (issue 27 item 8)
+	chown nobody /tmp/team /tmp/wo /tmp/enc /tmp/many /tmp/one
 	echo "root only" >/tmp/nob/rootonly
 	chmod 600 /tmp/nob/rootonly
 	echo "public data" >/tmp/pub/pub.txt
@@ -485,7 +488,178 @@ limits_checks() {
 		sort | uniq -c | sort -rn | head -8 | sed 's/^/    log| /'
 }
 
+# --- who a module acts as, and where its directory is (issue 27 items 6-8) ---
+# One role (RIG_MODE 1, //tests/e2e:auth_identity_tcp_host_test): accounts
+# come from copies of /etc/passwd and /etc/group bind-mounted over them (this
+# runs in its own mount namespace): rdt1 (its own group, and a member of
+# rdtg), rdt2 (a member of 70 groups, the last rdtg070), alice (a member of
+# rdtbig, whose 2,000 members do not fit 8 KiB).
+IP=18726 # modules with uid/gid, the swapped module path
+GP=18727 # auth users with @group entries (client certificates name the users)
+CLIP=18728 # a --module of the command line
+
+ids_setup() {
+	local i members=""
+	mkdir -p /tmp/ids
+	cp /etc/passwd /tmp/ids/passwd && cp /etc/group /tmp/ids/group || return 1
+	{
+		echo "rdt1:x:4001:4001::/nonexistent:/usr/sbin/nologin"
+		echo "rdt2:x:4002:4002::/nonexistent:/usr/sbin/nologin"
+		echo "alice:x:4010:4010::/nonexistent:/usr/sbin/nologin"
+	} >>/tmp/ids/passwd
+	{
+		echo "rdt1:x:4001:"
+		echo "rdtg:x:4100:rdt1"
+		echo "rdt2:x:4002:"
+		for i in $(seq -w 1 70); do echo "rdtg0$i:x:$((4200 + 10#$i)):rdt2"; done
+		echo "alice:x:4010:"
+		for i in $(seq -w 1 2000); do members="${members}member$i,"; done
+		echo "rdtbig:x:4300:${members}alice"
+	} >>/tmp/ids/group
+	mount --bind /tmp/ids/passwd /etc/passwd && mount --bind /tmp/ids/group /etc/group || return 1
+	[ "$(id -u rdt1)" = 4001 ] && [ "$(id -G rdt2 | wc -w)" = 71 ] &&
+		[ "$(getent group rdtbig | wc -c)" -gt 8192 ]
+}
+
+identity() {
+	local S=$RIG_SELF_IP
+	ids_setup || { fail "the test accounts (bind-mounted /etc/passwd, /etc/group)"; return; }
+	pass "test accounts: rdt2 in $(id -G rdt2 | wc -w) groups, rdtbig's entry $(getent group rdtbig | wc -c) bytes"
+	mkdir -p /tmp/u8a /tmp/u8b /tmp/u8c /tmp/u8e /tmp/sw/p/mod /tmp/sw/secret /tmp/ipull
+	chown root:rdtg /tmp/u8a && chmod 0770 /tmp/u8a
+	chown root:root /tmp/u8b && chmod 0770 /tmp/u8b
+	chmod 1777 /tmp/u8c /tmp/u8e
+	echo "root only" >/tmp/u8c/rootonly && chmod 600 /tmp/u8c/rootonly
+	echo "module data" >/tmp/sw/p/mod/pub.txt
+	echo "not for clients" >/tmp/sw/secret/secret.txt
+	echo "pushed" >/tmp/ipush.txt
+	cat >/tmp/ident.conf <<-EOF
+		port = $IP
+		[u8a]
+		    path = /tmp/u8a
+		    uid = rdt1
+		    auth = none
+		[u8b]
+		    path = /tmp/u8b
+		    uid = rdt1
+		    auth = none
+		[u8c]
+		    path = /tmp/u8c
+		    auth = none
+		[swap]
+		    path = /tmp/sw/p/mod
+		    read only = yes
+		    uid = root
+		    auth = none
+	EOF
+	start_daemon_auth ident --config /tmp/ident.conf || { fail "rdcpd with uid modules starts"; return; }
+
+	# item 8: uid alone takes the user's primary and supplementary groups
+	run /tmp/ipush.txt "rdcp://$S:$IP/u8a/"
+	check "uid = rdt1 alone: a push into a directory of rdt1's supplementary group rdtg works" \
+		[ "$RC" -eq 0 ]
+	check "  the file is rdt1's, in rdt1's primary group" \
+		[ "$(stat -c %U:%G /tmp/u8a/ipush.txt 2>/dev/null)" = rdt1:rdt1 ]
+	run /tmp/ipush.txt "rdcp://$S:$IP/u8b/"
+	check "uid = rdt1 alone: no push into a directory only root's group may write (no group 0)" \
+		[ "$RC" -ne 0 ]
+	check "  nothing landed" [ ! -e /tmp/u8b/ipush.txt ]
+	# item 8: a root rdcpd serves a module of its file without uid as nobody
+	run /tmp/ipush.txt "rdcp://$S:$IP/u8c/"
+	check "no uid, root rdcpd: the pushed file is nobody's (rsyncd's default)" \
+		[ "$(stat -c %U /tmp/u8c/ipush.txt 2>/dev/null)" = nobody ]
+	run "rdcp://$S:$IP/u8c/rootonly" /tmp/ipull/
+	check "no uid, root rdcpd: a root-only file cannot be pulled" [ "$RC" -ne 0 ]
+	check "  nothing arrived" [ ! -e /tmp/ipull/rootonly ]
+	check "  the log says who module u8c acts as" \
+		grep -q "module u8c: no uid: served as nobody" /tmp/ident.log
+	# ... a --module of the command line acts as the daemon (root), and says so
+	start_daemon cli --port "$CLIP" --module "cli=/tmp/u8e" || fail "rdcpd --module starts"
+	run /tmp/ipush.txt "rdcp://$S:$CLIP/cli/"
+	check "--module of a root rdcpd: the pushed file is root's" \
+		[ "$(stat -c %U /tmp/u8e/ipush.txt 2>/dev/null)" = root ]
+	check "  and its log warns that it acts as root" grep -q "module cli acts as root (--module)" /tmp/cli.log
+	stop_daemon cli
+
+	# item 7: the module path swapped after start leads nowhere
+	run "rdcp://$S:$IP/swap/pub.txt" /tmp/ipull/
+	check "module swap serves its directory" cmp /tmp/sw/p/mod/pub.txt /tmp/ipull/pub.txt
+	mv /tmp/sw/p/mod /tmp/sw/p/mod.away && ln -s /tmp/sw/secret /tmp/sw/p/mod
+	run "rdcp://$S:$IP/swap/secret.txt" /tmp/ipull/
+	check "its path swapped for a symlink: refused" [ "$RC" -ne 0 ]
+	check "  nothing arrived" [ ! -e /tmp/ipull/secret.txt ]
+	check "  the client hears the module is unavailable" out_has "module 'swap' is unavailable"
+	check "  the log says a symlink is on its path" \
+		grep -q "module swap: /tmp/sw/p/mod now has a symlink on its path" /tmp/ident.log
+	rm /tmp/sw/p/mod && mkdir /tmp/sw/p/mod && cp /tmp/sw/secret/secret.txt /tmp/sw/p/mod/
+	run "rdcp://$S:$IP/swap/secret.txt" /tmp/ipull/
+	check "its directory replaced by another: refused" [ "$RC" -ne 0 ]
+	check "  nothing arrived" [ ! -e /tmp/ipull/secret.txt ]
+	check "  the log says it was replaced" \
+		grep -q "module swap: /tmp/sw/p/mod is no longer the directory loaded" /tmp/ident.log
+	rm -r /tmp/sw/p/mod && mv /tmp/sw/p/mod.away /tmp/sw/p/mod
+	mv /tmp/sw/p /tmp/sw/p.away && ln -s /tmp/sw/p.away /tmp/sw/p
+	run "rdcp://$S:$IP/swap/pub.txt" /tmp/ipull/again.txt
+	check "a parent of its path swapped for a symlink (to the same directory): refused" \
+		[ "$RC" -ne 0 ]
+	rm /tmp/sw/p && mv /tmp/sw/p.away /tmp/sw/p
+	run "rdcp://$S:$IP/swap/pub.txt" /tmp/ipull/again.txt
+	check "  restored: served again" cmp /tmp/sw/p/mod/pub.txt /tmp/ipull/again.txt
+	check "rdcpd alive after it all" daemon_alive ident
+
+	# item 6: @group rules see every group, however large
+	groups_cases "$S"
+	grep -e refused -e "acts as" -e "no uid" -e "symlink" -e "no longer" /tmp/ident.log /tmp/groups.log |
+		sed 's/^/    log| /'
+}
+
+groups_cases() {
+	local S=$1
+	pki /tmp/gpki "$S" || { fail "test certificates"; return; }
+	(cd /tmp/gpki && for u in rdt2; do
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out $u.key &&
+			openssl req -new -key $u.key -out $u.csr -subj /CN=$u &&
+			openssl x509 -req -in $u.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+				-out $u.pem -days 2 && chmod 600 $u.key
+	done) >/tmp/gpki.log 2>&1 || { cat /tmp/gpki.log; fail "rdt2's certificate"; return; }
+	mkdir -p /tmp/g6a /tmp/g6b /tmp/g6c
+	chmod 1777 /tmp/g6a /tmp/g6b /tmp/g6c
+	cat >/tmp/groups.conf <<-EOF
+		port = $GP
+		tls certificate = /tmp/gpki/server.pem
+		tls key = /tmp/gpki/server.key
+		tls client ca = /tmp/gpki/ca.pem
+		[big]
+		    path = /tmp/g6a
+		    auth users = @rdtbig:deny, *:rw
+		[many]
+		    path = /tmp/g6b
+		    auth users = @rdtg070:deny, *:rw
+		[open]
+		    path = /tmp/g6c
+		    auth users = *:rw
+	EOF
+	start_daemon_auth groups --config /tmp/groups.conf || { fail "rdcpd with @group rules starts"; return; }
+	run --ca /tmp/gpki/ca.pem --cert /tmp/gpki/alice.pem --key /tmp/gpki/alice.key \
+		/tmp/ipush.txt "rdcp://$S:$GP/open/"
+	check "alice (client certificate) may push into a module open to every user" [ "$RC" -eq 0 ]
+	run --ca /tmp/gpki/ca.pem --cert /tmp/gpki/alice.pem --key /tmp/gpki/alice.key \
+		/tmp/ipush.txt "rdcp://$S:$GP/big/"
+	check "@rdtbig:deny, rdtbig's entry over 8 KiB: alice, a member, is refused" [ "$RC" -ne 0 ]
+	check "  (auth users denies it)" out_has "user alice is not allowed (auth users denies it)"
+	check "  nothing landed" [ ! -e /tmp/g6a/ipush.txt ]
+	run --ca /tmp/gpki/ca.pem --cert /tmp/gpki/rdt2.pem --key /tmp/gpki/rdt2.key \
+		/tmp/ipush.txt "rdcp://$S:$GP/many/"
+	check "@rdtg070:deny: rdt2, in 71 groups (rdtg070 the last), is refused" [ "$RC" -ne 0 ]
+	check "  (auth users denies it)" out_has "user rdt2 is not allowed (auth users denies it)"
+	check "  nothing landed" [ ! -e /tmp/g6b/ipush.txt ]
+	stop_daemon groups
+}
+
 case "${RIG_ROLE}:${RIG_MODE:-2}:${AUTH_PART:-all}" in
+a:1:identity)
+	identity
+	;;
 a:2:limits)
 	wait_for "$RIG_SHARED/server-ready" 60 || exit 1
 	limits_client "$RIG_PEER_IP"
