@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
  * How rdcp proves itself to a daemon: the TLS client settings from the
- * operand's user, --password-file / RDCP_PASSWORD, --ca, --cert, --key.
- * The secret never comes from the command line (ps would show it).
+ * operand's user, --password-file / RDCP_PASSWORD, --ca, --cert, --key,
+ * --known-hosts. The secret never comes from the command line (ps would
+ * show it) and never leaves this process: a password login proves it
+ * inside TLS, to a daemon whose key was checked first (lib/tls/rd_tls.h).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,7 @@
 #include <openssl/crypto.h>
 
 #include "cmd/rdcp/rdcp.h"
+#include "lib/proto/rd_proto.h"
 
 #define SECRET_MAX 256
 
@@ -58,7 +63,61 @@ out:
 	return ret;
 }
 
-int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host,
+/* The pin store of password logins: --known-hosts, or ~/.rdcp/known_hosts. */
+struct pin_ctx {
+	char path[PATH_MAX];
+	char name[320]; /* "host", or "[host]:port" off the default port */
+	int quiet;
+};
+
+static struct pin_ctx g_pin; /* one daemon per rdcp */
+
+static int pin_check(void *ctx, const char *fp, struct rd_err *err)
+{
+	struct pin_ctx *p = ctx;
+	int added = 0, ret;
+
+	ret = rd_known_hosts_check(p->path, p->name, fp, &added, err);
+	if (!ret && added && !p->quiet)
+		fprintf(stderr,
+			"rdcp: %s: first contact; its key %s is now pinned in %s (every later "
+			"login there checks it)\n",
+			p->name, fp, p->path);
+	return ret;
+}
+
+static int pin_setup(const struct rdcp_opts *o, const char *host, const char *port,
+		     struct rd_tls_cfg *cfg, char *msg, size_t msglen)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+
+	if (o->known_hosts) {
+		snprintf(g_pin.path, sizeof(g_pin.path), "%s", o->known_hosts);
+	} else {
+		if (!home || !home[0]) {
+			pw = getpwuid(getuid());
+			home = pw ? pw->pw_dir : NULL;
+		}
+		if (!home) {
+			snprintf(msg, msglen,
+				 "no home directory for ~/.rdcp/known_hosts: give "
+				 "--known-hosts FILE");
+			return -1;
+		}
+		snprintf(g_pin.path, sizeof(g_pin.path), "%s/.rdcp/known_hosts", home);
+	}
+	if (!port[0] || atoi(port) == RD_DEFAULT_PORT)
+		snprintf(g_pin.name, sizeof(g_pin.name), "%s", host);
+	else
+		snprintf(g_pin.name, sizeof(g_pin.name), "[%s]:%s", host, port);
+	g_pin.quiet = o->quiet;
+	cfg->pin = pin_check;
+	cfg->pin_ctx = &g_pin;
+	return 0;
+}
+
+int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host, const char *port,
 		    struct rd_tls_cfg *cfg, char *msg, size_t msglen)
 {
 	char secret[SECRET_MAX + 2];
@@ -102,11 +161,21 @@ int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *hos
 			snprintf(msg, msglen, "the secret is longer than %d bytes", SECRET_MAX);
 			goto out;
 		}
-		if (rd_tls_psk_user(user, secret, len, cfg->psk)) {
-			snprintf(msg, msglen, "cannot derive the key for user %s", user);
+		/* once, before connecting: reconnects (--retries) reuse it */
+		if (strlen(user) > RD_TLS_USER_MAX ||
+		    rd_tls_login_key(user, secret, len, cfg->login_key)) {
+			snprintf(msg, msglen, "cannot derive the login key for user %s", user);
 			goto out;
 		}
+		if (!o->ca && pin_setup(o, host, port, cfg, msg, msglen))
+			goto out;
 	} else if (o->cert || o->ca) {
+		if (o->known_hosts) {
+			snprintf(msg, msglen,
+				 "--known-hosts is for USER@HOST:: logins (with a "
+				 "password); --ca checks this daemon");
+			goto out;
+		}
 		cfg->auth = RD_AUTH_CERT;
 	} else {
 		if (o->password_file) {

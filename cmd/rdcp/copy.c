@@ -92,8 +92,9 @@ static void on_connected(void *ctx, const struct rd_conn_info *i)
 	} else
 		fprintf(stderr, "rdcp: connected to %s over %s, protocol %u\n", i->peer, i->link,
 			i->version);
-	fprintf(stderr, "rdcp: TLS 1.3 (%s), authenticated by %s\n", t->cipher,
-		auth_words(t->auth));
+	fprintf(stderr, "rdcp: TLS 1.3 (%s), authenticated by %s%s%s\n", t->cipher,
+		auth_words(t->auth), t->server_key[0] ? "; the server by its key " : "",
+		t->server_key);
 }
 
 /* Files beside a session's: stdio, the walk's directories, TLS, devices. */
@@ -529,7 +530,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (op.kind == RD_OP_DAEMON) {
 		char msg[512];
 
-		if (rdcp_tls_client(o, op.user, op.host, &co.tls, msg, sizeof(msg))) {
+		if (rdcp_tls_client(o, op.user, op.host, port, &co.tls, msg, sizeof(msg))) {
 			code = error_out(msg, RD_EUSAGE);
 			goto out;
 		}

@@ -83,6 +83,8 @@ void rdcp_usage(FILE *out)
 		"                             not readable by others); or RDCP_PASSWORD\n"
 		"      --ca FILE              trust the daemon's certificate if this CA\n"
 		"                             signed it (names checked)\n"
+		"      --known-hosts FILE     the daemons' keys USER@HOST:: logins pinned on\n"
+		"                             first contact (default ~/.rdcp/known_hosts)\n"
 		"      --cert FILE            prove yourself to the daemon with this\n"
 		"                             certificate (its CN is your user name)\n"
 		"      --key FILE             the certificate's private key (default: in\n"

@@ -66,6 +66,7 @@ enum optid {
 	O_P,
 	O_PASSWORD_FILE,
 	O_CA,
+	O_KNOWN_HOSTS,
 	O_CERT,
 	O_KEY,
 	O_ENCRYPT,
@@ -165,6 +166,7 @@ static const struct optdef opts[] = {
     {NULL, 'P', A_NONE, 0, O_P, NULL},
     {"password-file", 0, A_REQ, 0, O_PASSWORD_FILE, NULL},
     {"ca", 0, A_REQ, 0, O_CA, NULL},
+    {"known-hosts", 0, A_REQ, 0, O_KNOWN_HOSTS, NULL},
     {"cert", 0, A_REQ, 0, O_CERT, NULL},
     {"key", 0, A_REQ, 0, O_KEY, NULL},
     {"encrypt", 0, A_NONE, 0, O_ENCRYPT, NULL},
@@ -569,6 +571,9 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		break;
 	case O_CA:
 		o->ca = v;
+		break;
+	case O_KNOWN_HOSTS:
+		o->known_hosts = v;
 		break;
 	case O_CERT:
 		o->cert = v;

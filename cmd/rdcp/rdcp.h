@@ -58,6 +58,7 @@ struct rdcp_opts {
 	int progress;		 /* --progress: meter even when not a terminal */
 	const char *password_file; /* --password-file: USER's secret for a daemon */
 	const char *ca, *cert, *key; /* --ca, --cert, --key: X.509 with a daemon */
+	const char *known_hosts;     /* --known-hosts: daemons' keys pinned for logins */
 	int encrypt;		 /* --encrypt: chunks encrypted (aes-128-gcm) */
 	int transport;		 /* --transport: enum rd_transport */
 	int family;		 /* -4/-6: AF_INET or AF_INET6; 0 either */
@@ -136,8 +137,12 @@ int rdcp_exit_from_status(int status);
  * for RD_WINDOW_DEFAULT, else the window fits what there is.
  */
 unsigned rdcp_window(void);
-/* TLS client settings for a daemon at host as user (or none); -1 with msg. */
-int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host,
+/*
+ * TLS client settings for a daemon at host:port as user (or none): a
+ * password login derives its key here (scrypt, once) and pins the
+ * daemon's key in --known-hosts. -1 with msg.
+ */
+int rdcp_tls_client(const struct rdcp_opts *o, const char *user, const char *host, const char *port,
 		    struct rd_tls_cfg *cfg, char *msg, size_t msglen);
 
 #endif

@@ -675,7 +675,7 @@ static void log_identity(struct logctx *lc, const struct rd_conf_module *m)
 /* The loud lines: what is served without authentication, or nothing at all. */
 static void log_exports(struct logctx *lc, const struct rd_conf *c)
 {
-	char line[1024];
+	char line[1024], fp[RD_TLS_FP_MAX];
 	int i;
 
 	if (!c->nmods) {
@@ -706,6 +706,14 @@ static void log_exports(struct logctx *lc, const struct rd_conf *c)
 			snprintf(via, sizeof(via), " (resolved to %s at load)", real);
 		snprintf(line, sizeof(line), "module %s: %s%s%s", c->mods[i]->name,
 			 c->mods[i]->path, via, c->mods[i]->read_only ? " (read-only)" : "");
+		log_line(lc, RD_LOG_INFO, line);
+	}
+	if (c->secrets_file[0] && lc->cfg && !rd_tls_ctx_fingerprint(lc->cfg->tls.shared, fp)) {
+		snprintf(line, sizeof(line),
+			 "password logins: this daemon's key is %s (%s %s); clients pin it on "
+			 "first contact, or check it with --ca",
+			 fp, c->tls_cert[0] ? "tls certificate" : "host key",
+			 c->tls_cert[0] ? c->tls_cert : c->host_key);
 		log_line(lc, RD_LOG_INFO, line);
 	}
 	/*
@@ -742,8 +750,11 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	/* No modules: anyone may come in to hear that nothing is served. */
 	tls.allow_anon = rd_access_anon_any(conf) || !conf->nmods;
 	if (secrets) {
-		tls.lookup = rd_access_psk;
+		tls.lookup = rd_access_secret;
 		tls.lookup_ctx = secrets;
+		/* password logins prove the secret to this key: made at first start */
+		if (!conf->tls_cert[0])
+			tls.host_key_file = conf->host_key;
 	}
 	tls.cert_file = conf->tls_cert[0] ? conf->tls_cert : NULL;
 	tls.key_file = conf->tls_key[0] ? conf->tls_key : NULL;

@@ -88,6 +88,7 @@ static void test_defaults(void **state)
 	assert_true(c->auth_timeout_s <= 10);
 	assert_int_equal(c->idle_timeout_s, 30);
 	assert_int_equal(c->log_level, RD_CONF_LOG_INFO);
+	assert_string_equal(c->host_key, RD_CONF_HOST_KEY_DEFAULT);
 	assert_int_equal(c->threads, 0);   /* rdcpd: the cores, at most 8 */
 	assert_int_equal(c->max_lanes, 0); /* the transport's cap, 4 */
 	assert_int_equal(c->nlisten, 0);
@@ -125,6 +126,7 @@ static const char every_key[] = "# every key\n"
 				"status group = adm\n"
 				"partial max age = 3d\n"
 				"max connections per user = 6\n"
+				"host key = /var/lib/rdcpd/key.pem\n"
 				"[data]\n"
 				"\tpath = /srv/data\n"
 				"\tcomment = the data # with a hash\n"
@@ -175,6 +177,7 @@ static void test_every_key(void **state)
 	assert_string_equal(c->tls_cert, "/etc/rdcp/cert.pem");
 	assert_string_equal(c->tls_key, "/etc/rdcp/key.pem");
 	assert_string_equal(c->tls_client_ca, "/etc/rdcp/ca.pem");
+	assert_string_equal(c->host_key, "/var/lib/rdcpd/key.pem");
 	assert_string_equal(c->user, "rdcp");
 	assert_string_equal(c->group, "998");
 	assert_int_equal(c->threads, 12);
@@ -960,27 +963,27 @@ static void test_support(void **state)
 	assert_true(rec_has(&rec, "t.conf:17: 'group' is not enforced by this version of rdcpd "
 				  "yet: it would be ignored, so the daemon refuses to start with "
 				  "it"));
-	assert_reported(&rec, "t.conf:29: module [data] requires authentication, which this "
+	assert_reported(&rec, "t.conf:30: module [data] requires authentication, which this "
 			      "version of rdcpd does not implement yet: add 'auth = none' to serve "
 			      "it to anyone who can reach the port, or start rdcpd with --no-auth");
-	assert_true(rec_grep(&rec, "t.conf:35: 'auth users' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:36: 'hosts allow' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:37: 'hosts deny' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:33: 'write only' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:39: 'uid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:40: 'gid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:42: 'require encryption' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:44: 'refuse checksum none' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:36: 'auth users' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:37: 'hosts allow' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:38: 'hosts deny' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:34: 'write only' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:40: 'uid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:41: 'gid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:43: 'require encryption' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:45: 'refuse checksum none' in [data] is not enforced"));
 	assert_int_equal(c->nerrors, 13);
 	/* tuning only: warnings */
 	assert_reported(&rec, "W t.conf:7: 'max connections per host' is not enforced by this "
 			      "version of rdcpd yet");
-	assert_reported(&rec, "W t.conf:43: 'checksum choice' in [data] is not enforced by this "
+	assert_reported(&rec, "W t.conf:44: 'checksum choice' in [data] is not enforced by this "
 			      "version "
 			      "of rdcpd yet");
-	assert_true(rec_has(&rec, "W t.conf:38: 'max connections' in [data] is not enforced by "
+	assert_true(rec_has(&rec, "W t.conf:39: 'max connections' in [data] is not enforced by "
 				  "this version of rdcpd yet"));
-	assert_true(rec_grep(&rec, "W t.conf:34: 'list' in [data]"));
+	assert_true(rec_grep(&rec, "W t.conf:35: 'list' in [data]"));
 	assert_true(rec_grep(&rec, "W t.conf:9: 'auth timeout'"));
 	assert_true(rec_grep(&rec, "W t.conf:12: 'secrets file'"));
 	assert_true(rec_grep(&rec, "W t.conf:13: 'tls certificate'"));
@@ -991,9 +994,10 @@ static void test_support(void **state)
 	assert_true(rec_grep(&rec, "W t.conf:20: 'transfer logging' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:23: 'metrics listen' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:27: 'partial max age' is not enforced"));
-	assert_true(rec_grep(&rec, "W t.conf:47: 'log format' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "W t.conf:48: 'log format' in [data] is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:28: 'max connections per user' is not enforced"));
-	assert_int_equal(c->nwarnings, 24);
+	assert_true(rec_grep(&rec, "W t.conf:29: 'host key'"));
+	assert_int_equal(c->nwarnings, 25);
 	/* [pub] has auth = none: nothing about it */
 	assert_false(rec_grep(&rec, "[pub]"));
 	rd_conf_free(c);

@@ -31,6 +31,8 @@
 #include "lib/base/rd_err.h"
 
 #define RD_CONF_DEFAULT_PATH "/etc/rdcp/rdcpd.conf"
+/* The key password logins authenticate the daemon by, without a tls certificate. */
+#define RD_CONF_HOST_KEY_DEFAULT "/var/lib/rdcpd/host.key"
 
 #define RD_CONF_FILE_MAX     (1u << 20) /* bytes in a config file */
 #define RD_CONF_LINE_MAX     4096	/* bytes in one line */
@@ -68,6 +70,7 @@ enum rd_conf_key {
 	RD_CK_TLS_CERT,
 	RD_CK_TLS_KEY,
 	RD_CK_TLS_CLIENT_CA,
+	RD_CK_HOST_KEY,
 	RD_CK_USER,
 	RD_CK_GROUP,
 	RD_CK_THREADS,
@@ -198,6 +201,7 @@ struct rd_conf {
 	char tls_cert[PATH_MAX];
 	char tls_key[PATH_MAX];
 	char tls_client_ca[PATH_MAX];
+	char host_key[PATH_MAX]; /* default RD_CONF_HOST_KEY_DEFAULT */
 	char user[RD_CONF_NAME_MAX + 1];
 	char group[RD_CONF_NAME_MAX + 1];
 	int threads;   /* per connection, 1..RD_CONF_THREADS_MAX; 0: the cores, at most 8 */

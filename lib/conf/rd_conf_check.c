@@ -334,6 +334,34 @@ static void check_file(struct rd_conf *c, int key, const char *path, int private
 			       rd_conf_key_name(key), path, (unsigned)(st.st_mode & 07777));
 }
 
+/*
+ * The host key password logins need (no tls certificate): rdcpd makes it
+ * at first start; one that exists must be usable as it stands.
+ */
+static void check_host_key(struct rd_conf *c)
+{
+	unsigned at = c->set[RD_CK_HOST_KEY] ? c->set[RD_CK_HOST_KEY] : c->set[RD_CK_SECRETS_FILE];
+	struct stat st;
+
+	if (lstat(c->host_key, &st) < 0) {
+		if (errno != ENOENT)
+			rd_conf_report(c, AT(c, at), RD_CONF_ERROR, "host key %s: %s", c->host_key,
+				       strerror(errno));
+		return; /* made at first start */
+	}
+	if (!S_ISREG(st.st_mode))
+		rd_conf_report(c, AT(c, at), RD_CONF_ERROR, "host key %s: not a regular file",
+			       c->host_key);
+	else if (st.st_uid != geteuid())
+		rd_conf_report(c, AT(c, at), RD_CONF_ERROR,
+			       "host key %s: owned by uid %u, not by the daemon's user (uid %u)",
+			       c->host_key, (unsigned)st.st_uid, (unsigned)geteuid());
+	else if (st.st_mode & 077)
+		rd_conf_report(c, AT(c, at), RD_CONF_ERROR,
+			       "host key %s: readable by others (mode %04o); make it 0600",
+			       c->host_key, (unsigned)(st.st_mode & 07777));
+}
+
 /* Whether this process may lock memory beyond RLIMIT_MEMLOCK (CAP_IPC_LOCK). */
 static int has_ipc_lock(void)
 {
@@ -418,6 +446,8 @@ static void system_rules(struct rd_conf *c)
 	check_file(c, RD_CK_TLS_CERT, c->tls_cert, 0);
 	check_file(c, RD_CK_TLS_KEY, c->tls_key, 1);
 	check_file(c, RD_CK_TLS_CLIENT_CA, c->tls_client_ca, 0);
+	if (c->secrets_file[0] && !c->tls_cert[0])
+		check_host_key(c);
 	if (c->secrets_file[0]) {
 		rd_err_clear(&err);
 		rd_secrets_load(&s, c->secrets_file, geteuid(), c, &err);
@@ -644,8 +674,8 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 
 int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 {
-	static const int auth_keys[] = {RD_CK_SECRETS_FILE, RD_CK_TLS_CERT, RD_CK_TLS_KEY,
-					RD_CK_TLS_CLIENT_CA, RD_CK_AUTH_TIMEOUT};
+	static const int auth_keys[] = {RD_CK_SECRETS_FILE,  RD_CK_TLS_CERT, RD_CK_TLS_KEY,
+					RD_CK_TLS_CLIENT_CA, RD_CK_HOST_KEY, RD_CK_AUTH_TIMEOUT};
 	static const struct {
 		int key;
 		unsigned cap;

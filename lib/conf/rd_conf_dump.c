@@ -225,6 +225,9 @@ static int global_value(const struct rd_conf *c, int key, char *buf, size_t len)
 		snprintf(buf, len, "%s", p);
 		return 1;
 	}
+	case RD_CK_HOST_KEY:
+		snprintf(buf, len, "%s", c->host_key);
+		return 1;
 	case RD_CK_USER:
 	case RD_CK_GROUP: {
 		const char *p = key == RD_CK_USER ? c->user : c->group;

@@ -165,6 +165,11 @@ static int k_tls_client_ca(struct rd_conf_ctx *x, const char *v)
 	return set_path(x, v, x->c->tls_client_ca, sizeof(x->c->tls_client_ca));
 }
 
+static int k_host_key(struct rd_conf_ctx *x, const char *v)
+{
+	return set_path(x, v, x->c->host_key, sizeof(x->c->host_key));
+}
+
 static int k_user(struct rd_conf_ctx *x, const char *v)
 {
 	return set_ident(x, v, x->c->user, sizeof(x->c->user));
@@ -419,6 +424,7 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_TLS_CERT] = {"tls certificate", G, 0, k_tls_cert, 0},
     [RD_CK_TLS_KEY] = {"tls key", G, 0, k_tls_key, 0},
     [RD_CK_TLS_CLIENT_CA] = {"tls client ca", G, 0, k_tls_client_ca, 0},
+    [RD_CK_HOST_KEY] = {"host key", G, 0, k_host_key, 0},
     [RD_CK_USER] = {"user", G, 0, k_user, 0},
     [RD_CK_GROUP] = {"group", G, 0, k_group, 0},
     [RD_CK_THREADS] = {"threads", G, 0, k_threads, 0},

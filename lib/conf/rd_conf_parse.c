@@ -80,6 +80,7 @@ struct rd_conf *rd_conf_new(rd_conf_report_fn report, void *ctx)
 	snprintf(c->log_format, sizeof(c->log_format), "%s", RD_XFERLOG_DEFAULT_FORMAT);
 	c->partial_max_age_s = RD_CONF_PARTIAL_MAX_AGE_DEFAULT;
 	snprintf(c->status_socket, sizeof(c->status_socket), "%s", RD_CONF_STATUS_SOCKET_DEFAULT);
+	snprintf(c->host_key, sizeof(c->host_key), "%s", RD_CONF_HOST_KEY_DEFAULT);
 	c->report = report;
 	c->report_ctx = ctx;
 	rd_err_clear(&c->err);

@@ -269,16 +269,17 @@ out:
 int rd_secrets_find(const struct rd_secrets *s, const char *user, const uint8_t **secret,
 		    size_t *len)
 {
-	int i;
+	int i, found = -1;
 
-	for (i = 0; s && i < s->n; i++) {
-		if (!strcmp(s->e[i].user, user)) {
-			*secret = s->blob + s->e[i].off;
-			*len = s->e[i].len;
-			return 0;
-		}
-	}
-	return -RD_ENOENT;
+	/* every entry, found or not: the time does not say where a user is */
+	for (i = 0; s && i < s->n; i++)
+		if (!strcmp(s->e[i].user, user) && found < 0)
+			found = i;
+	if (found < 0)
+		return -RD_ENOENT;
+	*secret = s->blob + s->e[found].off;
+	*len = s->e[found].len;
+	return 0;
 }
 
 int rd_secrets_count(const struct rd_secrets *s)

@@ -153,12 +153,7 @@ int rd_access_anon_any(const struct rd_conf *c)
 	return 0;
 }
 
-int rd_access_psk(void *secrets, const char *user, uint8_t psk[RD_TLS_PSK_LEN])
+int rd_access_secret(void *secrets, const char *user, const uint8_t **secret, size_t *len)
 {
-	const uint8_t *s;
-	size_t len;
-
-	if (!secrets || rd_secrets_find(secrets, user, &s, &len))
-		return -RD_ENOENT;
-	return rd_tls_psk_user(user, s, len, psk);
+	return secrets ? rd_secrets_find(secrets, user, secret, len) : -RD_ENOENT;
 }

@@ -46,7 +46,7 @@ int rd_access_host_any(const struct rd_conf *c, const struct rd_conf_net *addr);
 int rd_access_anon_any(const struct rd_conf *c);
 
 /* lib/tls lookup callback over a secrets file (ctx: struct rd_secrets). */
-int rd_access_psk(void *secrets, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
+int rd_access_secret(void *secrets, const char *user, const uint8_t **secret, size_t *len);
 
 /*
  * Who module m's sessions act as (rd_identity.c says the rules: uid alone

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 8 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 9 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
  * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
  * DONES: RD_OF_ITEMS, and the sender's walk options RD_OF_ONE_FS and
  * RD_OF_COPY_LINKS; 8 a JOIN's proof bound to its lane, its rail and a
- * nonce from the server: the LANES message). This comment is the
- * specification;
+ * nonce from the server: the LANES message; 9 password logins inside TLS:
+ * section 4, Login). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -411,6 +411,35 @@
  *    digests use a key exported from this TLS session (label
  *    RD_TLS_CHUNK_LABEL, 32 bytes), and --encrypt uses AES-GCM under it.
  *
+ *    Login (version 9): a client that logs in as a user with a secret
+ *    offers no pre-shared key; it offers ALPN "rdcp-login"
+ *    (RD_TLS_LOGIN_ALPN) and the server, when it has users' secrets,
+ *    selects it and authenticates with a certificate (its "tls
+ *    certificate", or a self-signed one around its host key). The client
+ *    checks that certificate (--ca, or the key it pinned for the server)
+ *    before it sends anything more. Then, still in the handshake phase
+ *    (TLS frames carry TLS bytes), two application-data records:
+ *	LOGIN, client -> server, one record:
+ *	 0 u8  kind	 1
+ *	 1 u8  n	 1..64 (RD_TLS_USER_MAX)
+ *	 2 u8  user[n]	 printable ASCII, no blank or ':'
+ *	2+n u8 proof[32] HMAC-SHA256(K, E): K = scrypt(secret, salt
+ *			 "rdcp-login:" user, N = 2^14, r = 8, p = 1, 32 bytes),
+ *			 E = the exporter of this TLS session, label
+ *			 "EXPORTER-rdcp-login" (RD_TLS_LOGIN_LABEL), no
+ *			 context, 32 bytes
+ *	VERDICT, server -> client, one record:
+ *	 0 u8  kind	 2
+ *	 1 u8  status	 0 logged in, 1 refused (a wrong secret, an unknown
+ *			 user and a name that cannot be one: the same byte,
+ *			 after the same scrypt work)
+ *    Any other length or kind is a protocol error. Only after VERDICT 0
+ *    does the client send its first message of section 3. Clients before
+ *    version 9 sent the user as a PSK identity with a PSK derived from the
+ *    secret (PBKDF2, 10,000 rounds): anyone who saw the handshake could
+ *    test guesses against its binder. Servers of version 9 refuse such
+ *    identities; clients of version 9 do not log in to older servers.
+ *
  * 5. The same protocol over TCP (rd_xport_tcp.c), for hosts and links
  *    without RDMA: one TCP connection on the same port number, Nagle off.
  *    The stream is a sequence of frames, each with an 8-byte header:
@@ -440,13 +469,14 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     8
+#define RD_PROTO_MAX	     9
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
 #define RD_PROTO_WINDOW	     6 /* the first version with RD_OF_WINDOW */
 #define RD_PROTO_ITEMS	     7 /* the first with RD_OF_ITEMS, ONE_FS, COPY_LINKS */
 #define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
+#define RD_PROTO_LOGIN	     9 /* password logins inside TLS (section 4, Login) */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16

@@ -284,6 +284,15 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	cl->connected = 1;
 	cl->t.connected = mono_s();
 	cl->info = *rd_conn_info(c);
+	/* never a password login an observer could test guesses against (item 27.5) */
+	if (o->tls.auth == RD_AUTH_USER && rd_conn_info(c)->version < RD_PROTO_LOGIN) {
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+				 "%s speaks protocol %u, whose password login lets anyone who "
+				 "sees it test guesses of the secret; this rdcp logs in with "
+				 "protocol %u or later only: upgrade rdcpd there",
+				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_LOGIN);
+		goto out;
+	}
 	ret = rd_conn_start_tls(&c, &o->tls, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000,
 				&cl->err);
 	if (ret)

@@ -564,8 +564,14 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			/* the client hears that; the log gets what changed */
 			struct rd_err why = *err;
 
-			ret = refuse(c, err, RD_ESYS, "module '%s' is unavailable on the server",
-				     mod->name);
+			if (why.sys_errno == EACCES)
+				ret = refuse(c, err, RD_EPERM,
+					     "module '%s': its directory is closed to the user "
+					     "the module acts as",
+					     mod->name);
+			else
+				ret = refuse(c, err, RD_ESYS,
+					     "module '%s' is unavailable on the server", mod->name);
 			rd_err_copy(err, &why);
 			goto out;
 		}

@@ -56,10 +56,28 @@ int rd_tls_fail(struct rd_tls *t, int status, const char *what)
 	    t->cfg.role == RD_TLS_CLIENT && t->cfg.auth != RD_AUTH_CERT)
 		return rd_err_set(&t->err, RD_EAUTH, 0, "authentication failed at %s: %s",
 				  t->peer_name, auth_words(t));
-	if (reason == SSL_R_BINDER_DOES_NOT_VERIFY)
+	if (reason == SSL_R_BINDER_DOES_NOT_VERIFY && t->psk_asked == RD_AUTH_USER)
 		return rd_err_set(&t->err, RD_EAUTH, 0,
-				  "authentication failed from %s: wrong secret or unknown user%s%s",
-				  t->peer_name, t->psk_user[0] ? " " : "", t->psk_user);
+				  "authentication failed from %s: user %s logs in the way of rdcp "
+				  "before protocol %d (a key derived from the secret, which anyone "
+				  "who sees the handshake can test guesses against); refused: "
+				  "upgrade that rdcp",
+				  t->peer_name, t->psk_user, RD_PROTO_LOGIN);
+	if (reason == SSL_R_BINDER_DOES_NOT_VERIFY)
+		return rd_err_set(
+		    &t->err, RD_EAUTH, 0,
+		    "authentication failed from %s: wrong secret or unknown user (%s)",
+		    t->peer_name,
+		    t->psk_asked == RD_AUTH_SSH	   ? "not the ssh channel's one-time secret"
+		    : t->psk_asked == RD_AUTH_ANON ? "anonymous access is not allowed here"
+						   : "an unknown TLS identity");
+	/* A password login to a server with no key for it (no certificate). */
+	if (reason == SSL_R_SSLV3_ALERT_HANDSHAKE_FAILURE && t->cfg.role == RD_TLS_CLIENT &&
+	    t->cfg.auth == RD_AUTH_USER)
+		return rd_err_set(&t->err, RD_EAUTH, 0,
+				  "%s takes no password logins (no secrets file there, or an "
+				  "rdcpd older than protocol %d)",
+				  t->peer_name, RD_PROTO_LOGIN);
 	return rd_err_set(&t->err, status, 0, "TLS with %s: %s%s%s", t->peer_name, what,
 			  ossl[0] ? ": " : "", ossl);
 }
@@ -153,6 +171,12 @@ static int settle_peer(struct rd_tls *t)
 	return 0;
 }
 
+/* After the handshake: does a password login (LOGIN, VERDICT) follow? */
+static int login_follows(const struct rd_tls *t)
+{
+	return t->cfg.role == RD_TLS_CLIENT ? t->cfg.auth == RD_AUTH_USER : rd_tls_login_agreed(t);
+}
+
 int rd_tls_handshake(struct rd_tls *t, const void *in, size_t len)
 {
 	int r;
@@ -164,18 +188,28 @@ int rd_tls_handshake(struct rd_tls *t, const void *in, size_t len)
 				  t->peer_name);
 	if (len && BIO_write(t->rbio, in, (int)len) != (int)len)
 		return rd_tls_fail(t, RD_ENOMEM, "handshake");
-	r = SSL_do_handshake(t->ssl);
-	if (r == 1) {
-		t->done = 1;
+	if (t->phase == PH_HANDSHAKE) {
+		r = SSL_do_handshake(t->ssl);
+		if (r != 1)
+			return SSL_get_error(t->ssl, r) == SSL_ERROR_WANT_READ
+				   ? 0
+				   : rd_tls_fail(t, RD_EAUTH, "handshake failed");
 		r = settle_peer(t);
-		return r ? r : 1;
+		if (r)
+			return r;
+		t->phase = login_follows(t) ? PH_LOGIN : PH_DONE;
+		if (t->phase == PH_LOGIN && t->cfg.role == RD_TLS_CLIENT) {
+			r = rd_tls_login_start(t);
+			if (r)
+				return r;
+		}
 	}
-	switch (SSL_get_error(t->ssl, r)) {
-	case SSL_ERROR_WANT_READ:
-		return 0;
-	default:
-		return rd_tls_fail(t, RD_EAUTH, "handshake failed");
+	r = t->phase == PH_LOGIN ? rd_tls_login_step(t) : 1;
+	if (r == 1) {
+		t->phase = PH_DONE;
+		t->done = 1;
 	}
+	return r;
 }
 
 size_t rd_tls_out_pending(const struct rd_tls *t)

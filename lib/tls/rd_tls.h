@@ -9,11 +9,27 @@
  *
  * Who the peer is (struct rd_tls_peer) comes from how the handshake was
  * authenticated:
- *  - RD_AUTH_USER: an external PSK whose identity is a user name; the key
- *    is PBKDF2-HMAC-SHA256(secret, "rdcp-psk:" user, 10000 rounds, 32 B).
- *    The server looks the user up in its secrets; for an unknown user it
- *    answers with a random key, so "unknown user" and "wrong secret" look
- *    the same from outside.
+ *  - RD_AUTH_USER: a password login inside TLS (issue 27 item 5). The
+ *    server shows a certificate (its "tls certificate", or a self-signed
+ *    one around its host key); the client checks it against --ca, or
+ *    against the key it pinned for that server on first contact (the
+ *    pin callback: a known_hosts file, as ssh does). Only then does it
+ *    send LOGIN, inside the encrypted channel: the user name and
+ *    HMAC-SHA256(K, exporter) where K = scrypt(secret, "rdcp-login:"
+ *    user; N 2^14, r 8, p 1), bound to this TLS session by the exporter
+ *    (label "EXPORTER-rdcp-login"). The server derives K from its
+ *    secrets file, for an unknown user from random bytes (the same
+ *    work), compares in constant time and answers VERDICT, the same
+ *    byte for a wrong secret and an unknown user. A passive observer
+ *    sees neither the user nor anything that depends on the secret
+ *    (every byte of it is under keys from ephemeral ECDHE); an impostor
+ *    without the pinned key is refused before the client proves
+ *    anything; only an impostor met on first contact (nothing pinned,
+ *    no --ca) gets a proof, and then pays an scrypt per guess.
+ *    lib/proto/rd_proto.h section 4 has the bytes. Clients of protocol
+ *    8 and older derived a TLS PSK from the secret (PBKDF2) and named
+ *    the user in clear: an observer could test guesses offline. Their
+ *    user-name identities are refused.
  *  - RD_AUTH_SSH: identity "rdcp:ssh", key SHA-256("rdcp ssh psk" || the
  *    one-time secret the ssh channel carried).
  *  - RD_AUTH_CERT: no PSK; the server shows an X.509 certificate the client
@@ -39,29 +55,47 @@
 #define RD_TLS_OVERHEAD 256 /* record header + tag + content type, rounded up */
 #define RD_TLS_ID_SSH	"rdcp:ssh"
 #define RD_TLS_ID_ANON	"rdcp:anonymous"
+#define RD_TLS_FP_MAX	64 /* "SHA256:" and 43 base64 characters, NUL included */
 
 enum rd_tls_role { RD_TLS_CLIENT = 1, RD_TLS_SERVER = 2 };
 enum rd_auth_kind { RD_AUTH_NONE = 0, RD_AUTH_ANON, RD_AUTH_USER, RD_AUTH_SSH, RD_AUTH_CERT };
 
 /*
- * Server: find the PSK of a user. Return 0 with psk filled, or non-zero
- * when the user is unknown. Called from the handshake.
+ * Server: the secret of a user (the secrets file). Return 0 with *secret
+ * and *len set (valid while ctx lives), non-zero when there is no such
+ * user. Called from the handshake.
  */
-typedef int (*rd_tls_lookup_fn)(void *ctx, const char *user, uint8_t psk[RD_TLS_PSK_LEN]);
+typedef int (*rd_tls_secret_fn)(void *ctx, const char *user, const uint8_t **secret, size_t *len);
+
+/*
+ * Client, password login without --ca: is fp ("SHA256:<base64>" of the
+ * server's public key) the key of this server? Return 0 to go on, or a
+ * negative status with the reason on err (then nothing is sent).
+ */
+typedef int (*rd_tls_pin_fn)(void *ctx, const char *fp, struct rd_err *err);
 
 struct rd_tls_cfg {
 	enum rd_tls_role role;
-	/* Client: PSK identity and key (user or ssh), or neither. */
-	enum rd_auth_kind auth; /* USER, SSH, CERT or ANON */
-	const char *user;	/* RD_AUTH_USER */
-	uint8_t psk[RD_TLS_PSK_LEN];
-	const char *ca_file;   /* client: verify the server's certificate */
-	const char *host;      /* client: the name the certificate must carry */
+	/* Client: how we prove who we are. */
+	enum rd_auth_kind auth;		   /* USER, SSH, CERT or ANON */
+	const char *user;		   /* RD_AUTH_USER */
+	uint8_t login_key[RD_TLS_KEY_LEN]; /* RD_AUTH_USER: rd_tls_login_key() */
+	uint8_t psk[RD_TLS_PSK_LEN];	   /* RD_AUTH_SSH (both sides) */
+	const char *ca_file;		   /* client: verify the server's certificate */
+	const char *host;		   /* client: the name the certificate must carry */
+	rd_tls_pin_fn pin;		   /* client, USER without ca_file: the server's key */
+	void *pin_ctx;
 	const char *cert_file; /* our certificate (server; client optional) */
 	const char *key_file;
 	/* Server. */
 	const char *client_ca_file; /* verify client certificates */
-	rd_tls_lookup_fn lookup;    /* users' PSKs */
+	/*
+	 * Without cert_file: our key (PEM), shown in a self-signed certificate;
+	 * made (Ed25519, mode 0600) if it does not exist yet. Like the secrets
+	 * file it must be a regular file of ours that nobody else may read.
+	 */
+	const char *host_key_file;
+	rd_tls_secret_fn lookup; /* users' secrets: password logins */
 	void *lookup_ctx;
 	int ssh_secret_set; /* accept RD_TLS_ID_SSH with psk */
 	int allow_anon;	    /* accept RD_TLS_ID_ANON */
@@ -74,6 +108,7 @@ struct rd_tls_peer {
 	enum rd_auth_kind auth;
 	char user[RD_TLS_USER_MAX + 1]; /* USER/CERT: the user; else "" */
 	char cipher[64];		/* negotiated suite */
+	char server_key[RD_TLS_FP_MAX]; /* client: the server's key, if it showed one */
 };
 
 struct rd_tls;
@@ -134,8 +169,31 @@ int rd_tls_export_ctx(struct rd_tls *t, const char *label, const uint8_t *ctx, s
 /* Exporter label of the chunk key (lib/digest keyed kinds). */
 #define RD_TLS_CHUNK_LABEL "EXPORTER-rdcp-chunk-key"
 
-/* PSK derivations (see the top). */
-int rd_tls_psk_user(const char *user, const void *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN]);
+/* The server's key as clients pin it (rd_tls_ctx_new made with a certificate or host key). */
+int rd_tls_ctx_fingerprint(const struct rd_tls_ctx *x, char fp[RD_TLS_FP_MAX]);
+
+/*
+ * Password logins (see the top): K = scrypt(secret, "rdcp-login:" user).
+ * The client derives it once, before connecting (about 16 MiB and tens of
+ * milliseconds). 0 or a negative status.
+ */
+int rd_tls_login_key(const char *user, const void *secret, size_t len, uint8_t key[RD_TLS_KEY_LEN]);
+#define RD_TLS_LOGIN_ALPN  "rdcp-login"
+#define RD_TLS_LOGIN_LABEL "EXPORTER-rdcp-login"
+
+/* The ssh-started session's PSK (see the top). */
 int rd_tls_psk_ssh(const uint8_t *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN]);
+
+/*
+ * The client's pins: a known_hosts file of "NAME SHA256:..." lines ('#'
+ * comments), NAME being "host" or "[host]:port". Returns 0 when name is
+ * pinned to fp; 0 with *added = 1 when name was not there and fp was
+ * appended (first contact: the file and its directory are made, 0600 and
+ * 0700); a negative status with err naming the file and line when name is
+ * pinned to another key, or when it is new and the file cannot take it.
+ * Concurrent callers are serialized (flock).
+ */
+int rd_known_hosts_check(const char *path, const char *name, const char *fp, int *added,
+			 struct rd_err *err);
 
 #endif

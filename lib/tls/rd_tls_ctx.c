@@ -17,23 +17,11 @@
 
 #include "lib/tls/rd_tls_priv.h"
 
-#define PSK_ROUNDS 10000
-#define SUITES	   "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256"
+#define SUITES "TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256"
 
 static const unsigned char suite_aes128gcm_sha256[] = {0x13, 0x01};
-
-int rd_tls_psk_user(const char *user, const void *secret, size_t len, uint8_t psk[RD_TLS_PSK_LEN])
-{
-	char salt[16 + RD_TLS_USER_MAX];
-	int n = snprintf(salt, sizeof(salt), "rdcp-psk:%s", user);
-
-	if (n < 0 || (size_t)n >= sizeof(salt) || len > 1024)
-		return -RD_EUSAGE;
-	if (!PKCS5_PBKDF2_HMAC(secret, (int)len, (const unsigned char *)salt, n, PSK_ROUNDS,
-			       EVP_sha256(), RD_TLS_PSK_LEN, psk))
-		return -RD_ENOMEM;
-	return 0;
-}
+/* ALPN's wire form of RD_TLS_LOGIN_ALPN: a length byte, then the name. */
+static const unsigned char alpn_login[] = "\x0a" RD_TLS_LOGIN_ALPN;
 
 static int sha256_of(const char *label, const uint8_t *p, size_t len, uint8_t out[32])
 {
@@ -81,9 +69,6 @@ static int client_psk_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id, s
 
 	*sess = NULL;
 	switch (t->cfg.auth) {
-	case RD_AUTH_USER:
-		ident = t->user;
-		break;
 	case RD_AUTH_SSH:
 		ident = RD_TLS_ID_SSH;
 		break;
@@ -94,7 +79,7 @@ static int client_psk_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id, s
 		ident = RD_TLS_ID_ANON;
 		break;
 	default:
-		return 1; /* certificates only */
+		return 1; /* certificates only (a password login comes after them) */
 	}
 	s = psk_session(ssl, key);
 	if (!s)
@@ -109,7 +94,7 @@ static int client_psk_cb(SSL *ssl, const EVP_MD *md, const unsigned char **id, s
 	return 1;
 }
 
-/* A user name as a PSK identity: printable, no "rdcp:" prefix. */
+/* A user name as a PSK identity (rdcp before protocol 9): printable, no "rdcp:" prefix. */
 static int user_ok(const unsigned char *id, size_t len)
 {
 	size_t i;
@@ -132,23 +117,28 @@ static int server_psk_cb(SSL *ssl, const unsigned char *id, size_t len, SSL_SESS
 	t->psk_kind = RD_AUTH_NONE;
 	t->psk_user[0] = '\0';
 	if (len == strlen(RD_TLS_ID_SSH) && !memcmp(id, RD_TLS_ID_SSH, len)) {
+		t->psk_asked = RD_AUTH_SSH;
 		known = t->cfg.ssh_secret_set;
 		if (known) {
 			memcpy(key, t->cfg.psk, sizeof(key));
 			t->psk_kind = RD_AUTH_SSH;
 		}
 	} else if (len == strlen(RD_TLS_ID_ANON) && !memcmp(id, RD_TLS_ID_ANON, len)) {
+		t->psk_asked = RD_AUTH_ANON;
 		known = t->cfg.allow_anon && !psk_anon(key);
 		if (known)
 			t->psk_kind = RD_AUTH_ANON;
-	} else if (user_ok(id, len) && t->cfg.lookup) {
+	} else if (user_ok(id, len)) {
+		/*
+		 * rdcp before protocol 9 named its user here, with a key derived
+		 * from the secret that anyone who saw the handshake could test
+		 * guesses against: refused, whoever it is (rd_tls_fail says why).
+		 */
 		memcpy(t->psk_user, id, len);
 		t->psk_user[len] = '\0';
-		known = !t->cfg.lookup(t->cfg.lookup_ctx, t->psk_user, key);
-		if (known)
-			t->psk_kind = RD_AUTH_USER;
+		t->psk_asked = RD_AUTH_USER;
 	}
-	/* Unknown identities get a random key: they fail exactly like a wrong secret. */
+	/* Anything else gets a random key: it fails like a wrong secret. */
 	if (!known && RAND_bytes(key, sizeof(key)) != 1)
 		return 0;
 	*sess = psk_session(ssl, key);
@@ -156,11 +146,46 @@ static int server_psk_cb(SSL *ssl, const unsigned char *id, size_t len, SSL_SESS
 	return *sess ? 1 : 0;
 }
 
+/* Server: agree on a password login when the client offers it and we take them. */
+static int alpn_select_cb(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+			  const unsigned char *in, unsigned inlen, void *arg)
+{
+	struct rd_tls *t = SSL_get_app_data(ssl);
+	unsigned char *sel = NULL;
+
+	(void)arg;
+	if (!t || !t->cfg.lookup ||
+	    SSL_select_next_proto(&sel, outlen, alpn_login, sizeof(alpn_login) - 1, in, inlen) !=
+		OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_NOACK;
+	*out = sel;
+	return SSL_TLSEXT_ERR_OK;
+}
+
+/* Client, password login without --ca: the chain is not judged here; the
+ * server's key is, against the pin, before anything is sent (rd_tls_login.c). */
+static int pin_verify_cb(int preverify, X509_STORE_CTX *x)
+{
+	(void)preverify;
+	(void)x;
+	return 1;
+}
+
 static int load_files(struct rd_tls *t)
 {
 	const struct rd_tls_cfg *c = &t->cfg;
 	STACK_OF(X509_NAME) * names;
+	int ret;
 
+	if (c->role == RD_TLS_SERVER && !c->cert_file && c->host_key_file) {
+		ret = rd_tls_use_host_key(t, c->host_key_file);
+		if (ret)
+			return ret;
+	}
+	if (c->role == RD_TLS_SERVER && c->lookup && !c->cert_file && !c->host_key_file)
+		return rd_err_set(&t->err, RD_EUSAGE, 0,
+				  "password logins need the server's own key: a host key or a "
+				  "tls certificate");
 	if (c->cert_file && SSL_CTX_use_certificate_chain_file(t->ctx, c->cert_file) != 1)
 		return rd_tls_fail(t, RD_EUSAGE, c->cert_file);
 	if (c->key_file && SSL_CTX_use_PrivateKey_file(t->ctx, c->key_file, SSL_FILETYPE_PEM) != 1)
@@ -212,6 +237,8 @@ static int ctx_make(struct rd_tls *t)
 	 * not log in there. Nothing is cached; this only names the server. */
 	if (!client && !SSL_CTX_set_session_id_context(t->ctx, (const unsigned char *)"rdcp", 4))
 		return rd_tls_fail(t, RD_ENOMEM, "TLS session id context");
+	if (!client)
+		SSL_CTX_set_alpn_select_cb(t->ctx, alpn_select_cb, NULL);
 	return load_files(t);
 }
 
@@ -248,6 +275,14 @@ out:
 	return ret;
 }
 
+int rd_tls_ctx_fingerprint(const struct rd_tls_ctx *x, char fp[RD_TLS_FP_MAX])
+{
+	EVP_PKEY *k = x ? SSL_CTX_get0_privatekey(x->ctx) : NULL;
+
+	fp[0] = '\0';
+	return k ? rd_tls_key_fingerprint(k, fp) : -RD_ENOENT;
+}
+
 void rd_tls_ctx_free(struct rd_tls_ctx *x)
 {
 	if (!x)
@@ -278,6 +313,13 @@ int rd_tls_ctx_setup(struct rd_tls *t)
 	SSL_set_app_data(t->ssl, t);
 	if (client) {
 		SSL_set_psk_use_session_callback(t->ssl, client_psk_cb);
+		if (t->cfg.auth == RD_AUTH_USER) {
+			/* SSL_set_alpn_protos returns 0 on success */
+			if (SSL_set_alpn_protos(t->ssl, alpn_login, sizeof(alpn_login) - 1))
+				return rd_tls_fail(t, RD_ENOMEM, "TLS login protocol");
+			if (!t->cfg.ca_file)
+				SSL_set_verify(t->ssl, SSL_VERIFY_PEER, pin_verify_cb);
+		}
 		/* The certificate must name the host we asked for (address or name). */
 		if (t->cfg.host &&
 		    !X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(t->ssl), t->cfg.host) &&

@@ -51,9 +51,29 @@ static enum rd_loop_action hook(void *ctx, struct rd_loop_event *ev)
 	return RD_LOOP_PASS;
 }
 
-static int lookup(void *ctx, const char *user, uint8_t psk[RD_TLS_PSK_LEN])
+static int lookup(void *ctx, const char *user, const uint8_t **secret, size_t *len)
 {
-	return strcmp(user, "alice") ? -1 : rd_tls_psk_user(user, "right", 5, psk);
+	if (strcmp(user, "alice"))
+		return -1;
+	*secret = (const uint8_t *)"right";
+	*len = 5;
+	return 0;
+}
+
+/* The client's pin: any key (lib/tls/tls_test.c tests pins). */
+static int pin_any(void *ctx, const char *fp, struct rd_err *err)
+{
+	return 0;
+}
+
+/* The server's host key: made by the first test, read by the others. */
+static const char *host_key(void)
+{
+	static char path[512];
+	const char *d = getenv("TEST_TMPDIR");
+
+	snprintf(path, sizeof(path), "%s/xport_tls_test.key", d ? d : "/tmp");
+	return path;
 }
 
 struct server {
@@ -91,10 +111,12 @@ static void start(struct session *x, const char *pass, int client_timeout)
 	cc.role = RD_TLS_CLIENT;
 	cc.auth = RD_AUTH_USER;
 	cc.user = "alice";
-	assert_int_equal(rd_tls_psk_user("alice", pass, strlen(pass), cc.psk), 0);
+	cc.pin = pin_any;
+	assert_int_equal(rd_tls_login_key("alice", pass, strlen(pass), cc.login_key), 0);
 	x->srv.c = x->b;
 	x->srv.cfg.role = RD_TLS_SERVER;
 	x->srv.cfg.lookup = lookup;
+	x->srv.cfg.host_key_file = host_key();
 	if (!x->srv.timeout_ms)
 		x->srv.timeout_ms = 5000;
 	assert_int_equal(pthread_create(&th, NULL, server_main, &x->srv), 0);
@@ -203,7 +225,7 @@ static void test_tampered_record(void **state)
 
 	memset(&x, 0, sizeof(x));
 	x.w.tamper = 1;
-	x.w.n_hs = 2; /* ClientHello, Finished: then the first record is flipped */
+	x.w.n_hs = 2; /* ClientHello, Finished + LOGIN: then the first record is flipped */
 	start(&x, "right", 5000);
 	assert_int_equal(x.cret, 0);
 	assert_int_equal(x.srv.ret, 0);
@@ -242,7 +264,8 @@ static void test_wrong_secret(void **state)
 	assert_int_equal(x.cret, -RD_EAUTH);
 	assert_non_null(strstr(x.cerr.msg, "authentication failed"));
 	assert_int_equal(x.srv.ret, -RD_EAUTH);
-	assert_non_null(strstr(x.srv.err.msg, "wrong secret or unknown user alice"));
+	assert_non_null(
+	    strstr(x.srv.err.msg, "wrong secret or unknown user alice (the secret is wrong)"));
 	/* On failure the connections are the caller's. */
 	rd_conn_close(x.a);
 	rd_conn_close(x.b);

@@ -19,6 +19,10 @@ RDCPD=$2
 # shellcheck source=tests/e2e/guest_lib.sh
 . "$3"
 EVIL=${EVIL:-${RDCP_EVIL:-${4:-}}}
+SPY=$(dirname "$EVIL")/rdcp_spy # built beside rdcp_evil (//tests/hostile)
+# rdcp pins daemons' keys in ~/.rdcp/known_hosts: this run's own home
+export HOME=/tmp/home-${RIG_ROLE:-a}
+mkdir -p "$HOME"
 AP=18710 # the default port: operands without :port reach it
 LP=18722 # limits: the deadlines (default auth timeout, 10 s), idle timeout 4 s
 HP=18723 # limits: max connections per host = 2
@@ -100,6 +104,7 @@ server() {
 	cat >/tmp/auth.conf <<-EOF
 		port = $AP
 		secrets file = /tmp/secrets
+		host key = /tmp/rdcpd-host.key
 		auth timeout = 8
 		[team]
 		    path = /tmp/team
@@ -197,6 +202,8 @@ client() {
 
 	run -v --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::team/"
 	check "alice pushes into team with her secret" [ "$RC" -eq 0 ]
+	check "  first contact: the daemon's key is pinned (issue 27 item 5)" \
+		out_has "$S: first contact; its key SHA256:.* is now pinned in $HOME/.rdcp/known_hosts"
 	check "  -v says TLS 1.3 and how it was authenticated" \
 		out_has "TLS 1.3 (TLS_AES_128_GCM_SHA256), authenticated by the user's secret"
 	check "  the chunk check is the daemon's default, gmac" out_has "gmac"
@@ -211,9 +218,19 @@ client() {
 	run --password-file /tmp/wrong.pw /tmp/src/data.bin "alice@$S::team/wrong.bin"
 	check "wrong secret: exit 5" [ "$RC" -eq 5 ]
 	check "  says so" out_has "authentication failed"
+	sed 's/alice/USER/' /tmp/out >/tmp/wrong.out
 	run --password-file /tmp/alice.pw /tmp/src/data.bin "mallory@$S::team/mallory.bin"
 	check "unknown user: exit 5" [ "$RC" -eq 5 ]
 	check "  the same words as a wrong secret" out_has "wrong secret, or no such user"
+	check "  word for word" cmp -s /tmp/wrong.out <(sed 's/mallory/USER/' /tmp/out)
+	# Known and unknown users take the same time to be refused (issue 27
+	# item 5): 9 failed logins each, in turn, timed from the connection
+	# request to the refusal; the medians within 5 % of each other.
+	RDCP_PASSWORD=not-her-secret "$SPY" login-time "$S" "$AP" 9 alice mallory >/tmp/lt.out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/lt.out
+	check "9 failed logins each of a known and an unknown user: all refused" [ "$RC" -eq 0 ]
+	check "  their median times within 5 % of each other" apart_within 5 /tmp/lt.out
 	run /tmp/src/data.bin "$S::team/anon.bin"
 	check "anonymous client to an auth users module: exit 5" [ "$RC" -eq 5 ]
 	check "  told to authenticate" out_has "requires authentication"
@@ -399,6 +416,12 @@ lfile() { seq 1 300000; }
 # secs_since T0: seconds (with decimals) since T0 (date +%s.%N)
 secs_since() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
 le() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'; }
+# apart_within PCT FILE: rdcp_spy login-time's medians are at most PCT % apart
+apart_within() {
+	local v
+	v=$(sed -n 's/.*: \([0-9.]*\) % apart$/\1/p' "$2")
+	[ -n "$v" ] && le "$v" "$1"
+}
 
 limits_client() {
 	local S=$1 i t0 took pids="" dropped=0 held=0 refused=0 tries=0 p1 p2 ready
@@ -521,8 +544,65 @@ ids_setup() {
 		[ "$(getent group rdtbig | wc -c)" -gt 8192 ]
 }
 
+# --- what the network learns from a password login (issue 27 item 5) ---
+LGP=18729 # the daemon, then an impostor on the same port
+TAPP=18731 # a tap on the path to it
+
+logins() {
+	local S=$RIG_SELF_IP i tp
+	mkdir -p /tmp/lg /tmp/lgi
+	chown nobody /tmp/lg /tmp/lgi
+	printf 'alice:alice-secret\n' >/tmp/lg.secrets
+	printf 'alice:the-impostor-does-not-know\n' >/tmp/lgi.secrets
+	chmod 600 /tmp/lg.secrets /tmp/lgi.secrets
+	echo "logged in" >/tmp/lg.txt
+	for i in 1 2; do
+		cat >"/tmp/lg$i.conf" <<-EOF
+			port = $LGP
+			secrets file = $([ "$i" = 1 ] && echo /tmp/lg.secrets || echo /tmp/lgi.secrets)
+			host key = /tmp/lg$i.key
+			[lg]
+			    path = $([ "$i" = 1 ] && echo /tmp/lg || echo /tmp/lgi)
+			    auth users = alice:rw
+		EOF
+	done
+	start_daemon_auth lg1 --config /tmp/lg1.conf || { fail "rdcpd with a secrets file starts"; return; }
+	# a passive observer on the path of a login
+	"$SPY" tap $TAPP "$S" $LGP /tmp/tap.bin >/tmp/tap.out 2>&1 &
+	tp=$!
+	for i in $(seq 1 50); do grep -q listening /tmp/tap.out && break; nap 0.1; done
+	RDCP_PASSWORD=alice-secret run /tmp/lg.txt "rdcp://alice@$S:$TAPP/lg/tapped.txt"
+	check "a login through a tap works" [ "$RC" -eq 0 ]
+	wait $tp
+	"$SPY" guess /tmp/tap.bin alice wrong-guess alice-secret another-guess >/tmp/out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/out
+	check "what the tap saw: no user in clear, nothing to test guesses of the secret against" \
+		[ "$RC" -eq 0 ]
+	check "  (the right secret among the guesses does not verify)" not out_has VERIFIES
+	# an active attacker: another daemon, with a key of its own, where the pinned one was
+	RDCP_PASSWORD=alice-secret run /tmp/lg.txt "rdcp://alice@$S:$LGP/lg/direct.txt"
+	check "a login straight to the daemon works (its key pinned now)" [ "$RC" -eq 0 ]
+	stop_daemon lg1
+	start_daemon_auth lg2 --config /tmp/lg2.conf || { fail "the impostor starts"; return; }
+	RDCP_PASSWORD=alice-secret run /tmp/lg.txt "rdcp://alice@$S:$LGP/lg/impostor.txt"
+	check "an impostor with another key where the daemon was: refused (exit 5)" [ "$RC" -eq 5 ]
+	check "  the client says so" out_has "someone may be impersonating"
+	check "  the impostor got no login to test guesses against" \
+		not grep -q -e alice -e "authentication failed" /tmp/lg2.log
+	check "  and nothing landed there" [ ! -e /tmp/lgi/impostor.txt ]
+	stop_daemon lg2
+	start_daemon_auth lg1 --config /tmp/lg1.conf || { fail "rdcpd starts again"; return; }
+	RDCP_PASSWORD=alice-secret run /tmp/lg.txt "rdcp://alice@$S:$LGP/lg/again.txt"
+	check "the daemon restarted keeps its key: the pin still holds" [ "$RC" -eq 0 ]
+	check "  the log names its key" grep -q "password logins: this daemon's key is SHA256:" \
+		/tmp/lg1.log
+	stop_daemon lg1
+}
+
 identity() {
 	local S=$RIG_SELF_IP
+	logins
 	ids_setup || { fail "the test accounts (bind-mounted /etc/passwd, /etc/group)"; return; }
 	pass "test accounts: rdt2 in $(id -G rdt2 | wc -w) groups, rdtbig's entry $(getent group rdtbig | wc -c) bytes"
 	mkdir -p /tmp/u8a /tmp/u8b /tmp/u8c /tmp/u8e /tmp/sw/p/mod /tmp/sw/secret /tmp/ipull
@@ -563,6 +643,8 @@ identity() {
 	run /tmp/ipush.txt "rdcp://$S:$IP/u8b/"
 	check "uid = rdt1 alone: no push into a directory only root's group may write (no group 0)" \
 		[ "$RC" -ne 0 ]
+	check "  the client hears the module's user may not enter it" \
+		out_has "its directory is closed to the user the module acts as"
 	check "  nothing landed" [ ! -e /tmp/u8b/ipush.txt ]
 	# item 8: a root rdcpd serves a module of its file without uid as nobody
 	run /tmp/ipush.txt "rdcp://$S:$IP/u8c/"
@@ -709,7 +791,9 @@ b:2:*)
 		[ "$(stat -c %U /tmp/dropw/dropped.bin 2>/dev/null)" = nobody ]
 	check "the log names the authenticated user" grep -q "authenticated as alice by secret" \
 		/tmp/auth.log
-	check "the log names refusals" grep -q "wrong secret or unknown user" /tmp/auth.log
+	check "the log names refusals" \
+		grep -q "wrong secret or unknown user alice (the secret is wrong)" /tmp/auth.log
+	check "  and unknown users" grep -q "unknown user mallory (no such user here)" /tmp/auth.log
 	check "no temporary files left" [ -z "$(find /tmp/team /tmp/enc /tmp/wo /tmp/many -name '.rdcp*' -print -quit)" ]
 	sed 's/^/    log| /' /tmp/auth.log | tail -40
 	;;

@@ -26,6 +26,9 @@ RDCP=$1
 RDCPD=$2
 # shellcheck source=tests/e2e/guest_lib.sh
 . "$3"
+# rdcp pins a daemon's key for password logins in ~/.rdcp/known_hosts: this run's own
+export HOME=/tmp/home-${RIG_ROLE:-a}
+mkdir -p "$HOME"
 OP=18740      # rdcpd
 MP=9818       # its metrics
 BIG_MB=${OPS_BIG_MB:-256}
@@ -107,6 +110,7 @@ server() {
 	cat >/tmp/ops.conf <<-EOF
 		port = $OP
 		secrets file = /tmp/secrets
+		host key = /tmp/rdcpd-host.key
 		idle timeout = 60
 		transfer logging = yes
 		log format = %o %u %f %l
