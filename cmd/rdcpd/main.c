@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
-#include <pwd.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +20,7 @@
 #include "cmd/rdcpd/rdcpd.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_ids.h"
 #include "lib/base/rd_num.h"
 #include "lib/conf/rd_conf.h"
 #include "lib/daemon/rd_access.h"
@@ -183,34 +183,38 @@ static int memlock_for_budget(const struct logctx *lc, char *line, size_t len)
 static int drop_privileges(struct logctx *lc)
 {
 	const struct rd_conf *c = lc->conf;
-	char buf[8192], line[256];
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
+	char line[256];
+	struct rd_ids_user pw;
 	gid_t gid;
+	int r, e;
 
 	if (!c->user[0])
 		return 0;
-	if (getpwnam_r(c->user, &pw, buf, sizeof(buf), &pwp) || !pwp) {
-		snprintf(line, sizeof(line), "user %s: no such user", c->user);
+	/* buffers that grow (lib/base/rd_ids.h): a large group is still found */
+	r = rd_ids_user(c->user, &pw, &e);
+	if (r) {
+		snprintf(line, sizeof(line), "user %s: %s", c->user,
+			 r == -RD_ENOENT ? "no such user" : strerror(e ? e : EIO));
 		goto fail;
 	}
-	gid = pw.pw_gid;
+	gid = pw.gid;
 	if (c->group[0]) {
-		if (getgrnam_r(c->group, &gr, buf, sizeof(buf), &grp) || !grp) {
-			snprintf(line, sizeof(line), "group %s: no such group", c->group);
+		r = rd_ids_group(c->group, &gid, &e);
+		if (r) {
+			snprintf(line, sizeof(line), "group %s: %s", c->group,
+				 r == -RD_ENOENT ? "no such group" : strerror(e ? e : EIO));
 			goto fail;
 		}
-		gid = gr.gr_gid;
 	}
 	if (memlock_for_budget(lc, line, sizeof(line)))
 		goto fail;
-	if (setgroups(1, &gid) || setgid(gid) || setuid(pw.pw_uid) || !setuid(0)) {
+	if (setgroups(1, &gid) || setgid(gid) || setuid(pw.uid) || !setuid(0)) {
 		snprintf(line, sizeof(line), "cannot switch to user %s: %s", c->user,
 			 strerror(errno ? errno : EPERM));
 		goto fail;
 	}
 	snprintf(line, sizeof(line), "running as user %s (uid %u, gid %u)", c->user,
-		 (unsigned)pw.pw_uid, (unsigned)gid);
+		 (unsigned)pw.uid, (unsigned)gid);
 	log_line(lc, RD_LOG_INFO, line);
 	return 0;
 fail:
