@@ -214,6 +214,12 @@ client() {
 	check "RDCP_PASSWORD works too (and rdcp://user@host)" [ "$RC" -eq 0 ]
 	RDCP_PASSWORD=alice-secret run -r "alice@$S::team/tree" /tmp/pull/tree
 	check "  a tree round trip is exact" same_tree /tmp/src/tree /tmp/pull/tree
+	# a login and then extra lanes: their JOIN proofs come from the same TLS session
+	run -v --lanes 2 --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::team/lanes.bin"
+	check "a password login with 2 lanes works" [ "$RC" -eq 0 ]
+	if over_rdma; then
+		check "  over 2 lanes (-v says so)" out_has "rdcp: 2 lanes (RC queue pairs): asked for 2"
+	fi
 
 	run --password-file /tmp/wrong.pw /tmp/src/data.bin "alice@$S::team/wrong.bin"
 	check "wrong secret: exit 5" [ "$RC" -eq 5 ]
