@@ -197,7 +197,7 @@ static void test_every_key(void **state)
 
 	m = rd_conf_module_find(c, "data");
 	assert_non_null(m);
-	assert_int_equal(m->line, 29);
+	assert_int_equal(m->line, 30);
 	assert_string_equal(m->path, "/srv/data");
 	assert_string_equal(m->comment, "the data # with a hash");
 	assert_int_equal(m->read_only, 0);
@@ -219,7 +219,7 @@ static void test_every_key(void **state)
 	assert_int_equal(m->require_encryption, 1);
 	assert_string_equal(m->checksum, "sha512");
 	assert_int_equal(m->refuse_checksum_none, 1);
-	assert_int_equal(m->set[RD_CK_PATH], 30);
+	assert_int_equal(m->set[RD_CK_PATH], 31);
 	assert_int_equal(m->transfer_logging, 0);
 	assert_string_equal(m->log_file, "/var/log/data.log");
 	assert_string_equal(m->log_format, "%o %n");
