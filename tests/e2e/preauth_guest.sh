@@ -60,9 +60,11 @@ server() {
 		secrets file = /tmp/secrets
 		[up]
 		    path = /tmp/up
+		    uid = root
 		    auth users = alice:rw, bob:rw
 		[pub]
 		    path = /tmp/pub
+		    uid = root
 		    read only = yes
 		    auth users = alice:ro
 	EOF
