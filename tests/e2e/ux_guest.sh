@@ -142,14 +142,14 @@ check "two remote operands: exit 1" [ "$RC" -eq 1 ]
 check "  with a clear error" out_has "between two remote operands is not supported"
 cat >/tmp/fake-new-ssh <<'FAKE'
 #!/bin/sh
-# stands in for ssh: a remote rdcp that only speaks protocol 9
-echo "RDCP-READY 9 9 4000 00112233445566778899aabbccddeeff 10.77.1.1"
+# stands in for ssh: a remote rdcp that only speaks protocol 99
+echo "RDCP-READY 99 99 4000 00112233445566778899aabbccddeeff 10.77.1.1"
 sleep 1
 FAKE
 chmod +x /tmp/fake-new-ssh
 run -e /tmp/fake-new-ssh /tmp/src/small somehost:/tmp/x
 check "remote rdcp of another protocol version: exit 2" [ "$RC" -eq 2 ]
-check "  says so plainly" out_has "protocol version mismatch: the remote rdcp speaks 9..9"
+check "  says so plainly" out_has "protocol version mismatch: the remote rdcp speaks 99..99"
 mkdir -p /tmp/dir:with:colons
 echo colon >/tmp/dir:with:colons/f
 run /tmp/dir:with:colons/f "$S::m/colon"
