@@ -254,6 +254,35 @@ static int error_out_at(const char *msg, int status, int stage)
 	return rdcp_exit_for(status, stage, g_stop);
 }
 
+/*
+ * Ctrl-C (or SIGTERM) after the session began: what is where, and that the
+ * same command picks up from there. Complete files are in place under
+ * their names; files in progress stay as partials unless --no-partial
+ * (small ones, at most 64 KiB, are simply sent again).
+ */
+static void say_interrupted(const struct rdcp_opts *o, uint64_t entries, uint64_t bytes)
+{
+	char b[32];
+
+	if (o->quiet)
+		return;
+	rd_progress_human(b, sizeof(b), (double)bytes);
+	fprintf(stderr, "rdcp: interrupted: %llu entries complete and in place (%s moved); ",
+		(unsigned long long)entries, b);
+	if (o->no_partial)
+		fprintf(stderr, "the files in progress were removed (--no-partial): run the same "
+				"command again to copy the rest\n");
+	else if (o->partial_dir)
+		fprintf(stderr,
+			"run the same command again to resume: complete files are skipped, files "
+			"in progress continue from what was kept (in %s/ beside them)\n",
+			o->partial_dir);
+	else
+		fprintf(stderr, "run the same command again to resume: complete files are "
+				"skipped, files in progress continue from what was kept "
+				"(.rdcp-partial.NAME beside them)\n");
+}
+
 /* An error before any session (operands, options): its status at the local stage. */
 static int error_out(const char *msg, int status)
 {
@@ -659,6 +688,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	if (ret && ret != -RD_EPARTIAL) {
 		rdcp_out_fatal(&ro, ret, cl->err.msg);
 		code = error_out_at(cl->err.msg, ret, cl->stage);
+		if (g_stop && cl->connected && !o->json)
+			say_interrupted(o, rdcp_out_entries(&ro), rd_stat_get(&cl->e.st.bytes_data));
 		goto summary;
 	}
 	if (!o->quiet && !o->json && o->info.stats >= 2) {

@@ -127,6 +127,8 @@ for sig in INT TERM; do
 	check "3: SIG$sig: nothing under the final name" [ ! -e /tmp/pull/big.bin ]
 	check "3: SIG$sig: no temporaries" no_temps /tmp/pull
 	check "3: SIG$sig: the partial is kept" [ -e /tmp/pull/.rdcp-partial.big.bin.rec ]
+	check "3: SIG$sig: rdcp says what it kept and that the same command resumes" \
+		grep -q "^rdcp: interrupted: 0 entries complete and in place (.* moved); run the same command again to resume: complete files are skipped, files in progress continue from what was kept (.rdcp-partial.NAME beside them)$" /tmp/c3.out
 done
 "$RDCP" --json "rdcp://$S:18722/m/big.bin" /tmp/pull/ >/tmp/c3.out 2>&1
 crc=$?
