@@ -1198,6 +1198,47 @@ static void test_meta_and_new_types(void **state)
 	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
 	in.u.file.flags = RD_FF_MORE;
 	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	/* Link groups (version 7): LINK_LAST on an HLINK, LINKED on a REG only. */
+	in.u.file.flags = RD_FF_LINK_LAST;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
+	in.u.file.flags = RD_FF_LINKED;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	in.u.file.type = RD_FT_REG;
+	in.u.file.mode = 0100644;
+	in.u.file.target.len = 0;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
+	in.u.file.flags = RD_FF_LINK_LAST;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+}
+
+/* Issue 27 item 16: the names of rdcp's own files, in any component. */
+static void test_path_reserved(void **state)
+{
+	static const char *const yes[] = {
+	    ".rdcp-partial.big",	 ".rdcp-partial.big.rec",
+	    ".rdcp-partial.big.rec.new", "d/.rdcp-partial.x",
+	    ".part/.rdcp-partial.x",	 ".rdcp-partial.",
+	    ".rdcp.f.0123456789abcdef",	 "a/.rdcp.name.with.dots.fedcba9876543210/b",
+	};
+	static const char *const no[] = {
+	    "big",
+	    ".rdcp-partial",
+	    ".rdcp.conf",
+	    "x.rdcp-partial.y",
+	    ".rdcp..0123456789abcdef",
+	    ".rdcp.f.0123456789ABCDEF",
+	    ".rdcp.f.0123456789abcde",
+	    "rdcp-partial.x",
+	    "a/.rdcp/b",
+	};
+	unsigned i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_int_equal(rd_path_reserved(yes[i], strlen(yes[i])), 1);
+	for (i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		assert_int_equal(rd_path_reserved(no[i], strlen(no[i])), 0);
+	/* only the given bytes count */
+	assert_int_equal(rd_path_reserved(".rdcp-partial.x", 5), 0);
 }
 
 /* Every prefix of a valid message is refused, with or without a
@@ -1527,6 +1568,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_roundtrip_every_type),
 	    cmocka_unit_test(test_items),
+	    cmocka_unit_test(test_path_reserved),
 	    cmocka_unit_test(test_fixed_layouts),
 	    cmocka_unit_test(test_set_credits),
 	    cmocka_unit_test(test_encode_refuses_bad_fields),

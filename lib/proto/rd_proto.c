@@ -127,6 +127,10 @@ static const char *file_check(const struct rd_msg_file *f)
 		return "unknown entry flags";
 	if ((f->flags & RD_FF_MORE) && f->type != RD_FT_REG && f->type != RD_FT_DIR)
 		return "metadata announced for an entry that takes none";
+	if ((f->flags & RD_FF_LINKED) && f->type != RD_FT_REG)
+		return "link group started by an entry that is not a regular file";
+	if ((f->flags & RD_FF_LINK_LAST) && f->type != RD_FT_HLINK)
+		return "link group ended by an entry that is not a hard link";
 	if (f->mtime_nsec >= NSEC_PER_SEC)
 		return "mtime nanoseconds out of range";
 	why = wire_path_check(&f->path);

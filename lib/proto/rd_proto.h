@@ -7,7 +7,8 @@
  * DONES: RD_OF_ITEMS, and the sender's walk options RD_OF_ONE_FS and
  * RD_OF_COPY_LINKS; 8 a JOIN's proof bound to its lane, its rail and a
  * nonce from the server: the LANES message; 9 password logins inside TLS:
- * section 4, Login). This comment is the specification;
+ * section 4, Login; 10 link groups named: RD_FF_LINKED and
+ * RD_FF_LINK_LAST). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -224,9 +225,29 @@
  *			  of this session, the first of its link group (-H);
  *			  others: empty
  *    SPECIAL is sent only with RD_OF_SPECIALS (fifo, socket) or
- *    RD_OF_DEVICES (char, block) honoured, HLINK only with RD_OF_HARDLINKS.
+ *    RD_OF_DEVICES (char, block) honoured, HLINK only with RD_OF_HARDLINKS
+ *    (a receiver refuses an HLINK without it as a protocol error).
  *    An HLINK is made (a link to the target, under its own name) once
- *    every earlier entry is done; its data never moves again.
+ *    every earlier entry is done; its data never moves again. The receiver
+ *    makes it only when the target names a regular file this session
+ *    placed (checked by the file's inode, not its name): a link to
+ *    anything else (a file that was there before, one whose copy failed,
+ *    a directory) fails that entry.
+ *    Link groups (version 9; only with RD_OF_HARDLINKS): the sender flags
+ *    the REG entry that starts a group RD_FF_LINKED, and the group's last
+ *    HLINK it will send RD_FF_LINK_LAST; the receiver remembers the
+ *    files of open groups (RD_FF_LINKED) and forgets one at its
+ *    RD_FF_LINK_LAST, so both sides hold only the groups still open, each
+ *    at most as many as its own configuration allows (a sender sends the
+ *    later members of a group it cannot remember as copies; a receiver
+ *    fails the links of a group it could not remember). Below version 9
+ *    neither flag is sent (a receiver remembers every REG entry then); a
+ *    version-9 receiver refuses LINKED on anything but REG and LINK_LAST
+ *    on anything but HLINK, and both without RD_OF_HARDLINKS.
+ *    Names rdcp keeps for itself (rd_path_reserved(): partials
+ *    ".rdcp-partial.*" and their records, temporaries ".rdcp.NAME.<16
+ *    hex>") are never sent: a walk skips them, a server refuses to name
+ *    one in OPEN, and a receiver fails an entry with such a component.
  *
  *    END (6), sender -> receiver:
  *	 0 u32 nfiles	  number of FILE messages sent
@@ -389,6 +410,19 @@
  *		  compared. SUM answers come in the order of their GETs. With
  *		  checksum none there is no SUM: the receiver resends partials
  *		  unless the client set RD_OF_TRUST_PARTIAL.
+ *		  Work bounds (what one small GET may make a sender read and
+ *		  hash): a receiver asks each chunk's SUM at most once, in
+ *		  increasing chunk order per entry, and asks, in all, for at
+ *		  most RD_GET_WORK_X times the bytes of the regular files
+ *		  announced plus RD_GET_WORK_SLACK chunks (a GET counts its
+ *		  chunk's length, a PACK its files' sizes): a SUM and a DATA
+ *		  of every chunk and three resends of each. A sender refuses a
+ *		  SUM for a chunk at or below one it summed already, and any
+ *		  GET past the budget, as a protocol error. A resent GET is not
+ *		  progress for the idle timeout, nor a SUM: only every
+ *		  RD_SUM_PROGRESS_BYTES of SUMs count as one step (so a
+ *		  resume that compares a large partial at a few MB/s is not
+ *		  cut, and a drip of SUMs does not hold a session open).
  *		  DONE per entry (any type) with a status; the sender keeps at
  *		  most the window's entries not yet DONE (RD_WINDOW_FILES, or
  *		  OPEN_OK's window with RD_OF_WINDOW). Entry id N lives in
@@ -469,7 +503,7 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     9
+#define RD_PROTO_MAX	     10
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
@@ -477,6 +511,7 @@
 #define RD_PROTO_ITEMS	     7 /* the first with RD_OF_ITEMS, ONE_FS, COPY_LINKS */
 #define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
 #define RD_PROTO_LOGIN	     9 /* password logins inside TLS (section 4, Login) */
+#define RD_PROTO_LINKS	     10/* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -651,7 +686,9 @@ enum rd_ftype {
 #define RD_FF_ROOT 0x1u /* first component is a top-level source */
 #define RD_FF_POST 0x2u /* directory, after its contents: apply metadata */
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
-#define RD_FF_KNOWN 0x7u
+#define RD_FF_LINKED	0x8u /* REG, version 9: starts a link group */
+#define RD_FF_LINK_LAST 0x10u /* HLINK, version 9: its group's last link */
+#define RD_FF_KNOWN	0x1fu
 
 /* META */
 enum rd_meta_kind { RD_META_XATTR = 1, RD_META_ACL = 2, RD_META_SPARSE = 3 };
@@ -683,6 +720,15 @@ enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2, RD_GET_PACK = 3 };
 #define RD_GET_RAILS 0x80u /* GET kind bit on the wire: rail keys follow */
 #define RD_PACK_FILES_MAX 64		   /* files in one pack */
 #define RD_PACK_FILE_MAX  (64u << 10)	   /* the largest file a pack carries */
+/* What GETs may make a sender read (section 3, Work bounds). */
+#define RD_GET_WORK_X	      5
+#define RD_GET_WORK_SLACK     64 /* chunks */
+#define RD_SUM_PROGRESS_BYTES (256ull << 20)
+
+/* Names of rdcp's own files (rd_path_reserved()). */
+#define RD_PARTIAL_PREFIX ".rdcp-partial."
+#define RD_TMP_PREFIX	  ".rdcp."
+#define RD_TMP_RAND_HEX	  16 /* ".rdcp.NAME." then this many hex digits */
 
 struct rd_cm_req {
 	uint16_t ver_min, ver_max;
@@ -957,6 +1003,14 @@ int rd_path_check(const char *p, size_t len, const char **why);
  * '/', no NUL, not "." or "..". 0 if good, else -1 with *why set.
  */
 int rd_name_check(const char *p, size_t len, const char **why);
+/*
+ * Is a component of the path [p, p + len) ('/'-separated; a single name
+ * too) one rdcp keeps for its own files: a partial or its record
+ * (RD_PARTIAL_PREFIX...), a temporary (RD_TMP_PREFIX NAME "." and
+ * RD_TMP_RAND_HEX lowercase hex digits)? 1 if so, else 0. Such entries
+ * are never sent and never accepted (section 2, FILE).
+ */
+int rd_path_reserved(const char *p, size_t len);
 
 const char *rd_msg_type_name(uint8_t type);
 

@@ -288,6 +288,37 @@ int rd_name_check(const char *p, size_t len, const char **why)
 	return reason ? -RD_EPROTO : 0;
 }
 
+/* One component [p, p + n) of rdcp's own (see rd_path_reserved). */
+static int name_reserved(const char *p, size_t n)
+{
+	size_t pl = sizeof(RD_PARTIAL_PREFIX) - 1, tl = sizeof(RD_TMP_PREFIX) - 1, i;
+
+	if (n >= pl && !memcmp(p, RD_PARTIAL_PREFIX, pl))
+		return 1;
+	/* ".rdcp." NAME "." 16 hex: NAME at least one byte */
+	if (n < tl + 2 + RD_TMP_RAND_HEX || memcmp(p, RD_TMP_PREFIX, tl) ||
+	    p[n - RD_TMP_RAND_HEX - 1] != '.')
+		return 0;
+	for (i = n - RD_TMP_RAND_HEX; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') || (p[i] >= 'a' && p[i] <= 'f')))
+			return 0;
+	return 1;
+}
+
+int rd_path_reserved(const char *p, size_t len)
+{
+	size_t start = 0, i;
+
+	for (i = 0; p && i <= len; i++) {
+		if (i < len && p[i] != '/')
+			continue;
+		if (name_reserved(p + start, i - start))
+			return 1;
+		start = i + 1;
+	}
+	return 0;
+}
+
 int rd_proto_versions_overlap(unsigned ver_min, unsigned ver_max)
 {
 	return ver_min <= ver_max && ver_max >= RD_PROTO_MIN && ver_min <= RD_PROTO_MAX;

@@ -142,7 +142,7 @@ check "two remote operands: exit 1" [ "$RC" -eq 1 ]
 check "  with a clear error" out_has "between two remote operands is not supported"
 cat >/tmp/fake-new-ssh <<'FAKE'
 #!/bin/sh
-# stands in for ssh: a remote rdcp that only speaks protocol 99
+# stands in for ssh: a remote rdcp that only speaks protocol 99 (ours end far below)
 echo "RDCP-READY 99 99 4000 00112233445566778899aabbccddeeff 10.77.1.1"
 sleep 1
 FAKE
