@@ -131,7 +131,23 @@ struct rd_engine_opts {
 	unsigned window;
 	/* Pacing of this side's chunks (see struct rd_pace); NULL: none. */
 	struct rd_pace *pace;
+	/*
+	 * -H agreed (RD_OF_HARDLINKS honoured): a receiver refuses HLINK
+	 * entries without it. link_marks: and the connection's version names
+	 * link groups (RD_PROTO_LINKS: RD_FF_LINKED, RD_FF_LINK_LAST); a
+	 * sender sends those flags, a receiver accepts them, only then.
+	 */
+	int hardlinks, link_marks;
+	/*
+	 * The most memory the link table may take (bytes; 0:
+	 * RD_ENGINE_LINK_TABLE_DEFAULT): a sender's open link groups (their
+	 * paths; more are sent as copies), a receiver's files that start one
+	 * (more: their links fail). rdcpd's "link table size", rdcp's default.
+	 */
+	uint64_t link_table;
 };
+
+#define RD_ENGINE_LINK_TABLE_DEFAULT (32ull << 20)
 
 /*
  * Counters, written only by the engine's thread. What a progress display

@@ -25,6 +25,8 @@ int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 		e->o.depth = RD_ENGINE_DEPTH_DEFAULT;
 	if (!e->o.max_retries)
 		e->o.max_retries = RD_ENGINE_RETRIES_DEFAULT;
+	if (!e->o.link_table)
+		e->o.link_table = RD_ENGINE_LINK_TABLE_DEFAULT;
 	if (!e->o.digest)
 		e->o.digest = RD_DIGEST_DEFAULT;
 	if (!e->o.threads)

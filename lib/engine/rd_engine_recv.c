@@ -256,6 +256,11 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		return proto_err(r, "POST flag on a non-directory");
 	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size)
 		return proto_err(r, "size on a non-regular entry");
+	/* hard links only as agreed (-H); link groups named only from version 7 */
+	if (m->type == RD_FT_HLINK && !r->e->o.hardlinks)
+		return proto_err(r, "hard link without -H agreed");
+	if ((m->flags & (RD_FF_LINKED | RD_FF_LINK_LAST)) && !r->e->o.link_marks)
+		return proto_err(r, "link group flags without -H on protocol 7");
 	memset(f, 0, sizeof(*f));
 	f->state = RF_ACTIVE;
 	f->id = m->id;
@@ -324,6 +329,13 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 			f->state = RF_DONE;
 			return 0;
 		}
+		/*
+		 * A link group's first file is remembered once placed: its
+		 * links may name only it. A peer before protocol 7 does not say
+		 * which files start groups: every one might.
+		 */
+		if (r->e->o.hardlinks && (!r->e->o.link_marks || (m->flags & RD_FF_LINKED)))
+			rd_sink_file_link_first(f->f);
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
 		f->items = rd_sink_file_items(f->f);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
@@ -360,6 +372,13 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 		f->nmap = m->n;
 		f->has_map = 1;
 		f->check = f->all_same = 0; /* chunks are packed: no comparison */
+		/*
+		 * Nor can a resumed partial be checked: where the source has a
+		 * hole it may hold bytes no piece covers. It starts empty (all
+		 * holes), so what lands is the source's, byte for byte.
+		 */
+		if (!f->failed)
+			ret = rd_sink_file_restart(f->f);
 	} else if (f->failed) {
 		/* nothing to apply it to */
 	} else if (m->kind == RD_META_XATTR) {
@@ -1352,7 +1371,7 @@ static int settle(struct receiver *r)
 		if (f->state == RF_ACTIVE && f->type == RD_FT_HLINK && k == 0) {
 			/* every earlier entry is done: its target is in place */
 			ret = rd_sink_hardlink(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
-					       f->target, f->tlen);
+					       f->target, f->tlen, !!(f->flags & RD_FF_LINK_LAST));
 			if (ret)
 				sink_fail(r, f, ret);
 			f->items = rd_sink_items(r->sink);
@@ -1553,6 +1572,7 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		goto out;
 	}
 	rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
+	rd_sink_set_link_table(sink, e->o.link_table);
 	ret = rd_wpool_start(&r->pool, e, c);
 	if (ret)
 		goto out;

@@ -39,71 +39,6 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink_partial.h"
 
-#define SINK_PATH_MAX 4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
-#define EFF_MAX	      (SINK_PATH_MAX + NAME_MAX + 2)
-#define MAX_DEPTH     (SINK_PATH_MAX / 2 + 2)
-#define CREATED_MAX   (MAX_DEPTH + 256)
-#define TMP_NAME_KEEP 200 /* bytes of the final name kept in temp names */
-#define SINK_ROOTS_MAX 64 /* RD_OPEN_PATHS_MAX */
-
-struct rd_sink {
-	struct rd_err err;
-	unsigned flags;
-	mode_t umask;
-	int dest_fd; /* into: the destination dir; rename: its parent */
-	int into;
-	int have_root;
-	int no_openat2;
-	char dest_base[NAME_MAX + 1]; /* rename mode: the root's new name */
-	char root_name[NAME_MAX + 1]; /* rename mode: the root's wire name */
-	char dest_esc[256];
-	char label[256]; /* how messages name the destination */
-	/* single-entry parent cache, keyed by the effective parent path */
-	int cache_fd;
-	size_t cache_len;
-	char cache_path[EFF_MAX];
-	/* directories we created, awaiting dir_post (see top comment) */
-	struct {
-		dev_t dev;
-		ino_t ino;
-	} created[CREATED_MAX];
-	unsigned ncreated;
-	/* rd_sink_expect_roots(): top-level names asked for, and accepted */
-	int expect_on;
-	unsigned nexpect, nseen;
-	char expect[SINK_ROOTS_MAX][NAME_MAX + 1];
-	unsigned char expect_used[SINK_ROOTS_MAX];
-	char seen[SINK_ROOTS_MAX][NAME_MAX + 1];
-	/* rd_sink_set_chunking(): partial files (rd_sink_partial.h) */
-	uint32_t part_chunk;
-	int part_sum;
-	char part_digest[33];
-	char part_dir[NAME_MAX + 1]; /* --partial-dir; "" = beside the file */
-	unsigned items;		     /* rd_sink_items(): what the last entry call changed */
-	/* scratch for one resolution */
-	char eff[EFF_MAX];
-	char esc[RD_ERR_MSG_MAX / 2];
-};
-
-struct rd_sink_file {
-	struct rd_sink *s;
-	int pfd, tmpfd, exfd;
-	int ppfd;  /* --partial-dir inside pfd, holding the partial; else -1 */
-	int named; /* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
-	int absent; /* nothing was under the final name at begin */
-	int sealed; /* rd_sink_file_seal(): only the rename is left */
-	struct rd_sink_meta m;
-	char name[NAME_MAX + 1];
-	char tmpname[NAME_MAX + 1];
-	char path[SINK_PATH_MAX + 1]; /* wire path, for messages */
-	size_t path_len;
-	uint64_t ex_size;	   /* of exfd */
-	struct rd_partial *part;   /* tmpfd is a kept partial (tmpname) */
-	int resumed, trusted;	   /* its chunks are worth checking / trusted */
-	char note[160];		   /* for the user: what happened to a partial */
-	unsigned items;		   /* rd_sink_file_items() */
-};
-
 /* Where a wire path lands: parent dir fd (borrowed) + final name. */
 struct place {
 	int pfd;
@@ -172,6 +107,12 @@ static int check_path(struct rd_sink *s, const char *p, size_t len)
 						 : "\".\", \"..\" or over-long component");
 		i = c + 1;
 	}
+	/* rdcp's own files are never sent: a sender that does is planting them */
+	if (rd_path_reserved(p, len))
+		return rd_err_set(&s->err, RD_EPROTO, 0,
+				  "refused path %s: a name rdcp keeps for its partial and "
+				  "temporary files",
+				  esc(s, p, len));
 	return 0;
 }
 
@@ -523,6 +464,14 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 				 s->dest_esc);
 		goto out;
 	}
+	/* a push to "module/.rdcp-partial.x" would plant one under its final name */
+	if (rd_path_reserved(dest, n)) {
+		ret = rd_err_set(err, RD_EUSAGE, 0,
+				 "destination %s: a name rdcp keeps for its partial and temporary "
+				 "files",
+				 s->dest_esc);
+		goto out;
+	}
 	fd = open_dir_beneath(s, root_fd, dest, 1);
 	if (fd >= 0) {
 		s->dest_fd = fd;
@@ -572,6 +521,7 @@ void rd_sink_close(struct rd_sink *s)
 	cache_drop(s);
 	if (s->dest_fd >= 0)
 		close(s->dest_fd);
+	rd_sink__links_free(s);
 	free(s);
 }
 
@@ -756,49 +706,17 @@ static void file_free(struct rd_sink_file *f)
 		close(f->tmpfd);
 	if (f->exfd >= 0)
 		close(f->exfd);
-	if (f->ppfd >= 0) {
+	if (f->ppfd >= 0)
 		close(f->ppfd);
-		/* left empty: no litter (fails while it holds anything) */
-		rd_unlinkat(f->pfd, f->s->part_dir, AT_REMOVEDIR);
-	}
+	rd_sink__part_release(f); /* a partial dir we made goes when left empty */
 	if (f->pfd >= 0)
 		close(f->pfd);
 	free(f);
 }
 
-int rd_sink_partial_dir_valid(const char *name)
-{
-	return name && name[0] && !strchr(name, '/') && strcmp(name, ".") &&
-	       strcmp(name, "..") && strlen(name) <= NAME_MAX - 1;
-}
-
-int rd_sink_set_partial_dir(struct rd_sink *s, const char *name)
-{
-	if (!rd_sink_partial_dir_valid(name))
-		return rd_err_set(&s->err, RD_EUSAGE, 0,
-				  "--partial-dir '%s': give one directory name (no '/'), created "
-				  "inside each destination directory", name ? name : "");
-	snprintf(s->part_dir, sizeof(s->part_dir), "%s", name);
-	return 0;
-}
-
-static int ffail(struct rd_sink_file *f, int errnum, const char *what)
+int rd_sink__ffail(struct rd_sink_file *f, int errnum, const char *what)
 {
 	return fail(f->s, errnum, f->path, f->path_len, what);
-}
-
-/* The --partial-dir inside the file's directory: made if missing, never followed. */
-static int part_dir_open(struct rd_sink_file *f)
-{
-	struct rd_sink *s = f->s;
-
-	if (rd_mkdirat(f->pfd, s->part_dir, 0700) < 0 && errno != EEXIST)
-		return ffail(f, errno, "create the partial directory for");
-	f->ppfd = rd_openat(f->pfd, s->part_dir,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (f->ppfd < 0)
-		return ffail(f, errno, "open the partial directory for");
-	return 0;
 }
 
 /* Temporary: O_TMPFILE in the parent, else a named O_EXCL file. */
@@ -811,7 +729,7 @@ static int tmp_open(struct rd_sink_file *f)
 		if (f->tmpfd >= 0)
 			return 0;
 		if (errno != EOPNOTSUPP && errno != EISDIR && errno != EINVAL)
-			return ffail(f, errno, "create temporary for");
+			return rd_sink__ffail(f, errno, "create temporary for");
 	}
 	do {
 		tmp_name(f->tmpname, f->name);
@@ -819,77 +737,9 @@ static int tmp_open(struct rd_sink_file *f)
 				  O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
 	} while (f->tmpfd < 0 && errno == EEXIST && ++tries < 8);
 	if (f->tmpfd < 0)
-		return ffail(f, errno, "create temporary for");
+		return rd_sink__ffail(f, errno, "create temporary for");
 	f->named = 1;
 	return 0;
-}
-
-void rd_sink_set_chunking(struct rd_sink *s, uint32_t chunk_size, const char *digest, int has_sum)
-{
-	s->part_chunk = chunk_size;
-	s->part_sum = has_sum;
-	snprintf(s->part_digest, sizeof(s->part_digest), "%s", digest ? digest : "");
-}
-
-/*
- * Partial mode (rd_sink_partial.h): the temporary is the file's
- * deterministic partial, reused when its record matches. 1 = in use,
- * 0 = not for this file (off, or a bitmap too large), < 0 = error.
- */
-static int part_open(struct rd_sink_file *f)
-{
-	struct rd_sink *s = f->s;
-	struct rd_partial_id id;
-	int resumed, changed, ret;
-
-	if (!s->part_chunk || (s->flags & RD_SINK_NO_PARTIAL) || f->m.size <= RD_SINK_SMALL_FILE)
-		return 0;
-	memset(&id, 0, sizeof(id));
-	id.size = f->m.size;
-	id.mtime_sec = f->m.mtime_sec;
-	id.mtime_nsec = f->m.mtime_nsec;
-	id.chunk_size = s->part_chunk;
-	snprintf(id.digest, sizeof(id.digest), "%s", s->part_digest);
-	if (s->part_dir[0]) {
-		ret = part_dir_open(f);
-		if (ret < 0)
-			return ret;
-	}
-	/*
-	 * The record needs no fsync: every chunk it names is compared with
-	 * the sender's before it is kept. Only a trusted one (checksum none)
-	 * is kept on its word, so then data and record go to disk first.
-	 */
-	ret = rd_partial_open(&f->part, f->ppfd >= 0 ? f->ppfd : f->pfd, f->name, &id,
-			      (s->flags & RD_SINK_FSYNC) && (s->flags & RD_SINK_TRUST_PARTIAL),
-			      &f->tmpfd, &resumed, &changed);
-	if (ret == -EFBIG)
-		return 0;
-	if (ret == -EBUSY) {
-		/* a session that has not ended yet (a cut link) holds it */
-		snprintf(f->note, sizeof(f->note),
-			 "another copy still holds its partial; receiving it whole instead");
-		return 0;
-	}
-	if (ret < 0)
-		return ffail(f, -ret, "create partial for");
-	rd_partial_name(f->tmpname, f->name);
-	f->named = 1; /* abort keeps it (with its record) for the next copy */
-	if (changed)
-		snprintf(f->note, sizeof(f->note),
-			 "the source changed since the partial was kept; starting over");
-	if (resumed && !s->part_sum && !(s->flags & RD_SINK_TRUST_PARTIAL)) {
-		ret = rd_partial_reset(f->part, f->tmpfd);
-		if (ret < 0)
-			return ffail(f, -ret, "reset partial of");
-		resumed = 0;
-		snprintf(f->note, sizeof(f->note),
-			 "checksum none cannot verify the partial kept from an earlier copy; "
-			 "sending it again (--trust-partial keeps it on size and mtime)");
-	}
-	f->resumed = resumed;
-	f->trusted = resumed && !s->part_sum;
-	return 1;
 }
 
 int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
@@ -927,10 +777,10 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	strcpy(f->name, pl.name);
 	f->pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
 	if (f->pfd < 0) {
-		ret = ffail(f, errno, "open");
+		ret = rd_sink__ffail(f, errno, "open");
 		goto out;
 	}
-	ret = part_open(f);
+	ret = rd_sink__part_open(f);
 	if (ret == 0)
 		ret = tmp_open(f);
 	if (ret < 0)
@@ -947,8 +797,9 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 		/* a resumed partial is newer than any existing file */
 	} else if (ex) {
 		f->absent = ex == ENOENT; /* commit may link it straight there */
-	} else if (S_ISREG(st.st_mode) &&
+	} else if (!(s->flags & RD_SINK_FRESH) && S_ISREG(st.st_mode) &&
 		   ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
+		/* (RD_SINK_FRESH, a write-only module: nothing there is compared) */
 		f->exfd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (f->exfd >= 0 && (fstat(f->exfd, &st) < 0 || !S_ISREG(st.st_mode))) {
 			close(f->exfd);
@@ -959,7 +810,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	}
 	/* a partial has its size from the start (its record says so); commit sizes the others */
 	if (f->part && ftruncate(f->tmpfd, (off_t)m->size) < 0) {
-		ret = ffail(f, errno, "size");
+		ret = rd_sink__ffail(f, errno, "size");
 		goto out;
 	}
 out:
@@ -1079,7 +930,7 @@ int rd_sink_file_read_error(struct rd_sink_file *f, int existing, int errnum)
 		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: %s file shrank",
 				  esc(f->s, f->path, f->path_len), which);
 	default:
-		return ffail(f, errnum, existing ? "read existing" : "read partial of");
+		return rd_sink__ffail(f, errnum, existing ? "read existing" : "read partial of");
 	}
 }
 
@@ -1105,7 +956,7 @@ int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return ffail(f, errno, "write");
+			return rd_sink__ffail(f, errno, "write");
 		p += r;
 		len -= (size_t)r;
 		off += (uint64_t)r;
@@ -1143,7 +994,7 @@ int rd_sink_file_write_error(struct rd_sink_file *f, int errnum)
 	if (errnum == ERANGE)
 		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
 				  esc(f->s, f->path, f->path_len));
-	return ffail(f, errnum, "write");
+	return rd_sink__ffail(f, errnum, "write");
 }
 
 int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
@@ -1170,7 +1021,7 @@ int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
 		if (errno == EINTR)
 			continue;
 		if (errno == ENOSPC || errno == EDQUOT || errno == EIO)
-			return ffail(f, errno, "copy existing");
+			return rd_sink__ffail(f, errno, "copy existing");
 		/* EXDEV, EINVAL, ENOSYS, EOPNOTSUPP...: copy through a buffer */
 		r = (ssize_t)(len < sizeof(buf) ? len : sizeof(buf));
 		ret = rd_sink_file_read_existing(f, buf, (size_t)r, (uint64_t)in);
@@ -1192,13 +1043,13 @@ static int apply_meta(struct rd_sink_file *f, int fd)
 	struct timespec ts[2];
 
 	if (chown_meta(f->s, fd, NULL, &f->m) < 0)
-		return ffail(f, errno, "chown");
+		return rd_sink__ffail(f, errno, "chown");
 	if (rd_fchmod(fd, final_mode(f->s, &f->m)) < 0)
-		return ffail(f, errno, "chmod");
+		return rd_sink__ffail(f, errno, "chmod");
 	if (f->s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(&f->m, ts);
 		if (rd_futimens(fd, ts) < 0)
-			return ffail(f, errno, "set times of");
+			return rd_sink__ffail(f, errno, "set times of");
 	}
 	return 0;
 }
@@ -1226,7 +1077,7 @@ static int tmp_link(struct rd_sink_file *f)
 		r = link_tmp(f, f->tmpname);
 	} while (r == -EEXIST && ++tries < 8);
 	if (r < 0)
-		return ffail(f, -r, "link temporary of");
+		return rd_sink__ffail(f, -r, "link temporary of");
 	f->named = 1;
 	return 0;
 }
@@ -1239,9 +1090,9 @@ static int seal(struct rd_sink_file *f, int fsync_now)
 	if (f->sealed)
 		return 0;
 	if (ftruncate(f->tmpfd, (off_t)f->m.size) < 0)
-		return ffail(f, errno, "size");
+		return rd_sink__ffail(f, errno, "size");
 	if (fsync_now && fsync(f->tmpfd) < 0)
-		return ffail(f, errno, "fsync");
+		return rd_sink__ffail(f, errno, "fsync");
 	ret = apply_meta(f, f->tmpfd);
 	if (ret < 0)
 		return ret;
@@ -1278,6 +1129,8 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 			goto out;
 		}
 		ret = apply_meta(f, f->exfd);
+		if (!ret)
+			rd_sink__link_record(f, f->exfd);
 		if (!ret && f->part) {
 			rd_partial_remove(f->part, 1); /* identical: the partial is litter */
 			rd_partial_free(f->part);
@@ -1295,7 +1148,7 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		if (!ret)
 			goto placed;
 		if (ret != -EEXIST) {
-			ret = ffail(f, -ret, "link into place");
+			ret = rd_sink__ffail(f, -ret, "link into place");
 			goto out;
 		}
 	}
@@ -1309,12 +1162,13 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		goto out;
 	if (rd_renameat(f->part && f->ppfd >= 0 ? f->ppfd : f->pfd, f->tmpname, f->pfd,
 			f->name) < 0) {
-		ret = ffail(f, errno, "rename into place");
+		ret = rd_sink__ffail(f, errno, "rename into place");
 		goto out;
 	}
 	f->named = 0; /* the temporary name is gone */
 placed:
 	ret = 0;
+	rd_sink__link_record(f, f->tmpfd);
 	if (f->part) {
 		rd_partial_remove(f->part, 0); /* its data is the final file now */
 		rd_partial_free(f->part);
@@ -1322,7 +1176,7 @@ placed:
 	}
 	/* sealed for a batch: the caller syncs the filesystem once for all */
 	if (!batched && (s->flags & RD_SINK_FSYNC) && fsync(f->pfd) < 0)
-		ret = ffail(f, errno, "fsync directory of");
+		ret = rd_sink__ffail(f, errno, "fsync directory of");
 out:
 	rd_sink_file_abort(f);
 	return ret;

@@ -46,10 +46,24 @@
 #define RD_SINK_DEVICES	       0x400u /* -D: make char/block devices (root only) */
 #define RD_SINK_SPECIALS       0x800u /* -D: make fifos and sockets */
 /*
+ * A write-only module (issue 27 item 14): nothing already there is ever
+ * compared with what arrives, so no answer tells the peer whether it held
+ * the same bytes: no existing file or prefix is read, no partial is kept
+ * or resumed. Everything is received whole, then renamed over what was
+ * there.
+ */
+#define RD_SINK_FRESH 0x1000u
+/*
  * Files up to this size keep no partial (rd_sink_partial.h): sending one
  * again costs less than its record, and each would cost several calls.
  */
 #define RD_SINK_SMALL_FILE (64u << 10)
+/*
+ * The bitmaps of the partials open at once (a bit per chunk of each
+ * file, sized by the sizes the sender announces) cost at most this per
+ * sink; a file whose bitmap would not fit gets no partial.
+ */
+#define RD_SINK_PARTIAL_MEM (64u << 20)
 /* Testing only: take the fallback paths even where the kernel has more. */
 #define RD_SINK_TEST_NO_OPENAT2 0x10000u /* openat(O_NOFOLLOW) walk */
 #define RD_SINK_TEST_NO_TMPFILE 0x20000u /* named ".rdcp.*" temporaries */
@@ -160,13 +174,21 @@ void rd_sink_set_chunking(struct rd_sink *s, uint32_t chunk_size, const char *di
  * --partial-dir: partials and their records go into the directory `name`
  * (one relative name: no '/', not "." or "..") inside each file's
  * destination directory, created (0700) when first needed, never through
- * a symlink, and removed when it is left empty (as rsync's --partial-dir).
+ * a symlink, and removed when it is left empty if this sink made it (a
+ * directory of that name that was there before is never removed).
  * Before the first file_begin. -RD_EUSAGE for a name that is not one.
  */
 int rd_sink_set_partial_dir(struct rd_sink *s, const char *name);
 int rd_sink_partial_dir_valid(const char *name);
 int rd_sink_file_chunk_src(const struct rd_sink_file *f, uint64_t chunk);
 int rd_sink_file_resumed(const struct rd_sink_file *f);
+/*
+ * Use nothing f's destination held (-S, whose chunks carry only data
+ * pieces and so cannot be compared): a resumed partial is emptied back to
+ * all holes and its record dropped, an existing file is not read. Before
+ * the first chunk is asked for. 0 or a negative status.
+ */
+int rd_sink_file_restart(struct rd_sink_file *f);
 int rd_sink_file_read_partial(struct rd_sink_file *f, void *buf, size_t len, uint64_t off);
 /*
  * The same two reads from a worker thread (the resume comparison, GET
@@ -252,10 +274,18 @@ int rd_sink_dir_acl(struct rd_sink *s, const char *path, size_t len, int root, i
 int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 		    const struct rd_sink_meta *m, uint64_t rdev);
 /*
- * path becomes a hard link to target, an earlier wire path of this
- * session that must be a regular file (both confined as all paths are).
+ * Hard links (-H; rd_sink_links.c). rd_sink_file_link_first: f starts a
+ * link group (RD_FF_LINKED, or every regular file from a peer older than
+ * protocol 7); its inode is remembered when it is committed, in a table of
+ * at most max_bytes (rd_sink_set_link_table; 0: 32 MiB, the default).
+ * rd_sink_hardlink: path becomes a hard link to target, an earlier wire
+ * path of this session that must name a regular file this sink placed and
+ * remembered (checked by inode; both confined as all paths are); last: the
+ * group's last link (RD_FF_LINK_LAST), which forgets it.
  */
-int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
-		     const char *target, size_t tlen);
+void rd_sink_set_link_table(struct rd_sink *s, uint64_t max_bytes);
+void rd_sink_file_link_first(struct rd_sink_file *f);
+int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
+		     size_t tlen, int last);
 
 #endif

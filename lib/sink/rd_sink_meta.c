@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Metadata beyond stat on the receiver (issue 13): user.* xattrs, POSIX
- * ACLs, fifos/sockets/devices and hard links, all applied through
+ * ACLs, fifos, sockets and devices, all applied through
  * descriptors the sink opened beneath the destination (fsetxattr on the
  * temporary or the directory, mknodat/linkat/renameat on the confined
- * parent), each through lib/base/rd_fsid.h: as a module's identity. libarchive's disk writer is not used: it works by path names.
+ * parent; hard links: rd_sink_links.c), each through lib/base/rd_fsid.h:
+ * as a module's identity. libarchive's disk writer is not used: it works
+ * by path names.
  *
  * ACLs go in as the kernel's own xattr form (system.posix_acl_access /
  * _default: a version word, then tag, perm, id per entry, little-endian,
@@ -223,69 +225,5 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 		rd_sink__set_items(s, items);
 out:
 	close(pfd);
-	return ret;
-}
-
-int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
-		     const char *target, size_t tlen)
-{
-	char tname[NAME_MAX + 1], name[NAME_MAX + 1], tmp[NAME_MAX + 1];
-	int tfd = -1, pfd = -1, ret, tries = 0;
-	struct stat st, cur;
-	struct rd_sink_meta tm;
-	unsigned items;
-
-	rd_sink__set_items(s, 0);
-	/* The target: an earlier entry, resolved under the same rules. */
-	ret = rd_sink__place(s, target, tlen, 0, &tfd, tname);
-	if (ret < 0)
-		goto out;
-	if (rd_fstatat(tfd, tname, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode)) {
-		ret = rd_err_set(rd_sink__err(s), RD_ESYS, errno,
-				 "%s: hard link target is not a regular file here",
-				 rd_sink__esc(s, path, len));
-		goto out;
-	}
-	ret = rd_sink__place(s, path, len, root, &pfd, name);
-	if (ret < 0)
-		goto out;
-	/* Already a link of the group (a copy made again over the last one): done. */
-	ret = rd_fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW);
-	if (!ret && cur.st_dev == st.st_dev && cur.st_ino == st.st_ino)
-		goto out;
-	/* rsync's 'h': new, or what the link changes from the file that was there */
-	memset(&tm, 0, sizeof(tm));
-	tm.mode = st.st_mode;
-	tm.uid = st.st_uid;
-	tm.gid = st.st_gid;
-	tm.size = (uint64_t)st.st_size;
-	tm.mtime_sec = st.st_mtim.tv_sec;
-	tm.mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
-	items = RD_IT_HLINK | rd_sink__made_items(s, ret, &cur, S_IFREG, &tm);
-	items &= ~RD_IT_LOCAL;
-	ret = 0;
-	do {
-		rd_sink__tmp_name(tmp, name);
-		ret = rd_linkat(tfd, tname, pfd, tmp, 0); /* 0: never follows */
-	} while (ret < 0 && errno == EEXIST && ++tries < 8);
-	if (ret < 0) {
-		ret = rd_sink__fail(s, errno, path, len, "hard link");
-		goto out;
-	}
-	if (rd_renameat(pfd, tmp, pfd, name) < 0)
-		ret = rd_sink__fail(s, errno, path, len, "rename into place");
-	else
-		rd_sink__set_items(s, items);
-	/*
-	 * Gone after a rename, unless name had become a link of the same
-	 * file meanwhile: then rename() succeeds and does nothing (POSIX),
-	 * and the temporary name would stay.
-	 */
-	rd_unlinkat(pfd, tmp, 0);
-out:
-	if (tfd >= 0)
-		close(tfd);
-	if (pfd >= 0)
-		close(pfd);
 	return ret;
 }

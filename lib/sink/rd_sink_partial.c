@@ -25,6 +25,7 @@
 #define PARTIAL_HDR	 72
 #define PARTIAL_FLUSH_MS 10
 #define PARTIAL_LOCK_MS	 10000
+#define REC_BUF		 (64u << 10) /* a record is read in pieces of this */
 
 struct rd_partial {
 	int pfd; /* borrowed from the sink file */
@@ -106,62 +107,123 @@ static size_t rec_len(const struct rd_partial *p)
 	return PARTIAL_HDR + p->bmlen + 8;
 }
 
-/*
- * Take the record's bitmap (chunks of rc bytes, n of them, in len bytes)
- * into p's chunks: a chunk is held when every old chunk it overlaps was.
- * 1 = done, 0 = the record does not describe this size.
- */
-static int remap(struct rd_partial *p, uint32_t rc, uint64_t n, const uint8_t *bm, size_t len)
+size_t rd_partial_bitmap_len(uint64_t size, uint32_t chunk)
 {
-	uint64_t c, o, first, last, end;
-	int all;
+	uint64_t n = chunk ? (size + chunk - 1) / chunk : 0;
 
-	if (rc < 4096 || n != (p->id.size + rc - 1) / rc || len != (n + 7) / 8)
-		return 0;
-	for (c = 0; c < p->nchunks; c++) {
-		end = (c + 1) * p->id.chunk_size;
-		if (end > p->id.size)
-			end = p->id.size;
-		first = c * p->id.chunk_size / rc;
-		last = (end - 1) / rc;
-		all = 1;
-		for (o = first; o <= last && all; o++)
-			all = bm[o / 8] >> (o % 8) & 1;
-		if (all)
-			p->bm[c / 8] |= (uint8_t)(1u << (c % 8));
-	}
-	p->dirty = rc != p->id.chunk_size;
-	return 1;
+	return (size_t)((n + 7) / 8);
 }
 
-/* Load and check the record; 1 if it matches p->id, 0 if not (or none). */
+static int pread_all(int fd, uint8_t *buf, size_t len, uint64_t off)
+{
+	ssize_t r;
+
+	while (len) {
+		r = pread(fd, buf, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		buf += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+static int pwrite_all(int fd, const uint8_t *buf, size_t len, uint64_t off)
+{
+	ssize_t r;
+
+	while (len) {
+		r = pwrite(fd, buf, len, (off_t)off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		buf += r;
+		len -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/* Clear the bits of p's chunks that overlap the recorded chunk o (of rc bytes). */
+static void unhold(struct rd_partial *p, uint32_t rc, uint64_t o)
+{
+	uint64_t end = (o + 1) * rc, c, last;
+
+	if (end > p->id.size)
+		end = p->id.size;
+	last = (end - 1) / p->id.chunk_size;
+	for (c = o * rc / p->id.chunk_size; c <= last && c < p->nchunks; c++)
+		p->bm[c / 8] &= (uint8_t) ~(1u << (c % 8));
+}
+
+/*
+ * Load and check the record; 1 if it matches p->id, 0 if not (or none).
+ * Its chunks (rc bytes each, maybe not ours) become p's: a chunk of ours
+ * is held when every recorded chunk it overlaps was. The record is read
+ * in pieces of REC_BUF bytes and must be exactly as long as its header
+ * says for p's size (at most PARTIAL_BITMAP_MAX of bitmap): what a
+ * record on disk costs is that buffer, whatever its st_size claims (a
+ * planted sparse record of gigabytes is refused by its length alone).
+ */
 static int rec_load(struct rd_partial *p, int *changed)
 {
+	uint8_t hdr[PARTIAL_HDR], tail[8], *buf = NULL;
+	uint64_t h, n, o, off;
 	struct stat st;
-	uint8_t *buf = NULL;
-	ssize_t r;
+	size_t blen, want, i;
+	uint32_t rc;
 	int fd, ok = 0;
 
 	fd = rd_openat(p->pfd, p->rec, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < PARTIAL_HDR + 8)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || pread_all(fd, hdr, sizeof(hdr), 0) ||
+	    memcmp(hdr, PARTIAL_MAGIC, 8))
 		goto out;
-	buf = malloc((size_t)st.st_size);
-	if (!buf)
-		goto out;
-	r = pread(fd, buf, (size_t)st.st_size, 0);
-	if (r != st.st_size || memcmp(buf, PARTIAL_MAGIC, 8) ||
-	    get64(buf + (size_t)st.st_size - 8) != fnv1a(buf, (size_t)st.st_size - 8,
-							 0xcbf29ce484222325ull))
-		goto out;
-	if (get64(buf + 8) != p->id.size || (int64_t)get64(buf + 16) != p->id.mtime_sec ||
-	    get32(buf + 24) != p->id.mtime_nsec) {
+	if (get64(hdr + 8) != p->id.size || (int64_t)get64(hdr + 16) != p->id.mtime_sec ||
+	    get32(hdr + 24) != p->id.mtime_nsec) {
 		*changed = 1;
 		goto out;
 	}
-	ok = remap(p, get32(buf + 28), get64(buf + 64), buf + PARTIAL_HDR,
-		   (size_t)st.st_size - PARTIAL_HDR - 8);
+	rc = get32(hdr + 28);
+	n = get64(hdr + 64);
+	if (rc < 4096 || n != (p->id.size + rc - 1) / rc || (n + 7) / 8 >= PARTIAL_BITMAP_MAX)
+		goto out;
+	blen = (size_t)((n + 7) / 8);
+	if ((uint64_t)st.st_size != PARTIAL_HDR + blen + 8)
+		goto out;
+	buf = malloc(REC_BUF);
+	if (!buf)
+		goto out;
+	/* every chunk held, until a recorded chunk that was not says otherwise */
+	memset(p->bm, 0xff, p->bmlen);
+	if (p->nchunks % 8)
+		p->bm[p->bmlen - 1] = (uint8_t)((1u << (p->nchunks % 8)) - 1);
+	h = fnv1a(hdr, sizeof(hdr), 0xcbf29ce484222325ull);
+	for (off = 0; off < blen; off += want) {
+		want = blen - off < REC_BUF ? (size_t)(blen - off) : REC_BUF;
+		if (pread_all(fd, buf, want, PARTIAL_HDR + off))
+			goto bad;
+		h = fnv1a(buf, want, h);
+		for (i = 0; i < want; i++) {
+			if (buf[i] == 0xff)
+				continue;
+			for (o = (off + i) * 8; o < (off + i + 1) * 8 && o < n; o++)
+				if (!(buf[i] >> (o % 8) & 1))
+					unhold(p, rc, o);
+		}
+	}
+	if (pread_all(fd, tail, sizeof(tail), PARTIAL_HDR + blen) || get64(tail) != h)
+		goto bad;
+	p->dirty = rc != p->id.chunk_size;
+	ok = 1;
+	goto out;
+bad:
+	memset(p->bm, 0, p->bmlen);
 out:
 	free(buf);
 	close(fd);
@@ -238,7 +300,7 @@ int rd_partial_open(struct rd_partial **out, int pfd, const char *name,
 		ret = -EFBIG;
 		goto out;
 	}
-	p->bmlen = (size_t)((p->nchunks + 7) / 8);
+	p->bmlen = rd_partial_bitmap_len(id->size, id->chunk_size);
 	p->bm = calloc(1, p->bmlen ? p->bmlen : 1);
 	if (!p->bm) {
 		ret = -ENOMEM;
@@ -343,56 +405,44 @@ void rd_partial_mark(struct rd_partial *p, uint64_t chunk, int on)
 
 int rd_partial_flush(struct rd_partial *p, int fd, int force)
 {
-	uint64_t t = now_ms();
-	uint8_t *buf;
-	size_t len = rec_len(p), off = 0;
-	ssize_t r;
+	uint64_t t = now_ms(), h;
+	uint8_t hdr[PARTIAL_HDR], tail[8];
 	int rfd, ret = 0;
 
 	if (!p->dirty || (!force && t - p->last_ms < PARTIAL_FLUSH_MS))
 		return 0;
 	if (p->fsync_data && fdatasync(fd) < 0)
 		return -errno;
-	buf = calloc(1, len);
-	if (!buf)
-		return -ENOMEM;
-	memcpy(buf, PARTIAL_MAGIC, 8);
-	put64(buf + 8, p->id.size);
-	put64(buf + 16, (uint64_t)p->id.mtime_sec);
-	put32(buf + 24, p->id.mtime_nsec);
-	put32(buf + 28, p->id.chunk_size);
-	memcpy(buf + 32, p->id.digest, strnlen(p->id.digest, 32));
-	put64(buf + 64, p->nchunks);
-	memcpy(buf + PARTIAL_HDR, p->bm, p->bmlen);
-	put64(buf + len - 8, fnv1a(buf, len - 8, 0xcbf29ce484222325ull));
+	/* written from the bitmap itself: no copy of it (up to PARTIAL_BITMAP_MAX) */
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, PARTIAL_MAGIC, 8);
+	put64(hdr + 8, p->id.size);
+	put64(hdr + 16, (uint64_t)p->id.mtime_sec);
+	put32(hdr + 24, p->id.mtime_nsec);
+	put32(hdr + 28, p->id.chunk_size);
+	memcpy(hdr + 32, p->id.digest, strnlen(p->id.digest, 32));
+	put64(hdr + 64, p->nchunks);
+	h = fnv1a(hdr, sizeof(hdr), 0xcbf29ce484222325ull);
+	put64(tail, fnv1a(p->bm, p->bmlen, h));
 	rfd = create_excl(p->pfd, p->rec_new);
-	if (rfd < 0) {
-		ret = rfd;
-		goto out;
-	}
-	while (off < len) {
-		r = pwrite(rfd, buf + off, len - off, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			ret = -errno;
-			break;
-		}
-		off += (size_t)r;
-	}
+	if (rfd < 0)
+		return rfd;
+	ret = pwrite_all(rfd, hdr, sizeof(hdr), 0);
+	if (!ret)
+		ret = pwrite_all(rfd, p->bm, p->bmlen, PARTIAL_HDR);
+	if (!ret)
+		ret = pwrite_all(rfd, tail, sizeof(tail), rec_len(p) - 8);
 	if (!ret && p->fsync_data && fsync(rfd) < 0)
 		ret = -errno;
 	close(rfd);
 	if (!ret && rd_renameat(p->pfd, p->rec_new, p->pfd, p->rec) < 0)
 		ret = -errno;
-	if (ret)
+	if (ret) {
 		rd_unlinkat(p->pfd, p->rec_new, 0);
-	else {
+	} else {
 		p->dirty = 0;
 		p->last_ms = t;
 	}
-out:
-	free(buf);
 	return ret;
 }
 

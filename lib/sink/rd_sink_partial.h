@@ -43,7 +43,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PARTIAL_PREFIX	  ".rdcp-partial."
+#include "lib/proto/rd_proto.h"
+
+#define PARTIAL_PREFIX	   RD_PARTIAL_PREFIX /* never sent nor accepted (rd_path_reserved) */
 #define PARTIAL_REC_SUFX  ".rec"
 #define PARTIAL_NAME_KEEP 200
 #define PARTIAL_BITMAP_MAX (16u << 20) /* larger bitmaps: no partial kept */
@@ -57,6 +59,9 @@ struct rd_partial_id {
 };
 
 struct rd_partial;
+
+/* Bytes of the bitmap of a file of size bytes cut in chunks of chunk. */
+size_t rd_partial_bitmap_len(uint64_t size, uint32_t chunk);
 
 /*
  * The partial's data name for final name `name` (out: NAME_MAX + 1 bytes).

@@ -1,12 +1,109 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to lib/sink: what rd_sink_meta.c may use of rd_sink.c. */
+/*
+ * Private to lib/sink: the sink's state, and what rd_sink_meta.c,
+ * rd_sink_part.c and rd_sink_links.c may use of rd_sink.c.
+ */
 #ifndef RDCP_SINK_RD_SINK_PRIV_H
 #define RDCP_SINK_RD_SINK_PRIV_H
 
 #include <limits.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 
 #include "lib/sink/rd_sink.h"
+
+struct rd_partial;
+struct rd_sink_links;
+
+#define SINK_PATH_MAX  4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
+#define EFF_MAX	       (SINK_PATH_MAX + NAME_MAX + 2)
+#define MAX_DEPTH      (SINK_PATH_MAX / 2 + 2)
+#define CREATED_MAX    (MAX_DEPTH + 256)
+#define TMP_NAME_KEEP  200 /* bytes of the final name kept in temp names */
+#define SINK_ROOTS_MAX 64  /* RD_OPEN_PATHS_MAX */
+/* --partial-dir directories made and remembered at once (more: left behind) */
+#define SINK_PDIRS_MAX 256
+
+struct rd_sink {
+	struct rd_err err;
+	unsigned flags;
+	mode_t umask;
+	int dest_fd; /* into: the destination dir; rename: its parent */
+	int into;
+	int have_root;
+	int no_openat2;
+	char dest_base[NAME_MAX + 1]; /* rename mode: the root's new name */
+	char root_name[NAME_MAX + 1]; /* rename mode: the root's wire name */
+	char dest_esc[256];
+	char label[256]; /* how messages name the destination */
+	/* single-entry parent cache, keyed by the effective parent path */
+	int cache_fd;
+	size_t cache_len;
+	char cache_path[EFF_MAX];
+	/* directories we created, awaiting dir_post (see top comment) */
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} created[CREATED_MAX];
+	unsigned ncreated;
+	/* rd_sink_expect_roots(): top-level names asked for, and accepted */
+	int expect_on;
+	unsigned nexpect, nseen;
+	char expect[SINK_ROOTS_MAX][NAME_MAX + 1];
+	unsigned char expect_used[SINK_ROOTS_MAX];
+	char seen[SINK_ROOTS_MAX][NAME_MAX + 1];
+	/* rd_sink_set_chunking(): partial files (rd_sink_partial.h) */
+	uint32_t part_chunk;
+	int part_sum;
+	char part_digest[33];
+	char part_dir[NAME_MAX + 1]; /* --partial-dir; "" = beside the file */
+	uint64_t part_mem;	     /* bitmap bytes of the partials open now (rd_sink_part.c) */
+	/* --partial-dir directories this sink made (rd_sink_part.c) */
+	struct rd_sink_pdir {
+		dev_t dev;
+		ino_t ino;
+		unsigned refs; /* files whose partial is in it now */
+		int used;
+	} pdirs[SINK_PDIRS_MAX];
+	struct rd_sink_links *links; /* rd_sink_links.c: files that start link groups */
+	unsigned items;		     /* rd_sink_items(): what the last entry call changed */
+	/* scratch for one resolution */
+	char eff[EFF_MAX];
+	char esc[RD_ERR_MSG_MAX / 2];
+};
+
+struct rd_sink_file {
+	struct rd_sink *s;
+	int pfd, tmpfd, exfd;
+	int ppfd;   /* --partial-dir inside pfd, holding the partial; else -1 */
+	int named;  /* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
+	int absent; /* nothing was under the final name at begin */
+	int sealed; /* rd_sink_file_seal(): only the rename is left */
+	struct rd_sink_meta m;
+	char name[NAME_MAX + 1];
+	char tmpname[NAME_MAX + 1];
+	char path[SINK_PATH_MAX + 1]; /* wire path, for messages */
+	size_t path_len;
+	uint64_t ex_size;	 /* of exfd */
+	struct rd_partial *part; /* tmpfd is a kept partial (tmpname) */
+	int resumed, trusted;	 /* its chunks are worth checking / trusted */
+	char note[160];		 /* for the user: what happened to a partial */
+	size_t part_mem;	 /* its bitmap's share of s->part_mem */
+	int pdir;		 /* 1 + its partial dir in s->pdirs (one we made), or 0 */
+	int link_first;		 /* starts a link group: remembered at commit */
+	unsigned items;		 /* rd_sink_file_items() */
+};
+
+int rd_sink__ffail(struct rd_sink_file *f, int errnum, const char *what);
+/*
+ * rd_sink_part.c: the file's partial (1 = in use, 0 = not for this file,
+ * < 0 error, on f's sink), and what file_free gives back of it.
+ */
+int rd_sink__part_open(struct rd_sink_file *f);
+void rd_sink__part_release(struct rd_sink_file *f);
+/* rd_sink_links.c: remember f's placed inode (fd) if it starts a link group. */
+void rd_sink__link_record(struct rd_sink_file *f, int fd);
+void rd_sink__links_free(struct rd_sink *s);
 
 struct rd_err *rd_sink__err(struct rd_sink *s);
 unsigned rd_sink__flags(const struct rd_sink *s);

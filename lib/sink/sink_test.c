@@ -19,140 +19,7 @@
 #include <cmocka.h>
 
 #include "lib/sink/rd_sink.h"
-
-/* Per test: a fresh directory "top" holding "dest" and "outside". */
-struct fx {
-	unsigned extra; /* RD_SINK_TEST_* for the fallback runs */
-	char top[PATH_MAX];
-	int top_fd;
-	int fds;
-};
-
-static char pbuf[4][PATH_MAX];
-static int pidx;
-
-static const char *tp(const struct fx *x, const char *rel)
-{
-	pidx = (pidx + 1) % 4;
-	snprintf(pbuf[pidx], sizeof(pbuf[pidx]), "%s/%s", x->top, rel);
-	return pbuf[pidx];
-}
-
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Sorted, '|'-joined listing of a directory ("" if empty). */
-static void listing(const char *dir, char *out, size_t cap)
-{
-	struct dirent **names;
-	int n, i;
-
-	out[0] = '\0';
-	n = scandir(dir, &names, NULL, alphasort);
-	assert_true(n >= 0);
-	for (i = 0; i < n; i++) {
-		if (strcmp(names[i]->d_name, ".") && strcmp(names[i]->d_name, "..")) {
-			if (out[0])
-				strncat(out, "|", cap - strlen(out) - 1);
-			strncat(out, names[i]->d_name, cap - strlen(out) - 1);
-		}
-		free(names[i]);
-	}
-	free(names);
-}
-
-static void expect_listing(const char *dir, const char *want)
-{
-	char got[4096];
-
-	listing(dir, got, sizeof(got));
-	assert_string_equal(got, want);
-}
-
-static void put(const char *p, const char *content)
-{
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-	close(fd);
-}
-
-static void expect_content(const char *p, const char *want)
-{
-	char buf[4096];
-	int fd = open(p, O_RDONLY | O_NOFOLLOW);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	assert_int_equal(n, (ssize_t)strlen(want));
-	assert_memory_equal(buf, want, (size_t)n);
-}
-
-static int setup(void **state)
-{
-	const char *tmp = getenv("TEST_TMPDIR");
-	struct fx *x = calloc(1, sizeof(*x));
-
-	assert_non_null(x);
-	if (*state)
-		x->extra = *(const unsigned *)*state;
-	x->fds = count_fds();
-	snprintf(x->top, sizeof(x->top), "%s/sink_test.XXXXXX", tmp ? tmp : "/tmp");
-	assert_non_null(mkdtemp(x->top));
-	assert_int_equal(mkdir(tp(x, "dest"), 0755), 0);
-	assert_int_equal(mkdir(tp(x, "outside"), 0755), 0);
-	x->top_fd = open(x->top, O_RDONLY | O_DIRECTORY);
-	assert_true(x->top_fd >= 0);
-	*state = x;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fx *x = *state;
-	char cmd[PATH_MAX + 32];
-
-	umount2(tp(x, "small"), MNT_DETACH); /* if the ENOSPC test failed midway */
-	close(x->top_fd);
-	assert_int_equal(count_fds(), x->fds); /* nothing leaked */
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", x->top);
-	assert_int_equal(system(cmd), 0);
-	free(x);
-	return 0;
-}
-
-static struct rd_sink *sopen(struct fx *x, const char *dest, unsigned flags)
-{
-	struct rd_sink *s;
-	struct rd_err err;
-
-	rd_err_clear(&err);
-	assert_int_equal(rd_sink_open(&s, x->top_fd, dest, flags | x->extra, rd_sink_process_umask(), &err), 0);
-	return s;
-}
-
-static struct rd_sink_meta meta(uint32_t mode, uint64_t size)
-{
-	struct rd_sink_meta m = {.mode = mode, .size = size};
-
-	m.mtime_sec = 1234567890;
-	m.mtime_nsec = 123456789;
-	return m;
-}
+#include "lib/sink/sink_testutil.h"
 
 static int put_file(struct rd_sink *s, const char *path, int root, const char *content,
 		    uint32_t mode)
@@ -638,12 +505,18 @@ static void test_sink_hardlink_again(void **state)
 {
 	struct fx *x = *state;
 	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_TIMES);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 6);
+	struct rd_sink_file *f;
 	struct stat a, b;
 	int round;
 
-	put(tp(x, "dest/f"), "group\n");
+	/* the group's first file, placed by this sink */
+	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
+	rd_sink_file_link_first(f);
+	assert_int_equal(rd_sink_file_write(f, "group\n", 6, 0), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
 	for (round = 0; round < 2; round++) {
-		assert_int_equal(rd_sink_hardlink(s, "g", 1, 1, "f", 1), 0);
+		assert_int_equal(rd_sink_hardlink(s, "g", 1, 1, "f", 1, 0), 0);
 		assert_int_equal(stat(tp(x, "dest/f"), &a), 0);
 		assert_int_equal(stat(tp(x, "dest/g"), &b), 0);
 		assert_int_equal(a.st_ino, b.st_ino);
@@ -652,7 +525,7 @@ static void test_sink_hardlink_again(void **state)
 	}
 	/* a name that is another file is replaced by the link */
 	put(tp(x, "dest/h"), "other\n");
-	assert_int_equal(rd_sink_hardlink(s, "h", 1, 1, "f", 1), 0);
+	assert_int_equal(rd_sink_hardlink(s, "h", 1, 1, "f", 1, 0), 0);
 	expect_content(tp(x, "dest/h"), "group\n");
 	expect_listing(tp(x, "dest"), "f|g|h");
 	rd_sink_close(s);

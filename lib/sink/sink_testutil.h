@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The sink tests' fixture (sink_test.c, sink_hostile_test.c): per test a
+ * fresh directory "top" holding "dest" and "outside", opened as x->top_fd;
+ * teardown checks no descriptor leaked and removes it.
+ */
+#ifndef RDCP_SINK_SINK_TESTUTIL_H
+#define RDCP_SINK_SINK_TESTUTIL_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/sink/rd_sink.h"
+
+struct fx {
+	unsigned extra; /* RD_SINK_TEST_* for the fallback runs */
+	char top[PATH_MAX];
+	int top_fd;
+	int fds;
+};
+
+/* x->top/rel (one of four rotating buffers). */
+const char *tp(const struct fx *x, const char *rel);
+int count_fds(void);
+/* Sorted, '|'-joined listing of a directory ("" if empty). */
+void listing(const char *dir, char *out, size_t cap);
+void expect_listing(const char *dir, const char *want);
+void put(const char *p, const char *content);
+void expect_content(const char *p, const char *want);
+int setup(void **state);
+int teardown(void **state);
+/* A sink on x->top/dest with flags | x->extra and the process umask. */
+struct rd_sink *sopen(struct fx *x, const char *dest, unsigned flags);
+/* A stat for the wire: mode, size, mtime 1234567890.123456789. */
+struct rd_sink_meta meta(uint32_t mode, uint64_t size);
+
+#endif
