@@ -57,6 +57,7 @@
 #define SHOW_MAX (PATH_MAX + RD_PATH_MAX + 2)
 #define AGAIN	 1000 /* internal: nothing to return yet, loop */
 #define OPEN_RD	 (O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+#define RESERVED_SKIP "an rdcp partial or temporary file (never sent); skipped"
 
 struct level {
 	DIR *d;	   /* NULL: closed, to be opened again (see the top) */
@@ -334,12 +335,14 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 	}
 	if (S_ISREG(st.st_mode)) {
 		const char *first = NULL;
+		unsigned ff = 0;
 
 		/* O_NONBLOCK only guarded the open against a fifo swapped in */
 		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
 		entry_stat(e, &st);
 		if (t->flags & RD_TREE_HARDLINKS)
-			first = rd_tree_link_seen(t->meta, &st, e->path, e->path_len);
+			first = rd_tree_link_seen(t->meta, &st, e->path, e->path_len, &ff);
+		e->flags |= (uint8_t)ff; /* RD_FF_LINKED, RD_FF_LINK_LAST */
 		if (first) {
 			/* A later member of a link group: its data moved already. */
 			close(fd);
@@ -538,6 +541,8 @@ static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct s
 	if (S_ISDIR(st.st_mode) && !(t->flags & RD_TREE_RECURSIVE))
 		return skip(t, e, t->show, 0, "is a directory (use -r)");
 	wl = strlen(name);
+	if (rd_path_reserved(name, wl))
+		return skip(t, e, t->show, 0, RESERVED_SKIP);
 	memcpy(t->wire, name, wl + 1);
 	set_wire(e, name, wl);
 	e->flags = RD_FF_ROOT;
@@ -557,6 +562,8 @@ static int start_fd(struct rd_tree *t, struct rd_tree_entry *e, const struct src
 	memcpy(t->wire, w, wl + 1);
 	memcpy(t->show, w, wl + 1);
 	set_wire(e, w, wl);
+	if (s->name && rd_path_reserved(s->name, strlen(s->name)))
+		return skip(t, e, t->show, 0, RESERVED_SKIP);
 	e->flags = RD_FF_ROOT;
 	if (s->name)
 		return emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
@@ -610,6 +617,9 @@ static int step_level(struct rd_tree *t, struct rd_tree_entry *e)
 	if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 		return AGAIN;
 	nl = strlen(de->d_name);
+	/* rdcp's own partials, records, temporaries: never listed, never sent */
+	if (rd_path_reserved(de->d_name, nl))
+		return AGAIN;
 	wl = l->wire_len + 1 + nl;
 	sl = l->show_len + 1 + nl;
 	/* Build both paths in place; the level's lengths truncate them again. */
@@ -751,6 +761,11 @@ int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npath
 void rd_tree_set_flags(struct rd_tree *t, unsigned flags)
 {
 	t->flags = flags;
+}
+
+void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes)
+{
+	rd_tree_meta_set_links(t->meta, max_bytes);
 }
 
 const struct rd_err *rd_tree_err(const struct rd_tree *t)

@@ -76,7 +76,7 @@ enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 
 
 struct rd_tree_entry {
 	uint8_t type;  /* enum rd_ftype */
-	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST */
+	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST; -H: RD_FF_LINKED, RD_FF_LINK_LAST */
 	uint32_t mode; /* st_mode */
 	uint32_t uid, gid;
 	uint64_t size; /* regular files: from fstat of fd; SPECIAL: the device number */
@@ -144,6 +144,14 @@ int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e);
 const struct rd_err *rd_tree_err(const struct rd_tree *t);
 /* Change the walk flags (RD_TREE_*), e.g. to what the peer honoured. */
 void rd_tree_set_flags(struct rd_tree *t, unsigned flags);
+/*
+ * -H: the most memory the table of open link groups may take (bytes, the
+ * groups' paths included; 0: 32 MiB). A group that does not fit is not
+ * remembered: its later links are sent as copies. An entry that starts a
+ * remembered group carries RD_FF_LINKED, a group's last HLINK
+ * RD_FF_LINK_LAST (the caller drops them for peers before protocol 7).
+ */
+void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes);
 
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 

@@ -9,8 +9,9 @@
  *
  * Everything lands in buffers owned here and is handed out as META items
  * (lib/proto/rd_proto.h): valid until the next entry. Memory is fixed
- * except for the link table, which is bounded (RD_TREE_LINKS_MAX) and
- * forgets a group as soon as all its links were seen.
+ * except for the link table, which is bounded in bytes (its entries with
+ * their paths and the allocator's share: rd_tree_set_link_table, 32 MiB
+ * unless set) and forgets a group as soon as all its links were seen.
  */
 #include "lib/tree/rd_tree_priv.h"
 
@@ -22,7 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LINK_BUCKETS 4096
+#define LINK_BUCKETS  16384
+#define LINKS_DEFAULT (32ull << 20) /* RD_ENGINE_LINK_TABLE_DEFAULT */
 
 struct link {
 	struct link *next;
@@ -40,6 +42,7 @@ struct rd_tree_meta {
 	struct rd_extent ext[RD_SPARSE_MAX];
 	struct link *bucket[LINK_BUCKETS];
 	unsigned nlinks;
+	uint64_t link_bytes, link_max; /* what the table holds, and may */
 	char lpath[RD_PATH_MAX + 1];
 };
 
@@ -47,8 +50,21 @@ int rd_tree_meta_new(struct rd_tree_meta **out)
 {
 	struct rd_tree_meta *m = calloc(1, sizeof(*m));
 
+	if (m)
+		m->link_max = LINKS_DEFAULT;
 	*out = m;
 	return m ? 0 : -RD_ENOMEM;
+}
+
+void rd_tree_meta_set_links(struct rd_tree_meta *m, uint64_t max_bytes)
+{
+	m->link_max = max_bytes ? max_bytes : LINKS_DEFAULT;
+}
+
+/* What one group costs the table: the entry, its path, the allocator's share. */
+static uint64_t link_cost(size_t len)
+{
+	return ((sizeof(struct link) + len + 1 + 15) & ~(size_t)15) + 16;
 }
 
 void rd_tree_meta_free(struct rd_tree_meta *m)
@@ -304,10 +320,11 @@ static unsigned link_hash(dev_t dev, ino_t ino)
 }
 
 const char *rd_tree_link_seen(struct rd_tree_meta *m, const struct stat *st, const char *path,
-			      size_t len)
+			      size_t len, unsigned *ff)
 {
 	struct link **pp, *l;
 
+	*ff = 0;
 	if (st->st_nlink < 2)
 		return NULL;
 	for (pp = &m->bucket[link_hash(st->st_dev, st->st_ino)]; (l = *pp); pp = &l->next) {
@@ -316,13 +333,16 @@ const char *rd_tree_link_seen(struct rd_tree_meta *m, const struct stat *st, con
 		memcpy(m->lpath, l->path, strlen(l->path) + 1);
 		if (--l->left == 0) {
 			*pp = l->next;
+			m->link_bytes -= link_cost(strlen(l->path));
 			free(l);
 			m->nlinks--;
+			*ff = RD_FF_LINK_LAST; /* the receiver may forget the group */
 		}
 		return m->lpath;
 	}
-	if (m->nlinks >= RD_TREE_LINKS_MAX || len > RD_PATH_MAX)
-		return NULL;
+	if (len > RD_PATH_MAX || m->link_bytes > m->link_max ||
+	    link_cost(len) > m->link_max - m->link_bytes)
+		return NULL; /* no room: its other links are sent as copies */
 	l = malloc(sizeof(*l) + len + 1);
 	if (!l)
 		return NULL; /* sent as a copy */
@@ -334,5 +354,7 @@ const char *rd_tree_link_seen(struct rd_tree_meta *m, const struct stat *st, con
 	l->next = m->bucket[link_hash(st->st_dev, st->st_ino)];
 	m->bucket[link_hash(st->st_dev, st->st_ino)] = l;
 	m->nlinks++;
+	m->link_bytes += link_cost(len);
+	*ff = RD_FF_LINKED; /* its later links name it */
 	return NULL;
 }

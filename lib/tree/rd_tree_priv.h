@@ -24,11 +24,14 @@ int rd_tree_meta_read(struct rd_tree_meta *m, int fd, const struct stat *st, uns
  * Hard links (-H): a regular file with st_nlink > 1 seen before under
  * another wire path? Returns that path (NUL-terminated, valid until the
  * next call) or NULL, remembering path for the group's later members.
- * The table forgets a group once all its links were seen, and holds at
- * most RD_TREE_LINKS_MAX groups (beyond that, links are sent as copies).
+ * *ff gets the FILE flag the entry carries: RD_FF_LINKED when path was
+ * remembered (a group starts), RD_FF_LINK_LAST when this was the group's
+ * last link (forgotten now), else 0. The table holds at most the bytes
+ * rd_tree_meta_set_links allows (32 MiB unless set); a group that does
+ * not fit is not remembered (its links are sent as copies).
  */
-#define RD_TREE_LINKS_MAX 65536
+void rd_tree_meta_set_links(struct rd_tree_meta *m, uint64_t max_bytes);
 const char *rd_tree_link_seen(struct rd_tree_meta *m, const struct stat *st, const char *path,
-			      size_t len);
+			      size_t len, unsigned *ff);
 
 #endif
