@@ -45,6 +45,9 @@ struct peer {
 	uint32_t file_ids[64];
 	uint64_t file_sizes[64];
 	unsigned nfiles;
+	unsigned ndata;		  /* DATA answers */
+	uint16_t done_status[64]; /* DONE per entry id (1..63), 0xffff: none yet */
+	int fin_seen;
 };
 
 static void *engine_main(void *arg)
@@ -74,9 +77,12 @@ static void put_file(const char *path, size_t size)
 	close(fd);
 }
 
-static void start(struct peer *p, int engine_sends)
+/*
+ * One engine (engine_sends: a sender of one file f of fsize bytes, else a
+ * receiver into the test's directory) with the options eo, and our end.
+ */
+static void start_with(struct peer *p, int engine_sends, struct rd_engine_opts eo, size_t fsize)
 {
-	struct rd_engine_opts eo = {.chunk_size = CH, .pool_bytes = 8 * CH, .depth = 4};
 	struct rd_conn_opts co = {.ctrl_depth = 32, .timeout_ms = 5000};
 	struct rd_err err;
 	char path[400];
@@ -84,6 +90,7 @@ static void start(struct peer *p, int engine_sends)
 	int dfd;
 
 	memset(p, 0, sizeof(*p));
+	memset(p->done_status, 0xff, sizeof(p->done_status));
 	snprintf(g_root, sizeof(g_root), "%s/protoXXXXXX",
 		 getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
 	assert_non_null(mkdtemp(g_root));
@@ -91,7 +98,7 @@ static void start(struct peer *p, int engine_sends)
 	assert_int_equal(rd_engine_init(&p->e, &eo), 0);
 	if (engine_sends) {
 		snprintf(path, sizeof(path), "%s/f", g_root);
-		put_file(path, 3 * CH);
+		put_file(path, fsize);
 		assert_int_equal(rd_tree_open_paths(&p->t, srcs, 1, 0, &err), 0);
 	} else {
 		dfd = open(g_root, O_RDONLY | O_DIRECTORY);
@@ -100,6 +107,13 @@ static void start(struct peer *p, int engine_sends)
 	}
 	assert_int_equal(rd_loop_pair(&p->me, &p->engine, &co, NULL, NULL, &err), 0);
 	assert_int_equal(pthread_create(&p->th, NULL, engine_main, p), 0);
+}
+
+static void start(struct peer *p, int engine_sends)
+{
+	struct rd_engine_opts eo = {.chunk_size = CH, .pool_bytes = 8 * CH, .depth = 4};
+
+	start_with(p, engine_sends, eo, 3 * CH);
 }
 
 /* Consume what the engine sent; returns once an ERROR came or it hung up. */
@@ -124,6 +138,12 @@ static int pump(struct peer *p, int timeout_ms)
 			} else if (m.hdr.type == RD_MSG_FILE && p->nfiles < 64) {
 				p->file_ids[p->nfiles] = m.u.file.id;
 				p->file_sizes[p->nfiles++] = m.u.file.size;
+			} else if (m.hdr.type == RD_MSG_DATA) {
+				p->ndata++;
+			} else if (m.hdr.type == RD_MSG_DONE && m.u.done.id < 64) {
+				p->done_status[m.u.done.id] = m.u.done.status;
+			} else if (m.hdr.type == RD_MSG_FIN) {
+				p->fin_seen = 1;
 			}
 			rd_conn_recv_done(p->me);
 		}
@@ -155,6 +175,11 @@ static void say(struct peer *p, struct rd_msg *m)
 static void expect_proto_err(struct peer *p, const char *what)
 {
 	pump(p, 5000);
+	/* an engine that saw nothing wrong would wait on: hang up, it fails below */
+	if (!p->got_error) {
+		rd_conn_close(p->me);
+		p->me = NULL;
+	}
 	pthread_join(p->th, NULL);
 	rd_conn_close(p->me);
 	if (p->ret != -RD_EPROTO || !strstr(p->e.err.msg, what))
@@ -527,31 +552,228 @@ static void test_send_undecodable(void **state)
 	expect_proto_err(&p, "broke the protocol");
 }
 
+/* --- issue 27: hard links as agreed, what GETs may make a sender do --- */
+
+/* The test directory and the engine's state, once its thread ended. */
+static void cleanup(struct peer *p)
+{
+	char cmd[300];
+
+	rd_conn_close(p->me);
+	rd_engine_fini(&p->e);
+	rd_tree_close(p->t);
+	rd_sink_close(p->sink);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", g_root);
+	assert_int_equal(system(cmd), 0);
+}
+
+static struct rd_msg hlink_msg(uint32_t id, uint8_t flags, const char *name, const char *target)
+{
+	struct rd_msg m = file_msg(id, RD_FT_HLINK, flags, 0, name);
+
+	m.u.file.target.ptr = target;
+	m.u.file.target.len = (uint16_t)strlen(target);
+	return m;
+}
+
+/* -H is agreed in OPEN: without it an HLINK is a protocol error, not a link. */
+static void test_recv_hlink_not_agreed(void **state)
+{
+	struct peer p;
+	struct rd_msg m;
+
+	start(&p, 0);
+	m = file_msg(1, RD_FT_REG, RD_FF_ROOT, 0, "f");
+	say(&p, &m);
+	m = hlink_msg(2, RD_FF_ROOT, "g", "f");
+	say(&p, &m);
+	expect_proto_err(&p, "hard link without -H agreed");
+}
+
+/* Link group flags only with -H on protocol 7. */
+static void test_recv_link_flags_not_agreed(void **state)
+{
+	struct peer p;
+	struct rd_msg m;
+
+	start(&p, 0);
+	m = file_msg(1, RD_FT_REG, RD_FF_ROOT | RD_FF_LINKED, 0, "f");
+	say(&p, &m);
+	expect_proto_err(&p, "link group flags without -H");
+}
+
+static int exists(const char *name)
+{
+	char p[400];
+
+	snprintf(p, sizeof(p), "%s/%s", g_root, name);
+	return access(p, F_OK) == 0;
+}
+
+/*
+ * With -H: an HLINK may name only a file of this session that starts a
+ * link group, until its group's last link; a file that was there before
+ * (a planted second name for it), one that started no group, one past
+ * its last link fail their entry, and nothing is linked.
+ */
+static void test_recv_hlink_targets(void **state)
+{
+	struct rd_engine_opts eo = {
+	    .chunk_size = CH, .pool_bytes = 8 * CH, .depth = 4, .hardlinks = 1, .link_marks = 1};
+	struct peer p;
+	struct rd_msg m;
+	char path[400];
+	struct stat a, b;
+	int i;
+
+	start_with(&p, 0, eo, 0);
+	snprintf(path, sizeof(path), "%s/secret", g_root);
+	put_file(path, 10);
+	m = hlink_msg(1, RD_FF_ROOT, "pub", "secret");
+	say(&p, &m);
+	m = file_msg(2, RD_FT_REG, RD_FF_ROOT, 0, "plain");
+	say(&p, &m);
+	m = hlink_msg(3, RD_FF_ROOT, "p2", "plain");
+	say(&p, &m);
+	m = file_msg(4, RD_FT_REG, RD_FF_ROOT | RD_FF_LINKED, 0, "lead");
+	say(&p, &m);
+	m = hlink_msg(5, RD_FF_ROOT | RD_FF_LINK_LAST, "l2", "lead");
+	say(&p, &m);
+	m = hlink_msg(6, RD_FF_ROOT, "l3", "lead");
+	say(&p, &m);
+	m = simple(RD_MSG_END);
+	m.u.end.nfiles = 6;
+	say(&p, &m);
+	for (i = 0; i < 100 && !p.fin_seen; i++)
+		pump(&p, 50);
+	assert_true(p.fin_seen);
+	m = simple(RD_MSG_FIN);
+	say(&p, &m);
+	pthread_join(p.th, NULL);
+	assert_int_equal(p.ret, -RD_EPARTIAL);
+	assert_int_not_equal(p.done_status[1], 0);
+	assert_int_equal(p.done_status[2], 0);
+	assert_int_not_equal(p.done_status[3], 0);
+	assert_int_equal(p.done_status[4], 0);
+	assert_int_equal(p.done_status[5], 0);
+	assert_int_not_equal(p.done_status[6], 0);
+	assert_false(exists("pub"));
+	assert_false(exists("p2"));
+	assert_false(exists("l3"));
+	snprintf(path, sizeof(path), "%s/lead", g_root);
+	assert_int_equal(stat(path, &a), 0);
+	snprintf(path, sizeof(path), "%s/l2", g_root);
+	assert_int_equal(stat(path, &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	cleanup(&p);
+}
+
+/* A chunk is summed once: a SUM for it again buys no more hashing. */
+static void test_send_sum_twice(void **state)
+{
+	struct peer p;
+	struct rd_msg m;
+
+	start(&p, 1);
+	wait_file(&p);
+	m = get_msg(p.file_ids[0], 0, CH);
+	say(&p, &m);
+	m = get_msg(p.file_ids[0], 0, CH);
+	say(&p, &m);
+	expect_proto_err(&p, "SUM asked again for a chunk already summed");
+}
+
+/*
+ * The same chunk's DATA over and over: at most RD_GET_WORK_X times the
+ * bytes announced plus RD_GET_WORK_SLACK chunks are read and sent, then
+ * the session ends.
+ */
+static void test_send_read_budget(void **state)
+{
+	static uint8_t slot[CH];
+	struct peer p;
+	struct rd_msg m;
+	struct rd_mr mr;
+	int i;
+
+	start(&p, 1);
+	wait_file(&p);
+	assert_int_equal(rd_conn_reg(p.me, slot, sizeof(slot), 1, &mr), 0);
+	for (i = 0; i < 120 && !p.got_error; i++) {
+		m = get_msg(p.file_ids[0], 0, CH);
+		m.u.get.kind = RD_GET_DATA;
+		m.u.get.addr = (uint64_t)(uintptr_t)slot;
+		m.u.get.rkey = mr.rkey;
+		say(&p, &m);
+		pump(&p, 5);
+	}
+	print_message("%u DATA answers to 120 GETs of one 3-chunk file's chunk 0\n", p.ndata);
+	assert_true(p.ndata <= 5 * 3 + 64);
+	rd_conn_dereg(p.me, &mr);
+	expect_proto_err(&p, "asked for more reading than the entries announced allow");
+}
+
+/*
+ * SUMs are not progress one by one: a SUM every 100 ms, each of another
+ * chunk, does not keep a session past its idle timeout (400 ms here).
+ */
+static void test_send_sum_drip_times_out(void **state)
+{
+	struct rd_engine_opts eo = {
+	    .chunk_size = CH, .pool_bytes = 8 * CH, .depth = 4, .idle_ms = 400};
+	struct peer p;
+	struct rd_err err;
+	struct rd_msg m;
+	int i;
+
+	start_with(&p, 1, eo, 64 * CH);
+	wait_file(&p);
+	for (i = 0; i < 30; i++) {
+		m = get_msg(p.file_ids[0], (uint64_t)i, CH);
+		if (rd_engine_send_msg(p.me, &m, &err))
+			break; /* it hung up: what we wait for */
+		pump(&p, 100);
+	}
+	print_message("the sender answered %u of %d SUMs sent 100 ms apart\n", p.ndata, i);
+	rd_conn_close(p.me);
+	p.me = NULL;
+	pthread_join(p.th, NULL);
+	if (p.ret != -RD_ETIMEOUT)
+		fail_msg("engine returned %d (%s), expected the idle timeout", p.ret, p.e.err.msg);
+	cleanup(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_recv_file_out_of_order),
-		cmocka_unit_test(test_recv_file_after_end),
-		cmocka_unit_test(test_recv_post_on_file),
-		cmocka_unit_test(test_recv_size_on_dir),
-		cmocka_unit_test(test_recv_window_overrun),
-		cmocka_unit_test(test_recv_data_not_requested),
-		cmocka_unit_test(test_recv_data_digest_length),
-		cmocka_unit_test(test_recv_sum_out_of_order),
-		cmocka_unit_test(test_recv_chunk_err_unknown_file),
-		cmocka_unit_test(test_recv_chunk_err_not_requested),
-		cmocka_unit_test(test_recv_end_mismatch),
-		cmocka_unit_test(test_recv_fin_first),
-		cmocka_unit_test(test_recv_unexpected),
-		cmocka_unit_test(test_recv_undecodable),
-		cmocka_unit_test(test_send_get_unknown),
-		cmocka_unit_test(test_send_get_beyond_end),
-		cmocka_unit_test(test_send_get_slot_too_small),
-		cmocka_unit_test(test_send_get_seq_not_increasing),
-		cmocka_unit_test(test_send_done_unknown),
-		cmocka_unit_test(test_send_fin_early),
-		cmocka_unit_test(test_send_unexpected),
-		cmocka_unit_test(test_send_undecodable),
+	    cmocka_unit_test(test_recv_file_out_of_order),
+	    cmocka_unit_test(test_recv_file_after_end),
+	    cmocka_unit_test(test_recv_post_on_file),
+	    cmocka_unit_test(test_recv_size_on_dir),
+	    cmocka_unit_test(test_recv_window_overrun),
+	    cmocka_unit_test(test_recv_data_not_requested),
+	    cmocka_unit_test(test_recv_data_digest_length),
+	    cmocka_unit_test(test_recv_sum_out_of_order),
+	    cmocka_unit_test(test_recv_chunk_err_unknown_file),
+	    cmocka_unit_test(test_recv_chunk_err_not_requested),
+	    cmocka_unit_test(test_recv_end_mismatch),
+	    cmocka_unit_test(test_recv_fin_first),
+	    cmocka_unit_test(test_recv_unexpected),
+	    cmocka_unit_test(test_recv_undecodable),
+	    cmocka_unit_test(test_send_get_unknown),
+	    cmocka_unit_test(test_send_get_beyond_end),
+	    cmocka_unit_test(test_send_get_slot_too_small),
+	    cmocka_unit_test(test_send_get_seq_not_increasing),
+	    cmocka_unit_test(test_send_done_unknown),
+	    cmocka_unit_test(test_send_fin_early),
+	    cmocka_unit_test(test_send_unexpected),
+	    cmocka_unit_test(test_send_undecodable),
+	    cmocka_unit_test(test_recv_hlink_not_agreed),
+	    cmocka_unit_test(test_recv_link_flags_not_agreed),
+	    cmocka_unit_test(test_recv_hlink_targets),
+	    cmocka_unit_test(test_send_sum_twice),
+	    cmocka_unit_test(test_send_read_budget),
+	    cmocka_unit_test(test_send_sum_drip_times_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

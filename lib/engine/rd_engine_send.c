@@ -55,6 +55,7 @@ struct swin {
 	uint32_t mtime_nsec;
 	uint64_t data_hi; /* highest chunk asked for with GET DATA, + 1 */
 	uint64_t asked_hi; /* highest chunk asked for by any GET (DATA, SUM), + 1 */
+	uint64_t sum_next; /* a SUM may ask only this chunk or a later one (once each) */
 	char path[RD_PATH_MAX + 1];
 	size_t plen;
 	unsigned nmap; /* -S: data extents; chunks carry only these bytes */
@@ -124,6 +125,12 @@ struct sender {
 	char skip_msg[RD_MSG_TEXT_MAX];
 	int tree_done, end_sent, fin_seen, fin_sent;
 	uint64_t last_seq;   /* last GET's seq: each must be greater */
+	/*
+	 * Work bounds (rd_proto.h section 3): bytes of regular files
+	 * announced, bytes GETs asked us to read, SUM bytes not yet counted
+	 * as progress.
+	 */
+	uint64_t announced, work, sum_bytes;
 	unsigned corrupt_at; /* test hook: DATA number to corrupt, 0 = never */
 	int corrupt_every;   /* test hook: corrupt every DATA */
 	unsigned data_sent;
@@ -248,6 +255,33 @@ static int pack_files(struct sender *s, const struct rd_msg_get *g, struct swin 
 	return 0;
 }
 
+/*
+ * A GET asks us to read and hash len bytes: within the session's budget
+ * (rd_proto.h section 3, Work bounds), or a protocol error. One 41-byte
+ * request must not buy unbounded reading and hashing.
+ */
+static int work_take(struct sender *s, uint64_t len)
+{
+	uint64_t max =
+	    RD_GET_WORK_X * s->announced + (uint64_t)RD_GET_WORK_SLACK * s->e->o.chunk_size;
+
+	if (len > max || s->work > max - len)
+		return proto_err(s, "asked for more reading than the entries announced allow "
+				    "(every chunk summed and sent, each resent three times)");
+	s->work += len;
+	return 0;
+}
+
+/* SUM answers count as progress only in bulk: a drip of them holds no session open. */
+static void sum_progress(struct sender *s, uint64_t len)
+{
+	s->sum_bytes += len;
+	if (s->sum_bytes >= RD_SUM_PROGRESS_BYTES) {
+		s->sum_bytes -= RD_SUM_PROGRESS_BYTES;
+		rd_engine_progress(s->e);
+	}
+}
+
 static int on_pack_get(struct sender *s, const struct rd_msg_get *g)
 {
 	struct swin *w;
@@ -261,17 +295,20 @@ static int on_pack_get(struct sender *s, const struct rd_msg_get *g)
 	if (g->seq <= s->last_seq)
 		return proto_err(s, "GET sequence number not increasing");
 	s->last_seq = g->seq;
+	r = work_take(s, sum);
+	if (r)
+		return r;
 	w = win_of(s, g->id);
 	if (w->data_hi) {
-		s->e->st.chunks_retried++; /* the same pack again */
+		s->e->st.chunks_retried++; /* the same pack again: not progress */
 	} else {
 		s->e->st.packs++;
 		s->e->st.files_packed += g->chunk;
+		rd_engine_progress(s->e);
 	}
 	for (; w && w->id - g->id < g->chunk; w = win_of(s, w->id + 1))
 		w->data_hi = 1;
 	s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = *g;
-	rd_engine_progress(s->e);
 	return 0;
 }
 
@@ -280,6 +317,7 @@ static int on_done(struct sender *s, const struct rd_msg_done *d);
 static int on_msg(struct sender *s, const struct rd_msg *m)
 {
 	struct swin *w;
+	int r;
 
 	switch (m->hdr.type) {
 	case RD_MSG_GET:
@@ -299,24 +337,31 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		if (m->u.get.seq <= s->last_seq)
 			return proto_err(s, "GET sequence number not increasing");
 		s->last_seq = m->u.get.seq;
+		/* each chunk is summed once at most, in order: a SUM again is not a resume */
+		if (m->u.get.kind == RD_GET_SUM && m->u.get.chunk < w->sum_next)
+			return proto_err(s, "SUM asked again for a chunk already summed");
+		r = work_take(s, rd_chunk_len(w->size, s->e->o.chunk_size, m->u.get.chunk));
+		if (r)
+			return r;
 		if (m->u.get.chunk >= w->asked_hi)
 			w->asked_hi = m->u.get.chunk + 1;
-		if (m->u.get.kind == RD_GET_DATA) {
+		if (m->u.get.kind == RD_GET_SUM) {
+			w->sum_next = m->u.get.chunk + 1;
+			sum_progress(s, rd_chunk_len(w->size, s->e->o.chunk_size, m->u.get.chunk));
+		} else if (m->u.get.chunk < w->data_hi) {
 			/* Chunks are asked in order; an earlier one again is a resend. */
-			if (m->u.get.chunk < w->data_hi)
-				s->e->st.chunks_retried++;
-			else
-				w->data_hi = m->u.get.chunk + 1;
+			s->e->st.chunks_retried++;
+		} else {
+			w->data_hi = m->u.get.chunk + 1;
+			rd_engine_progress(s->e); /* a new request */
 		}
 		s->getq[(s->gq_head + s->gq_count++) % GETQ_MAX] = m->u.get;
-		rd_engine_progress(s->e); /* a new request */
 		return 0;
 	case RD_MSG_DONE:
 		return on_done(s, &m->u.done);
 	case RD_MSG_DONES: {
 		struct rd_msg_done d;
 		unsigned i;
-		int r;
 
 		if (!s->e->o.batch)
 			return proto_err(s, "DONES without batches agreed");
@@ -1123,6 +1168,9 @@ static int emit_entry(struct sender *s)
 	m.u.file.id = s->next_id;
 	m.u.file.type = s->ent.type;
 	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
+	/* link groups are named only from protocol 7 on (older peers refuse the flags) */
+	if (!s->e->o.link_marks)
+		m.u.file.flags &= (uint8_t) ~(RD_FF_LINKED | RD_FF_LINK_LAST);
 	m.u.file.mode = s->e->o.chmod && s->ent.type != RD_FT_SYMLINK
 			    ? rd_chmod_apply(s->e->o.chmod, s->ent.mode)
 			    : s->ent.mode;
@@ -1157,7 +1205,9 @@ static int emit_entry(struct sender *s)
 	w->size = m.u.file.size;
 	w->mtime_sec = s->ent.mtime_sec;
 	w->mtime_nsec = s->ent.mtime_nsec;
-	w->data_hi = w->asked_hi = 0;
+	w->data_hi = w->asked_hi = w->sum_next = 0;
+	if (w->type == RD_FT_REG)
+		s->announced += w->size;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
@@ -1294,6 +1344,7 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->next_id = 1;
 	s->ent.fd = -1;
 	s->wn = e->o.window;
+	rd_tree_set_link_table(t, e->o.link_table);
 	s->win = calloc(s->wn, sizeof(*s->win));
 	if (!s->win) {
 		ret = rd_err_set(&e->err, RD_ENOMEM, ENOMEM, "sender window of %u entries", s->wn);
