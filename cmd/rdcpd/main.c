@@ -779,6 +779,7 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 		snprintf(mods[i].name, sizeof(mods[i].name), "%s", conf->mods[i]->name);
 		snprintf(mods[i].path, sizeof(mods[i].path), "%s", conf->mods[i]->path);
 		mods[i].readonly = conf->mods[i]->read_only;
+		mods[i].write_only = conf->mods[i]->write_only;
 		/* sessions open the directory pinned now, never a path re-resolved */
 		if (rd_module_pin(&mods[i], err)) {
 			free(mods);
@@ -798,6 +799,7 @@ static int apply_conf(struct rd_daemon_cfg *cfg, struct rd_conf *conf, struct lo
 	cfg->max_per_host = conf->max_conns_per_host;
 	cfg->max_per_user = conf->max_conns_per_user;
 	cfg->server.eo.idle_ms = conf->idle_timeout_s * 1000;
+	cfg->server.eo.link_table = conf->link_table;
 	cfg->tls = tls;
 	return 0;
 }

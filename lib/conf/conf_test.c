@@ -91,6 +91,7 @@ static void test_defaults(void **state)
 	assert_string_equal(c->host_key, RD_CONF_HOST_KEY_DEFAULT);
 	assert_int_equal(c->threads, 0);   /* rdcpd: the cores, at most 8 */
 	assert_int_equal(c->max_lanes, 0); /* the transport's cap, 4 */
+	assert_true(c->link_table == 32ull << 20);
 	assert_int_equal(c->nlisten, 0);
 	assert_int_equal(c->nmods, 0);
 	assert_int_equal(c->nerrors, 0);
@@ -98,7 +99,7 @@ static void test_defaults(void **state)
 	rd_conf_free(NULL);
 }
 
-static const char every_key[] = "# every key\n"
+static const char every_key[] = "link table size = 8M\n" /* line 1: every key */
 				"listen = 10.0.0.1\n"
 				"listen = [fe80::1]\n"
 				"port = 4000\n"
@@ -191,6 +192,8 @@ static void test_every_key(void **state)
 	assert_string_equal(c->status_socket, "/run/x/s.sock");
 	assert_string_equal(c->status_group, "adm");
 	assert_int_equal(c->partial_max_age_s, 3 * 86400);
+	assert_true(c->link_table == 8ull << 20);
+	assert_int_equal(c->set[RD_CK_LINK_TABLE], 1);
 	assert_int_equal(c->set[RD_CK_PORT], 4);
 	assert_int_equal(c->set[RD_CK_LISTEN], 3);
 	assert_int_equal(c->nmods, 2);
@@ -997,7 +1000,8 @@ static void test_support(void **state)
 	assert_true(rec_grep(&rec, "W t.conf:48: 'log format' in [data] is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:28: 'max connections per user' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:29: 'host key'"));
-	assert_int_equal(c->nwarnings, 25);
+	assert_true(rec_grep(&rec, "W t.conf:1: 'link table size'"));
+	assert_int_equal(c->nwarnings, 26);
 	/* [pub] has auth = none: nothing about it */
 	assert_false(rec_grep(&rec, "[pub]"));
 	rd_conf_free(c);

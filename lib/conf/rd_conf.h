@@ -83,6 +83,7 @@ enum rd_conf_key {
 	RD_CK_STATUS_SOCKET,
 	RD_CK_STATUS_GROUP,
 	RD_CK_PARTIAL_MAX_AGE, /* the modules' default */
+	RD_CK_LINK_TABLE,
 	/* module */
 	RD_CK_PATH,
 	RD_CK_COMMENT,
@@ -206,6 +207,7 @@ struct rd_conf {
 	char group[RD_CONF_NAME_MAX + 1];
 	int threads;   /* per connection, 1..RD_CONF_THREADS_MAX; 0: the cores, at most 8 */
 	int max_lanes; /* per session, 1..RD_LANES_MAX; 0: RD_CONF_LANES_DEFAULT */
+	uint64_t link_table; /* -H: bytes a session's link table may take; default 32 MiB */
 	int no_auth;   /* --no-auth: every module served without authentication */
 	/* The modules' defaults (struct rd_conf_module), and the daemon's log file. */
 	int transfer_logging;

@@ -719,6 +719,8 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 			not_enforced(c, c->set[ops_keys[k].key], RD_CONF_WARNING,
 				     rd_conf_key_name(ops_keys[k].key), "");
 	}
+	if (!(caps & RD_CONF_CAP_LIMITS) && c->set[RD_CK_LINK_TABLE])
+		not_enforced(c, c->set[RD_CK_LINK_TABLE], RD_CONF_WARNING, "link table size", "");
 	for (k = 0; k < sizeof(auth_keys) / sizeof(auth_keys[0]); k++) {
 		if (!(caps & RD_CONF_CAP_AUTH) && c->set[auth_keys[k]])
 			not_enforced(c, c->set[auth_keys[k]], RD_CONF_WARNING,

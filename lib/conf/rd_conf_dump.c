@@ -277,6 +277,9 @@ static int global_value(const struct rd_conf *c, int key, char *buf, size_t len)
 		}
 		snprintf(buf, len, "%s", c->status_group);
 		return 1;
+	case RD_CK_LINK_TABLE:
+		fmt_size(c->link_table, buf, len);
+		return 1;
 	default:
 		return ops_value(key, c->transfer_logging, c->log_file, c->log_format,
 				 c->partial_max_age_s, buf, len);

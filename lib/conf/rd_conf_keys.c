@@ -284,6 +284,12 @@ static int k_partial_max_age(struct rd_conf_ctx *x, const char *v)
 	return set_age(x, v, &x->c->partial_max_age_s);
 }
 
+/* -H: a session's table of open link groups (rd_engine_opts.link_table). */
+static int k_link_table(struct rd_conf_ctx *x, const char *v)
+{
+	return rd_conf_parse_size(x, v, 64ull << 10, 1ull << 40, &x->c->link_table);
+}
+
 /* --- module --- */
 
 static int k_path(struct rd_conf_ctx *x, const char *v)
@@ -437,6 +443,7 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_STATUS_SOCKET] = {"status socket", G, 0, k_status_socket, 1},
     [RD_CK_STATUS_GROUP] = {"status group", G, 0, k_status_group, 0},
     [RD_CK_PARTIAL_MAX_AGE] = {"partial max age", G, 0, k_partial_max_age, 0},
+    [RD_CK_LINK_TABLE] = {"link table size", G, 0, k_link_table, 0},
     [RD_CK_PATH] = {"path", M, 0, k_path, 0},
     [RD_CK_COMMENT] = {"comment", M, 0, k_comment, 1},
     [RD_CK_READ_ONLY] = {"read only", M, 0, k_read_only, 0},

@@ -76,6 +76,7 @@ struct rd_conf *rd_conf_new(rd_conf_report_fn report, void *ctx)
 	c->max_conns_per_host = 4;
 	c->auth_timeout_s = 10;
 	c->idle_timeout_s = 30;
+	c->link_table = 32ull << 20; /* RD_ENGINE_LINK_TABLE_DEFAULT */
 	c->log_level = RD_CONF_LOG_INFO;
 	snprintf(c->log_format, sizeof(c->log_format), "%s", RD_XFERLOG_DEFAULT_FORMAT);
 	c->partial_max_age_s = RD_CONF_PARTIAL_MAX_AGE_DEFAULT;

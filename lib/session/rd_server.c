@@ -197,6 +197,12 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 	src->dirfd = -1;
 	if (normalize_rel(asked, rel))
 		return refuse(c, err, RD_EPERM, "%s/%s: '..' is not allowed", mod->name, asked);
+	/* other clients' partials and temporaries: refused by name, found or not */
+	if (rd_path_reserved(rel, strlen(rel)))
+		return refuse(
+		    c, err, RD_EPERM,
+		    "%s/%s: names an rdcp partial or temporary file; those are never sent",
+		    mod->name, rel);
 	if (!rel[0]) {
 		src->dirfd = fcntl(modfd, F_DUPFD_CLOEXEC, 0);
 		src->wire = mod->name;
@@ -512,6 +518,9 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
 	e.o.items = !!(honoured(cfg, o) & RD_OF_ITEMS);
+	/* -H as agreed; link groups named from protocol 7 on (rd_proto.h, FILE) */
+	e.o.hardlinks = !!(honoured(cfg, o) & RD_OF_HARDLINKS);
+	e.o.link_marks = e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;
@@ -578,8 +587,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		snprintf(rel, sizeof(rel), "%.*s", (int)(o->paths[i].len - off),
 			 o->paths[i].ptr + off);
 		if (o->mode == RD_MODE_PUSH) {
-			ret = rd_sink_open(&sink, modfd, rel, sink_flags_for(cfg, o), cfg->umask,
-					   err);
+			/* write only: nothing there is compared (no SUM tells what it holds) */
+			ret = rd_sink_open(&sink, modfd, rel,
+					   sink_flags_for(cfg, o) |
+					       (mod->write_only ? RD_SINK_FRESH : 0),
+					   cfg->umask, err);
 			if (ret) {
 				char why[RD_ERR_MSG_MAX];
 

@@ -64,6 +64,7 @@ struct rd_module {
 	int pinned;
 	dev_t dev;
 	ino_t ino;
+	int write_only; /* pushes receive everything whole: nothing there is compared */
 };
 
 /* Parse "NAME=DIR[,ro]" (also ",rw"). */
