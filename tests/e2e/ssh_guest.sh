@@ -223,6 +223,17 @@ client() {
 	rm -rf /tmp/back/meta
 	on_b 'rm -rf /tmp/dst/meta'
 
+	# --- 2c. issue 27 item 16: the ssh-started half never sends rdcp's partials ---
+	on_b 'mkdir -p /tmp/srv/pp/.part && echo ok >/tmp/srv/pp/ok &&
+		echo p >/tmp/srv/pp/.rdcp-partial.big && echo r >/tmp/srv/pp/.rdcp-partial.big.rec &&
+		echo q >/tmp/srv/pp/.part/.rdcp-partial.x'
+	rcp -r "$S:/tmp/srv/pp" /tmp/back/
+	check "pull -r over ssh of a tree holding rdcp partials and records" [ "$RC" -eq 0 ]
+	check "  none of them arrived" [ -z "$(find /tmp/back/pp -name '.rdcp-partial*' -print -quit)" ]
+	check "  the rest did" [ "$(cat /tmp/back/pp/ok 2>&1)" = ok ]
+	rm -rf /tmp/back/pp
+	on_b 'rm -rf /tmp/srv/pp'
+
 	# --- 3. several sources; a missing one among good ones ---
 	on_b 'mkdir -p /tmp/dst/multi2'
 	rcp /tmp/src/ga /tmp/src/nonexistent /tmp/src/gb "$S:/tmp/dst/multi2/"

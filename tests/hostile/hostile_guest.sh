@@ -91,6 +91,8 @@ if ! wait_for $LOGS/rdcpd.ready . 30; then
 	exit 1
 fi
 
+# Issue 27 item 11: a file of the module a hostile push tries to hard-link.
+printf 'hl\n' >/tmp/mod/hl-secret
 # The self-check also makes push-paths meet an entry it cannot see refused.
 RDCP_EVIL_CONTROL=${HOSTILE_SELFTEST_FAIL:-0} "$EVIL" push-paths "$IP" $DPORT m
 rc=$?
@@ -106,6 +108,10 @@ check_absent /evil "push"
 check_absent /tmp/outside/evil "push via symlink"
 check_absent /tmp/outside/evildir "push via symlink"
 check_absent /tmp/outside/evillink "push via symlink"
+check_absent /tmp/mod/hl-evil "push: an HLINK without -H agreed"
+check_absent /tmp/mod/hl-pub-evil "push -H: an HLINK to a file the session did not place"
+check_absent /tmp/mod/.rdcp-partial.evil "push: a planted partial"
+check_absent /tmp/mod/.rdcp-partial.evil.rec "push: a planted record"
 if [ -z "$(ls -A /tmp/outside)" ]; then
 	pass "push: /tmp/outside is still empty"
 else
@@ -258,15 +264,180 @@ wait $DPID 2>/dev/null
 echo "--- rdcpd log"
 sed 's/^/    /' $LOGS/rdcpd.log
 
+# ------------------------------------------------------- issue 27 (data side)
+echo "=== issue 27: partials, records, hard links, SUMs, write-only, --partial-dir"
+# A daemon of its own: a write-only module, a small link table, a short idle
+# timeout (the SUM drip), on another port.
+I27PORT=$((DPORT + 2))
+rm -rf /tmp/wo /tmp/pub /tmp/pub-links /tmp/i27
+mkdir -p /tmp/wo /tmp/pub /tmp/pub-links /tmp/i27
+cat >/tmp/i27/rdcpd.conf <<CONF
+link table size = 1M
+[wo]
+	path = /tmp/wo
+	write only = yes
+	auth = none
+[pub]
+	path = /tmp/pub
+	auth = none
+CONF
+"$RDCPD" --foreground --config /tmp/i27/rdcpd.conf --port $I27PORT --timeout 3 \
+	--max-conns-per-host 64 --ready-file $LOGS/i27.ready 2>$LOGS/i27.log &
+I27PID=$!
+if ! wait_for $LOGS/i27.ready . 30; then
+	fail "issue 27: rdcpd with its configuration did not start: $(tr '\n' ' ' <$LOGS/i27.log)"
+fi
+U=rdcp://$IP:$I27PORT
+# KiB of a status line of process $1 (VmRSS, VmHWM)
+kib() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+# big-endian bytes of $1, $2 bytes long
+be() {
+	i=$2
+	while [ "$i" -gt 0 ]; do
+		i=$((i - 1))
+		# shellcheck disable=SC2059 # the format is the byte
+		printf "\\$(printf %03o $((($1 >> (8 * i)) & 255)))"
+	done
+}
+
+# Item 14: a write-only module compares nothing it holds (no SUM); a
+# normal one does (the probe can see a SUM).
+printf 'probe\n' >/tmp/wo/probe.txt
+printf 'probe\n' >/tmp/pub/probe.txt
+"$EVIL" push-probe "$IP" $I27PORT wo >$LOGS/probe-wo.out 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+	pass "push into a write-only module over an identical file: no SUM asked, data sent"
+else
+	fail "write-only push: rdcp_evil push-probe exited $rc: $(tr '\n' ' ' <$LOGS/probe-wo.out)"
+fi
+"$EVIL" push-probe "$IP" $I27PORT pub >$LOGS/probe-pub.out 2>&1
+rc=$?
+if [ $rc -eq 1 ]; then
+	pass "the same push into a normal module is compared first (SUM): the probe sees SUMs"
+else
+	fail "control push-probe into pub exited $rc: $(tr '\n' ' ' <$LOGS/probe-pub.out)"
+fi
+
+# Item 12: SUMs of one chunk over and over, and a slow drip of SUMs.
+head -c 1048576 /dev/urandom >/tmp/pub/sums.bin
+"$EVIL" sum-flood "$IP" $I27PORT pub/sums.bin 1000 >$LOGS/sum-flood.out 2>&1
+rc=$?
+if [ $rc -eq 0 ]; then
+	pass "1000 SUMs of one chunk: cut short ($(tail -1 $LOGS/sum-flood.out))"
+else
+	fail "SUM flood: exit $rc: $(tr '\n' ' ' <$LOGS/sum-flood.out)"
+fi
+"$EVIL" sum-drip "$IP" $I27PORT pub/sums.bin 12 >$LOGS/sum-drip.out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q "idle\|nothing" $LOGS/sum-drip.out; then
+	pass "a SUM every 0.5 s does not hold the session past --timeout 3 ($(tail -1 $LOGS/sum-drip.out))"
+else
+	fail "SUM drip: exit $rc: $(tr '\n' ' ' <$LOGS/sum-drip.out)"
+fi
+
+# Item 9: a sparse 2 GiB record planted beside a partial costs the daemon
+# nothing when the file is pushed (peak RSS of rdcpd over the push).
+head -c 1048576 /dev/urandom >/tmp/i27/rec.bin
+touch -d @1700000000 /tmp/i27/rec.bin
+: >/tmp/pub/.rdcp-partial.rec.bin
+{
+	printf RDCPPRT1
+	be 1048576 8
+	be 1700000000 8
+	be 0 4
+	be 4096 4
+	printf sha256
+	be 0 26
+	be 256 8
+} >/tmp/pub/.rdcp-partial.rec.bin.rec
+truncate -s 2G /tmp/pub/.rdcp-partial.rec.bin.rec
+echo 5 >/proc/$I27PID/clear_refs
+rss0=$(kib $I27PID VmRSS)
+timeout 60 "$RDCP" --timeout 10 /tmp/i27/rec.bin "$U/pub/" >$LOGS/rec.out 2>&1
+rc=$?
+grew=$(($(kib $I27PID VmHWM) - rss0))
+if [ $rc -eq 0 ] && [ $grew -lt 65536 ] && cmp -s /tmp/i27/rec.bin /tmp/pub/rec.bin; then
+	pass "push beside a planted 2 GiB sparse record: rdcpd's peak RSS grew $grew KiB, file exact"
+else
+	fail "push beside a planted 2 GiB record: exit $rc, rdcpd's peak RSS grew $grew KiB: $(tr '\n' ' ' <$LOGS/rec.out)"
+fi
+
+# Item 11: a pull -H of 4000 link groups with 3.5 KiB paths that never
+# close: the daemon's link table stays within 'link table size = 1M' (its
+# peak RSS over the pull); the files all arrive (the groups it could not
+# remember, as copies).
+mkdir /tmp/pub/lt
+"$EVIL" link-tree /tmp/pub/lt /tmp/pub-links 4000 >$LOGS/lt.out 2>&1
+echo 5 >/proc/$I27PID/clear_refs
+rss0=$(kib $I27PID VmRSS)
+timeout 120 "$RDCP" -r -H --timeout 20 "$U/pub/lt" /tmp/i27/ >>$LOGS/lt.out 2>&1
+rc=$?
+grew=$(($(kib $I27PID VmHWM) - rss0))
+n=$(find /tmp/i27/lt -type f | wc -l)
+if [ $rc -eq 0 ] && [ $grew -lt 8192 ] && [ "$n" -eq 4000 ]; then
+	pass "pull -H of 4000 open link groups of 3.5 KiB paths: rdcpd's peak RSS grew $grew KiB (link table size = 1M), $n files"
+else
+	fail "pull -H of 4000 link groups: exit $rc, rdcpd's peak RSS grew $grew KiB, $n files: $(tail -3 $LOGS/lt.out | tr '\n' ' ')"
+fi
+rm -rf /tmp/i27/lt /tmp/pub/lt /tmp/pub-links
+
+# Item 16: another client's partials are never listed nor sent.
+mkdir -p /tmp/pub/pp/.part
+printf 'ok\n' >/tmp/pub/pp/ok
+printf 'partial\n' >/tmp/pub/pp/.rdcp-partial.big
+printf 'record\n' >/tmp/pub/pp/.rdcp-partial.big.rec
+printf 'partial\n' >/tmp/pub/pp/.part/.rdcp-partial.x
+timeout 60 "$RDCP" -r --timeout 10 "$U/pub/pp" /tmp/i27/ >$LOGS/pp.out 2>&1
+rc=$?
+if [ $rc -eq 0 ] && [ -f /tmp/i27/pp/ok ] && [ -z "$(find /tmp/i27/pp -name '.rdcp-partial*')" ]; then
+	pass "pull -r of a module tree holding partials and records: none of them arrive"
+else
+	fail "pull -r of partials: exit $rc: $(find /tmp/i27/pp 2>&1 | tr '\n' ' ') $(tr '\n' ' ' <$LOGS/pp.out)"
+fi
+timeout 60 "$RDCP" --timeout 10 "$U/pub/pp/.rdcp-partial.big" /tmp/i27/one >$LOGS/pp1.out 2>&1
+rc=$?
+if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ ! -e /tmp/i27/one ] && grep -q "never sent" $LOGS/pp1.out; then
+	pass "pull naming a partial is refused (exit $rc: $(head -1 $LOGS/pp1.out))"
+else
+	fail "pull naming a partial: exit $rc: $(tr '\n' ' ' <$LOGS/pp1.out)"
+fi
+
+# Item 15: --partial-dir removes only the directory it made.
+mkdir /tmp/pub/keep
+head -c 200000 /dev/urandom >/tmp/i27/pd.bin
+timeout 60 "$RDCP" --timeout 10 --partial-dir keep /tmp/i27/pd.bin "$U/pub/" >$LOGS/pd.out 2>&1
+rc=$?
+timeout 60 "$RDCP" --timeout 10 --partial-dir .made /tmp/i27/pd.bin "$U/pub/pd2.bin" >>$LOGS/pd.out 2>&1
+rc2=$?
+if [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ -d /tmp/pub/keep ] && [ ! -e /tmp/pub/.made ] &&
+	cmp -s /tmp/i27/pd.bin /tmp/pub/pd.bin; then
+	pass "push --partial-dir keep leaves the module's own empty keep/; the .made/ it made is gone"
+else
+	fail "--partial-dir: exit $rc/$rc2, keep: $(ls -ld /tmp/pub/keep 2>&1), .made: $(ls -ld /tmp/pub/.made 2>&1)"
+fi
+
+if kill -0 $I27PID 2>/dev/null; then
+	pass "issue 27: rdcpd still running"
+else
+	fail "issue 27: rdcpd died"
+fi
+kill $I27PID 2>/dev/null
+wait $I27PID 2>/dev/null
+echo "--- rdcpd (issue 27) log"
+sed 's/^/    /' $LOGS/i27.log | tail -40
+
 # ---------------------------------------------------------------- pull side
 echo "=== pull side: real rdcp against rdcp_evil serve-evil"
 # Each case once into an existing DEST (entries go inside it); "extra" a
 # second time into a DEST that does not exist yet (rename mode). Then the
 # plant cases again for module-root requests (m, m/, m/.) into a DEST that
 # holds dotfiles (issue 7 item 3: the module root must arrive named m).
-CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra plant plant-noroot plant plant-noroot plant wide-window"
+# Then (issue 27) partials and records planted by name, a hard link never
+# agreed to, and with -H one to a file DEST held before.
+CASES="dotdot abs-tmp inner-dotdot dot root-then-outside link-through plant plant-noroot extra extra plant plant-noroot plant plant-noroot plant wide-window plant-partial hlink-unasked hlink-foreign"
 # the path each case asks for (by position)
-ASK="m/x m/x m/x m/x m/x m/x m/x m/x m/x m/x m m m/ m/ m/. m/x"
+ASK="m/x m/x m/x m/x m/x m/x m/x m/x m/x m/x m m m/ m/ m/. m/x m/x m/x m/x"
 # shellcheck disable=SC2086
 "$EVIL" serve-evil $EPORT $CASES >$LOGS/evil.log 2>&1 &
 EPID=$!
@@ -289,7 +460,14 @@ for c in $CASES; do
 		printf 'original\n' >/tmp/dest/.ssh/authorized_keys
 	fi
 	[ "$c" = plant ] && printf 'original\n' >/tmp/dest/.bashrc
-	timeout 60 "$RDCP" -r --timeout 10 "rdcp://$IP:$EPORT/$ask" "$dest" \
+	opts=-r
+	if [ "$c" = hlink-foreign ]; then
+		opts=-rH
+		mkdir /tmp/dest/x
+		printf 'secret\n' >/tmp/dest/x/secret
+	fi
+	# --retries 0: a client the case cut off must not come back for the next case
+	timeout 60 "$RDCP" $opts --retries 0 --timeout 10 "rdcp://$IP:$EPORT/$ask" "$dest" \
 		>$LOGS/pull.$n.out 2>&1
 	rc=$?
 	echo "pull case $c asking $ask -> $dest: rdcp exited $rc: $(tr '\n' ' ' <$LOGS/pull.$n.out)"
@@ -341,6 +519,17 @@ for c in $CASES; do
 			check_absent /tmp/dest/unasked "pull $c (rename mode)"
 		fi
 		check_absent /tmp/unasked "pull $c"
+		;;
+	plant-partial | hlink-unasked | hlink-foreign)
+		# issue 27: refused entries, nothing of them in DEST
+		if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ -z "$(find /tmp/dest -name '*evil*')" ]; then
+			pass "pull $c: refused (exit $rc), nothing of it in DEST"
+		else
+			fail "pull $c: exit $rc; DEST has: $(find /tmp/dest -name '*evil*' | tr '\n' ' ')"
+		fi
+		if [ "$c" = hlink-foreign ] && [ "$(cat /tmp/dest/x/secret)" != secret ]; then
+			fail "pull $c: DEST/x/secret changed"
+		fi
 		;;
 	wide-window)
 		# protocol 6: the server chooses the window, never above the offer

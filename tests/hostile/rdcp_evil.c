@@ -66,6 +66,23 @@
  *
  *   rdcp_evil silent ..., rdcp_evil hello ...
  *	Peers that never authenticate: see rdcp_evil_preauth.c.
+ *   rdcp_evil push-probe HOST PORT MODULE
+ *	Push one file, probe.txt ("probe\n"), answering SUM requests as a
+ *	real sender would, and count the GETs: exit 0 if the server asked
+ *	for data only, 1 if it asked for a SUM (it compared what it holds:
+ *	what a write-only module must never do), 2 if the push went wrong.
+ *
+ *   rdcp_evil sum-flood HOST PORT MODULE/FILE [COUNT]
+ *   rdcp_evil sum-drip HOST PORT MODULE/FILE SECONDS
+ *	A receiver that only asks for SUMs (rdcp_evil_data.c): the same chunk
+ *	COUNT times (default 1000), or each chunk once, one every 0.5 s.
+ *	Exit 0 if the server cut it short (flood: before 10 answers; drip:
+ *	within SECONDS), 1 if it kept answering, 2 on anything else.
+ *
+ *   rdcp_evil link-tree DIR OUTSIDE N [DEPTH]
+ *	N empty files DEPTH (default 14) directories of 250-byte names below
+ *	DIR, each hard-linked once more in OUTSIDE: a walk of DIR with -H
+ *	meets N link groups of 3.5 KiB paths, none of which ever closes.
  *
  * FILE messages are built by a raw encoder here (rd_msg_encode refuses bad
  * paths, as it should); the raw encoder is checked against rd_msg_encode on
@@ -111,7 +128,7 @@ struct ent {
 	uint8_t type, flags;
 	const char *path;
 	size_t plen;	    /* 0: strlen(path) */
-	const char *target; /* SYMLINK only */
+	const char *target; /* SYMLINK and HLINK only */
 	const char *data;   /* REG only; NULL: "evil\n" */
 	enum expect expect;
 };
@@ -155,6 +172,7 @@ struct peer {
 	char lost_text[TEXT_MAX];
 	int fin_seen, fin_sent, bad_reply;
 	char bad_text[TEXT_MAX];
+	unsigned get_sum, get_data; /* the GETs that came, by kind */
 };
 
 #define REG_ROOT(p)                                                 \
@@ -193,6 +211,17 @@ static const struct evcase push_cases[] = {
       {.type = RD_FT_SYMLINK, .path = "link/evillink", .target = "x"}}},
     /* The symlink left by the previous case, in a fresh session. */
     {"link-again", 1, {REG_SUB("link/evil")}},
+    /* Issue 27 item 11: an HLINK without -H agreed ends the session... */
+    {"hlink-unagreed",
+     2,
+     {{.type = RD_FT_REG, .flags = RD_FF_ROOT, .path = "hl-lead", .expect = EXP_ANY},
+      {.type = RD_FT_HLINK, .flags = RD_FF_ROOT, .path = "hl-evil", .target = "hl-lead"}}},
+    /* ... and with it, a link to a file this session did not place fails */
+    {"hlink-foreign",
+     1,
+     {{.type = RD_FT_HLINK, .flags = RD_FF_ROOT, .path = "hl-pub-evil", .target = "hl-secret"}}},
+    /* Item 16: a partial and a record planted under rdcp's own names */
+    {"plant-partial", 2, {REG_ROOT(".rdcp-partial.evil"), REG_ROOT(".rdcp-partial.evil.rec")}},
 };
 
 /* Harness self-check (RDCP_EVIL_CONTROL=1): a legit entry marked as one to
@@ -238,6 +267,23 @@ static const struct evcase pull_cases[] = {
        .flags = RD_FF_ROOT,
        .path = "\033[2J\033]0;evil\007\r\n",
        .expect = EXP_ANY}}},
+    /* Issue 27 item 16: partials and records planted by name. */
+    {"plant-partial",
+     3,
+     {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "x", .expect = EXP_ANY},
+      REG_SUB("x/.rdcp-partial.evil"),
+      REG_SUB("x/.rdcp-partial.evil.rec")}},
+    /* Item 11: a hard link the client never agreed to (-H not asked) */
+    {"hlink-unasked",
+     3,
+     {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "x", .expect = EXP_ANY},
+      {.type = RD_FT_REG, .path = "x/ok", .data = "ok\n", .expect = EXP_ANY},
+      {.type = RD_FT_HLINK, .path = "x/evil-link", .target = "x/ok"}}},
+    /* Item 11: with -H, a link to a file DEST held before (not one sent) */
+    {"hlink-foreign",
+     2,
+     {{.type = RD_FT_DIR, .flags = RD_FF_ROOT, .path = "x", .expect = EXP_ANY},
+      {.type = RD_FT_HLINK, .path = "x/evil-pub", .target = "x/secret"}}},
     /* Never asked for, but with harmless names: may land, inside DEST. */
     {"extra",
      2,
@@ -278,6 +324,7 @@ static const char *type_name(uint8_t t)
 	return t == RD_FT_REG	    ? "REG"
 	       : t == RD_FT_DIR	    ? "DIR"
 	       : t == RD_FT_SYMLINK ? "SYMLINK"
+	       : t == RD_FT_HLINK   ? "HLINK"
 				    : "?";
 }
 
@@ -321,12 +368,14 @@ static void fill_file(struct rd_msg *m, uint32_t id, const struct ent *e, int64_
 	m->u.file.id = id;
 	m->u.file.type = e->type;
 	m->u.file.flags = e->flags;
-	m->u.file.mode = e->type == RD_FT_REG ? 0100644 : e->type == RD_FT_DIR ? 040755 : 0120777;
+	m->u.file.mode = e->type == RD_FT_REG || e->type == RD_FT_HLINK ? 0100644
+			 : e->type == RD_FT_DIR				? 040755
+									: 0120777;
 	m->u.file.size = ent_size(e);
 	m->u.file.mtime_sec = now;
 	m->u.file.path.ptr = e->path;
 	m->u.file.path.len = (uint16_t)ent_plen(e);
-	if (e->type == RD_FT_SYMLINK) {
+	if (e->type == RD_FT_SYMLINK || e->type == RD_FT_HLINK) {
 		m->u.file.target.ptr = e->target;
 		m->u.file.target.len = (uint16_t)strlen(e->target);
 	}
@@ -483,6 +532,10 @@ static void on_get(struct peer *p, const struct rd_msg_get *g)
 			  (unsigned long long)g->chunk, g->len, len);
 		return;
 	}
+	if (g->kind == RD_GET_SUM)
+		p->get_sum++;
+	else
+		p->get_data++;
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_DATA;
 	m.u.data.id = g->id;
@@ -531,6 +584,18 @@ static void on_msg(struct peer *p, const struct rd_msg *m)
 		r->done = 1;
 		r->status = m->u.done.status;
 		show(r->text, sizeof(r->text), m->u.done.text.ptr, m->u.done.text.len);
+		break;
+	case RD_MSG_DONES: /* a real client batches what went well (OPEN_OK echoes BATCH) */
+		for (i = 0; i < m->u.dones.n; i++) {
+			if (m->u.dones.id[i] < 1 || m->u.dones.id[i] > p->cs->n) {
+				bad_reply(p, "DONES for id %u", m->u.dones.id[i]);
+				break;
+			}
+			r = &p->res[m->u.dones.id[i] - 1];
+			r->done = 1;
+			r->status = 0;
+			r->text[0] = '\0';
+		}
 		break;
 	case RD_MSG_ERROR:
 		p->error_seen = 1;
@@ -709,6 +774,8 @@ static int report(const char *side, struct peer *p, int timed_out)
 		printf(" TIMEOUT after %d s", CASE_TIMEOUT_S);
 	if (p->fin_seen)
 		printf(" FIN");
+	if (p->get_sum || p->get_data)
+		printf(" GETs: %u SUM, %u DATA", p->get_sum, p->get_data);
 	printf("\n");
 	for (i = 0; i < p->cs->n; i++) {
 		const struct ent *e = &p->cs->ents[i];
@@ -843,7 +910,8 @@ static int server_tls(struct rd_conn **c, const uint8_t *ssh_secret, struct rd_e
 	return rd_conn_start_tls(c, &tc, CASE_TIMEOUT_S * 1000, err);
 }
 
-static int push_one(const char *host, const char *port, const char *module, const struct evcase *cs)
+static int push_one(const char *host, const char *port, const char *module, const struct evcase *cs,
+		    unsigned *sums)
 {
 	struct peer p;
 	struct rd_cm_req req;
@@ -879,6 +947,9 @@ static int push_one(const char *host, const char *port, const char *module, cons
 	m.u.open.flags = getenv("RDCP_EVIL_OPEN_FLAGS")
 			     ? (uint32_t)strtoul(getenv("RDCP_EVIL_OPEN_FLAGS"), NULL, 0)
 			     : RD_OF_RECURSIVE;
+	/* the case that needs -H agreed to mean anything */
+	if (!strcmp(cs->name, "hlink-foreign"))
+		m.u.open.flags |= RD_OF_HARDLINKS;
 	m.u.open.chunk_size = EVIL_CHUNK;
 	m.u.open.digest.ptr = EVIL_DIGEST;
 	m.u.open.digest.len = (uint16_t)strlen(EVIL_DIGEST);
@@ -892,8 +963,28 @@ static int push_one(const char *host, const char *port, const char *module, cons
 	}
 	timed_out = run_sender(&p);
 	ok = report("push", &p, timed_out);
+	if (sums)
+		*sums = p.get_sum;
 	peer_close(&p);
 	return ok;
+}
+
+/* One file pushed: did the server compare it with what it holds (SUM)? */
+static int push_probe(const char *host, const char *port, const char *module)
+{
+	static const struct evcase probe = {"probe",
+					    1,
+					    {{.type = RD_FT_REG,
+					      .flags = RD_FF_ROOT,
+					      .path = "probe.txt",
+					      .data = "probe\n",
+					      .expect = EXP_OK}}};
+	unsigned sums = 0;
+
+	if (!push_one(host, port, module, &probe, &sums))
+		return 2;
+	printf("push-probe: %u SUM requests\n", sums);
+	return sums ? 1 : 0;
 }
 
 static int push_paths(const char *host, const char *port, const char *module)
@@ -903,9 +994,9 @@ static int push_paths(const char *host, const char *port, const char *module)
 	unsigned n = NELEM(push_cases);
 
 	for (i = 0; i < NELEM(push_cases); i++)
-		nok += (unsigned)push_one(host, port, module, &push_cases[i]);
+		nok += (unsigned)push_one(host, port, module, &push_cases[i], NULL);
 	if (getenv("RDCP_EVIL_CONTROL") && !strcmp(getenv("RDCP_EVIL_CONTROL"), "1")) {
-		nok += (unsigned)push_one(host, port, module, &control_case);
+		nok += (unsigned)push_one(host, port, module, &control_case, NULL);
 		n++;
 	}
 	printf("push-paths: %u of %u cases refused as they must be\n", nok, n);
@@ -962,7 +1053,8 @@ static int serve_open(struct peer *p, const struct evcase *cs)
 	       m.u.open.flags, m.u.open.chunk_size, digest);
 	memset(&ok, 0, sizeof(ok));
 	ok.hdr.type = RD_MSG_OPEN_OK;
-	ok.u.open_ok.flags = m.u.open.flags;
+	/* everything asked for but packs: this peer answers one file per GET */
+	ok.u.open_ok.flags = m.u.open.flags & ~RD_OF_PACK;
 	ok.u.open_ok.chunk_size = m.u.open.chunk_size;
 	ok.u.open_ok.window = m.u.open.window; /* RD_OF_WINDOW: the client's */
 	if (!strcmp(cs->name, "wide-window") && (m.u.open.flags & RD_OF_WINDOW))
@@ -1025,7 +1117,8 @@ static int serve_evil(const char *port, int ncases, char **names)
 		memset(&rep, 0, sizeof(rep));
 		memset(&co, 0, sizeof(co));
 		memset(&p, 0, sizeof(p));
-		rep.version = RD_PROTO_MAX;
+		/* the highest version both speak, as a real server picks */
+		rep.version = creq.ver_max < RD_PROTO_MAX ? creq.ver_max : RD_PROTO_MAX;
 		co.timeout_ms = CASE_TIMEOUT_S * 1000;
 		if (rd_conn_accept(req, &co, &rep, &p.c, &err)) {
 			printf("pull case %s: accept: %s\n", list[i]->name, err.msg);
@@ -1132,7 +1225,8 @@ static int serve_evil_ssh(const char *addr, const char *name, const char *hex)
 		memset(&rep, 0, sizeof(rep));
 		memset(&co, 0, sizeof(co));
 		memset(&p, 0, sizeof(p));
-		rep.version = RD_PROTO_MAX;
+		/* the highest version both speak, as a real server picks */
+		rep.version = creq.ver_max < RD_PROTO_MAX ? creq.ver_max : RD_PROTO_MAX;
 		co.timeout_ms = CASE_TIMEOUT_S * 1000;
 		if (rd_conn_accept(req, &co, &rep, &p.c, &err)) {
 			printf("ssh case %s: accept: %s\n", cs->name, err.msg);
@@ -1332,7 +1426,11 @@ static void usage(void)
 			"       rdcp_evil idle HOST PORT SECONDS [connect|tls|open MODULE/PATH]\n"
 			"       rdcp_evil join HOST PORT\n"
 			"       rdcp_evil flood HOST PORT N SECONDS\n"
-			"       rdcp_evil swap DIR A B SECONDS\n" RDCP_EVIL_PREAUTH_USAGE);
+			"       rdcp_evil swap DIR A B SECONDS\n"
+			"       rdcp_evil push-probe HOST PORT MODULE\n"
+			"       rdcp_evil sum-flood HOST PORT MODULE/FILE [COUNT]\n"
+			"       rdcp_evil sum-drip HOST PORT MODULE/FILE SECONDS\n"
+			"       rdcp_evil link-tree DIR OUTSIDE N [DEPTH]\n" RDCP_EVIL_PREAUTH_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -1363,6 +1461,14 @@ int main(int argc, char **argv)
 	r = rdcp_evil_preauth(argc, argv);
 	if (r >= 0)
 		return r;
+	if (argc == 5 && !strcmp(argv[1], "push-probe"))
+		return push_probe(argv[2], argv[3], argv[4]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "sum-flood"))
+		return sum_flood(argv[2], argv[3], argv[4], argc == 6 ? atoi(argv[5]) : 1000);
+	if (argc == 6 && !strcmp(argv[1], "sum-drip"))
+		return sum_drip(argv[2], argv[3], argv[4], atof(argv[5]));
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "link-tree"))
+		return link_tree(argv[2], argv[3], atoi(argv[4]), argc == 6 ? atoi(argv[5]) : 14);
 	if (argc == 2 && !strcmp(argv[1], "pull-cases")) {
 		for (i = 0; i < NELEM(pull_cases); i++)
 			printf("%s\n", pull_cases[i].name);

@@ -17,4 +17,10 @@ int client_tls(struct rd_conn **c, struct rd_err *err);
 int evil_join(const char *host, const char *port);
 int evil_flood(const char *host, const char *port, int n, double secs);
 
+/* rdcp_evil_data.c: a receiver that only asks for SUMs (see rdcp_evil.c's usage). */
+int sum_flood(const char *host, const char *port, const char *path, int count);
+int sum_drip(const char *host, const char *port, const char *path, double secs);
+/* rdcp_evil_data.c: N long-path link groups under dir, linked in outside. */
+int link_tree(const char *dir, const char *outside, int n, int depth);
+
 #endif
