@@ -357,16 +357,31 @@ int rd_partial_has(const struct rd_partial *p, uint64_t chunk)
 	return chunk < p->nchunks && (p->bm[chunk / 8] >> (chunk % 8) & 1);
 }
 
+/* The first chunk from c on that is not (held = 1) or is (held = 0) held; bytes at a time. */
+static uint64_t run_end(const struct rd_partial *p, uint64_t c, int held)
+{
+	uint8_t whole = held ? 0xff : 0x00;
+
+	while (c < p->nchunks) {
+		if (c % 8 == 0 && c + 8 <= p->nchunks && p->bm[c / 8] == whole) {
+			c += 8;
+			continue;
+		}
+		if (rd_partial_has(p, c) != held)
+			break;
+		c++;
+	}
+	return c;
+}
+
 void rd_partial_trim(const struct rd_partial *p, int fd)
 {
 	uint64_t c = 0, start;
 
 	while (c < p->nchunks) {
-		while (c < p->nchunks && rd_partial_has(p, c))
-			c++;
+		c = run_end(p, c, 1);
 		start = c;
-		while (c < p->nchunks && !rd_partial_has(p, c))
-			c++;
+		c = run_end(p, c, 0);
 		if (c > start)
 			fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				  (off_t)(start * p->id.chunk_size),

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -602,7 +603,7 @@ static void test_tree_fd_sources(void **state)
  * the sender opens x and walks the directory: not one byte of the secret
  * may come out.
  */
-static volatile int swap_stop;
+static atomic_int swap_stop; /* read by the swapper thread (TSan) */
 
 static void *swapper(void *arg)
 {
@@ -854,6 +855,19 @@ static long status_kib(const char *key)
 
 #define LT_DEPTH 14    /* directories of 250-byte names: wire paths of about 3.5 KiB */
 #define LT_FILES 20000 /* 70 MiB of open groups: more than the budget allows */
+/*
+ * The table's share of the peak RSS may be at most its budget (32 MiB)
+ * plus the walk's own; ASan's redzones and quarantine add a quarter, and
+ * TSan's shadow memory several times the heap: there only the count of
+ * remembered groups is checked (below).
+ */
+#if defined(RDCP_TSAN)
+#define LT_RSS_MAX_KIB LONG_MAX
+#elif defined(RDCP_ASAN)
+#define LT_RSS_MAX_KIB (56L << 10)
+#else
+#define LT_RSS_MAX_KIB (40L << 10)
+#endif
 
 /*
  * Item 11: the sender's table of open link groups is bounded by bytes,
@@ -916,9 +930,10 @@ static void test_tree_link_table_memory(void **state)
 	rd_tree_close(t);
 	print_message("%d files of %d start remembered groups; peak RSS grew %ld KiB\n", linked,
 		      LT_FILES, grew);
-	assert_true(grew < 40 * 1024);
+	assert_true(grew < LT_RSS_MAX_KIB);
 	assert_int_equal(links, 0);
-	assert_true(linked > 1000 && linked < LT_FILES);
+	/* each remembered group holds its 3.5 KiB path: 32 MiB hold fewer than 9,600 */
+	assert_true(linked > 1000 && linked <= (32 << 20) / (LT_DEPTH * 251));
 }
 
 /* Item 11: a group's first file says it starts one, its last link that it ends it. */
