@@ -19,44 +19,11 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/base/rss_testutil.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/sink/sink_testutil.h"
 
 #define PCH (128u << 10) /* partials are kept only above RD_SINK_SMALL_FILE */
-
-/* --- peak RSS --- */
-
-static long status_kib(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key));
-	fclose(f);
-	assert_true(v >= 0);
-	return v;
-}
-
-/* Start a measurement: the peak is reset to what is resident now. */
-static long peak_reset(void)
-{
-	int fd = open("/proc/self/clear_refs", O_WRONLY);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "5", 1), 1);
-	close(fd);
-	return status_kib("VmRSS:");
-}
-
-/* KiB the peak grew since peak_reset() returned base. */
-static long peak_growth(long base)
-{
-	return status_kib("VmHWM:") - base;
-}
 
 /* --- a partial record as any writer could leave one (rd_sink_partial.h) --- */
 
@@ -151,9 +118,9 @@ static void test_planted_record_memory(void **state)
 	rd_sink_set_chunking(s, PCH, "sha256", 1);
 	plant_data(x, "big", m.size);
 	plant_record(x, "big", &m, PCH, 4, 2ll << 30);
-	base = peak_reset();
+	base = rd_test_peak_reset();
 	assert_int_equal(rd_sink_file_begin(s, "big", 3, 1, &m, &f), 0);
-	grew = peak_growth(base);
+	grew = rd_test_peak_growth(base);
 	print_message("sparse 2 GiB record: peak RSS grew %ld KiB\n", grew);
 	assert_true(grew < 4096);
 	assert_int_equal(rd_sink_file_resumed(f), 0);
@@ -162,9 +129,9 @@ static void test_planted_record_memory(void **state)
 	m.size = 511ull << 30;
 	plant_data(x, "huge", m.size);
 	plant_record(x, "huge", &m, 4096, m.size / 4096, 0);
-	base = peak_reset();
+	base = rd_test_peak_reset();
 	assert_int_equal(rd_sink_file_begin(s, "huge", 4, 1, &m, &f), 0);
-	grew = peak_growth(base);
+	grew = rd_test_peak_growth(base);
 	print_message("16 MiB record of a 511 GiB file: peak RSS grew %ld KiB\n", grew);
 	assert_true(grew < 4096);
 	assert_int_equal(rd_sink_file_resumed(f), 1);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "lib/base/rss_testutil.h"
 #include "lib/tree/rd_tree.h"
 
 struct walk {
@@ -838,21 +839,6 @@ static void test_tree_skips_partials(void **state)
 	rd_tree_close(t);
 }
 
-static long status_kib(const char *key)
-{
-	char line[256];
-	long v = -1;
-	FILE *f = fopen("/proc/self/status", "r");
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, strlen(key)))
-			v = atol(line + strlen(key));
-	fclose(f);
-	assert_true(v >= 0);
-	return v;
-}
-
 #define LT_DEPTH 14    /* directories of 250-byte names: wire paths of about 3.5 KiB */
 #ifdef RDCP_TSAN
 #define LT_FILES 12000 /* 42 MiB of groups: still past the budget, in TSan's time */
@@ -916,11 +902,7 @@ static void test_tree_link_table_memory(void **state)
 	close(dfd);
 	close(ofd);
 
-	fd = open("/proc/self/clear_refs", O_WRONLY);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "5", 1), 1);
-	close(fd);
-	base_kib = status_kib("VmRSS:");
+	base_kib = rd_test_peak_reset();
 	assert_int_equal(
 	    rd_tree_open_paths(&t, src, 1, RD_TREE_RECURSIVE | RD_TREE_HARDLINKS, &err), 0);
 	while ((r = rd_tree_next(t, &e)) > 0) {
@@ -930,7 +912,7 @@ static void test_tree_link_table_memory(void **state)
 		linked += !!(e.flags & RD_FF_LINKED);
 	}
 	assert_int_equal(r, RD_TREE_END);
-	grew = status_kib("VmHWM:") - base_kib;
+	grew = rd_test_peak_growth(base_kib);
 	rd_tree_close(t);
 	print_message("%d files of %d start remembered groups; peak RSS grew %ld KiB\n", linked,
 		      LT_FILES, grew);

@@ -58,6 +58,14 @@ still_running() {
 		fail "$2 died"
 	fi
 }
+# rdcpd PID must still run; stop it and show LOG (its last LINES lines, or all)
+stop_rdcpd() { # PID LOG WHAT [LINES]
+	still_running "$1" "$3: rdcpd"
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+	echo "--- rdcpd log ($3)"
+	sed 's/^/    /' "$2" | tail -n "${4:-+1}"
+}
 wait_for() { # FILE PATTERN SECONDS
 	i=0
 	while ! grep -q "$2" "$1" 2>/dev/null; do
@@ -254,15 +262,7 @@ else
 	fail "swapper: $leaked of $pulls pulls brought the secret ($okx/$okdir succeeded)"
 fi
 rm -rf /tmp/swp /tmp/mod/sw /tmp/outside/secret
-if kill -0 $DPID 2>/dev/null; then
-	pass "rdcpd still running at the end"
-else
-	fail "rdcpd died at the end"
-fi
-kill $DPID 2>/dev/null
-wait $DPID 2>/dev/null
-echo "--- rdcpd log"
-sed 's/^/    /' $LOGS/rdcpd.log
+stop_rdcpd $DPID $LOGS/rdcpd.log "push side"
 
 # ------------------------------------------------------- issue 27 (data side)
 echo "=== issue 27: partials, records, hard links, SUMs, write-only, --partial-dir"
@@ -417,15 +417,7 @@ else
 	fail "--partial-dir: exit $rc/$rc2, keep: $(ls -ld /tmp/pub/keep 2>&1), .made: $(ls -ld /tmp/pub/.made 2>&1)"
 fi
 
-if kill -0 $I27PID 2>/dev/null; then
-	pass "issue 27: rdcpd still running"
-else
-	fail "issue 27: rdcpd died"
-fi
-kill $I27PID 2>/dev/null
-wait $I27PID 2>/dev/null
-echo "--- rdcpd (issue 27) log"
-sed 's/^/    /' $LOGS/i27.log | tail -40
+stop_rdcpd $I27PID $LOGS/i27.log "issue 27" 40
 
 # ---------------------------------------------------------------- pull side
 echo "=== pull side: real rdcp against rdcp_evil serve-evil"

@@ -878,6 +878,23 @@ static int pin_any(void *ctx, const char *fp, struct rd_err *err)
 	return 0;
 }
 
+/* One OPEN(PULL) of path. */
+int send_pull_open(struct rd_conn *c, const char *path, struct rd_err *err)
+{
+	struct rd_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_OPEN;
+	m.u.open.mode = RD_MODE_PULL;
+	m.u.open.chunk_size = EVIL_CHUNK;
+	m.u.open.digest.ptr = EVIL_DIGEST;
+	m.u.open.digest.len = (uint16_t)strlen(EVIL_DIGEST);
+	m.u.open.npaths = 1;
+	m.u.open.paths[0].ptr = path;
+	m.u.open.paths[0].len = (uint16_t)strlen(path);
+	return rd_engine_send_msg_wait(c, &m, err, 5000);
+}
+
 int client_tls(struct rd_conn **c, struct rd_err *err)
 {
 	const char *user = getenv("RDCP_EVIL_USER"), *pass = getenv("RDCP_PASSWORD");
@@ -1350,16 +1367,7 @@ static int idle_conn(const char *host, const char *port, const char *secs, const
 		return 2;
 	}
 	if (st == 2) {
-		memset(&m, 0, sizeof(m));
-		m.hdr.type = RD_MSG_OPEN;
-		m.u.open.mode = RD_MODE_PULL;
-		m.u.open.chunk_size = EVIL_CHUNK;
-		m.u.open.digest.ptr = EVIL_DIGEST;
-		m.u.open.digest.len = (uint16_t)strlen(EVIL_DIGEST);
-		m.u.open.npaths = 1;
-		m.u.open.paths[0].ptr = path;
-		m.u.open.paths[0].len = (uint16_t)strlen(path);
-		if (rd_engine_send_msg_wait(c, &m, &err, 5000)) {
+		if (send_pull_open(c, path, &err)) {
 			printf("idle %s: OPEN not sent: %s\n", stage, err.msg);
 			rd_conn_close(c);
 			return 2;

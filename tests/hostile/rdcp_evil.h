@@ -12,6 +12,8 @@
 double now_s(void);
 /* TLS as a client: $RDCP_EVIL_USER with $RDCP_PASSWORD, else anonymous. */
 int client_tls(struct rd_conn **c, struct rd_err *err);
+/* OPEN(PULL) of "module/path" with chunks of 4 KiB and sha256: 0 or < 0 (err). */
+int send_pull_open(struct rd_conn *c, const char *path, struct rd_err *err);
 
 /* rdcp_evil join / flood (rdcp_evil_lanes.c): exit statuses. */
 int evil_join(const char *host, const char *port);

@@ -23,8 +23,7 @@
 #include "lib/proto/rd_proto.h"
 #include "tests/hostile/rdcp_evil.h"
 
-#define SUM_CHUNK  4096u
-#define SUM_DIGEST "sha256"
+#define SUM_CHUNK 4096u /* send_pull_open's */
 
 struct sumc {
 	struct rd_conn *c;
@@ -82,7 +81,6 @@ static int sum_open(struct sumc *s, const char *host, const char *port, const ch
 	struct rd_cm_rep rep;
 	struct rd_conn_opts co;
 	struct rd_err err;
-	struct rd_msg m;
 	double end = mono_s() + 20;
 
 	memset(s, 0, sizeof(*s));
@@ -95,16 +93,7 @@ static int sum_open(struct sumc *s, const char *host, const char *port, const ch
 		printf("sum: no session: %s\n", err.msg);
 		return 2;
 	}
-	memset(&m, 0, sizeof(m));
-	m.hdr.type = RD_MSG_OPEN;
-	m.u.open.mode = RD_MODE_PULL;
-	m.u.open.chunk_size = SUM_CHUNK;
-	m.u.open.digest.ptr = SUM_DIGEST;
-	m.u.open.digest.len = (uint16_t)strlen(SUM_DIGEST);
-	m.u.open.npaths = 1;
-	m.u.open.paths[0].ptr = path;
-	m.u.open.paths[0].len = (uint16_t)strlen(path);
-	if (rd_engine_send_msg_wait(s->c, &m, &err, 5000)) {
+	if (send_pull_open(s->c, path, &err)) {
 		printf("sum: OPEN not sent: %s\n", err.msg);
 		return 2;
 	}
