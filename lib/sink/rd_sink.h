@@ -174,8 +174,9 @@ void rd_sink_set_chunking(struct rd_sink *s, uint32_t chunk_size, const char *di
  * --partial-dir: partials and their records go into the directory `name`
  * (one relative name: no '/', not "." or "..") inside each file's
  * destination directory, created (0700) when first needed, never through
- * a symlink, and removed when it is left empty if this sink made it (a
- * directory of that name that was there before is never removed).
+ * a symlink, and removed when it is left empty if rdcp made it (this sink,
+ * or the copy that began a partial it resumed from there, as its record
+ * says; a directory of that name that was there before is never removed).
  * Before the first file_begin. -RD_EUSAGE for a name that is not one.
  */
 int rd_sink_set_partial_dir(struct rd_sink *s, const char *name);

@@ -11,9 +11,12 @@
  *
  * --partial-dir NAME: a directory NAME in each destination directory,
  * made 0700 when a partial first needs it. It is removed when left empty
- * only if this sink made it (remembered by inode, SINK_PDIRS_MAX at once):
- * a directory of that name that was there before is the user's, even
- * when empty, and the name may come from a client (OPEN's partial_dir).
+ * only if it is rdcp's: this sink made it, or the rdcp copy that began a
+ * partial this sink resumed from it had made it (its record says so,
+ * RD_PARTIAL_F_DIR). Such directories are remembered by inode,
+ * SINK_PDIRS_MAX at once. A directory of that name that was there before
+ * is the user's, even when empty, and the name may come from a client
+ * (OPEN's partial_dir).
  */
 #include "lib/sink/rd_sink_priv.h"
 #include "lib/base/rd_fsid.h"
@@ -83,12 +86,32 @@ static struct rd_sink_pdir *pdir_add(struct rd_sink *s, const struct stat *st)
 	return d;
 }
 
-/* The --partial-dir inside the file's directory: made if missing, never followed. */
-static int part_dir_open(struct rd_sink_file *f)
+/*
+ * f's partial dir (ppfd) counts as rdcp's (made: add it if need be): f
+ * holds a reference until file_free. A directory not remembered is never
+ * removed.
+ */
+static void pdir_hold(struct rd_sink_file *f, int made)
 {
 	struct rd_sink *s = f->s;
 	struct rd_sink_pdir *d;
 	struct stat st;
+
+	if (f->pdir || fstat(f->ppfd, &st) < 0)
+		return;
+	d = pdir_find(s, &st);
+	if (!d && made)
+		d = pdir_add(s, &st);
+	if (d) {
+		d->refs++;
+		f->pdir = (int)(d - s->pdirs) + 1;
+	}
+}
+
+/* The --partial-dir inside the file's directory: made if missing, never followed. */
+static int part_dir_open(struct rd_sink_file *f)
+{
+	struct rd_sink *s = f->s;
 	int made;
 
 	made = rd_mkdirat(f->pfd, s->part_dir, 0700) == 0;
@@ -98,15 +121,7 @@ static int part_dir_open(struct rd_sink_file *f)
 	    rd_openat(f->pfd, s->part_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (f->ppfd < 0)
 		return rd_sink__ffail(f, errno, "open the partial directory for");
-	if (fstat(f->ppfd, &st) < 0)
-		return 0; /* not remembered: never removed */
-	d = pdir_find(s, &st);
-	if (!d && made)
-		d = pdir_add(s, &st);
-	if (d) {
-		d->refs++;
-		f->pdir = (int)(d - s->pdirs) + 1;
-	}
+	pdir_hold(f, made);
 	return 0;
 }
 
@@ -164,6 +179,7 @@ int rd_sink__part_open(struct rd_sink_file *f)
 		ret = part_dir_open(f);
 		if (ret < 0)
 			return ret;
+		id.dir_made = f->pdir != 0; /* its record says the dir is rdcp's */
 	}
 	/*
 	 * The record needs no fsync: every chunk it names is compared with
@@ -183,6 +199,9 @@ int rd_sink__part_open(struct rd_sink_file *f)
 	}
 	if (ret < 0)
 		return rd_sink__ffail(f, -ret, "create partial for");
+	/* resumed from a dir the copy that began it had made: rdcp's too */
+	if (f->ppfd >= 0 && resumed && rd_partial_dir_made(f->part))
+		pdir_hold(f, 1);
 	f->part_mem = mem;
 	s->part_mem += mem;
 	rd_partial_name(f->tmpname, f->name);

@@ -21,8 +21,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PARTIAL_MAGIC	 "RDCPPRT1"
-#define PARTIAL_HDR	 72
+#define PARTIAL_MAGIC	 "RDCPPRT2"
+#define PARTIAL_MAGIC1	 "RDCPPRT1" /* no flags word: read, never written */
+#define PARTIAL_HDR	 80
+#define PARTIAL_HDR1	 72
+#define RD_PARTIAL_F_DIR 0x1u
 #define PARTIAL_FLUSH_MS 10
 #define PARTIAL_LOCK_MS	 10000
 #define REC_BUF		 (64u << 10) /* a record is read in pieces of this */
@@ -174,15 +177,20 @@ static int rec_load(struct rd_partial *p, int *changed)
 	uint8_t hdr[PARTIAL_HDR], tail[8], *buf = NULL;
 	uint64_t h, n, o, off;
 	struct stat st;
-	size_t blen, want, i;
+	size_t blen, want, i, hl = 0;
 	uint32_t rc;
 	int fd, ok = 0;
 
 	fd = rd_openat(p->pfd, p->rec, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || pread_all(fd, hdr, sizeof(hdr), 0) ||
-	    memcmp(hdr, PARTIAL_MAGIC, 8))
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || pread_all(fd, hdr, 8, 0))
+		goto out;
+	if (!memcmp(hdr, PARTIAL_MAGIC, 8))
+		hl = PARTIAL_HDR;
+	else if (!memcmp(hdr, PARTIAL_MAGIC1, 8))
+		hl = PARTIAL_HDR1;
+	if (!hl || pread_all(fd, hdr + 8, hl - 8, 8))
 		goto out;
 	if (get64(hdr + 8) != p->id.size || (int64_t)get64(hdr + 16) != p->id.mtime_sec ||
 	    get32(hdr + 24) != p->id.mtime_nsec) {
@@ -194,7 +202,7 @@ static int rec_load(struct rd_partial *p, int *changed)
 	if (rc < 4096 || n != (p->id.size + rc - 1) / rc || (n + 7) / 8 >= PARTIAL_BITMAP_MAX)
 		goto out;
 	blen = (size_t)((n + 7) / 8);
-	if ((uint64_t)st.st_size != PARTIAL_HDR + blen + 8)
+	if ((uint64_t)st.st_size != hl + blen + 8)
 		goto out;
 	buf = malloc(REC_BUF);
 	if (!buf)
@@ -203,10 +211,10 @@ static int rec_load(struct rd_partial *p, int *changed)
 	memset(p->bm, 0xff, p->bmlen);
 	if (p->nchunks % 8)
 		p->bm[p->bmlen - 1] = (uint8_t)((1u << (p->nchunks % 8)) - 1);
-	h = fnv1a(hdr, sizeof(hdr), 0xcbf29ce484222325ull);
+	h = fnv1a(hdr, hl, 0xcbf29ce484222325ull);
 	for (off = 0; off < blen; off += want) {
 		want = blen - off < REC_BUF ? (size_t)(blen - off) : REC_BUF;
-		if (pread_all(fd, buf, want, PARTIAL_HDR + off))
+		if (pread_all(fd, buf, want, hl + off))
 			goto bad;
 		h = fnv1a(buf, want, h);
 		for (i = 0; i < want; i++) {
@@ -217,9 +225,10 @@ static int rec_load(struct rd_partial *p, int *changed)
 					unhold(p, rc, o);
 		}
 	}
-	if (pread_all(fd, tail, sizeof(tail), PARTIAL_HDR + blen) || get64(tail) != h)
+	if (pread_all(fd, tail, sizeof(tail), hl + blen) || get64(tail) != h)
 		goto bad;
-	p->dirty = rc != p->id.chunk_size;
+	p->id.dir_made = hl == PARTIAL_HDR && (get32(hdr + 72) & RD_PARTIAL_F_DIR);
+	p->dirty = rc != p->id.chunk_size || hl != PARTIAL_HDR;
 	ok = 1;
 	goto out;
 bad:
@@ -326,6 +335,7 @@ int rd_partial_open(struct rd_partial **out, int pfd, const char *name,
 		memset(p->bm, 0, p->bmlen);
 	}
 	/* Nothing to resume: no stale record, a fresh data file (locked too). */
+	p->id.dir_made = id->dir_made;
 	rd_unlinkat(pfd, p->rec, 0);
 	*fd = create_excl(pfd, p->data);
 	if (old >= 0)
@@ -404,6 +414,11 @@ const char *rd_partial_digest(const struct rd_partial *p)
 	return p->id.digest;
 }
 
+int rd_partial_dir_made(const struct rd_partial *p)
+{
+	return p->id.dir_made;
+}
+
 void rd_partial_mark(struct rd_partial *p, uint64_t chunk, int on)
 {
 	uint8_t bit;
@@ -437,6 +452,7 @@ int rd_partial_flush(struct rd_partial *p, int fd, int force)
 	put32(hdr + 28, p->id.chunk_size);
 	memcpy(hdr + 32, p->id.digest, strnlen(p->id.digest, 32));
 	put64(hdr + 64, p->nchunks);
+	put32(hdr + 72, p->id.dir_made ? RD_PARTIAL_F_DIR : 0);
 	h = fnv1a(hdr, sizeof(hdr), 0xcbf29ce484222325ull);
 	put64(tail, fnv1a(p->bm, p->bmlen, h));
 	rfd = create_excl(p->pfd, p->rec_new);
@@ -484,11 +500,18 @@ int rd_partial_record_valid(int fd)
 	uint8_t buf[64 * 1024], tail[8];
 	uint64_t h = 0xcbf29ce484222325ull, nchunks;
 	struct stat st;
-	size_t len, off = 0, n;
+	size_t len, off = 0, n, hl;
 	ssize_t r;
 
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < PARTIAL_HDR + 8 ||
-	    (uint64_t)st.st_size > PARTIAL_HDR + PARTIAL_BITMAP_MAX + 8)
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < PARTIAL_HDR1 + 8 ||
+	    (uint64_t)st.st_size > PARTIAL_HDR + PARTIAL_BITMAP_MAX + 8 || pread_all(fd, buf, 8, 0))
+		return 0;
+	/* either format (rd_sink_partial.h): RDCPPRT1 has no flags word */
+	if (!memcmp(buf, PARTIAL_MAGIC, 8))
+		hl = PARTIAL_HDR;
+	else if (!memcmp(buf, PARTIAL_MAGIC1, 8))
+		hl = PARTIAL_HDR1;
+	else
 		return 0;
 	len = (size_t)st.st_size - 8; /* the bytes the check covers */
 	while (off < len) {
@@ -497,11 +520,11 @@ int rd_partial_record_valid(int fd)
 		if (r != (ssize_t)n)
 			return 0;
 		if (!off) {
-			if (n < PARTIAL_HDR || memcmp(buf, PARTIAL_MAGIC, 8))
+			if (n < hl)
 				return 0;
 			nchunks = get64(buf + 64);
 			if (nchunks > (uint64_t)PARTIAL_BITMAP_MAX * 8 ||
-			    len != PARTIAL_HDR + (nchunks + 7) / 8)
+			    len != hl + (nchunks + 7) / 8)
 				return 0;
 		}
 		h = fnv1a(buf, n, h);

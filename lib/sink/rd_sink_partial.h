@@ -13,7 +13,8 @@
  * deterministic and within NAME_MAX.)
  *
  * The record, all integers big-endian:
- *	 0 u8[8] magic		"RDCPPRT1"
+ *	 0 u8[8] magic		"RDCPPRT2" ("RDCPPRT1": no flags word, the
+ *				 bitmap at 72; still read)
  *	 8 u64	 size		source size announced by the sender (FILE)
  *	16 s64	 mtime_sec	source mtime (FILE)
  *	24 u32	 mtime_nsec
@@ -22,7 +23,13 @@
  *				 its size is held when all it overlaps are)
  *	32 u8[32] digest	checksum name that verified them, NUL padded
  *	64 u64	 nchunks
- *	72 u8[(nchunks + 7) / 8] bitmap: bit (i % 8) of byte i / 8 set = chunk
+ *	72 u32	 flags		RD_PARTIAL_F_DIR (0x1): the --partial-dir it
+ *				 lies in was made by the rdcp copy that
+ *				 began it, so the copy that finishes it may
+ *				 remove that directory once empty (one that
+ *				 was there before is never removed)
+ *	76 u32	 0
+ *	80 u8[(nchunks + 7) / 8] bitmap: bit (i % 8) of byte i / 8 set = chunk
  *				i was verified and written before the record
  *	 + u64	 check		FNV-1a 64 of every byte before it
  *
@@ -56,6 +63,12 @@ struct rd_partial_id {
 	uint32_t mtime_nsec;
 	uint32_t chunk_size;
 	char digest[33];
+	/*
+	 * Not compared: the partial dir holding a new partial is rdcp's
+	 * (RD_PARTIAL_F_DIR in its record). A resumed partial keeps what its
+	 * record says: rd_partial_dir_made().
+	 */
+	int dir_made;
 };
 
 struct rd_partial;
@@ -87,6 +100,8 @@ int rd_partial_reset(struct rd_partial *p, int fd);
 int rd_partial_has(const struct rd_partial *p, uint64_t chunk);
 /* Record's checksum name (what verified the chunks it holds). */
 const char *rd_partial_digest(const struct rd_partial *p);
+/* Its partial dir was made by an rdcp copy (RD_PARTIAL_F_DIR). */
+int rd_partial_dir_made(const struct rd_partial *p);
 void rd_partial_mark(struct rd_partial *p, uint64_t chunk, int on);
 /*
  * Write the record when it changed and at least PARTIAL_FLUSH_MS passed

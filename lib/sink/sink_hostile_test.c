@@ -21,6 +21,7 @@
 
 #include "lib/base/rss_testutil.h"
 #include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_partial.h" /* rd_partial_record_valid (the sweep's check) */
 #include "lib/sink/sink_testutil.h"
 
 #define PCH (128u << 10) /* partials are kept only above RD_SINK_SMALL_FILE */
@@ -141,6 +142,35 @@ static void test_planted_record_memory(void **state)
 	rd_sink_close(s);
 }
 
+/* Both record formats are rdcp's for the sweep: the planted RDCPPRT1, the RDCPPRT2 written. */
+static void test_record_formats(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink *s = sopen(x, "dest", 0);
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 4 * PCH);
+	struct rd_sink_file *f;
+	char chunk[PCH];
+	int fd;
+
+	plant_record(x, "old", &m, PCH, 4, 0); /* RDCPPRT1, bitmap all ones */
+	fd = open(tp(x, "dest/.rdcp-partial.old.rec"), O_RDONLY);
+	assert_int_equal(rd_partial_record_valid(fd), 1);
+	close(fd);
+	memset(chunk, 'r', sizeof(chunk));
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_file_begin(s, "new", 3, 1, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, chunk, PCH, 0), 0);
+	rd_sink_file_chunk_done(f, 0, 1);
+	rd_sink_file_abort(f);
+	fd = open(tp(x, "dest/.rdcp-partial.new.rec"), O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, chunk, 8, 0), 8);
+	assert_memory_equal(chunk, "RDCPPRT2", 8);
+	assert_int_equal(rd_partial_record_valid(fd), 1);
+	close(fd);
+	rd_sink_close(s);
+}
+
 /*
  * Item 9 sibling: the sizes a sender announces size the partials'
  * bitmaps; the files open at once share RD_SINK_PARTIAL_MEM. Five files
@@ -227,10 +257,22 @@ static void one_file(struct rd_sink *s, const char *name, int commit)
 	assert_int_equal(rd_sink_file_commit(f, 0), 0);
 }
 
+/* A sink on dest keeping its partials in --partial-dir name. */
+static struct rd_sink *pd_sink(struct fx *x, const char *name)
+{
+	struct rd_sink *s = sopen(x, "dest", 0);
+
+	rd_sink_set_chunking(s, PCH, "sha256", 1);
+	assert_int_equal(rd_sink_set_partial_dir(s, name), 0);
+	return s;
+}
+
 /*
- * Item 15: --partial-dir NAME removes only the directory this copy made.
- * An empty directory of that name that was there before stays (the name
- * may come from a client); ours goes once left empty, not before.
+ * Item 15: --partial-dir NAME removes only a directory rdcp made: an
+ * empty directory of that name that was there before stays (the name may
+ * come from a client), even after a later copy finished a partial left in
+ * it; ours goes once left empty, also when a later copy (another session)
+ * finishes the partial the first one left there.
  */
 static void test_partial_dir_only_ours(void **state)
 {
@@ -239,15 +281,32 @@ static void test_partial_dir_only_ours(void **state)
 	struct stat st;
 
 	assert_int_equal(mkdir(tp(x, "dest/keep"), 0755), 0);
-	s = sopen(x, "dest", 0);
-	rd_sink_set_chunking(s, PCH, "sha256", 1);
-	assert_int_equal(rd_sink_set_partial_dir(s, "keep"), 0);
+	s = pd_sink(x, "keep");
 	one_file(s, "f", 1);
 	rd_sink_close(s);
 	assert_int_equal(stat(tp(x, "dest/keep"), &st), 0); /* the user's: still there */
 	assert_true(S_ISDIR(st.st_mode));
 	assert_int_equal(st.st_mode & 07777, 0755);
 	expect_listing(tp(x, "dest"), "f|keep");
+	/* a copy interrupted in it, finished by another session: still the user's */
+	s = pd_sink(x, "keep");
+	one_file(s, "k", 0);
+	rd_sink_close(s);
+	s = pd_sink(x, "keep");
+	one_file(s, "k", 1);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "f|k|keep");
+	expect_listing(tp(x, "dest/keep"), "");
+
+	/* one rdcp made in an interrupted copy: another session finishes it, it goes */
+	s = pd_sink(x, ".made");
+	one_file(s, "m", 0);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest/.made"), ".rdcp-partial.m|.rdcp-partial.m.rec");
+	s = pd_sink(x, ".made");
+	one_file(s, "m", 1);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "f|k|keep|m");
 
 	/* one we make: kept while it holds a partial, removed once empty */
 	s = sopen(x, "dest", 0);
@@ -256,7 +315,7 @@ static void test_partial_dir_only_ours(void **state)
 	one_file(s, "g", 0);
 	expect_listing(tp(x, "dest/.part"), ".rdcp-partial.g|.rdcp-partial.g.rec");
 	one_file(s, "g", 1);
-	expect_listing(tp(x, "dest"), "f|g|keep");
+	expect_listing(tp(x, "dest"), "f|g|k|keep|m");
 	rd_sink_close(s);
 }
 
@@ -436,6 +495,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_planted_record_memory, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_record_formats, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_partial_bitmaps_bounded, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reserved_names_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_partial_dir_only_ours, setup, teardown),
