@@ -839,32 +839,29 @@ static void test_tree_skips_partials(void **state)
 	rd_tree_close(t);
 }
 
-#define LT_DEPTH 14    /* directories of 250-byte names: wire paths of about 3.5 KiB */
-#ifdef RDCP_TSAN
-#define LT_FILES 12000 /* 42 MiB of groups: still past the budget, in TSan's time */
-#else
-#define LT_FILES 20000 /* 70 MiB of open groups: more than the budget allows */
-#endif
+#define LT_DEPTH  14   /* directories of 250-byte names: wire paths of about 3.5 KiB */
+#define LT_FILES  5000 /* 17.5 MiB of open groups */
+#define LT_BUDGET (4u << 20)
 /*
- * The table's share of the peak RSS may be at most its budget (32 MiB)
- * plus the walk's own; ASan's redzones and quarantine add a quarter, and
- * TSan's shadow memory several times the heap: there only the count of
- * remembered groups is checked (below).
+ * The table's share of the peak RSS may be at most its budget plus the
+ * walk's own; ASan's redzones and quarantine add some, and TSan's shadow
+ * memory several times the heap: there only the count of remembered
+ * groups is checked (below).
  */
 #if defined(RDCP_TSAN)
 #define LT_RSS_MAX_KIB LONG_MAX
 #elif defined(RDCP_ASAN)
-#define LT_RSS_MAX_KIB (56L << 10)
+#define LT_RSS_MAX_KIB (12L << 10)
 #else
-#define LT_RSS_MAX_KIB (40L << 10)
+#define LT_RSS_MAX_KIB (8L << 10)
 #endif
 
 /*
  * Item 11: the sender's table of open link groups is bounded by bytes,
- * not by count: 20,000 files with 3.5 KiB wire paths, each linked once
+ * not by count: 5,000 files with 3.5 KiB wire paths, each linked once
  * more outside the walk (so no group ever closes), cost at most the
- * default 32 MiB (the old table, bounded only at 65,536 groups, took
- * 66 MiB for these, and 228 MiB for 70,000).
+ * table's budget (4 MiB here; 32 MiB by default). The old table, bounded
+ * only at 65,536 groups, took 18 MiB for these (and 228 MiB for 70,000).
  * Peak RSS over the walk, measured from a reset of VmHWM.
  */
 static void test_tree_link_table_memory(void **state)
@@ -905,6 +902,7 @@ static void test_tree_link_table_memory(void **state)
 	base_kib = rd_test_peak_reset();
 	assert_int_equal(
 	    rd_tree_open_paths(&t, src, 1, RD_TREE_RECURSIVE | RD_TREE_HARDLINKS, &err), 0);
+	rd_tree_set_link_table(t, LT_BUDGET);
 	while ((r = rd_tree_next(t, &e)) > 0) {
 		if (e.fd >= 0)
 			close(e.fd);
@@ -918,8 +916,8 @@ static void test_tree_link_table_memory(void **state)
 		      LT_FILES, grew);
 	assert_true(grew < LT_RSS_MAX_KIB);
 	assert_int_equal(links, 0);
-	/* each remembered group holds its 3.5 KiB path: 32 MiB hold fewer than 9,600 */
-	assert_true(linked > 1000 && linked <= (32 << 20) / (LT_DEPTH * 251));
+	/* each remembered group holds its 3.5 KiB path: 4 MiB hold fewer than 1,200 */
+	assert_true(linked > 500 && linked <= (int)(LT_BUDGET / (LT_DEPTH * 251)));
 }
 
 /* Item 11: a group's first file says it starts one, its last link that it ends it. */
