@@ -3,7 +3,7 @@
  * -S and -H end to end over the loopback transport, both engines real
  * (issue 27 items 10 and 11): a sparse file resumed onto a partial that
  * holds other bytes comes out byte-exact, holes included; link groups
- * land as links with the link-group flags of protocol 9 and without
+ * land as links with the link-group flags of protocol 10 and without
  * them, and as copies when the sender's link table has no room.
  */
 #include <fcntl.h>
@@ -218,7 +218,7 @@ static void make_groups(void)
 	}
 }
 
-/* Item 11: groups land as links, protocol 9 (flags) or older (every file remembered). */
+/* Item 11: groups land as links, protocol 10 (flags) or older (every file remembered). */
 static void test_links_land_as_links(void **state)
 {
 	struct rd_engine_opts eo = {.hardlinks = 1, .link_marks = 1};

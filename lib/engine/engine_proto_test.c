@@ -590,7 +590,7 @@ static void test_recv_hlink_not_agreed(void **state)
 	expect_proto_err(&p, "hard link without -H agreed");
 }
 
-/* Link group flags only with -H on protocol 9. */
+/* Link group flags only with -H on protocol 10. */
 static void test_recv_link_flags_not_agreed(void **state)
 {
 	struct peer p;

@@ -256,11 +256,11 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		return proto_err(r, "POST flag on a non-directory");
 	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size)
 		return proto_err(r, "size on a non-regular entry");
-	/* hard links only as agreed (-H); link groups named only from version 9 */
+	/* hard links only as agreed (-H); link groups named only from version 10 */
 	if (m->type == RD_FT_HLINK && !r->e->o.hardlinks)
 		return proto_err(r, "hard link without -H agreed");
 	if ((m->flags & (RD_FF_LINKED | RD_FF_LINK_LAST)) && !r->e->o.link_marks)
-		return proto_err(r, "link group flags without -H on protocol 9");
+		return proto_err(r, "link group flags without -H on protocol 10");
 	memset(f, 0, sizeof(*f));
 	f->state = RF_ACTIVE;
 	f->id = m->id;
@@ -331,7 +331,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		}
 		/*
 		 * A link group's first file is remembered once placed: its
-		 * links may name only it. A peer before protocol 9 does not say
+		 * links may name only it. A peer before protocol 10 does not say
 		 * which files start groups: every one might.
 		 */
 		if (r->e->o.hardlinks && (!r->e->o.link_marks || (m->flags & RD_FF_LINKED)))

@@ -1168,7 +1168,7 @@ static int emit_entry(struct sender *s)
 	m.u.file.id = s->next_id;
 	m.u.file.type = s->ent.type;
 	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
-	/* link groups are named only from protocol 9 on (older peers refuse the flags) */
+	/* link groups are named only from protocol 10 on (older peers refuse the flags) */
 	if (!s->e->o.link_marks)
 		m.u.file.flags &= (uint8_t) ~(RD_FF_LINKED | RD_FF_LINK_LAST);
 	m.u.file.mode = s->e->o.chmod && s->ent.type != RD_FT_SYMLINK

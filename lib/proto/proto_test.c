@@ -1198,7 +1198,7 @@ static void test_meta_and_new_types(void **state)
 	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
 	in.u.file.flags = RD_FF_MORE;
 	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
-	/* Link groups (version 7): LINK_LAST on an HLINK, LINKED on a REG only. */
+	/* Link groups (version 10): LINK_LAST on an HLINK, LINKED on a REG only. */
 	in.u.file.flags = RD_FF_LINK_LAST;
 	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
 	in.u.file.flags = RD_FF_LINKED;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 9 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 10 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
  * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
@@ -233,16 +233,16 @@
  *    placed (checked by the file's inode, not its name): a link to
  *    anything else (a file that was there before, one whose copy failed,
  *    a directory) fails that entry.
- *    Link groups (version 9; only with RD_OF_HARDLINKS): the sender flags
+ *    Link groups (version 10; only with RD_OF_HARDLINKS): the sender flags
  *    the REG entry that starts a group RD_FF_LINKED, and the group's last
  *    HLINK it will send RD_FF_LINK_LAST; the receiver remembers the
  *    files of open groups (RD_FF_LINKED) and forgets one at its
  *    RD_FF_LINK_LAST, so both sides hold only the groups still open, each
  *    at most as many as its own configuration allows (a sender sends the
  *    later members of a group it cannot remember as copies; a receiver
- *    fails the links of a group it could not remember). Below version 9
+ *    fails the links of a group it could not remember). Below version 10
  *    neither flag is sent (a receiver remembers every REG entry then); a
- *    version-9 receiver refuses LINKED on anything but REG and LINK_LAST
+ *    version-10 receiver refuses LINKED on anything but REG and LINK_LAST
  *    on anything but HLINK, and both without RD_OF_HARDLINKS.
  *    Names rdcp keeps for itself (rd_path_reserved(): partials
  *    ".rdcp-partial.*" and their records, temporaries ".rdcp.NAME.<16
@@ -511,7 +511,7 @@
 #define RD_PROTO_ITEMS	     7 /* the first with RD_OF_ITEMS, ONE_FS, COPY_LINKS */
 #define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
 #define RD_PROTO_LOGIN	     9 /* password logins inside TLS (section 4, Login) */
-#define RD_PROTO_LINKS	     10/* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
+#define RD_PROTO_LINKS	     10 /* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -686,8 +686,8 @@ enum rd_ftype {
 #define RD_FF_ROOT 0x1u /* first component is a top-level source */
 #define RD_FF_POST 0x2u /* directory, after its contents: apply metadata */
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
-#define RD_FF_LINKED	0x8u /* REG, version 9: starts a link group */
-#define RD_FF_LINK_LAST 0x10u /* HLINK, version 9: its group's last link */
+#define RD_FF_LINKED	0x8u /* REG, version 10: starts a link group */
+#define RD_FF_LINK_LAST 0x10u /* HLINK, version 10: its group's last link */
 #define RD_FF_KNOWN	0x1fu
 
 /* META */

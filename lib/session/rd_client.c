@@ -356,7 +356,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
 	cl->e.o.window = !ret && (ok.flags & RD_OF_WINDOW) ? ok.window : RD_WINDOW_FILES;
 	cl->e.o.items = !ret && (ok.flags & RD_OF_ITEMS);
-	/* -H as agreed; link groups named from protocol 9 on (rd_proto.h, FILE) */
+	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	cl->e.o.hardlinks = !ret && (ok.flags & RD_OF_HARDLINKS);
 	cl->e.o.link_marks = cl->e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
 	if (!ret)

@@ -518,7 +518,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
 	e.o.items = !!(honoured(cfg, o) & RD_OF_ITEMS);
-	/* -H as agreed; link groups named from protocol 9 on (rd_proto.h, FILE) */
+	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	e.o.hardlinks = !!(honoured(cfg, o) & RD_OF_HARDLINKS);
 	e.o.link_marks = e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
 	/* the window: the client's offer, at most ours (cfg->eo.window) */

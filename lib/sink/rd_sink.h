@@ -277,7 +277,7 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 /*
  * Hard links (-H; rd_sink_links.c). rd_sink_file_link_first: f starts a
  * link group (RD_FF_LINKED, or every regular file from a peer older than
- * protocol 9); its inode is remembered when it is committed, in a table of
+ * protocol 10); its inode is remembered when it is committed, in a table of
  * at most max_bytes (rd_sink_set_link_table; 0: 32 MiB, the default).
  * rd_sink_hardlink: path becomes a hard link to target, an earlier wire
  * path of this session that must name a regular file this sink placed and

@@ -149,7 +149,7 @@ void rd_tree_set_flags(struct rd_tree *t, unsigned flags);
  * groups' paths included; 0: 32 MiB). A group that does not fit is not
  * remembered: its later links are sent as copies. An entry that starts a
  * remembered group carries RD_FF_LINKED, a group's last HLINK
- * RD_FF_LINK_LAST (the caller drops them for peers before protocol 9).
+ * RD_FF_LINK_LAST (the caller drops them for peers before protocol 10).
  */
 void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes);
 

@@ -12,7 +12,7 @@
  *   rdcp_spy guess OUT USER PASSWORD...
  *	An offline attack on what tap captured: is USER in clear, and does
  *	the client's first flight hold anything a guessed password can be
- *	checked against? rdcp before protocol 7 sent a TLS pre-shared key
+ *	checked against? rdcp before protocol 9 sent a TLS pre-shared key
  *	identity (the user) with a binder keyed by PBKDF2(password, 10,000
  *	rounds): each guess is tested by feeding the captured ClientHello to
  *	a TLS server holding the key of that guess, exactly what an attacker
