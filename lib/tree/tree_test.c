@@ -783,6 +783,8 @@ static void test_tree_deep_bounded_fds(void **state)
 	assert_int_equal(unlink(bp(from)), 0);
 	assert_int_equal(rename(bp("deep-real"), bp(from)), 0);
 	rm_rf(bp("deep"));
+}
+
 /* --- issue 27 --- */
 
 /*
