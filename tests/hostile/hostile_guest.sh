@@ -277,9 +277,11 @@ link table size = 1M
 	path = /tmp/wo
 	write only = yes
 	auth = none
+	uid = root
 [pub]
 	path = /tmp/pub
 	auth = none
+	uid = root
 CONF
 "$RDCPD" --foreground --config /tmp/i27/rdcpd.conf --port $I27PORT --timeout 3 \
 	--max-conns-per-host 64 --ready-file $LOGS/i27.ready 2>$LOGS/i27.log &
