@@ -52,6 +52,12 @@ exec unshare --mount --net --pid --fork --mount-proc -- bash -c '
 	for rc in /root/.bashrc /root/.profile /root/.bash_profile /root/.bash_login; do
 		if [ -f "$rc" ]; then mount --bind /tmp/.empty-rc "$rc"; fi
 	done
+	# The client pins daemon keys in ~/.rdcp/known_hosts and a daemon keeps
+	# its host key in /var/lib/rdcpd: both private here, as in the rig, so
+	# no run leaves them on this host or meets another run'"'"'s.
+	mkdir -p /tmp/.home /var/lib/rdcpd
+	mount -t tmpfs -o mode=0700 tmpfs /var/lib/rdcpd
+	export HOME=/tmp/.home
 	mkdir -p /tmp/.rig-shared
 	export RIG_SHARED=/tmp/.rig-shared RIG_SELF_IP=127.0.0.1 RIG_PEER_IP=127.0.0.1
 	export RIG_MODE=$mode E2E_TRANSPORT=tcp RDCP_EVIL=$evil RIG_CWD=/nonexistent
