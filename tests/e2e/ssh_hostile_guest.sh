@@ -151,7 +151,7 @@ rm -rf /tmp/dest && mkdir /tmp/dest
 timeout 60 "$RDCP" -e /tmp/fakessh-badready localhost:x /tmp/dest/ >/tmp/out 2>&1
 RC=$?
 sed 's/^/    | /' /tmp/out
-check "a malformed ready line: exit 2, says so" \
-	eval '[ "$RC" -eq 2 ] && out_has "malformed ready line"'
+check "a malformed ready line: exit 12 (rsync: error in the protocol data stream), says so" \
+	eval '[ "$RC" -eq 12 ] && out_has "malformed ready line"'
 check "no rdcp_evil left running" [ -z "$(pgrep -f 'rdcp_evil serve-evil-ss[h]')" ]
 finish
