@@ -145,6 +145,11 @@ struct rd_engine_opts {
 	 * (more: their links fail). rdcpd's "link table size", rdcp's default.
 	 */
 	uint64_t link_table;
+	/*
+	 * RD_OF_RANGES agreed (rd_proto.h section 6): entries may be one
+	 * range of a file, or its COMMIT. 0: either is a protocol error.
+	 */
+	int ranges;
 };
 
 #define RD_ENGINE_LINK_TABLE_DEFAULT (32ull << 20)

@@ -102,6 +102,7 @@ struct rfile {
 	uint64_t bytes;
 	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
 	int batch;   /* named by the latest publish() */
+	int range;   /* RD_FF_RANGE or RD_FF_COMMIT: begun at its META RANGE */
 	int has_map; /* -S: only these extents move; the rest are holes */
 	unsigned nmap;
 	struct rd_extent map[RD_SPARSE_MAX];
@@ -322,6 +323,12 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		f->state = RF_DONE;
 		return 0;
 	case RD_FT_REG:
+		if (m->flags & (RD_FF_RANGE | RD_FF_COMMIT)) {
+			if (!r->e->o.ranges)
+				return proto_err(r, "a range entry without ranges agreed");
+			f->range = 1; /* its sink file comes with its META RANGE */
+			return 0;
+		}
 		ret = rd_sink_file_begin(r->sink, f->path, f->plen, root, &f->meta, &f->f);
 		if (ret) {
 			f->f = NULL;
@@ -352,6 +359,56 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	}
 }
 
+/*
+ * META RANGE (rd_proto.h section 6): the entry becomes a range of its file
+ * (its chunks lo..hi - 1 are asked for, nothing is renamed) or the file's
+ * COMMIT (no chunk; the sink checks the sealed records cover the file).
+ */
+static int on_range(struct receiver *r, struct rfile *f, const struct rd_msg_meta *m)
+{
+	int root = !!(f->flags & RD_FF_ROOT), commit = !!(f->flags & RD_FF_COMMIT), ret;
+	uint32_t cs = r->e->o.chunk_size;
+
+	if (!f->range || f->f || f->failed || f->state != RF_ACTIVE)
+		return proto_err(r, "RANGE for an entry that is not a range, or twice");
+	if (commit ? m->off || m->len != f->meta.size
+		   : !m->len || m->off > f->meta.size || m->len > f->meta.size - m->off)
+		return proto_err(r, "RANGE outside its file");
+	if (!commit && !(m->flags & RD_MF_LAST))
+		return proto_err(r, "META after a range entry's RANGE");
+	if (commit)
+		ret =
+		    rd_sink_range_commit(r->sink, f->path, f->plen, root, &f->meta, m->job, &f->f);
+	else
+		ret = rd_sink_range_begin(r->sink, f->path, f->plen, root, &f->meta, m->job, m->off,
+					  m->len, &f->f);
+	if (ret < 0) {
+		f->f = NULL;
+		sink_fail(r, f, ret);
+		f->state = RF_DONE;
+		return 0;
+	}
+	if (ret == RD_SINK_RANGE_SAME && !commit) {
+		f->state = RF_DONE; /* the final file is there (quick check) */
+		return 0;
+	}
+	if (commit) {
+		/* placed like any file: its items, and a link group's first is remembered */
+		f->items = rd_sink_file_items(f->f);
+		if (r->e->o.hardlinks && (!r->e->o.link_marks || (f->flags & RD_FF_LINKED)))
+			rd_sink_file_link_first(f->f);
+	}
+	if (ret == RD_SINK_RANGE_SAME) {
+		f->check = f->all_same = 1; /* keep it: its metadata only */
+		return 0;
+	}
+	if (!commit) {
+		f->next = f->done = m->off / cs;
+		f->nchunks = rd_nchunks(m->off + m->len, cs);
+	}
+	return 0;
+}
+
 /* One META item for the entry just announced (rd_proto.h, META). */
 static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 {
@@ -362,7 +419,15 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 	if (!f || !f->more || m->id != r->next_id - 1)
 		return proto_err(r, "META for an entry that announced none");
 	root = !!(f->flags & RD_FF_ROOT);
-	if (m->kind == RD_META_SPARSE) {
+	if (f->range && !f->f && !f->failed && f->state == RF_ACTIVE && m->kind != RD_META_RANGE)
+		return proto_err(r, "a range entry's first META is not its RANGE");
+	if (m->kind == RD_META_RANGE) {
+		ret = on_range(r, f, m);
+		if (ret < 0)
+			return ret;
+	} else if (f->range && !(f->flags & RD_FF_COMMIT)) {
+		return proto_err(r, "META other than RANGE for a range entry");
+	} else if (m->kind == RD_META_SPARSE) {
 		struct rd_extent last = m->n ? rd_meta_extent(m, m->n - 1u) : (struct rd_extent){0, 0};
 
 		if (f->type != RD_FT_REG || f->has_map || last.off + last.len > f->meta.size)
@@ -1014,7 +1079,7 @@ static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
 static int packable(struct receiver *r, const struct rfile *f)
 {
 	return f && f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed && !f->more &&
-	       !f->check && !f->has_map && f->next == 0 && f->nchunks == 1 &&
+	       !f->range && !f->check && !f->has_map && f->next == 0 && f->nchunks == 1 &&
 	       f->meta.size <= RD_PACK_FILE_MAX &&
 	       rd_sink_file_chunk_src(f->f, 0) == RD_SINK_CHUNK_NONE;
 }

@@ -64,6 +64,9 @@ struct swin {
 	unsigned jobs; /* with a worker now: fd and map stay until they end */
 	uint64_t nchunks, ra_next; /* read-ahead: the next chunk to read */
 	int done_seen; /* DONE came while jobs ran: closed when they end */
+	int range;     /* rd_proto.h section 6: only chunks lo..hi - 1 may be asked */
+	uint32_t cs;
+	uint64_t lo, hi;
 };
 
 /* One GET's data work; a worker reads only these fields and w's fd/map. */
@@ -180,6 +183,11 @@ static uint64_t win_data_bytes(const struct swin *w)
 	uint64_t n = 0;
 	unsigned i;
 
+	if (w->range) {
+		uint64_t a = w->lo * w->cs, b = w->hi * w->cs;
+
+		return (b < w->size ? b : w->size) - (a < b && a < w->size ? a : 0);
+	}
 	if (!w->has_map)
 		return w->size;
 	for (i = 0; i < w->nmap; i++)
@@ -328,6 +336,8 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 			return proto_err(s, "GET for an entry that is not an open file");
 		if (m->u.get.chunk >= rd_nchunks(w->size, s->e->o.chunk_size))
 			return proto_err(s, "GET beyond the end of the file");
+		if (w->range && (m->u.get.chunk < w->lo || m->u.get.chunk >= w->hi))
+			return proto_err(s, "GET outside the entry's range");
 		if (m->u.get.kind == RD_GET_DATA &&
 		    m->u.get.len < rd_chunk_len(w->size, s->e->o.chunk_size, m->u.get.chunk))
 			return proto_err(s, "GET slot smaller than the chunk");
@@ -1159,6 +1169,11 @@ static int emit_entry(struct sender *s)
 		s->have_ent = 0;
 		return 1;
 	}
+	if ((s->ent.flags & (RD_FF_RANGE | RD_FF_COMMIT)) &&
+	    (!s->e->o.ranges || !s->ent.nmeta || s->ent.meta[0].kind != RD_META_RANGE))
+		return rd_err_set(&s->e->err, RD_EUSAGE, 0,
+				  "%s: a range entry without ranges agreed or without its RANGE",
+				  s->ent.path);
 	if (s->outstanding >= s->wn)
 		return 0;
 	w = &s->win[s->next_id % s->wn];
@@ -1216,6 +1231,18 @@ static int emit_entry(struct sender *s)
 	w->done_seen = 0;
 	w->nchunks = w->type == RD_FT_REG ? rd_nchunks(w->size, s->e->o.chunk_size) : 0;
 	w->ra_next = 0;
+	w->range = 0;
+	w->cs = s->e->o.chunk_size;
+	if (s->ent.flags & (RD_FF_RANGE | RD_FF_COMMIT)) {
+		/* the walk put its RANGE first (rd_proto.h section 6) */
+		const struct rd_msg_meta *rm = &s->ent.meta[0];
+
+		w->range = 1;
+		w->lo = s->ent.flags & RD_FF_COMMIT ? 0 : rm->off / w->cs;
+		w->hi = s->ent.flags & RD_FF_COMMIT ? 0 : rd_nchunks(rm->off + rm->len, w->cs);
+		w->nchunks = w->hi;
+		w->ra_next = w->lo;
+	}
 	if (w->type == RD_FT_REG && s->ent.nmeta &&
 	    s->ent.meta[s->ent.nmeta - 1].kind == RD_META_SPARSE) {
 		/* the walk puts the map last */

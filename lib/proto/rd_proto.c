@@ -131,6 +131,10 @@ static const char *file_check(const struct rd_msg_file *f)
 		return "link group started by an entry that is not a regular file";
 	if ((f->flags & RD_FF_LINK_LAST) && f->type != RD_FT_HLINK)
 		return "link group ended by an entry that is not a hard link";
+	if ((f->flags & (RD_FF_RANGE | RD_FF_COMMIT)) &&
+	    (f->type != RD_FT_REG || (f->flags & RD_FF_RANGE && f->flags & RD_FF_COMMIT) ||
+	     !(f->flags & RD_FF_MORE)))
+		return "range or commit flag on an entry that cannot take it";
 	if (f->mtime_nsec >= NSEC_PER_SEC)
 		return "mtime nanoseconds out of range";
 	why = wire_path_check(&f->path);
@@ -236,6 +240,8 @@ static const char *meta_check(const struct rd_msg_meta *m)
 			end = x.off + x.len;
 		}
 		return NULL;
+	case RD_META_RANGE:
+		return m->off + m->len < m->off ? "range wraps" : NULL;
 	default:
 		return "unknown META kind";
 	}
@@ -430,6 +436,11 @@ static void put_meta(struct rd_wcur *w, const struct rd_msg_meta *m)
 			rd_put_u8(w, a.perm);
 			rd_put_u32(w, a.id);
 		}
+		break;
+	case RD_META_RANGE:
+		rd_put_u64(w, m->job);
+		rd_put_u64(w, m->off);
+		rd_put_u64(w, m->len);
 		break;
 	default: /* SPARSE */
 		rd_put_u16(w, m->n);
@@ -732,6 +743,11 @@ static void get_meta(struct rd_rcur *r, struct rd_msg_meta *m)
 			return;
 		}
 		m->raw = rd_rcur_take(r, (size_t)m->n * 16);
+		break;
+	case RD_META_RANGE:
+		m->job = rd_get_u64(r);
+		m->off = rd_get_u64(r);
+		m->len = rd_get_u64(r);
 		break;
 	default:
 		rd_rcur_fail(r, "unknown META kind");

@@ -494,6 +494,71 @@
  *	RD_CHUNK_MAX), placed by the receiver into its registered region
  *	(addr, rkey and bounds checked as a NIC would) before it reads the
  *	DATA message that follows.
+ *
+ * 6. Ranges (rdcp-mpi, issue 32): one file moved by several sessions at
+ *    once, over several servers that share a file system, and given its
+ *    final name once, when every range is in. Negotiated by OPEN flag
+ *    RD_OF_RANGES alone (no version: a server that does not know the flag
+ *    refuses the OPEN, as for any unknown bit); a server that honours it
+ *    answers it in OPEN_OK, and only then may the entries below be sent.
+ *    The numbers of this section are kept apart from the others (flag and
+ *    kind values from the top) so that the sections grow independently.
+ *
+ *    FILE flags, REG only, never both, each with RD_FF_MORE and its first
+ *    META of kind RANGE (else refused):
+ *	RD_FF_RANGE (0x80): the entry is the byte range [off, off + len) of
+ *	  the file (its FILE describes the whole file: size, mtime, mode).
+ *	  The receiver writes the chunks of the range, and only those, into
+ *	  the file's shared range partial (see below), records which it
+ *	  verified, and when all are in, seals its range record (after an
+ *	  fdatasync with RD_OF_FSYNC). It never renames: DONE says the range
+ *	  is sealed (status 0) or why not. The receiver requests only chunks
+ *	  c with off <= c * chunk_size < off + len; the sender refuses a GET
+ *	  of any other chunk of a range entry.
+ *	RD_FF_COMMIT (0x40): give the file its final name. No chunk moves
+ *	  (the sender refuses any GET of it). The receiver reads the range
+ *	  records of the file beside the partial, keeps those of this job
+ *	  (META RANGE's job) that are sealed and describe this very source
+ *	  (size, mtime) and checks that their ranges cover every byte of the
+ *	  file; then it applies the metadata (the FILE's mode, owners, times
+ *	  and any XATTR/ACL META that follow), renames the partial into place
+ *	  and removes the records (of any job). A range missing fails the
+ *	  entry (DONE with RD_EPARTIAL naming the first missing byte) and
+ *	  keeps everything for a rerun: the client's word that ranges are
+ *	  complete is never taken, only the records the receiving sessions
+ *	  wrote after verifying each chunk.
+ *	Quick check (rsync's): when a regular file with the FILE's size and
+ *	  mtime (to the ns) is already under the final name, a RANGE entry is
+ *	  done at once (DONE, 0 bytes) and a COMMIT only applies metadata.
+ *    META kind RANGE (0x10), first META of such an entry:
+ *	 6 u64 job	  the job's number (random, the same for every session
+ *			  of one run; rdcp-mpi's rank 0 draws it)
+ *	14 u64 off	  RANGE: first byte, a multiple of the session's
+ *			  chunk_size; COMMIT: 0
+ *	22 u64 len	  RANGE: 1.., off + len <= size, and off + len == size
+ *			  or a multiple of chunk_size; COMMIT: size
+ *	  (the receiver refuses anything else as a protocol error; the
+ *	  decoder checks only that off + len does not wrap)
+ *    Range partial, in the file's destination directory (or --partial-dir):
+ *	data	".rdcp-range.<key>.<name>", key = 16 hex digits of FNV-1a 64
+ *		over the name, size, mtime sec and ns: another source version
+ *		(or another file) never shares a data file; <name> is cut as
+ *		for partials. Opened O_NOFOLLOW, a regular file of one link, or
+ *		created; sized to the file; written at the chunks' offsets by
+ *		every session of the job, each its own range.
+ *	record	"<data>.<off: 16 hex>": one per range session, written whole
+ *		into a new file and renamed over, like a partial's record
+ *		(lib/sink/rd_sink_range.c has the layout): the source's size,
+ *		mtime, chunk size and checksum, the job, the range, a bitmap of
+ *		the chunks verified and written, and a flag "sealed" (every
+ *		chunk of the range in, and on disk with RD_OF_FSYNC).
+ *	Resume: a range session takes as held every chunk that any record of
+ *	the same key has (any job), and compares each by GET SUM before it
+ *	keeps it, as for partials; a COMMIT trusts only sealed records of
+ *	its own job, so nothing an earlier run wrote is taken unverified.
+ *    A range entry's path is confined like any other (the receiver's
+ *    module); so are the partial and its records, touched only with *at()
+ *    calls on the confined parent directory, never followed.
  */
 #ifndef RDCP_PROTO_RD_PROTO_H
 #define RDCP_PROTO_RD_PROTO_H
@@ -647,7 +712,9 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_ONE_FS	 0x40000u
 #define RD_OF_ONE_FS2	 0x80000u
 #define RD_OF_COPY_LINKS 0x100000u
-#define RD_OF_KNOWN	 0x1fffffu
+/* Ranges (section 6, issue 32): its own block of numbers, from the top. */
+#define RD_OF_RANGES	 0x80000000u
+#define RD_OF_KNOWN	 (0x1fffffu | RD_OF_RANGES)
 #define RD_BATCH_MAX 64 /* entries in one FILES or DONES */
 
 /*
@@ -686,12 +753,19 @@ enum rd_ftype {
 #define RD_FF_ROOT 0x1u /* first component is a top-level source */
 #define RD_FF_POST 0x2u /* directory, after its contents: apply metadata */
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
-#define RD_FF_LINKED	0x8u /* REG, version 10: starts a link group */
+#define RD_FF_LINKED	0x8u  /* REG, version 10: starts a link group */
 #define RD_FF_LINK_LAST 0x10u /* HLINK, version 10: its group's last link */
-#define RD_FF_KNOWN	0x1fu
+#define RD_FF_COMMIT	0x40u /* section 6: give a file in ranges its final name */
+#define RD_FF_RANGE	0x80u /* section 6: the entry is one range of the file */
+#define RD_FF_KNOWN	(0x1fu | RD_FF_COMMIT | RD_FF_RANGE)
 
 /* META */
-enum rd_meta_kind { RD_META_XATTR = 1, RD_META_ACL = 2, RD_META_SPARSE = 3 };
+enum rd_meta_kind {
+	RD_META_XATTR = 1,
+	RD_META_ACL = 2,
+	RD_META_SPARSE = 3,
+	RD_META_RANGE = 0x10 /* section 6 */
+};
 #define RD_MF_LAST	   0x1u /* the entry's last META */
 #define RD_XATTR_NAME_MAX  255
 #define RD_XATTR_VAL_MAX   15360 /* larger values are not sent (a note) */
@@ -890,6 +964,7 @@ struct rd_msg_meta {
 	const struct rd_acl_ent *acl;
 	const struct rd_extent *ext;
 	const uint8_t *raw;
+	uint64_t job, off, len; /* RANGE (section 6) */
 };
 
 /* Entry i of a META's ACL or SPARSE list (encoder arrays or wire bytes). */

@@ -359,6 +359,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	cl->e.o.hardlinks = !ret && (ok.flags & RD_OF_HARDLINKS);
 	cl->e.o.link_marks = cl->e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
+	cl->e.o.ranges = !ret && (ok.flags & RD_OF_RANGES);
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)

@@ -521,6 +521,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	e.o.hardlinks = !!(honoured(cfg, o) & RD_OF_HARDLINKS);
 	e.o.link_marks = e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
+	e.o.ranges = !!(honoured(cfg, o) & RD_OF_RANGES);
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;

@@ -742,14 +742,18 @@ static int tmp_open(struct rd_sink_file *f)
 	return 0;
 }
 
-int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
-		       const struct rd_sink_meta *m, struct rd_sink_file **out)
+/*
+ * A handle for path, no temporary yet: *st and *ex say what is under the
+ * final name now (one look serves every check). 0 or < 0 (nothing to free).
+ */
+static int file_new(struct rd_sink *s, const char *path, size_t len, int root,
+		    const struct rd_sink_meta *m, struct rd_sink_file **out, struct stat *st,
+		    int *ex)
 {
-	struct rd_sink_file *f = NULL;
+	struct rd_sink_file *f;
 	struct place pl;
-	struct stat st;
 	unsigned items;
-	int ret, ex;
+	int ret;
 
 	*out = NULL;
 	if (s->flags & RD_SINK_READONLY)
@@ -757,11 +761,10 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	ret = resolve(s, path, len, root, &pl);
 	if (ret < 0)
 		return ret;
-	/* what is under the final name now: one look serves both checks below */
-	ex = rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
-	if (!ex && S_ISDIR(st.st_mode))
+	*ex = rd_fstatat(pl.pfd, pl.name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
+	if (!*ex && S_ISDIR(st->st_mode))
 		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
-	items = ex || !S_ISREG(st.st_mode) ? RD_IT_NEW : rd_sink__attr_items(s, &st, m);
+	items = *ex || !S_ISREG(st->st_mode) ? RD_IT_NEW : rd_sink__attr_items(s, st, m);
 	if (m->size > (uint64_t)INT64_MAX)
 		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", esc(s, path, len));
 	f = calloc(1, sizeof(*f));
@@ -778,8 +781,24 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	f->pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
 	if (f->pfd < 0) {
 		ret = rd_sink__ffail(f, errno, "open");
-		goto out;
+		file_free(f);
+		return ret;
 	}
+	*out = f;
+	return 0;
+}
+
+int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root,
+		       const struct rd_sink_meta *m, struct rd_sink_file **out)
+{
+	struct rd_sink_file *f = NULL;
+	struct stat st;
+	int ret, ex;
+
+	*out = NULL;
+	ret = file_new(s, path, len, root, m, &f, &st, &ex);
+	if (ret < 0)
+		return ret;
 	ret = rd_sink__part_open(f);
 	if (ret == 0)
 		ret = tmp_open(f);
@@ -836,6 +855,8 @@ int rd_sink_file_chunk_src(const struct rd_sink_file *f, uint64_t chunk)
 	uint32_t cs = f->s->part_chunk;
 	uint64_t off, end;
 
+	if (f->rng)
+		return rd_sink__range_src(f->rng, chunk);
 	if (f->part && f->resumed && rd_partial_has(f->part, chunk))
 		return f->trusted ? RD_SINK_CHUNK_TRUSTED : RD_SINK_CHUNK_PARTIAL;
 	if (f->exfd < 0 || !cs)
@@ -857,6 +878,8 @@ const char *rd_sink_file_note(const struct rd_sink_file *f)
 
 void rd_sink_file_chunk_done(struct rd_sink_file *f, uint64_t chunk, int ok)
 {
+	if (f->rng)
+		rd_sink__range_done(f->rng, chunk, ok);
 	if (!f->part)
 		return;
 	rd_partial_mark(f->part, chunk, ok);
@@ -1087,7 +1110,8 @@ static int seal(struct rd_sink_file *f, int fsync_now)
 {
 	int ret;
 
-	if (f->sealed)
+	/* a range is sealed by rd_sink_file_commit (its record), never sized or named */
+	if (f->sealed || (f->rng && !rd_sink__range_is_commit(f->rng)))
 		return 0;
 	if (ftruncate(f->tmpfd, (off_t)f->m.size) < 0)
 		return rd_sink__ffail(f, errno, "size");
@@ -1122,6 +1146,12 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	struct rd_sink *s = f->s;
 	int batched = f->sealed, ret;
 
+	if (f->rng && !rd_sink__range_is_commit(f->rng)) {
+		ret = rd_sink__range_seal(f->rng, f->tmpfd);
+		if (ret)
+			ret = rd_sink__ffail(f, ret == -EINVAL ? EIO : -ret, "seal the range of");
+		goto out;
+	}
 	if (keep_existing) {
 		if (f->exfd < 0) {
 			ret = rd_err_set(&s->err, RD_EUSAGE, 0, "%s: no existing file to keep",
@@ -1160,7 +1190,7 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
 	if (ret < 0)
 		goto out;
-	if (rd_renameat(f->part && f->ppfd >= 0 ? f->ppfd : f->pfd, f->tmpname, f->pfd,
+	if (rd_renameat((f->part || f->rng) && f->ppfd >= 0 ? f->ppfd : f->pfd, f->tmpname, f->pfd,
 			f->name) < 0) {
 		ret = rd_sink__ffail(f, errno, "rename into place");
 		goto out;
@@ -1169,6 +1199,8 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 placed:
 	ret = 0;
 	rd_sink__link_record(f, f->tmpfd);
+	if (f->rng)
+		rd_sink__range_cleanup(f->rng); /* its data is the final file now */
 	if (f->part) {
 		rd_partial_remove(f->part, 0); /* its data is the final file now */
 		rd_partial_free(f->part);
@@ -1186,7 +1218,11 @@ void rd_sink_file_abort(struct rd_sink_file *f)
 {
 	if (!f)
 		return;
-	if (f->part) {
+	if (f->rng) {
+		/* shared with other sessions: keep the data, write our record */
+		rd_sink__range_abort(f->rng);
+		rd_sink__range_free(f->rng);
+	} else if (f->part) {
 		/* Keep what was verified, and the record that says so. */
 		if (f->named && rd_partial_empty(f->part))
 			rd_partial_remove(f->part, 1); /* nothing verified: no litter */
@@ -1319,4 +1355,66 @@ const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len)
 {
 	*len = f->path_len;
 	return f->path;
+}
+
+/* Doors for rd_sink_range.c (rd_sink_priv.h). */
+int rd_sink__file_new(struct rd_sink *s, const char *path, size_t len, int root,
+		      const struct rd_sink_meta *m, struct rd_sink_file **out)
+{
+	struct stat st;
+	int ret, ex;
+
+	ret = file_new(s, path, len, root, m, out, &st, &ex);
+	if (ret < 0 || !s->part_dir[0])
+		return ret;
+	ret = rd_sink__part_dir_open(*out);
+	if (ret < 0) {
+		file_free(*out);
+		*out = NULL;
+	}
+	return ret;
+}
+
+int rd_sink__file_pfd(const struct rd_sink_file *f)
+{
+	return f->pfd;
+}
+
+int rd_sink__file_dirfd(const struct rd_sink_file *f)
+{
+	return f->ppfd >= 0 ? f->ppfd : f->pfd;
+}
+
+const char *rd_sink__file_name(const struct rd_sink_file *f)
+{
+	return f->name;
+}
+
+void rd_sink__file_adopt(struct rd_sink_file *f, int fd, struct rd_range *g)
+{
+	f->tmpfd = fd;
+	f->rng = g;
+	f->named = 1;
+	snprintf(f->tmpname, sizeof(f->tmpname), "%s", rd_sink__range_data(g));
+}
+
+void rd_sink__file_set_existing(struct rd_sink_file *f, int fd, uint64_t size)
+{
+	f->exfd = fd;
+	f->ex_size = size;
+}
+
+uint32_t rd_sink__chunk(const struct rd_sink *s)
+{
+	return s->part_chunk;
+}
+
+int rd_sink__sum(const struct rd_sink *s)
+{
+	return s->part_sum;
+}
+
+const char *rd_sink__digest(const struct rd_sink *s)
+{
+	return s->part_digest;
 }

@@ -242,6 +242,36 @@ void rd_sink_file_abort(struct rd_sink_file *f); /* accepts NULL; frees f */
 const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f);
 
 /*
+ * Ranges (rdcp-mpi, issue 32; rd_sink_range.c, lib/proto/rd_proto.h
+ * section 6): several sessions, maybe on several servers sharing a file
+ * system, write one file, each its own byte range, into a shared partial
+ * beside it, with a record each of the chunks they verified.
+ *
+ * rd_sink_range_begin: a handle for [off, off + len) of the file m
+ * describes (chunking must be set; off a multiple of the chunk size, len
+ * too unless the range ends the file). Its chunks are numbered as in the
+ * whole file; rd_sink_file_chunk_src says which of them a record of an
+ * earlier session holds (compare them), chunk_done records them, commit
+ * seals the range (it never renames) and abort keeps the record.
+ * RD_SINK_RANGE_SAME, *out NULL: a regular file of m's size and mtime is
+ * under the final name already (rsync's quick check): nothing to write.
+ *
+ * rd_sink_range_commit: the sealed records of job must cover every byte
+ * (else -RD_EPARTIAL, everything kept); the handle then holds the shared
+ * partial and rd_sink_file_commit gives it its metadata and final name and
+ * removes the records. RD_SINK_RANGE_SAME, *out set: the final file is
+ * there already; rd_sink_file_commit(f, 1) applies the metadata to it.
+ */
+#define RD_SINK_RANGE_SAME 2
+int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int root,
+			const struct rd_sink_meta *m, uint64_t job, uint64_t off, uint64_t rlen,
+			struct rd_sink_file **out);
+int rd_sink_range_commit(struct rd_sink *s, const char *path, size_t len, int root,
+			 const struct rd_sink_meta *m, uint64_t job, struct rd_sink_file **out);
+/* The range partial's name for final name `name` of that source (out: NAME_MAX + 1). */
+void rd_sink_range_name(char *out, const char *name, uint64_t size, int64_t msec, uint32_t mnsec);
+
+/*
  * Metadata beyond stat (issue 13, rd_sink_meta.c). Everything is applied
  * through descriptors or *at() calls on the confined parent, like the
  * rest of the sink. These return 0, a negative status (the entry failed),

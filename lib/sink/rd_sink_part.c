@@ -109,7 +109,7 @@ static void pdir_hold(struct rd_sink_file *f, int made)
 }
 
 /* The --partial-dir inside the file's directory: made if missing, never followed. */
-static int part_dir_open(struct rd_sink_file *f)
+int rd_sink__part_dir_open(struct rd_sink_file *f)
 {
 	struct rd_sink *s = f->s;
 	int made;
@@ -176,7 +176,7 @@ int rd_sink__part_open(struct rd_sink_file *f)
 	id.chunk_size = s->part_chunk;
 	snprintf(id.digest, sizeof(id.digest), "%s", s->part_digest);
 	if (s->part_dir[0]) {
-		ret = part_dir_open(f);
+		ret = rd_sink__part_dir_open(f);
 		if (ret < 0)
 			return ret;
 		id.dir_made = f->pdir != 0; /* its record says the dir is rdcp's */

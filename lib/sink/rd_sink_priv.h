@@ -92,6 +92,7 @@ struct rd_sink_file {
 	int pdir;		 /* 1 + its partial dir in s->pdirs (one we made), or 0 */
 	int link_first;		 /* starts a link group: remembered at commit */
 	unsigned items;		 /* rd_sink_file_items() */
+	struct rd_range *rng;	 /* a range, or a COMMIT (rd_sink_range.c) */
 };
 
 int rd_sink__ffail(struct rd_sink_file *f, int errnum, const char *what);
@@ -100,6 +101,8 @@ int rd_sink__ffail(struct rd_sink_file *f, int errnum, const char *what);
  * < 0 error, on f's sink), and what file_free gives back of it.
  */
 int rd_sink__part_open(struct rd_sink_file *f);
+/* f's --partial-dir opened as f->ppfd (made if missing, held as rdcp's when made): 0 or < 0 */
+int rd_sink__part_dir_open(struct rd_sink_file *f);
 void rd_sink__part_release(struct rd_sink_file *f);
 /* rd_sink_links.c: remember f's placed inode (fd) if it starts a link group. */
 void rd_sink__link_record(struct rd_sink_file *f, int fd);
@@ -131,5 +134,27 @@ int rd_sink__want_owner(const struct rd_sink *s);
 int rd_sink__want_group(const struct rd_sink *s);
 struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f);
 const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len);
+
+/* Ranges (rd_sink_range.c): what it may use of rd_sink.c, and what rd_sink.c calls. */
+struct rd_range;
+int rd_sink__file_new(struct rd_sink *s, const char *path, size_t len, int root,
+		      const struct rd_sink_meta *m, struct rd_sink_file **out);
+int rd_sink__file_pfd(const struct rd_sink_file *f);
+int rd_sink__file_dirfd(const struct rd_sink_file *f); /* where partials go */
+const char *rd_sink__file_name(const struct rd_sink_file *f);
+/* The range's data file becomes f's temporary (named: never removed by f). */
+void rd_sink__file_adopt(struct rd_sink_file *f, int fd, struct rd_range *g);
+void rd_sink__file_set_existing(struct rd_sink_file *f, int fd, uint64_t size);
+uint32_t rd_sink__chunk(const struct rd_sink *s);
+int rd_sink__sum(const struct rd_sink *s);
+const char *rd_sink__digest(const struct rd_sink *s);
+int rd_sink__range_is_commit(const struct rd_range *g);
+const char *rd_sink__range_data(const struct rd_range *g);
+int rd_sink__range_src(const struct rd_range *g, uint64_t chunk);
+void rd_sink__range_done(struct rd_range *g, uint64_t chunk, int ok);
+int rd_sink__range_seal(struct rd_range *g, int fd); /* 0 or -errno */
+void rd_sink__range_abort(struct rd_range *g);
+void rd_sink__range_cleanup(struct rd_range *g); /* after the rename: no records */
+void rd_sink__range_free(struct rd_range *g);
 
 #endif

@@ -89,6 +89,7 @@ struct rd_tree {
 	dev_t root_dev;		   /* -x: the file system of the current source */
 	size_t nclosed;		   /* lv[1 .. nclosed] are closed (lv[0] never is) */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
+	struct rd_tree_list *list; /* rd_tree_open_list: no walk */
 	char wire[RD_PATH_MAX + 1];
 	char show[SHOW_MAX];
 	char esc[RD_ERR_MSG_MAX / 2]; /* leaves room for the reason */
@@ -648,6 +649,8 @@ int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e)
 
 	for (;;) {
 		entry_reset(e);
+		if (t->list)
+			return rd_tree__list_next(t->list, t->flags, &t->err, e);
 		if (t->depth) {
 			ret = step_level(t, e);
 		} else if (t->next_source < t->nsources) {
@@ -758,6 +761,21 @@ int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npath
 	return 0;
 }
 
+int rd_tree_open_list(struct rd_tree **out, rd_tree_list_fn next, void *ctx, unsigned flags,
+		      struct rd_err *err)
+{
+	int ret = tree_new(out, 0, flags, err);
+
+	if (ret)
+		return ret;
+	if (rd_tree__list_new(&(*out)->list, next, ctx)) {
+		rd_tree_close(*out);
+		*out = NULL;
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "list of entries");
+	}
+	return 0;
+}
+
 void rd_tree_set_flags(struct rd_tree *t, unsigned flags)
 {
 	t->flags = flags;
@@ -791,6 +809,7 @@ void rd_tree_close(struct rd_tree *t)
 			close(t->src[i].dirfd);
 	}
 	free(t->src);
+	rd_tree__list_free(t->list);
 	rd_tree_meta_free(t->meta);
 	free(t);
 }

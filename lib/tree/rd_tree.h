@@ -155,4 +155,45 @@ void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes);
 
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 
+/*
+ * A list instead of a walk (rdcp-mpi, issue 32; rd_tree_list.c): next()
+ * fills one item (1), says the list ended (0) or failed (a negative
+ * RD_E*). Each item names an object beneath dirfd (the caller's; rel ""
+ * is dirfd itself) reached as the walk reaches things: the parent by
+ * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), the object by one name,
+ * never followed. It goes on the wire as `wire`. Kinds:
+ *   NODE	whatever is there: a directory is one DIR entry (never
+ *		descended into), a file one REG entry, a symlink, a special
+ *   POST	a directory's POST (its metadata, after its contents)
+ *   RANGE	[off, off + len) of a regular file (RD_FF_RANGE, META RANGE
+ *		first); size and mtime: what the job saw (else skipped)
+ *   COMMIT	the file's COMMIT (RD_FF_COMMIT) with its metadata; size, mtime
+ *   HLINK	a hard link to target (a wire path already in place)
+ * Strings need only live until the next call.
+ */
+enum {
+	RD_TREE_ITEM_NODE = 0,
+	RD_TREE_ITEM_POST,
+	RD_TREE_ITEM_RANGE,
+	RD_TREE_ITEM_COMMIT,
+	RD_TREE_ITEM_HLINK
+};
+
+struct rd_tree_item {
+	int dirfd;
+	const char *rel;
+	const char *wire;
+	int kind;
+	uint64_t job, off, len;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	const char *target;
+};
+
+typedef int (*rd_tree_list_fn)(void *ctx, struct rd_tree_item *it);
+
+int rd_tree_open_list(struct rd_tree **out, rd_tree_list_fn next, void *ctx, unsigned flags,
+		      struct rd_err *err);
+
 #endif

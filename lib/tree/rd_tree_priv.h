@@ -31,6 +31,13 @@ int rd_tree_meta_read(struct rd_tree_meta *m, int fd, const struct stat *st, uns
  * not fit is not remembered (its links are sent as copies).
  */
 void rd_tree_meta_set_links(struct rd_tree_meta *m, uint64_t max_bytes);
+
+/* A list instead of a walk (rd_tree_list.c). */
+struct rd_tree_list;
+int rd_tree__list_new(struct rd_tree_list **out, rd_tree_list_fn next, void *ctx);
+void rd_tree__list_free(struct rd_tree_list *l);
+int rd_tree__list_next(struct rd_tree_list *l, unsigned flags, struct rd_err *err,
+		       struct rd_tree_entry *e);
 const char *rd_tree_link_seen(struct rd_tree_meta *m, const struct stat *st, const char *path,
 			      size_t len, unsigned *ff);
 
