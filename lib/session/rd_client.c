@@ -248,7 +248,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		rd_err_copy(&cl->err, &cl->e.err);
 		goto out;
 	}
-	if (o->push) {
+	if (o->push && o->tree) {
+		t = o->tree;
+	} else if (o->push) {
 		ret = rd_tree_open_paths(&t, o->local, o->nlocal,
 				   o->flags & RD_TREE_FLAGS, &cl->err);
 		if (ret)
@@ -404,7 +406,8 @@ out:
 		cl->t.closed = mono_s();
 		phase(cl, "connection closed");
 	}
-	rd_tree_close(t);
+	if (t != o->tree)
+		rd_tree_close(t);
 	rd_sink_close(sink);
 	rd_engine_fini(&cl->e);
 	return ret;

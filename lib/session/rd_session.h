@@ -114,6 +114,11 @@ struct rd_client_opts {
 	 */
 	const char *const *asked;
 	int nasked;
+	/*
+	 * Push: send these entries instead of walking local[] (rdcp-mpi's
+	 * lists, rd_tree_open_list); the caller keeps and closes it.
+	 */
+	struct rd_tree *tree;
 };
 
 /*

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to lib/mpi: the job's state shared by the walk, the plan and the phases. */
+#ifndef RDCP_MPI_RD_MPI_PRIV_H
+#define RDCP_MPI_RD_MPI_PRIV_H
+
+#include <mpi.h>
+#include <stdint.h>
+
+#include "lib/mpi/rd_mpi.h"
+
+enum { RT_REG = 1, RT_DIR, RT_LNK, RT_SPECIAL, RT_HLINK };
+/* what a record becomes in a phase (rd_tree.h RD_TREE_ITEM_*) */
+
+struct rec {
+	uint8_t type; /* RT_* */
+	uint8_t kind; /* RD_TREE_ITEM_*: NODE, RANGE, COMMIT, HLINK */
+	uint8_t devc; /* 0: the source root's file system; 1: another (no -H across) */
+	uint16_t src;
+	uint32_t nlink;
+	uint64_t size, ino, off, len;
+	int64_t msec;
+	uint32_t mnsec;
+	char *rel;    /* beneath the source's root descriptor */
+	char *target; /* RT_HLINK: the wire path of its group's first file */
+};
+
+struct recs {
+	struct rec *r;
+	size_t n, cap;
+};
+
+struct src {
+	int fd;		   /* the source directory, or a file's parent */
+	int dir;	   /* a directory (else a file: one record, rel = its name) */
+	char name[256];	   /* a file source's name */
+	char prefix[4097]; /* wire path of the source's root ("" none) */
+};
+
+struct job {
+	const struct rd_mpi_opts *o;
+	MPI_Comm comm;
+	int rank, size;
+	uint64_t id; /* the job number: the same on every rank (META RANGE) */
+	uint32_t cs; /* chunk size the ranges fall on */
+	struct src *src;
+	int nsrc;
+	char open_path[4097]; /* what every session OPENs: the parent of DEST */
+	struct recs mine;     /* the walk's records, then this rank's share */
+	struct recs data, commits, links, posts;
+	/* counts of the walk (this rank) */
+	uint64_t files, dirs, others, bytes, walk_failed;
+	/* this rank's result */
+	uint64_t moved, resumed, ok, failed, ranges;
+	unsigned nerr;
+	char *errjson; /* failures as JSON objects joined by ',' */
+	size_t errlen, errcap;
+	char *rangejson; /* the ranges it moved, likewise */
+	size_t rlen, rcap;
+	unsigned nrange_json;
+	char first_error[512];
+	struct rd_err err;
+};
+
+int rd_mpi__recs_add(struct recs *v, const struct rec *r);
+void rd_mpi__recs_free(struct recs *v);
+/* The wire path of r (buf: RD_PATH_MAX + 1); 0, or -1 when it has none (the module root). */
+int rd_mpi__wire(const struct job *j, const struct rec *r, char *buf);
+/* '/' first: a directory before everything in it, its contents together. */
+int rd_mpi__path_cmp(const char *a, const char *b);
+void rd_mpi__fail(struct job *j, const char *path, const char *msg);
+
+int rd_mpi__walk(struct job *j);   /* rd_mpi_walk.c */
+int rd_mpi__plan(struct job *j);   /* rd_mpi_plan.c */
+int rd_mpi__phases(struct job *j); /* rd_mpi_job.c */
+
+#endif
