@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_num.h"
+#include "lib/engine/rd_engine.h"
 #include "lib/mpi/rd_mpi.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink.h"
@@ -61,6 +62,8 @@ static void usage(FILE *out)
 		"                             chunks (default 4M)\n"
 		"      --split-min SIZE       split files of at least SIZE across ranks\n"
 		"                             (default: two chunks)\n"
+		"      --bwlimit RATE         at most RATE bytes per second per rank, as in\n"
+		"                             rsync: KiB unless suffixed (20M: MiB); 0: none\n"
 		"      --threads N            threads per rank for the chunks' data work\n"
 		"                             (default 2)\n"
 		"      --port PORT            daemon port (default %d)\n"
@@ -95,6 +98,7 @@ enum {
 	OPT_DEVICES,
 	OPT_SPECIALS,
 	OPT_NUMERIC_IDS,
+	OPT_BWLIMIT,
 };
 
 static const struct option longopts[] = {
@@ -119,6 +123,7 @@ static const struct option longopts[] = {
     {"chunk-size", required_argument, NULL, OPT_CHUNK},
     {"split-min", required_argument, NULL, OPT_SPLIT},
     {"threads", required_argument, NULL, OPT_THREADS},
+    {"bwlimit", required_argument, NULL, OPT_BWLIMIT},
     {"port", required_argument, NULL, OPT_PORT},
     {"transport", required_argument, NULL, OPT_TRANSPORT},
     {"lanes", required_argument, NULL, OPT_LANES},
@@ -288,6 +293,14 @@ static int parse(int argc, char **argv, struct rd_mpi_opts *mo, struct cli *c, c
 		case OPT_FSYNC:
 			mo->flags &= ~RD_OF_FSYNC;
 			break;
+		case OPT_BWLIMIT:
+			/* rsync's --bwlimit: units of 1024 bytes unless a suffix says */
+			if (rd_num_parse_rsync_size(optarg, 'k', &v)) {
+				fprintf(stderr, "rdcp-mpi: --bwlimit=%s is not a rate\n", optarg);
+				return -1;
+			}
+			mo->bwlimit = v;
+			break;
 		case OPT_PASSWORD_FILE:
 			*pwfile = optarg;
 			break;
@@ -416,6 +429,9 @@ int main(int argc, char **argv)
 	mo.eo.max_retries = 3;
 	mo.co.verbose = c.verbose;
 	mo.co.bulk_thread = mo.eo.threads > 1;
+	/* paced: chunks that move in a quarter second (ranges fall on them) */
+	if (mo.bwlimit && (!mo.eo.chunk_size || mo.eo.chunk_size > rd_pace_chunk_max(mo.bwlimit)))
+		mo.eo.chunk_size = rd_pace_chunk_max(mo.bwlimit);
 	mo.progress = on_progress;
 	mo.ctx = &c;
 	mo.stop = &g_stop;

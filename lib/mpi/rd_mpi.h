@@ -41,6 +41,7 @@ struct rd_mpi_opts {
 	struct rd_conn_opts co;
 	struct rd_tls_cfg tls;
 	uint64_t split_min; /* files at least this large may be cut (0: 2 chunks) */
+	uint64_t bwlimit;   /* bytes per second per rank (--bwlimit); 0: none */
 	/* rank 0, about every tick_ms: bytes moved by the job so far */
 	void (*progress)(void *ctx, uint64_t moved, uint64_t total, double secs);
 	void *ctx;

@@ -214,6 +214,7 @@ static void *phase_thread(void *arg)
 	struct rd_client_opts co;
 	const char *remote[1] = {j->open_path};
 	struct rd_tree *t = NULL;
+	struct rd_pace pace;
 	char why[600];
 	int ret;
 
@@ -230,6 +231,10 @@ static void *phase_thread(void *arg)
 	co.co = o->co;
 	co.tls = o->tls;
 	co.tls.host = co.host;
+	if (o->bwlimit) {
+		rd_pace_init(&pace, o->bwlimit);
+		co.eo.pace = &pace;
+	}
 	ret = rd_tree_open_list(&t, next_item, ph, o->flags & RD_TREE_FLAGS, &ph->cl.err);
 	if (!ret) {
 		co.tree = t;
