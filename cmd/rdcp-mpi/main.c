@@ -53,7 +53,7 @@ static void usage(FILE *out)
 		"  -t, --times                accepted: mtimes are always kept\n"
 		"      --numeric-ids          accepted: ids always travel as numbers\n"
 		"  -q, --quiet                print only errors\n"
-		"  -v, --verbose              say more\n"
+		"  -v, --verbose              accepted (rsync habit): --json tells all\n"
 		"      --json                 one JSON object for the job on stdout (rank 0)\n"
 		"      --progress             the progress line even when stderr is not a\n"
 		"                             terminal\n"

@@ -440,10 +440,12 @@ static int finish(struct job *j, struct rd_mpi_result *res, double t0)
 		snprintf(obj, sizeof(obj),
 			 "{\"rank\":%d,\"host\":%s,\"server\":%s,\"bytes_moved\":%llu,"
 			 "\"bytes_resumed\":%llu,\"entries_ok\":%llu,\"failures\":%llu,"
-			 "\"ranges\":%llu,\"range_list\":[%.*s]}",
+			 "\"ranges\":%llu,\"dirs_listed\":%llu,\"dirs_stolen\":%llu,"
+			 "\"range_list\":[%.*s]}",
 			 j->rank, h, srv, (unsigned long long)j->moved,
 			 (unsigned long long)j->resumed, (unsigned long long)j->ok,
 			 (unsigned long long)j->failed, (unsigned long long)j->ranges,
+			 (unsigned long long)j->listed, (unsigned long long)j->stolen,
 			 (int)(sizeof(obj) - 400), j->rangejson ? j->rangejson : "");
 	}
 	gather_json(j, obj, &res->ranks_json);

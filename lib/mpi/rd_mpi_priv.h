@@ -49,6 +49,7 @@ struct job {
 	struct recs data, commits, links, posts;
 	/* counts of the walk (this rank) */
 	uint64_t files, dirs, others, bytes, walk_failed;
+	uint64_t listed, stolen; /* directories this rank listed; of them, taken from others */
 	/* this rank's result */
 	uint64_t moved, resumed, ok, failed, ranges;
 	unsigned nerr;

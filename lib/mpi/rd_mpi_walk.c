@@ -257,6 +257,8 @@ int rd_mpi__walk(struct job *j)
 		}
 	}
 	ret = rd_wq_run(j->comm, visit, j, sp, lens, n, &st);
+	j->listed = st.items;
+	j->stolen = st.taken;
 out:
 	free(seeds);
 	free(sp);

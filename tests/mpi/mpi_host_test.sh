@@ -14,7 +14,8 @@ real() { if [ -e "$1" ]; then readlink -f "$1"; else readlink -f "$runfiles/$1";
 mpi=$(real "$1")
 mpich=$(real "$2")
 rdcpd=$(real "$3")
-for f in "$mpi" "$mpich" "$rdcpd"; do
+wqc=$(real "$4")
+for f in "$mpi" "$mpich" "$rdcpd" "$wqc"; do
 	[ -x "$f" ] || { echo "missing $f"; exit 1; }
 done
 command -v mpirun.openmpi >/dev/null || { echo "mpirun.openmpi missing: scripts/setup.sh installs openmpi-bin"; exit 1; }
@@ -47,6 +48,12 @@ fail() {
 	fails=$((fails + 1))
 }
 t_start=$(date +%s)
+
+# 0. the work queue alone: every item once, work stolen, whatever -np
+for np in 1 2 3 5; do
+	out=$(timeout 120 mpirun.openmpi -np $np "$wqc" $((np * 7919)) 2>&1) &&
+		pass "work queue, $np ranks: ${out##*: }" || fail "work queue, $np ranks: $out"
+done
 
 # --- the mixed tree -------------------------------------------------------
 if [ -n "${MPI_FULL:-}" ]; then big_mb=1024 nsmall=10000; else big_mb=96 nsmall=1000; fi
@@ -129,6 +136,11 @@ n=$(json push.json "sum(1 for r in d['ranks'] if any(x['path'] == 'dst/big' for 
 	fail "push: big moved by $n ranks"
 [ "$(json push.json "len(d['ranks'])")" = 4 ] && [ "$(json push.json "d['files']")" -ge "$nsmall" ] &&
 	pass "push: one JSON object for the job, a ranks array of 4" || fail "push: JSON $(head -c 300 push.json)"
+walkers=$(json push.json "sum(1 for r in d['ranks'] if r['dirs_listed'] > 0)")
+stolen=$(json push.json "sum(r['dirs_stolen'] for r in d['ranks'])")
+[ "$walkers" -ge 2 ] && [ "$stolen" -gt 0 ] &&
+	pass "walk: $walkers ranks listed directories, $stolen taken by stealing" ||
+	fail "walk: $walkers ranks listed, $stolen stolen"
 servers=$(json push.json "len(set(r['server'] for r in d['ranks']))")
 [ "$servers" = 2 ] && pass "push: ranks spread over both servers" || fail "push: $servers servers"
 
