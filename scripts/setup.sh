@@ -13,6 +13,9 @@ PACKAGES=(
 	clang libclang-rt-14-dev
 	# Soft-RoCE rig: QEMU, initramfs parts, RDMA userspace
 	qemu-system-x86 busybox-static cpio kmod iproute2 iputils-ping
+	# rdcp-mpi (issue 32): Open MPI and MPICH to build and run it, Slurm and
+	# munge for the srun test
+	libopenmpi-dev openmpi-bin libmpich-dev mpich slurmctld slurmd slurm-client munge
 	# benchmark charts (tests/bench/charts.sh)
 	gnuplot-nox
 	rdma-core ibverbs-providers ibverbs-utils rdmacm-utils perftest
