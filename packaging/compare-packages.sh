@@ -22,7 +22,7 @@ norm() {
 		sort
 }
 
-for p in rdcp rdcpd; do
+for p in rdcp rdcpd rdcp-mpi; do
 	deb=$(ls "$debdir"/"${p}"_*.deb)
 	rpm=$(ls "$rpmdir"/"${p}"-[0-9]*.rpm)
 	dpkg-deb --fsys-tarfile "$deb" | tar -tvf - | awk '$1 !~ /^d/ {print $6}' | sed 's#^\./#/#' |

@@ -104,14 +104,15 @@ hardened() {
 	rm -rf "$x"
 	mkdir -p "$x"
 	for f in "$W/new"/*.deb "$W/new"/dbgsym/*.deb; do dpkg-deb -x "$f" "$x"; done
-	hardening-check --nocfprotection "$x/usr/bin/rdcp" "$x/usr/sbin/rdcpd" || return 1
+	hardening-check --nocfprotection "$x/usr/bin/rdcp" "$x/usr/sbin/rdcpd" "$x/usr/bin/rdcp-mpi" ||
+		return 1
 	while IFS= read -r f; do
 		n=$(readelf --debug-dump=info "$f" 2>/dev/null | grep 'DW_AT_producer.*GNU C' |
 			grep -vc -- '-fstack-protector-strong') || true
 		[ "$n" = 0 ] || { echo "$f: $n units without -fstack-protector-strong"; return 1; }
 		units=$((units + 1))
 	done < <(find "$x/usr/lib/debug" -name '*.debug')
-	[ "$units" = 2 ] || { echo "expected the debug info of 2 programs, found $units"; return 1; }
+	[ "$units" = 3 ] || { echo "expected the debug info of 3 programs, found $units"; return 1; }
 	rm -rf "$x"
 }
 check "hardening=+all flags in the binaries" hardened
@@ -175,13 +176,21 @@ snapshot() {
 
 # --- 3. fresh install, checks, purge -------------------------------------------
 snapshot >"$W/before"
-check "apt-get install ./rdcp_$version.deb ./rdcpd_$version.deb" \
-	in_root sh -c "cd /root/debs && apt-get install -y -q ./rdcp_${version}_*.deb ./rdcpd_${version}_*.deb"
+check "apt-get install ./rdcp_$version.deb ./rdcpd_$version.deb ./rdcp-mpi_$version.deb" \
+	in_root sh -c "cd /root/debs && apt-get install -y -q ./rdcp_${version}_*.deb ./rdcpd_${version}_*.deb ./rdcp-mpi_${version}_*.deb"
 check "rdcp --version says $version" sh -c "chroot '$R' rdcp --version | grep -qx 'rdcp $version (protocol .*)'"
 check "rdcpd --version says $version" sh -c "chroot '$R' rdcpd --version | grep -qx 'rdcpd $version (protocol .*)'"
 check "rdcp --help" in_root rdcp --help
 check "rdcpd --check-config on the shipped config" in_root rdcpd --check-config
-check "man -w rdcp rdcpd rdcpd.conf" in_root man -w rdcp rdcpd rdcpd.conf
+check "man -w rdcp rdcpd rdcpd.conf rdcp-mpi" in_root man -w rdcp rdcpd rdcpd.conf rdcp-mpi
+# rdcp-mpi (issue 32): its own package, with the MPI runtime it depends on
+check "rdcp-mpi --version says $version" sh -c "chroot '$R' rdcp-mpi --version | grep -qx 'rdcp-mpi $version (protocol .*)'"
+check "openmpi-bin came with rdcp-mpi (Depends)" in_root dpkg-query -W -f='${Status}' openmpi-bin
+check "mpirun -np 2 rdcp-mpi --help in the fresh root" \
+	in_root env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_plm=isolated \
+	OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none \
+	mpirun --oversubscribe -np 2 rdcp-mpi --help
+check "rdcp has no MPI dependency" sh -c "! chroot '$R' ldd /usr/bin/rdcp | grep -qi mpi"
 # verify exits 0 on unknown keys and bad values (it only warns): it must say nothing.
 verify_clean() {
 	local out
@@ -201,14 +210,14 @@ check "ibverbs-providers came with the packages (Recommends)" \
 	in_root dpkg-query -W -f='${Status}' ibverbs-providers
 check "bash completion installed" test -s "$R/usr/share/bash-completion/completions/rdcp"
 new_pkgs=$(in_root dpkg-query -W -f='${Package}\n' | sort)
-check "apt-get purge rdcp rdcpd" in_root apt-get purge -y -q rdcp rdcpd
-check "rdcp and rdcpd are gone from dpkg" \
-	sh -c "! chroot '$R' dpkg-query -W -f='\${Status}\n' rdcp rdcpd 2>/dev/null | grep -q installed"
+check "apt-get purge rdcp rdcpd rdcp-mpi" in_root apt-get purge -y -q rdcp rdcpd rdcp-mpi
+check "rdcp, rdcpd and rdcp-mpi are gone from dpkg" \
+	sh -c "! chroot '$R' dpkg-query -W -f='\${Status}\n' rdcp rdcpd rdcp-mpi 2>/dev/null | grep -q installed"
 snapshot >"$W/after"
 # Allowed: the dependencies' files, and the system user (passwd, group,
 # shadow, gshadow and their backups): policy keeps system users.
 for p in $new_pkgs; do
-	case "$p" in rdcp | rdcpd) continue ;; esac
+	case "$p" in rdcp | rdcpd | rdcp-mpi) continue ;; esac
 	# /lib, /bin, /sbin are links into /usr (merged /usr): both spellings.
 	in_root dpkg-query -L "$p" 2>/dev/null | sed -E -e 's#^#.#' -e 'p' -e 's#^\./(lib|bin|sbin)/#./usr/\1/#'
 done | sort -u >"$W/deps-files"
