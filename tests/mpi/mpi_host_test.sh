@@ -15,6 +15,7 @@ mpi=$(real "$1")
 mpich=$(real "$2")
 rdcpd=$(real "$3")
 wqc=$(real "$4")
+lib=$(dirname "$(readlink -f "$0")")/mpi_lib.sh
 for f in "$mpi" "$mpich" "$rdcpd" "$wqc"; do
 	[ -x "$f" ] || { echo "missing $f"; exit 1; }
 done
@@ -37,17 +38,9 @@ export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_rmaps_base_oversubscribe=1
 T=/tmp/mpi
 mkdir -p $T/mod
 cd $T
-fails=0
-passes=0
-pass() {
-	echo "PASS: $*"
-	passes=$((passes + 1))
-}
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
-t_start=$(date +%s)
+RDCPD=$rdcpd PORT=19001
+# shellcheck source=tests/mpi/mpi_lib.sh
+. "$lib"
 
 # 0. the work queue alone: every item once, work stolen, whatever -np
 for np in 1 2 3 5; do
@@ -55,68 +48,15 @@ for np in 1 2 3 5; do
 		pass "work queue, $np ranks: ${out##*: }" || fail "work queue, $np ranks: $out"
 done
 
-# --- the mixed tree -------------------------------------------------------
-if [ -n "${MPI_FULL:-}" ]; then big_mb=1024 nsmall=10000; else big_mb=96 nsmall=1000; fi
-make_tree() {
-	local d=$1 i
-	mkdir -p "$d/small" "$d/deep"
-	head -c $((big_mb << 20)) /dev/urandom >"$d/big"
-	for i in $(seq 1 "$nsmall"); do
-		[ $(((i - 1) % 100)) = 0 ] && mkdir -p "$d/small/s$(((i - 1) / 100))"
-		head -c $((i * 7 % 9000 + 1)) /dev/urandom >"$d/small/s$(((i - 1) / 100))/f$i"
-	done
-	p=$d/deep
-	for i in $(seq 1 40); do p=$p/d$i; done
-	mkdir -p "$p"
-	echo bottom >"$p/leaf"
-	ln "$d/big" "$d/big.link"                      # a link group whose file moves in ranges
-	ln "$d/small/s0/f1" "$d/small/s3/f1.link"      # and one of a small file
-	ln "$d/small/s0/f2" "$d/deep/d1/f2.link"
-	ln -s ../big "$d/small/to-big"
-	printf 'x' >"$d/ro"
-	chmod 0444 "$d/ro"
-	chmod 0750 "$d/small/s1"
-	chmod 0555 "$d/deep/d1/d2" # made writable while it fills, 0555 at the end
-	find "$d" -mindepth 1 -exec touch -h -d "2021-03-04 05:06:07.123456789" {} +
-	touch -d "2019-01-01 00:00:00.5" "$d/small"
-}
-# names, types, modes, sizes (files), ns mtimes, link targets; then link groups
-sig() {
-	(cd "$1" && find . -mindepth 1 -printf '%P|%y|%m|%T@|%l|' -a \( -type f -printf '%s\n' -o -printf '\n' \) | sort)
-	(cd "$1" && find . -type f -links +1 -printf '%i %P\n' | sort -k2 |
-		awk '{g[$1] = g[$1] " " $2} END {for (k in g) print g[k]}' | sort)
-}
-same_tree() {
-	if diff -r --no-dereference "$1" "$2" >/dev/null && diff <(sig "$1") <(sig "$2") >/tmp/sig.diff; then
-		return 0
-	fi
-	head -20 /tmp/sig.diff
-	return 1
-}
 make_tree $T/src
 data=$(du -sb --apparent-size $T/src | cut -f1)
-
-# --- two servers, one shared module ------------------------------------------
-start_server() { # N: rdcpd on 127.0.0.N
-	rm -f $T/d$1.ready
-	"$rdcpd" --foreground --no-auth --transport tcp --listen "127.0.0.$1" --port 19001 \
-		--module m=$T/mod --ready-file $T/d$1.ready 2>>$T/d$1.log &
-	echo $! >$T/d$1.pid
-	for _ in $(seq 100); do [ -s $T/d$1.ready ] && return 0; sleep 0.1; done
-	cat $T/d$1.log
-	return 1
-}
 start_server 1
 start_server 2
-# the bytes the servers received, from their log lines (every session's)
-received() { cat $T/d1.log $T/d2.log | sed -n 's/.* \([0-9]*\) bytes moved in .*/\1/p' | awk '{s += $1} END {print s + 0}'; }
 run() { # NP ARGS...: rdcp-mpi under Open MPI's mpirun
 	local np=$1
 	shift
 	timeout 600 mpirun.openmpi -np "$np" "$mpi" --transport tcp --port 19001 "$@"
 }
-json() { python3 -c "import json,sys; d=json.load(open('$1')); print(eval(sys.argv[1]))" "$2"; }
-
 # 1. push the tree with 4 ranks to both servers: lands byte-exact with metadata
 t0=$(date +%s.%N)
 if run 4 -a -H --json --chunk-size 1M src/ '127.0.0.[1-2]::m/dst' >push.json 2>push.err; then
