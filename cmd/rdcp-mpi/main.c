@@ -5,6 +5,7 @@
  * the work is in lib/mpi.
  */
 #include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,10 @@ static void usage(FILE *out)
 		"      --timeout SECONDS      give up on a silent peer (default 30)\n"
 		"      --password-file FILE   USER's secret for USER@HOSTS::MODULE (or\n"
 		"                             RDCP_PASSWORD)\n"
+		"      --ca FILE              USER@ logins: check each server's certificate\n"
+		"                             against these CAs\n"
+		"      --known-hosts FILE     USER@ logins without --ca: the servers' pinned\n"
+		"                             keys (default ~/.rdcp/known_hosts)\n"
 		"      --version              print the version\n"
 		"  -h, --help                 this text\n"
 		"\n"
@@ -94,6 +99,8 @@ enum {
 	OPT_FSYNC,
 	OPT_TIMEOUT,
 	OPT_PASSWORD_FILE,
+	OPT_CA,
+	OPT_KNOWN_HOSTS,
 	OPT_VERSION,
 	OPT_DEVICES,
 	OPT_SPECIALS,
@@ -130,6 +137,8 @@ static const struct option longopts[] = {
     {"no-fsync", no_argument, NULL, OPT_FSYNC},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+    {"ca", required_argument, NULL, OPT_CA},
+    {"known-hosts", required_argument, NULL, OPT_KNOWN_HOSTS},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -304,6 +313,12 @@ static int parse(int argc, char **argv, struct rd_mpi_opts *mo, struct cli *c, c
 		case OPT_PASSWORD_FILE:
 			*pwfile = optarg;
 			break;
+		case OPT_CA:
+			mo->tls.ca_file = optarg;
+			break;
+		case OPT_KNOWN_HOSTS:
+			mo->known_hosts = optarg;
+			break;
 		case OPT_VERSION:
 			if (c->rank == 0)
 				printf("rdcp-mpi %s (protocol %d..%d, ranges)\n", RDCP_VERSION,
@@ -320,6 +335,34 @@ static int parse(int argc, char **argv, struct rd_mpi_opts *mo, struct cli *c, c
 		}
 	}
 	return 0;
+}
+
+/*
+ * A pull's sources: all on the servers, all on the same host list (the
+ * first one's, in *d). 1 = a pull, 0 = not one, < 0 = refused (err).
+ */
+static int pull_sources(int n, char **args, struct rd_mpi_dest *d, struct rd_err *err)
+{
+	struct rd_mpi_dest o;
+	unsigned k;
+	int i, ret;
+
+	ret = rd_mpi_dest_parse(d, args[0], err);
+	for (i = 1; ret > 0 && i < n; i++) {
+		ret = rd_mpi_dest_parse(&o, args[i], err);
+		if (!ret)
+			ret = rd_err_set(err, RD_EUSAGE, 0,
+					 "%s: a pull's sources are all on the servers", args[i]);
+		for (k = 0; ret > 0 && k < d->hosts.n; k++)
+			if (o.hosts.n != d->hosts.n || strcmp(o.hosts.host[k], d->hosts.host[k]))
+				ret = rd_err_set(err, RD_EUSAGE, 0,
+						 "%s: a pull's sources are all on the same servers",
+						 args[i]);
+		rd_hostlist_free(&o.hosts);
+	}
+	if (ret <= 0)
+		rd_hostlist_free(&d->hosts);
+	return ret;
 }
 
 static void print_result(const struct cli *c, const struct rd_mpi_result *r, int ret)
@@ -365,6 +408,8 @@ int main(int argc, char **argv)
 	const char *pwfile = NULL;
 	char secret[300];
 	size_t slen;
+	char kh[PATH_MAX];
+	const char *home;
 	int rank = 0, size = 1, ret, st = 0;
 
 	memset(&mo, 0, sizeof(mo));
@@ -391,12 +436,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	ret = rd_mpi_dest_parse(&dest, argv[argc - 1], &err);
+	if (!ret) {
+		/* a pull: the sources on the servers, DEST here */
+		ret = pull_sources(argc - optind - 1, argv + optind, &dest, &err);
+		mo.pull = ret > 0;
+		mo.local_dest = argv[argc - 1];
+	}
 	if (ret <= 0) {
 		if (rank == 0)
-			fprintf(stderr, "rdcp-mpi: %s\n",
-				ret ? err.msg
-				    : "the destination must be rdcpd servers: HOSTS::MODULE[/PATH] "
-				      "or rdcp://HOSTS[:PORT]/MODULE[/PATH]");
+			fprintf(
+			    stderr, "rdcp-mpi: %s\n",
+			    ret ? err.msg
+				: "one side must be rdcpd servers: SOURCE... HOSTS::MODULE[/PATH] "
+				  "(a push) or HOSTS::MODULE/PATH... DEST (a pull), or "
+				  "rdcp://HOSTS[:PORT]/MODULE[/PATH]");
 		st = EXIT_USAGE;
 		goto out;
 	}
@@ -408,7 +461,8 @@ int main(int argc, char **argv)
 	mo.tls.auth = RD_AUTH_ANON;
 	if (dest.user[0]) {
 		if (read_secret(pwfile, secret, sizeof(secret), &slen) ||
-		    rd_tls_psk_user(dest.user, secret, slen, mo.tls.psk)) {
+		    strlen(dest.user) > RD_TLS_USER_MAX ||
+		    rd_tls_login_key(dest.user, secret, slen, mo.tls.login_key)) {
 			if (rank == 0)
 				fprintf(stderr,
 					"rdcp-mpi: %s@: give the secret with --password-file FILE "
@@ -419,6 +473,26 @@ int main(int argc, char **argv)
 		}
 		mo.tls.auth = RD_AUTH_USER;
 		mo.tls.user = dest.user;
+		/* the servers' keys: --ca, else pinned (first contact adds, under a lock) */
+		if (!mo.tls.ca_file && !mo.known_hosts) {
+			home = getenv("HOME");
+			if (!home || !home[0]) {
+				if (rank == 0)
+					fprintf(stderr, "rdcp-mpi: no home directory for "
+							"~/.rdcp/known_hosts: give --known-hosts FILE "
+							"or --ca FILE\n");
+				st = EXIT_USAGE;
+				goto out;
+			}
+			snprintf(kh, sizeof(kh), "%s/.rdcp/known_hosts", home);
+			mo.known_hosts = kh;
+		}
+	} else if (mo.tls.ca_file || mo.known_hosts) {
+		if (rank == 0)
+			fprintf(stderr, "rdcp-mpi: --ca and --known-hosts are for USER@HOSTS:: "
+					"logins\n");
+		st = EXIT_USAGE;
+		goto out;
 	}
 	mo.sources = (const char *const *)argv + optind;
 	mo.nsources = argc - optind - 1;

@@ -150,6 +150,16 @@ struct rd_engine_opts {
 	 * range of a file, or its COMMIT. 0: either is a protocol error.
 	 */
 	int ranges;
+	/*
+	 * Receivers of rdcp-mpi's pulls (section 6): accept, when set, sees
+	 * every entry first (0: take it; else it was not asked for: a
+	 * protocol error); list, when set, makes a receiver that only lists:
+	 * each entry goes to it and is confirmed at once, nothing is asked
+	 * for or written. hook_ctx is theirs.
+	 */
+	int (*accept)(void *ctx, const struct rd_msg_file *f);
+	void (*list)(void *ctx, const struct rd_msg_file *f);
+	void *hook_ctx;
 };
 
 #define RD_ENGINE_LINK_TABLE_DEFAULT (32ull << 20)

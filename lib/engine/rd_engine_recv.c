@@ -283,6 +283,15 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 			rd_stat_add(&r->e->st.bytes_announced, m->size);
 	}
 	rd_engine_progress(r->e);
+	if (r->e->o.accept && r->e->o.accept(r->e->o.hook_ctx, m))
+		return proto_err(r, "an entry that was not asked for");
+	if (r->e->o.list) {
+		/* only listing: confirmed at once (after its META, if any) */
+		r->e->o.list(r->e->o.hook_ctx, m);
+		if (!f->more)
+			f->state = RF_DONE;
+		return 0;
+	}
 
 	switch (m->type) {
 	case RD_FT_DIR:
@@ -418,6 +427,13 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 
 	if (!f || !f->more || m->id != r->next_id - 1)
 		return proto_err(r, "META for an entry that announced none");
+	if (r->e->o.list) {
+		if (m->flags & RD_MF_LAST) {
+			f->more = 0;
+			f->state = RF_DONE;
+		}
+		return 0;
+	}
 	root = !!(f->flags & RD_FF_ROOT);
 	if (f->range && !f->f && !f->failed && f->state == RF_ACTIVE && m->kind != RD_META_RANGE)
 		return proto_err(r, "a range entry's first META is not its RANGE");

@@ -33,13 +33,21 @@
 struct rd_mpi_opts {
 	const char *const *sources; /* local paths on a file system every rank sees */
 	int nsources;
-	const struct rd_mpi_dest *dest;
+	const struct rd_mpi_dest *dest; /* a push's destination; a pull's first source */
+	/*
+	 * A pull: sources are HOSTS::MODULE/PATH operands (all on dest's
+	 * servers) and local_dest a directory every rank sees.
+	 */
+	int pull;
+	const char *local_dest;
 	unsigned flags; /* RD_OF_* of the copy (RECURSIVE, PRESERVE, HARDLINKS, ...) */
 	mode_t umask;
 	/* template for each session: engine and connection options, TLS */
 	struct rd_engine_opts eo;
 	struct rd_conn_opts co;
 	struct rd_tls_cfg tls;
+	/* password logins without tls.ca_file: the servers' pins (rd_known_hosts_check) */
+	const char *known_hosts;
 	uint64_t split_min; /* files at least this large may be cut (0: 2 chunks) */
 	uint64_t bwlimit;   /* bytes per second per rank (--bwlimit); 0: none */
 	/* rank 0, about every tick_ms: bytes moved by the job so far */

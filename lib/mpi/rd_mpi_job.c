@@ -28,6 +28,7 @@
 
 #include "lib/base/rd_escape.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/tls/rd_tls.h"
 #include "lib/tree/rd_tree.h"
 
 static double now_s(void)
@@ -76,6 +77,19 @@ static void jstr(char *out, size_t cap, const char *s)
 	out[o] = '\0';
 }
 
+void rd_mpi__range_json(struct job *j, const char *path, uint64_t off, uint64_t len)
+{
+	char p[1200], obj[1400];
+
+	if (j->nrange_json >= 32)
+		return;
+	jstr(p, sizeof(p), path);
+	snprintf(obj, sizeof(obj), "{\"path\":%s,\"offset\":%llu,\"length\":%llu}", p,
+		 (unsigned long long)off, (unsigned long long)len);
+	jappend(&j->rangejson, &j->rlen, &j->rcap, obj);
+	j->nrange_json++;
+}
+
 void rd_mpi__fail(struct job *j, const char *path, const char *msg)
 {
 	char p[1200], m[1200], obj[2600];
@@ -95,22 +109,30 @@ void rd_mpi__fail(struct job *j, const char *path, const char *msg)
 	jappend(&j->errjson, &j->errlen, &j->errcap, obj);
 }
 
-/* --- one phase: a list of records as a tree of entries --- */
+static int pin_check(void *ctx, const char *fp, struct rd_err *err)
+{
+	struct job *j = ctx;
+	int added = 0;
 
-struct phase {
-	struct job *j;
-	const struct recs *v;
-	size_t next;
-	int anc_src;		     /* the record whose ancestors are being sent */
-	size_t anc_at;		     /* bytes of its wire path sent as ancestors */
-	char chain[RD_PATH_MAX + 1]; /* the directories made so far: a path */
-	char wire[RD_PATH_MAX + 1];  /* the current record's */
-	char anc[RD_PATH_MAX + 1];
-	struct rd_client cl;
-	int ret, ok_seen;
-	uint64_t entries;
-	_Atomic int over;
-};
+	/* every rank of a node may ask at once: the file is locked (flock) */
+	return rd_known_hosts_check(j->o->known_hosts, j->pin_name, fp, &added, err);
+}
+
+void rd_mpi__tls(struct job *j, struct rd_client_opts *co)
+{
+	co->tls = j->o->tls;
+	co->tls.host = co->host;
+	if (co->tls.auth != RD_AUTH_USER || co->tls.ca_file || !j->o->known_hosts)
+		return;
+	if (!co->port || atoi(co->port) == RD_DEFAULT_PORT)
+		snprintf(j->pin_name, sizeof(j->pin_name), "%s", co->host);
+	else
+		snprintf(j->pin_name, sizeof(j->pin_name), "[%s]:%s", co->host, co->port);
+	co->tls.pin = pin_check;
+	co->tls.pin_ctx = j;
+}
+
+/* --- one phase: a list of records as a tree of entries --- */
 
 /* Is a a directory prefix of b ("x" of "x/y"), or equal? */
 static int dir_prefix(const char *a, const char *b)
@@ -179,21 +201,15 @@ static int next_item(void *ctx, struct rd_tree_item *it)
 	it->mtime_sec = r->msec;
 	it->mtime_nsec = r->mnsec;
 	it->target = r->target;
+	it->ff = r->ff;
 	if (r->type == RT_DIR && r->kind == RD_TREE_ITEM_NODE)
 		snprintf(ph->chain, sizeof(ph->chain), "%s", ph->wire);
-	if (r->kind == RD_TREE_ITEM_RANGE && j->nrange_json < 32) {
-		char p[1200], obj[1400];
-
-		jstr(p, sizeof(p), ph->wire);
-		snprintf(obj, sizeof(obj), "{\"path\":%s,\"offset\":%llu,\"length\":%llu}", p,
-			 (unsigned long long)r->off, (unsigned long long)r->len);
-		jappend(&j->rangejson, &j->rlen, &j->rcap, obj);
-		j->nrange_json++;
-	}
+	if (r->kind == RD_TREE_ITEM_RANGE)
+		rd_mpi__range_json(j, ph->wire, r->off, r->len);
 	return 1;
 }
 
-static void on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
+void rd_mpi__on_report(void *ctx, const char *path, size_t len, int status, const char *msg)
 {
 	struct phase *ph = ctx;
 	char p[RD_PATH_MAX + 1];
@@ -229,8 +245,7 @@ static void *phase_thread(void *arg)
 	co.eo = o->eo;
 	co.eo.stop = o->stop;
 	co.co = o->co;
-	co.tls = o->tls;
-	co.tls.host = co.host;
+	rd_mpi__tls(ph->j, &co);
 	if (o->bwlimit) {
 		rd_pace_init(&pace, o->bwlimit);
 		co.eo.pace = &pace;
@@ -238,7 +253,7 @@ static void *phase_thread(void *arg)
 	ret = rd_tree_open_list(&t, next_item, ph, o->flags & RD_TREE_FLAGS, &ph->cl.err);
 	if (!ret) {
 		co.tree = t;
-		ph->cl.e.report = on_report;
+		ph->cl.e.report = rd_mpi__on_report;
 		ph->cl.e.report_ctx = ph;
 		ret = rd_client_run(&ph->cl, &co);
 	}
@@ -264,7 +279,8 @@ static void *phase_thread(void *arg)
  * here one reduction per tick until all are over. Returns our session's
  * status.
  */
-static int phase(struct job *j, const struct recs *v, double t0, uint64_t total)
+int rd_mpi__phase(struct job *j, const struct recs *v, double t0, uint64_t total,
+		  void *(*fn)(void *))
 {
 	struct phase *ph = calloc(1, sizeof(*ph));
 	uint64_t in[2], out[2];
@@ -276,7 +292,7 @@ static int phase(struct job *j, const struct recs *v, double t0, uint64_t total)
 	if (ph) {
 		ph->j = j;
 		ph->v = v;
-		if (v->n && !pthread_create(&th, NULL, phase_thread, ph))
+		if (v->n && !pthread_create(&th, NULL, fn, ph))
 			started = 1;
 		else if (v->n)
 			ret = -RD_ENOMEM;
@@ -497,14 +513,14 @@ int rd_mpi_run(const struct rd_mpi_opts *o, struct rd_mpi_result *res)
 	if (j->rank == 0 && getrandom(&j->id, sizeof(j->id), 0) != sizeof(j->id))
 		j->id = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 	MPI_Bcast(&j->id, 1, MPI_UINT64_T, 0, j->comm);
-	ret = setup_sources(j);
+	ret = o->pull ? rd_mpi__pull_setup(j) : setup_sources(j);
 	MPI_Allreduce(&ret, &all, 1, MPI_INT, MPI_MIN, j->comm);
 	if (all) {
 		if (!ret)
 			rd_err_set(&j->err, -all, 0, "another rank could not open the sources");
 		goto out;
 	}
-	ret = rd_mpi__walk(j);
+	ret = o->pull ? rd_mpi__pull_list(j) : rd_mpi__walk(j);
 	MPI_Allreduce(&ret, &all, 1, MPI_INT, MPI_MIN, j->comm);
 	if (!all)
 		all = rd_mpi__plan(j);
@@ -515,10 +531,14 @@ int rd_mpi_run(const struct rd_mpi_opts *o, struct rd_mpi_result *res)
 	}
 	MPI_Allreduce(&j->bytes, &total, 1, MPI_UINT64_T, MPI_SUM, j->comm);
 	/* data, COMMITs, hard links, directories' metadata: each after the last */
-	phase(j, &j->data, t0, total);
-	phase(j, &j->commits, t0, total);
-	phase(j, &j->links, t0, total);
-	phase(j, &j->posts, t0, total);
+	if (j->pull) {
+		rd_mpi__pull_phases(j, t0, total);
+	} else {
+		rd_mpi__phase(j, &j->data, t0, total, phase_thread);
+		rd_mpi__phase(j, &j->commits, t0, total, phase_thread);
+		rd_mpi__phase(j, &j->links, t0, total, phase_thread);
+		rd_mpi__phase(j, &j->posts, t0, total, phase_thread);
+	}
 	ret = finish(j, res, t0);
 	goto done;
 out:
@@ -528,6 +548,8 @@ done:
 	for (i = 0; j->src && i < j->nsrc; i++)
 		if (j->src[i].fd >= 0)
 			close(j->src[i].fd);
+	if (j->pull)
+		rd_mpi__pull_free(j);
 	free(j->src);
 	rd_mpi__recs_free(&j->mine);
 	rd_mpi__recs_free(&j->data);

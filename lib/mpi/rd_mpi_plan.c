@@ -22,7 +22,7 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/tree/rd_tree.h"
 
-#define REC_HDR 64
+#define REC_HDR 80
 
 static void put64(uint8_t *p, uint64_t v)
 {
@@ -64,6 +64,8 @@ static uint8_t *rec_put(uint8_t *p, const struct rec *r)
 	put64(p + 40, (uint64_t)r->msec);
 	put64(p + 48, (uint64_t)r->mnsec << 32 | r->nlink);
 	put64(p + 56, (uint64_t)rl << 32 | tl);
+	put64(p + 64, (uint64_t)r->mode << 32 | r->uid);
+	put64(p + 72, r->gid);
 	memcpy(p + REC_HDR, r->rel, rl);
 	memcpy(p + REC_HDR + rl, r->target ? r->target : "", tl);
 	return p + REC_HDR + rl + tl;
@@ -90,6 +92,9 @@ static int rec_get(const uint8_t **pp, const uint8_t *end, struct rec *r)
 	r->mnsec = (uint32_t)(get64(p + 48) >> 32);
 	r->nlink = (uint32_t)get64(p + 48);
 	lens = get64(p + 56);
+	r->mode = (uint32_t)(get64(p + 64) >> 32);
+	r->uid = (uint32_t)get64(p + 64);
+	r->gid = (uint32_t)get64(p + 72);
 	rl = (size_t)(lens >> 32);
 	tl = (size_t)(uint32_t)lens;
 	if (rl > RD_PATH_MAX || tl > RD_PATH_MAX || (size_t)(end - p) < REC_HDR + rl + tl)
@@ -232,11 +237,27 @@ static int gather_links(struct job *j, struct recs *files)
 			r->type = RT_HLINK;
 			r->kind = RD_TREE_ITEM_HLINK;
 			r->target = strdup(wire);
+			if (i + 1 == in.n || link_key(&in.r[i + 1]) != link_key(r))
+				r->ff = RD_FF_LINK_LAST;
 			ret = r->target ? rd_mpi__recs_add(&j->links, r) : -RD_ENOMEM;
 		} else if (rd_mpi__wire(j, r, wire) < 0) {
 			ret = -RD_EUSAGE;
 		} else {
 			ret = rd_mpi__recs_add(files, r); /* its first name carries the data */
+			/*
+			 * The links' session sends the first file again, flagged
+			 * (unchanged: compared, not sent): a receiver links only to
+			 * files its own session placed or found the same (issue 27).
+			 */
+			if (!ret && i + 1 < in.n && link_key(&in.r[i + 1]) == link_key(r)) {
+				struct rec first = *r;
+
+				first.kind = RD_TREE_ITEM_NODE;
+				first.ff = RD_FF_LINKED;
+				first.target = NULL;
+				first.rel = strdup(r->rel);
+				ret = first.rel ? rd_mpi__recs_add(&j->links, &first) : -RD_ENOMEM;
+			}
 		}
 		if (ret)
 			break;
@@ -376,17 +397,67 @@ static int cmp_rec(const void *a, const void *b)
 	return x->off < y->off ? -1 : x->off > y->off;
 }
 
+static int cmp_reg(const void *a, const void *b)
+{
+	const struct rec *x = *(const struct rec *const *)a, *y = *(const struct rec *const *)b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return strcmp(x->rel, y->rel);
+}
+
+/*
+ * A pull's hard links: each takes the size and mtime its target had in the
+ * same listing (the group's first file, listed before its links), for the
+ * check that the file here is the one this job placed (rd_sink_link_adopt).
+ * A target the listing did not hold gets a size no file has: its links fail.
+ */
+static int link_targets(struct job *j)
+{
+	struct rec **regs, key, *k = &key, **hit;
+	size_t i, n = 0;
+
+	regs = calloc(j->mine.n ? j->mine.n : 1, sizeof(*regs));
+	if (!regs)
+		return -RD_ENOMEM;
+	for (i = 0; i < j->mine.n; i++)
+		if (j->mine.r[i].type == RT_REG)
+			regs[n++] = &j->mine.r[i];
+	qsort(regs, n, sizeof(*regs), cmp_reg);
+	for (i = 0; i < j->mine.n; i++) {
+		struct rec *r = &j->mine.r[i];
+
+		if (r->type != RT_HLINK)
+			continue;
+		key.src = r->src;
+		key.rel = r->target;
+		hit = bsearch(&k, regs, n, sizeof(*regs), cmp_reg);
+		r->size = hit ? (*hit)->size : UINT64_MAX;
+		r->msec = hit ? (*hit)->msec : 0;
+		r->mnsec = hit ? (*hit)->mnsec : 0;
+	}
+	free(regs);
+	return 0;
+}
+
 int rd_mpi__plan(struct job *j)
 {
 	struct recs files = {0};
 	size_t i;
 	int ret = 0, all;
 
+	if (j->pull)
+		ret = link_targets(j);
+
 	for (i = 0; i < j->mine.n && !ret; i++) {
 		struct rec *r = &j->mine.r[i];
 
 		if (r->type == RT_REG) {
 			ret = rd_mpi__recs_add(&files, r);
+		} else if (r->type == RT_HLINK) {
+			/* a pull: the server grouped the links already */
+			r->kind = RD_TREE_ITEM_HLINK;
+			ret = rd_mpi__recs_add(&j->links, r);
 		} else {
 			r->kind = RD_TREE_ITEM_NODE;
 			ret = rd_mpi__recs_add(&j->data, r);
@@ -404,7 +475,7 @@ int rd_mpi__plan(struct job *j)
 	MPI_Allreduce(&ret, &all, 1, MPI_INT, MPI_MIN, j->comm);
 	if (all)
 		return all;
-	if (j->o->flags & RD_OF_HARDLINKS) {
+	if ((j->o->flags & RD_OF_HARDLINKS) && !j->pull) {
 		ret = gather_links(j, &files);
 		MPI_Allreduce(&ret, &all, 1, MPI_INT, MPI_MIN, j->comm);
 		if (all)

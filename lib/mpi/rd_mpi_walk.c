@@ -87,6 +87,9 @@ static int open_dir(int root, const char *rel)
 
 static void rec_stat(struct rec *r, const struct stat *st, dev_t rootdev)
 {
+	r->mode = st->st_mode;
+	r->uid = st->st_uid;
+	r->gid = st->st_gid;
 	r->nlink = (uint32_t)st->st_nlink;
 	r->ino = st->st_ino;
 	r->devc = st->st_dev != rootdev;

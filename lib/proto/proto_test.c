@@ -813,7 +813,6 @@ static void test_refuse_data_kind(void **state)
 	assert_int_equal(m.u.data.dlen, 0);
 }
 
-
 /* FILES and DONES (version 4): counts bounded, every FILE entry checked, MORE only last. */
 static void b_files_entry(struct bld *b, uint32_t id, uint8_t flags, const char *path)
 {
@@ -1215,14 +1214,21 @@ static void test_meta_and_new_types(void **state)
 static void test_path_reserved(void **state)
 {
 	static const char *const yes[] = {
-	    ".rdcp-partial.big",	 ".rdcp-partial.big.rec",
-	    ".rdcp-partial.big.rec.new", "d/.rdcp-partial.x",
-	    ".part/.rdcp-partial.x",	 ".rdcp-partial.",
-	    ".rdcp.f.0123456789abcdef",	 "a/.rdcp.name.with.dots.fedcba9876543210/b",
+	    ".rdcp-partial.big",
+	    ".rdcp-partial.big.rec",
+	    ".rdcp-partial.big.rec.new",
+	    "d/.rdcp-partial.x",
+	    ".part/.rdcp-partial.x",
+	    ".rdcp-partial.",
+	    ".rdcp.f.0123456789abcdef",
+	    "a/.rdcp.name.with.dots.fedcba9876543210/b",
+	    ".rdcp-range.0123456789abcdef.big",
+	    "d/.rdcp-range.x.0000000000000000",
 	};
 	static const char *const no[] = {
 	    "big",
 	    ".rdcp-partial",
+	    ".rdcp-range",
 	    ".rdcp.conf",
 	    "x.rdcp-partial.y",
 	    ".rdcp..0123456789abcdef",
@@ -1322,7 +1328,11 @@ static void test_path_check_table(void **state)
 static void test_cm_lanes(void **state)
 {
 	struct rd_cm_req req = {.ver_min = 2, .ver_max = 2, .ctrl_depth = 64, .lanes = 4}, join, r2;
-	struct rd_cm_rep rep = {.version = 2, .ctrl_depth = 64, .lanes = 3, .sid = 0x1122334455667788ull}, rep2;
+	struct rd_cm_rep rep = {.version = 2,
+				.ctrl_depth = 64,
+				.lanes = 3,
+				.sid = 0x1122334455667788ull},
+			 rep2;
 	uint8_t buf[200];
 
 	(void)state;
@@ -1388,9 +1398,9 @@ static void test_lanes_grant(void **state)
 	assert_int_equal(rd_lanes_grant(0, 4), 1);
 	assert_int_equal(rd_lanes_grant(1, 4), 1);
 	assert_int_equal(rd_lanes_grant(2, 4), 2);
-	assert_int_equal(rd_lanes_grant(8, 4), 4);	 /* the server's cap wins */
+	assert_int_equal(rd_lanes_grant(8, 4), 4);     /* the server's cap wins */
 	assert_int_equal(rd_lanes_grant(65535, 4), 4); /* whatever a client asks */
-	assert_int_equal(rd_lanes_grant(4, 0), 1);	 /* no cap set: one lane */
+	assert_int_equal(rd_lanes_grant(4, 0), 1);     /* no cap set: one lane */
 	assert_int_equal(rd_lanes_grant(100, 100), RD_LANES_MAX);
 }
 

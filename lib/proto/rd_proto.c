@@ -16,6 +16,7 @@
 
 #include "lib/base/rd_err.h"
 #include "lib/proto/rd_proto_buf.h"
+#include "lib/proto/rd_proto_want.h"
 
 #define NSEC_PER_SEC 1000000000u
 
@@ -375,6 +376,8 @@ static const char *msg_check(const struct rd_msg *m)
 		return files_check(&m->u.files);
 	case RD_MSG_DONES:
 		return dones_check(&m->u.dones);
+	case RD_MSG_WANT:
+		return rd_proto__want_check(&m->u.want);
 	default:
 		return "unknown message type";
 	}
@@ -557,6 +560,9 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 	case RD_MSG_FILES:
 		rd_put_u16(w, m->u.files.n);
 		rd_put_bytes(w, m->u.files.raw, m->u.files.rawlen);
+		break;
+	case RD_MSG_WANT:
+		rd_proto__want_put(w, &m->u.want);
 		break;
 	case RD_MSG_DONES:
 		rd_put_u16(w, m->u.dones.n);
@@ -826,6 +832,9 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.files.rawlen = r->why ? 0 : rd_rcur_left(r);
 		m->u.files.raw = rd_rcur_take(r, m->u.files.rawlen); /* checked in files_check */
 		break;
+	case RD_MSG_WANT:
+		rd_proto__want_get(r, &m->u.want);
+		break;
 	case RD_MSG_DONES:
 		m->u.dones.n = rd_get_u16(r);
 		if (!r->why && (m->u.dones.n == 0 || m->u.dones.n > RD_BATCH_MAX)) {
@@ -872,7 +881,8 @@ int rd_msg_decode(const uint8_t *buf, size_t len, struct rd_msg *msg, const char
 	reserved = rd_get_u8(&r);
 	msg->hdr.credits = rd_get_u16(&r);
 	msg->hdr.length = rd_get_u32(&r);
-	if (msg->hdr.type == 0 || msg->hdr.type >= RD_MSG_TYPE_MAX) {
+	if (msg->hdr.type == 0 ||
+	    (msg->hdr.type >= RD_MSG_TYPE_MAX && msg->hdr.type != RD_MSG_WANT)) {
 		reason = "unknown message type";
 		goto out;
 	}

@@ -245,8 +245,9 @@
  *    version-10 receiver refuses LINKED on anything but REG and LINK_LAST
  *    on anything but HLINK, and both without RD_OF_HARDLINKS.
  *    Names rdcp keeps for itself (rd_path_reserved(): partials
- *    ".rdcp-partial.*" and their records, temporaries ".rdcp.NAME.<16
- *    hex>") are never sent: a walk skips them, a server refuses to name
+ *    ".rdcp-partial.*" and their records, range partials and records
+ *    ".rdcp-range.*" (section 6), temporaries ".rdcp.NAME.<16 hex>") are
+ *    never sent: a walk skips them, a server refuses to name
  *    one in OPEN, and a receiver fails an entry with such a component.
  *
  *    END (6), sender -> receiver:
@@ -559,6 +560,29 @@
  *    A range entry's path is confined like any other (the receiver's
  *    module); so are the partial and its records, touched only with *at()
  *    calls on the confined parent directory, never followed.
+ *
+ *    A ranged pull (the client receives): OPEN mode PULL with RD_OF_RANGES
+ *    names one path, "module[/dir]", the base; after OPEN_OK the client
+ *    sends the list of what it wants, in WANT messages, the last flagged
+ *    RD_WF_END; only then does the server send, as the sender of 3., one
+ *    entry per item in the list's order: a whole regular file (FILE), or
+ *    a range of one (FILE with RD_FF_RANGE and its META RANGE, the job
+ *    from WANT), each beneath the base, reached as every path is (openat2
+ *    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS from the base's descriptor). An
+ *    item that is no regular file, or whose size or mtime is no longer
+ *    the WANT's, gets a NOTE (skipped). The client accepts only entries it
+ *    asked for, in that order. At most RD_WANT_ITEMS_MAX items and
+ *    RD_WANT_BYTES_MAX bytes of paths per session (the server refuses
+ *    more): a client with more opens more sessions.
+ *    WANT (0x20), client -> server:
+ *	 0 u64 job	  as in META RANGE
+ *	 8 u8  flags	  RD_WF_END (0x1): the list ends here; other bits refused
+ *	 9 u16 n	  0..RD_WANT_BATCH (0 only with RD_WF_END)
+ *	11 n x { u8 kind (RD_WANT_WHOLE 1, RD_WANT_RANGE 2, else refused),
+ *		 u64 off, u64 len (WHOLE: 0, 0; RANGE: 1.., within size),
+ *		 u64 size, s64 mtime_sec, u32 mtime_nsec (< 10^9): the file as
+ *		 the client's listing saw it,
+ *		 str path (rd_path_check(), relative to the base) }
  */
 #ifndef RDCP_PROTO_RD_PROTO_H
 #define RDCP_PROTO_RD_PROTO_H
@@ -651,7 +675,8 @@ enum rd_msg_type {
 	RD_MSG_DONES = 16,
 	RD_MSG_RAILS = 17,
 	RD_MSG_LANES = 18,
-	RD_MSG_TYPE_MAX
+	RD_MSG_TYPE_MAX,
+	RD_MSG_WANT = 0x20 /* section 6: its own range of numbers */
 };
 
 enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
@@ -715,6 +740,12 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 /* Ranges (section 6, issue 32): its own block of numbers, from the top. */
 #define RD_OF_RANGES	 0x80000000u
 #define RD_OF_KNOWN	 (0x1fffffu | RD_OF_RANGES)
+#define RD_WF_END	  0x1u /* WANT: the list's last message */
+#define RD_WANT_WHOLE	  1
+#define RD_WANT_RANGE	  2
+#define RD_WANT_BATCH	  256	      /* items in one WANT (as many as fit) */
+#define RD_WANT_ITEMS_MAX 65536	      /* items one ranged pull may want */
+#define RD_WANT_BYTES_MAX (16u << 20) /* bytes of their paths */
 #define RD_BATCH_MAX 64 /* entries in one FILES or DONES */
 
 /*
@@ -801,6 +832,7 @@ enum rd_get_kind { RD_GET_DATA = 1, RD_GET_SUM = 2, RD_GET_PACK = 3 };
 
 /* Names of rdcp's own files (rd_path_reserved()). */
 #define RD_PARTIAL_PREFIX ".rdcp-partial."
+#define RD_RANGE_PREFIX	  ".rdcp-range." /* section 6: range partials and records */
 #define RD_TMP_PREFIX	  ".rdcp."
 #define RD_TMP_RAND_HEX	  16 /* ".rdcp.NAME." then this many hex digits */
 
@@ -981,6 +1013,28 @@ struct rd_msg_files {
 	size_t rawlen;
 };
 
+/* WANT: raw holds the n items (decoding checked them); read with rd_want_next(). */
+struct rd_msg_want {
+	uint64_t job;
+	uint8_t flags; /* RD_WF_* */
+	uint16_t n;
+	const uint8_t *raw;
+	size_t rawlen;
+};
+
+struct rd_want_item {
+	uint8_t kind; /* RD_WANT_WHOLE, RD_WANT_RANGE */
+	uint64_t off, len, size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	struct rd_str path;
+};
+
+/* Append an item at buf + *len (cap in all): 0, or -RD_EUSAGE (no room, or not valid). */
+int rd_want_put(uint8_t *buf, size_t cap, size_t *len, const struct rd_want_item *it);
+/* The item at *off of a decoded WANT (pointing into raw); *off moves on. 0 or -RD_EPROTO. */
+int rd_want_next(const struct rd_msg_want *m, size_t *off, struct rd_want_item *it);
+
 struct rd_msg_dones {
 	uint16_t n;
 	uint8_t has_items; /* RD_OF_ITEMS: each entry has items */
@@ -1017,6 +1071,7 @@ struct rd_msg {
 		struct rd_msg_dones dones;
 		struct rd_msg_rails rails;
 		struct rd_msg_lanes lanes;
+		struct rd_msg_want want;
 	} u;
 };
 

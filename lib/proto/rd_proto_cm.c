@@ -213,6 +213,8 @@ static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
 
 const char *rd_msg_type_name(uint8_t type)
 {
+	if (type == RD_MSG_WANT)
+		return "WANT";
 	if (type >= RD_MSG_TYPE_MAX || !msg_type_names[type])
 		return "unknown";
 	return msg_type_names[type];
@@ -294,6 +296,9 @@ static int name_reserved(const char *p, size_t n)
 	size_t pl = sizeof(RD_PARTIAL_PREFIX) - 1, tl = sizeof(RD_TMP_PREFIX) - 1, i;
 
 	if (n >= pl && !memcmp(p, RD_PARTIAL_PREFIX, pl))
+		return 1;
+	if (n >= sizeof(RD_RANGE_PREFIX) - 1 &&
+	    !memcmp(p, RD_RANGE_PREFIX, sizeof(RD_RANGE_PREFIX) - 1))
 		return 1;
 	/* ".rdcp." NAME "." 16 hex: NAME at least one byte */
 	if (n < tl + 2 + RD_TMP_RAND_HEX || memcmp(p, RD_TMP_PREFIX, tl) ||

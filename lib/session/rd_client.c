@@ -226,6 +226,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	struct rd_cm_req req;
 	struct rd_cm_rep rep;
 	struct rd_msg_open_ok ok = {0};
+	struct rd_want_state ws = {0};
 	struct rd_conn *c = NULL;
 	struct rd_tree *t = NULL;
 	struct rd_sink *sink = NULL;
@@ -270,7 +271,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 				goto out;
 			}
 		}
-		ret = expect_roots(cl, sink, o);
+		/* a ranged pull takes what it wanted instead (rd_client_want.c) */
+		ret = o->wants ? 0 : expect_roots(cl, sink, o);
 		if (ret)
 			goto out;
 	}
@@ -322,6 +324,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		flags |= RD_OF_PACK;
 	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)
 		flags |= RD_OF_BATCH;
+	if (o->wants)
+		flags |= RD_OF_RANGES;
 	/* a wider window (version 6): offered when ours is wider than the old one */
 	if (rd_conn_info(c)->version >= RD_PROTO_WINDOW && cl->e.o.window > RD_WINDOW_FILES)
 		flags |= RD_OF_WINDOW;
@@ -370,6 +374,18 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		goto out;
 	cl->t.open = mono_s();
 	phase(cl, "chunk key derived");
+	if (o->wants) {
+		ws.w = o->wants;
+		ws.n = o->nwants;
+		cl->e.o.accept = rd_client__want_accept;
+		cl->e.o.hook_ctx = &ws;
+		ret = rd_client__send_wants(cl, c, o);
+		if (ret)
+			goto out;
+	} else if (o->list) {
+		cl->e.o.list = o->list;
+		cl->e.o.hook_ctx = o->list_ctx;
+	}
 	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
 	if (t)
 		rd_tree_set_flags(t, ((ok.flags & o->flags) | (o->flags & RD_TREE_WALK_ONLY)) &

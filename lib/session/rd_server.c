@@ -244,6 +244,33 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 	return 0;
 }
 
+/* A ranged pull's base (rd_proto.h section 6): one directory beneath the module. */
+static int want_base(struct rd_conn *c, const struct rd_module *mod, int modfd, const char *asked,
+		     int npaths, int *fd, struct rd_err *err)
+{
+	char rel[RD_PATH_MAX + 1];
+
+	if (npaths != 1 || *fd >= 0)
+		return refuse(c, err, RD_EUSAGE, "a ranged pull names exactly one base directory");
+	if (normalize_rel(asked, rel))
+		return refuse(c, err, RD_EPERM, "%s/%s: '..' is not allowed", mod->name, asked);
+	/* other clients' partials and temporaries: refused by name, as for any pull */
+	if (rd_path_reserved(rel, strlen(rel)))
+		return refuse(c, err, RD_EPERM, "%s/%s: a name rdcp keeps for itself", mod->name,
+			      rel);
+	*fd = rel[0] ? open_beneath(modfd, rel, O_RDONLY | O_DIRECTORY)
+		     : fcntl(modfd, F_DUPFD_CLOEXEC, 0);
+	if (*fd < 0) {
+		int e = -*fd;
+
+		*fd = -1;
+		return refuse(
+		    c, err, e == ENOENT ? RD_ENOENT : RD_EPERM, "%s/%s: %s", mod->name, rel,
+		    e == EXDEV || e == ELOOP ? "leaves the module or is a symlink" : strerror(e));
+	}
+	return 0;
+}
+
 /*
  * Owner policy (issue 7 item 2), decided here and nowhere else: is this
  * client mapped to a local identity whose owners it may set? An
@@ -375,19 +402,31 @@ static int set_partial_dir(struct rd_conn *c, struct rd_sink *sink, const struct
 /* Accept the OPEN and run the engine with the roles its mode gives us. */
 static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd_engine *e,
 		   const struct rd_msg_open *o, const struct rd_module *mod, struct rd_sink *sink,
-		   struct rd_tree *t, int fixed, char *summary, size_t sumlen, struct rd_err *err)
+		   struct rd_tree *t, int fixed, char *summary, size_t sumlen, struct rd_err *err, int wantfd)
 {
 	int push = o->mode == RD_MODE_PUSH, ret;
 	double t0 = now_s(), t_run;
 	char where[RD_MODULE_NAME_MAX + 16];
 	struct rd_server_job job = {
 	    .push = push, .module = mod, .open = o, .e = e, .renames_to = rd_sink_renames_to(sink)};
+	struct rd_want_list *wl = NULL;
 
 	ret = set_partial_dir(c, sink, o, err);
 	if (!ret)
 		ret = send_open_ok(c, cfg, e, o, err);
 	if (!ret)
 		ret = rd_session_chunk_key(c, e, err);
+	/* a ranged pull (rd_proto.h section 6): the list first, then those entries */
+	if (!ret && wantfd >= 0) {
+		ret = rd_server__wants(c, wantfd, cfg->open_timeout_ms, cfg->eo.stop, &wl, err);
+		if (!ret)
+			ret = rd_server__want_tree(wl, honoured(cfg, o) & RD_TREE_FLAGS, &t, err);
+		if (ret) {
+			ret = refuse_err(c, err, ret);
+			rd_server__wants_free(wl);
+			return ret;
+		}
+	}
 	if (ret)
 		return ret;
 	/* the owner's hooks: the job's start and end, each entry's end */
@@ -397,6 +436,10 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 		cfg->on_job(cfg->job_ctx, &job);
 	t_run = now_s();
 	ret = push ? rd_engine_recv(e, c, sink) : rd_engine_send(e, c, t);
+	if (wl) {
+		rd_tree_close(t);
+		rd_server__wants_free(wl);
+	}
 	job.ended = 1;
 	job.status = ret;
 	job.seconds = now_s() - t_run;
@@ -452,7 +495,7 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = refuse_err(c, err, ret);
 		goto out;
 	}
-	ret = run_job(c, cfg, e, o, NULL, sink, t, 1, summary, sumlen, err);
+	ret = run_job(c, cfg, e, o, NULL, sink, t, 1, summary, sumlen, err, -1);
 out:
 	rd_tree_close(t);
 	rd_sink_close(sink);
@@ -475,7 +518,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	struct rd_tree_src srcs[RD_OPEN_PATHS_MAX];
 	char (*rels)[RD_PATH_MAX + 1] = NULL;
 	const char *feature;
-	int nsrcs = 0, modfd = -1, ret, i;
+	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i;
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
@@ -607,6 +650,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 					 rel[0] ? " at " : "", rel);
 				rd_sink_set_label(sink, label);
 			}
+		} else if (o->flags & RD_OF_RANGES) {
+			/* a ranged pull: one base, the list comes after OPEN_OK */
+			ret = want_base(c, mod, modfd, rel, o->npaths, &wantfd, err);
+			if (ret)
+				goto out;
 		} else {
 			if (!rels) {
 				rels = calloc(RD_OPEN_PATHS_MAX, sizeof(*rels));
@@ -626,7 +674,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		ret = refuse(c, err, -ret, "%s", e.err.msg);
 		goto out;
 	}
-	if (o->mode == RD_MODE_PULL) {
+	if (o->mode == RD_MODE_PULL && wantfd < 0) {
 		ret = rd_tree_open(&t, srcs, nsrcs,
 				   honoured(cfg, o) & RD_TREE_FLAGS, err);
 		if (ret) {
@@ -634,10 +682,12 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 		}
 	}
-	ret = run_job(c, cfg, &e, o, first, sink, t, 0, summary, sumlen, err);
+	ret = run_job(c, cfg, &e, o, first, sink, t, 0, summary, sumlen, err, wantfd);
 out:
 	for (i = 0; i < nsrcs; i++)
 		close(srcs[i].dirfd);
+	if (wantfd >= 0)
+		close(wantfd);
 	free(rels);
 	rd_tree_close(t);
 	rd_sink_close(sink);

@@ -119,6 +119,17 @@ struct rd_client_opts {
 	 * lists, rd_tree_open_list); the caller keeps and closes it.
 	 */
 	struct rd_tree *tree;
+	/*
+	 * Pull: a ranged pull of exactly these items (rd_proto.h section 6):
+	 * remote[0] is the base; the entries land in local[0] (an existing
+	 * directory) under their paths, and only these, in this order, are
+	 * taken. Or list: only list what remote[] holds (rd_engine_opts.list).
+	 */
+	const struct rd_want_item *wants;
+	size_t nwants;
+	uint64_t want_job;
+	void (*list)(void *ctx, const struct rd_msg_file *f);
+	void *list_ctx;
 };
 
 /*

@@ -13,4 +13,20 @@ int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink
 /* Keyed digests: the chunk key from the session's TLS exporter. */
 int rd_session_chunk_key(struct rd_conn *c, struct rd_engine *e, struct rd_err *err);
 
+/* A ranged pull (rd_client_want.c): the WANTs, and the order entries must come in. */
+struct rd_want_state {
+	const struct rd_want_item *w;
+	size_t n, next;
+};
+int rd_client__send_wants(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o);
+int rd_client__want_accept(void *ctx, const struct rd_msg_file *f);
+/* The server of one (rd_server_want.c): read the list, then send it. */
+struct rd_want_list;
+struct rd_tree;
+int rd_server__wants(struct rd_conn *c, int basefd, int timeout_ms, volatile int *stop,
+		     struct rd_want_list **out, struct rd_err *err);
+int rd_server__want_tree(struct rd_want_list *l, unsigned flags, struct rd_tree **t,
+			 struct rd_err *err);
+void rd_server__wants_free(struct rd_want_list *l);
+
 #endif

@@ -318,5 +318,14 @@ void rd_sink_set_link_table(struct rd_sink *s, uint64_t max_bytes);
 void rd_sink_file_link_first(struct rd_sink_file *f);
 int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		     size_t tlen, int last);
+/*
+ * rdcp-mpi's pulls: path, the first file of a link group that another
+ * session of the same job placed (each rank pulls its share with sessions
+ * of its own; the links come after), is remembered as if this sink had
+ * placed it, only if it is a regular file of m's size and mtime (what the
+ * job's listing said of it, and what the job gave it). 0 or < 0.
+ */
+int rd_sink_link_adopt(struct rd_sink *s, const char *path, size_t len,
+		       const struct rd_sink_meta *m);
 
 #endif

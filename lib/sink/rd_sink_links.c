@@ -131,27 +131,62 @@ void rd_sink_file_link_first(struct rd_sink_file *f)
 	f->link_first = 1;
 }
 
-void rd_sink__link_record(struct rd_sink_file *f, int fd)
+/* Remember st's (dev, ino): 0, or -1 when the table has no room (counted). */
+static int links_add(struct rd_sink *s, const struct stat *st)
 {
-	struct rd_sink_links *l;
-	struct stat st;
+	struct rd_sink_links *l = links_of(s);
 	size_t i;
 
-	if (!f->link_first || fd < 0 || fstat(fd, &st) < 0 || !st.st_ino)
-		return;
-	l = links_of(f->s);
-	if (!l)
-		return;
+	if (!l || !st->st_ino)
+		return -1;
 	if ((l->n + 1) * 2 > l->cap && grow(l) < 0) {
 		l->dropped++;
-		return;
+		return -1;
 	}
-	i = probe(l, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	i = probe(l, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (!l->slot[i].ino) {
-		l->slot[i].dev = (uint64_t)st.st_dev;
-		l->slot[i].ino = (uint64_t)st.st_ino;
+		l->slot[i].dev = (uint64_t)st->st_dev;
+		l->slot[i].ino = (uint64_t)st->st_ino;
 		l->n++;
 	}
+	return 0;
+}
+
+void rd_sink__link_record(struct rd_sink_file *f, int fd)
+{
+	struct stat st;
+
+	if (f->link_first && fd >= 0 && fstat(fd, &st) == 0)
+		links_add(f->s, &st);
+}
+
+int rd_sink_link_adopt(struct rd_sink *s, const char *path, size_t len,
+		       const struct rd_sink_meta *m)
+{
+	char name[NAME_MAX + 1];
+	int pfd = -1, ret;
+	struct stat st;
+
+	ret = rd_sink__place(s, path, len, 0, &pfd, name);
+	if (ret < 0)
+		goto out;
+	if (rd_fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_size != m->size || st.st_mtim.tv_sec != m->mtime_sec ||
+	    (uint32_t)st.st_mtim.tv_nsec != m->mtime_nsec) {
+		ret = rd_err_set(rd_sink__err(s), RD_ESYS, 0,
+				 "%s: hard link target is not the file this copy placed "
+				 "(changed since, or its own copy failed)",
+				 rd_sink__esc(s, path, len));
+		goto out;
+	}
+	if (links_add(s, &st) < 0)
+		ret = rd_err_set(rd_sink__err(s), RD_ENOMEM, 0,
+				 "%s: no room in the link table for its group",
+				 rd_sink__esc(s, path, len));
+out:
+	if (pfd >= 0)
+		close(pfd);
+	return ret;
 }
 
 static int links_has(const struct rd_sink_links *l, const struct stat *st)

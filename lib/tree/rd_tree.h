@@ -189,6 +189,8 @@ struct rd_tree_item {
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	const char *target;
+	int regular; /* NODE: must be a regular file of size and mtime (else skipped) */
+	unsigned ff; /* -H: RD_FF_LINKED on a regular NODE, RD_FF_LINK_LAST on an HLINK */
 };
 
 typedef int (*rd_tree_list_fn)(void *ctx, struct rd_tree_item *it);

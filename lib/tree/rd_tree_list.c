@@ -246,6 +246,9 @@ int rd_tree__list_next(struct rd_tree_list *l, unsigned flags, struct rd_err *er
 	wl = strlen(it.wire);
 	if (!wl || wl > RD_PATH_MAX || !it.rel || it.rel[0] == '/')
 		return lskip(l, err, e, it.wire, 0, "bad list entry; skipped");
+	/* rdcp's own files are never sent (rd_path_reserved), listed or walked */
+	if (rd_path_reserved(it.rel, strlen(it.rel)))
+		return lskip(l, err, e, it.wire, 0, "a name rdcp keeps for itself; not sent");
 	memcpy(e->path, it.wire, wl + 1);
 	e->path_len = wl;
 	if (it.kind == RD_TREE_ITEM_HLINK) {
@@ -257,6 +260,7 @@ int rd_tree__list_next(struct rd_tree_list *l, unsigned flags, struct rd_err *er
 		e->type = RD_FT_HLINK;
 		memcpy(e->target, it.target, tl + 1);
 		e->target_len = tl;
+		e->flags |= (uint8_t)(it.ff & RD_FF_LINK_LAST);
 		return RD_TREE_ENTRY;
 	}
 	/* a range carries data only: none of the metadata is read for it */
@@ -267,6 +271,13 @@ int rd_tree__list_next(struct rd_tree_list *l, unsigned flags, struct rd_err *er
 			err, &it, e);
 	if (ret != RD_TREE_ENTRY)
 		return ret;
+	if (it.regular && it.kind == RD_TREE_ITEM_NODE &&
+	    (e->type != RD_FT_REG || e->size != it.size || e->mtime_sec != it.mtime_sec ||
+	     e->mtime_nsec != it.mtime_nsec))
+		return lskip(l, err, e, it.wire, 0,
+			     "not the regular file the job listed (changed since); not sent");
+	if (it.kind == RD_TREE_ITEM_NODE && e->type == RD_FT_REG)
+		e->flags |= (uint8_t)(it.ff & RD_FF_LINKED);
 	if (it.kind == RD_TREE_ITEM_POST && e->type != RD_FT_DIR)
 		return lskip(l, err, e, it.wire, 0, "no longer a directory; skipped");
 	if (it.kind == RD_TREE_ITEM_POST)

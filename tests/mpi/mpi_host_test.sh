@@ -48,7 +48,7 @@ for np in 1 2 3 5; do
 		pass "work queue, $np ranks: ${out##*: }" || fail "work queue, $np ranks: $out"
 done
 
-make_tree $T/src
+mpi_make_tree $T/src
 data=$(du -sb --apparent-size $T/src | cut -f1)
 start_server 1
 start_server 2
@@ -67,7 +67,7 @@ else
 fi
 t1=$(date +%s.%N)
 echo "push: $(echo "$t1 - $t0" | bc) s for $data bytes"
-same_tree $T/src $T/mod/dst && pass "push: the tree lands byte-exact with modes, ns mtimes, links" ||
+mpi_same_tree $T/src $T/mod/dst && pass "push: the tree lands byte-exact with modes, ns mtimes, links" ||
 	fail "push: trees differ"
 [ -z "$(find $T/mod -name '.rdcp-*')" ] && pass "push: no partial or record left" ||
 	fail "push: litter: $(find $T/mod -name '.rdcp-*' | head -3)"
@@ -90,7 +90,50 @@ run 3 -a -H --json --chunk-size 1M src/ '127.0.0.[1-2]::m/dst' >again.json 2>aga
 moved=$(json again.json "d['bytes_moved']")
 [ "$moved" -lt $((data / 100)) ] && pass "rerun with 3 ranks: $moved bytes moved" ||
 	fail "rerun moved $moved bytes"
-same_tree $T/src $T/mod/dst || fail "rerun: trees differ"
+mpi_same_tree $T/src $T/mod/dst || fail "rerun: trees differ"
+
+# 2b. pull it back with 4 ranks from both servers into a local directory
+if run 4 -a -H --json --chunk-size 1M '127.0.0.[1-2]::m/dst/' $T/pulled >pull.json 2>pull.err; then
+	pass "pull with 4 ranks: exit 0"
+else
+	fail "pull with 4 ranks: exit $?"
+	cat pull.err
+fi
+mpi_same_tree $T/src $T/pulled && pass "pull: the tree lands byte-exact with modes, ns mtimes, links" ||
+	fail "pull: trees differ"
+[ -z "$(find $T/pulled -name '.rdcp-*')" ] && pass "pull: no partial or record left" ||
+	fail "pull: litter: $(find $T/pulled -name '.rdcp-*' | head -3)"
+# big and big.link are one file: the server's walk says which name carries it
+n=$(json pull.json "sum(1 for r in d['ranks'] if any(x['path'].startswith('big') for x in r['range_list']) and r['bytes_moved'] > 0)")
+[ "$n" -ge 2 ] && pass "pull: big moved by $n ranks" || fail "pull: big moved by $n ranks"
+run 3 -a -H --json --chunk-size 1M '127.0.0.[1-2]::m/dst/' $T/pulled >pull2.json 2>pull2.err ||
+	fail "pull rerun: exit $?"
+moved=$(json pull2.json "d['bytes_moved']")
+[ "$moved" -lt $((data / 100)) ] && pass "pull rerun with 3 ranks: $moved bytes moved" ||
+	fail "pull rerun moved $moved bytes"
+# a pull killed mid-job, then the same command with another -np
+before=$(received)
+run 4 -a -H --json --chunk-size 1M --bwlimit 4M '127.0.0.[1-2]::m/dst/' $T/pulled2 >pk.json 2>pk.err &
+job=$!
+victim=
+for _ in $(seq 300); do
+	if [ -n "$(find $T/pulled2 -maxdepth 1 -name '.rdcp-range.*.big.*' 2>/dev/null)" ]; then
+		victim=$(pgrep -x rdcp-mpi | tail -1)
+		break
+	fi
+	sleep 0.1
+done
+sleep 0.5
+[ -n "$victim" ] && kill -9 "$victim"
+wait $job && fail "killed pull: exit 0" || pass "killed pull: exit non-zero (rank $victim killed)"
+first=$(($(received) - before))
+run 2 -a -H --json --chunk-size 1M '127.0.0.[1-2]::m/dst/' $T/pulled2 >pr.json 2>pr.err ||
+	{ fail "pull after the kill, -np 2: exit $?"; cat pr.err; }
+mpi_same_tree $T/src $T/pulled2 && pass "pull after the kill, -np 2: byte-exact" || fail "pull after kill: differ"
+both=$(($(received) - before))
+[ "$first" -gt 0 ] && [ "$first" -lt $((data * 9 / 10)) ] && [ "$both" -le $((data * 12 / 10)) ] &&
+	pass "pull kill and rerun: $first then $both bytes sent for $data" ||
+	fail "pull kill and rerun: $first then $both bytes for $data"
 
 # 3. kill -9 of one rank mid-job, then the same command with another -np
 before=$(received)
@@ -115,7 +158,7 @@ first=$(($(received) - before))
 	fail "the kill did not come mid-job: $first of $data bytes moved"
 run 3 -a -H --json --chunk-size 1M src/ '127.0.0.[1-2]::m/dst2' >resumed.json 2>resumed.err ||
 	{ fail "after the kill, -np 3: exit $?"; cat resumed.err; }
-same_tree $T/src $T/mod/dst2 && pass "after the kill, -np 3: byte-exact" || fail "after kill: trees differ"
+mpi_same_tree $T/src $T/mod/dst2 && pass "after the kill, -np 3: byte-exact" || fail "after kill: trees differ"
 kept=$(json resumed.json "d['bytes_resumed']")
 [ "$kept" -gt 0 ] && pass "after the kill: $kept bytes of ranges kept from before (compared, not sent)" ||
 	fail "after the kill: nothing kept from the first run"
@@ -139,13 +182,13 @@ run 4 -a -H --json --chunk-size 1M src/ '127.0.0.[1-2]::m/dst3' >down.json 2>dow
 	fail "server down: big named without all its ranges"
 start_server 2
 run 2 -a -H --json --chunk-size 1M src/ '127.0.0.[1-2]::m/dst3' >up.json 2>up.err || fail "server up: exit $?"
-same_tree $T/src $T/mod/dst3 && pass "server up again, -np 2: byte-exact" || fail "server up: trees differ"
+mpi_same_tree $T/src $T/mod/dst3 && pass "server up again, -np 2: byte-exact" || fail "server up: trees differ"
 
 # 5. MPICH: the same program built against MPICH, run by its mpirun
 rm -rf $T/src2 && mkdir -p $T/src2/a && head -c 9000000 /dev/urandom >$T/src2/a/f && echo x >$T/src2/b
 if timeout 300 mpirun.mpich -np 3 "$mpich" -a --transport tcp --port 19001 --chunk-size 1M --json \
 	$T/src2 '127.0.0.[1-2]::m/mpich/' >mpich.json 2>mpich.err; then
-	same_tree $T/src2 $T/mod/mpich/src2 && pass "MPICH build, mpirun.mpich -np 3: byte-exact" ||
+	mpi_same_tree $T/src2 $T/mod/mpich/src2 && pass "MPICH build, mpirun.mpich -np 3: byte-exact" ||
 		fail "MPICH: trees differ"
 else
 	fail "MPICH: exit $?"

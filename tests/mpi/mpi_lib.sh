@@ -4,19 +4,21 @@
 # shellcheck shell=bash
 fails=0
 passes=0
-pass() {
-	echo "PASS: $*"
-	passes=$((passes + 1))
-}
-fail() {
-	echo "FAIL: $*"
-	fails=$((fails + 1))
-}
+if ! declare -F pass >/dev/null; then
+	pass() {
+		echo "PASS: $*"
+		passes=$((passes + 1))
+	}
+	fail() {
+		echo "FAIL: $*"
+		fails=$((fails + 1))
+	}
+fi
 t_start=$(date +%s)
 
 # --- the mixed tree -------------------------------------------------------
 if [ -n "${MPI_FULL:-}" ]; then big_mb=1024 nsmall=10000; else big_mb=96 nsmall=1000; fi
-make_tree() {
+mpi_make_tree() {
 	local d=$1 i
 	mkdir -p "$d/small" "$d/deep"
 	head -c $((big_mb << 20)) /dev/urandom >"$d/big"
@@ -40,16 +42,16 @@ make_tree() {
 	touch -d "2019-01-01 00:00:00.5" "$d/small"
 }
 # names, types, modes, sizes (files), ns mtimes, link targets; then link groups
-sig() {
+mpi_sig() {
 	(cd "$1" && find . -mindepth 1 -printf '%P|%y|%m|%T@|%l|' -a \( -type f -printf '%s\n' -o -printf '\n' \) | sort)
 	(cd "$1" && find . -type f -links +1 -printf '%i %P\n' | sort -k2 |
 		awk '{g[$1] = g[$1] " " $2} END {for (k in g) print g[k]}' | sort)
 }
-same_tree() {
-	if diff -r --no-dereference "$1" "$2" >/dev/null && diff <(sig "$1") <(sig "$2") >/tmp/sig.diff; then
+mpi_same_tree() {
+	if diff -r --no-dereference "$1" "$2" >/dev/null && diff <(mpi_sig "$1") <(mpi_sig "$2") >$T/sig.diff; then
 		return 0
 	fi
-	head -20 /tmp/sig.diff
+	head -20 $T/sig.diff
 	diff -r --no-dereference "$1" "$2" | head -5
 	return 1
 }

@@ -81,7 +81,7 @@ sinfo -h -o %t | grep -q idle && pass "slurmctld and slurmd up: $(sinfo -h -o '%
 	{ fail "Slurm did not come up: $(tail -n 5 $T/log/slurmctld.log $T/log/slurmd.log)"; exit 1; }
 
 big_mb=32 nsmall=300
-make_tree $T/src
+mpi_make_tree $T/src
 start_server 1
 start_server 2
 t0=$(date +%s.%N)
@@ -91,7 +91,7 @@ if timeout 600 srun -n 4 --mpi=pmix "$mpi" -a -H --json --transport tcp --port $
 else
 	fail "srun -n 4 rdcp-mpi: exit $?: $(tail -n 5 srun.err)"
 fi
-same_tree $T/src $T/mod/dst && pass "srun: the tree lands byte-exact with modes, ns mtimes, links" ||
+mpi_same_tree $T/src $T/mod/dst && pass "srun: the tree lands byte-exact with modes, ns mtimes, links" ||
 	fail "srun: trees differ"
 n=$(json srun.json "sum(1 for r in d['ranks'] if any(x['path'] == 'dst/big' for x in r['range_list']) and r['bytes_moved'] > 0)")
 [ "$(json srun.json "len(d['ranks'])")" = 4 ] && [ "$n" -ge 2 ] &&
