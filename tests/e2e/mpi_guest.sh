@@ -80,6 +80,25 @@ a)
 	check "both servers used" [ "$(json /tmp/push.json "len(set(r['server'] for r in d['ranks']))")" = 2 ]
 	json /tmp/push.json "'    ' + ', '.join('rank %d via %s: %d bytes' % (r['rank'], r['server'], r['bytes_moved']) for r in d['ranks'])"
 	check "RDMA, not TCP: the daemons say so" grep -q "over RDMA" /tmp/d.log
+	# the pull: the same four ranks take the tree back from both servers
+	# into another directory both VMs share
+	t0=$SECONDS
+	mpirun --allow-run-as-root --oversubscribe -np 4 --host "$RIG_SELF_IP:2,$RIG_PEER_IP:2" \
+		--mca plm_rsh_agent ssh --mca plm_rsh_args "$SSH_ARGS" \
+		--mca pml ob1 --mca btl self,vader,tcp --mca osc ^ucx \
+		--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+		--mca btl_vader_single_copy_mechanism none \
+		"$MPI" -a -H --json --transport rdma --chunk-size 1M \
+		"$RIG_SELF_IP,$RIG_PEER_IP::m/dst/" "$T/pulled" >/tmp/pull.json 2>/tmp/pull.err
+	rc=$?
+	secs=$((SECONDS - t0))
+	check "pull, mpirun -np 4 over both VMs: exit 0 ($rc) in $secs s" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || tail -n 20 /tmp/pull.err
+	echo "    pull: $data bytes in $secs s"
+	check "pull: the tree lands byte-exact with modes, ns mtimes, links" mpi_same_tree "$T/src" "$T/pulled"
+	n=$(json /tmp/pull.json "sum(1 for r in d['ranks'] if any(x['path'].startswith('big') for x in r['range_list']) and r['bytes_moved'] > 0)")
+	check "pull: big moved by $n ranks" [ "${n:-0}" -ge 2 ]
+	json /tmp/pull.json "'    ' + ', '.join('rank %d via %s: %d bytes' % (r['rank'], r['server'], r['bytes_moved']) for r in d['ranks'])"
 	touch "$SH/mpi-done"
 	finish
 	;;
