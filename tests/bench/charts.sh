@@ -11,6 +11,9 @@
 #   host.csv   python3 tests/bench/host_bench.py      one big file over TCP: rdcp, nc, socat
 #   threads.csv python3 tests/bench/host_bench.py --threads 1,2,4
 #                                                     CPU s/GiB by check and threads
+#   mpi.csv    bash tests/bench/mpi_bench.sh          rdcp-mpi: job throughput against
+#                                                     ranks over TCP on this host; with
+#   mpi_rig.csv  (mpi_2vm_test, MPI_BENCH=1)          the same over RDMA in the rig
 # each with NAME.meta: the command, date, machine and commit, printed under
 # the chart. OUT_DIR (default docs/charts) gets NAME.png, and a copy of
 # NAME.csv and NAME.meta so the published chart keeps its data beside it.
@@ -138,6 +141,48 @@ set yrange [0:*]
 plot for [i=2:$ncol] "$out/threads.dat" using i:xtic(1) title columnheader(i)
 EOF
 	rm -f "$out/threads.dat"
+	drawn=$((drawn + 1))
+fi
+
+if have mpi; then
+	# rows: setting,ranks,bytes,seconds,mb_s; one line per setting and place
+	# (this host over TCP; the rig over RDMA when mpi_rig.csv is there); one
+	# rdcp is one point at 1 rank
+	python3 - "$out/mpi.csv" "$res/mpi_rig.csv" "$out/mpi.dat" <<'EOF'
+import csv, os, sys
+series = {}
+for path, where in ((sys.argv[1], "host, TCP"), (sys.argv[2], "rig, RDMA")):
+    if not os.path.exists(path):
+        continue
+    for r in csv.DictReader(open(path)):
+        series.setdefault("%s (%s)" % (r["setting"], where), []).append((int(r["ranks"]), r["mb_s"]))
+with open(sys.argv[3], "w") as f:
+    for name, pts in series.items():
+        f.write('"%s"\n' % name)
+        for n, v in sorted(pts):
+            f.write("%d %s\n" % (n, v))
+        f.write("\n\n")
+EOF
+	if [ -s "$res/mpi_rig.csv" ]; then
+		cp "$res/mpi_rig.csv" "$out/mpi_rig.csv"
+		cp "$res/mpi_rig.meta" "$out/mpi_rig.meta" 2>/dev/null || : >"$out/mpi_rig.meta"
+	fi
+	nser=$(grep -c '^"' "$out/mpi.dat")
+	gnuplot <<EOF
+$common
+set output "$out/mpi.png"
+set title "rdcp-mpi: job throughput against ranks (MB/s, higher is better)"
+set label 1 "$(caption mpi)" at screen 0.01, 0.03 font ",8"
+set xlabel "MPI ranks"
+set ylabel "MB/s"
+set logscale x 2
+set xrange [0.8:*]
+set yrange [0:*]
+set key top left
+set style data linespoints
+plot for [i=0:$((nser - 1))] "$out/mpi.dat" index i using 1:2 title columnheader(1) lw 2 pt 7
+EOF
+	rm -f "$out/mpi.dat"
 	drawn=$((drawn + 1))
 fi
 

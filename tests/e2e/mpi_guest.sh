@@ -21,7 +21,7 @@ T=$SH/mpi
 # shellcheck source=tests/mpi/mpi_lib.sh
 . "$MPILIB"
 SSH_ARGS="-p 2222 -i /tmp/key -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes"
-if [ -n "${MPI_FULL:-}" ]; then big_mb=1024 nsmall=10000; else big_mb=64 nsmall=500; fi
+if [ -n "${MPI_FULL:-}" ]; then big_mb=1024 nsmall=10000; else big_mb=${MPI_BIG_MB:-64} nsmall=500; fi
 
 serve() { # rdcpd on this VM, its module the shared directory
 	start_daemon d --module "m=$T/mod" --listen "$RIG_SELF_IP" || return 1
@@ -99,6 +99,30 @@ a)
 	n=$(json /tmp/pull.json "sum(1 for r in d['ranks'] if any(x['path'].startswith('big') for x in r['range_list']) and r['bytes_moved'] > 0)")
 	check "pull: big moved by $n ranks" [ "${n:-0}" -ge 2 ]
 	json /tmp/pull.json "'    ' + ', '.join('rank %d via %s: %d bytes' % (r['rank'], r['server'], r['bytes_moved']) for r in d['ranks'])"
+	# MPI_BENCH=1: throughput against ranks (tests/bench/mpi_bench.sh --rig
+	# reads these lines), beside one rdcp
+	if [ -n "${MPI_BENCH:-}" ]; then
+		bench() { # SETTING RANKS HOSTS
+			local t0
+			rm -rf "$T/mod/bench"
+			t0=$(date +%s.%N)
+			mpirun --allow-run-as-root --oversubscribe -np "$2" --host "$3" \
+				--mca plm_rsh_agent ssh --mca plm_rsh_args "$SSH_ARGS" \
+				--mca pml ob1 --mca btl self,vader,tcp --mca osc ^ucx \
+				--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+				--mca btl_vader_single_copy_mechanism none \
+				"$MPI" -a -q --transport rdma "$T/src/" "$RIG_SELF_IP,$RIG_PEER_IP::m/bench" ||
+				return 1
+			echo "MPIBENCH,$1,$2,$data,$(echo "$(date +%s.%N) - $t0" | bc)"
+		}
+		bench "rdcp-mpi, 2 servers" 1 "$RIG_SELF_IP:1"
+		bench "rdcp-mpi, 2 servers" 2 "$RIG_SELF_IP:1,$RIG_PEER_IP:1"
+		bench "rdcp-mpi, 2 servers" 4 "$RIG_SELF_IP:2,$RIG_PEER_IP:2"
+		rm -rf "$T/mod/bench"
+		t0=$(date +%s.%N)
+		"$RDCP" -a -q --transport rdma "$T/src/" "$RIG_PEER_IP::m/bench" &&
+			echo "MPIBENCH,rdcp (one process; one server),1,$data,$(echo "$(date +%s.%N) - $t0" | bc)"
+	fi
 	touch "$SH/mpi-done"
 	finish
 	;;

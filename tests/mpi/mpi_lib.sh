@@ -48,10 +48,13 @@ mpi_sig() {
 		awk '{g[$1] = g[$1] " " $2} END {for (k in g) print g[k]}' | sort)
 }
 mpi_same_tree() {
-	if diff -r --no-dereference "$1" "$2" >/dev/null && diff <(mpi_sig "$1") <(mpi_sig "$2") >$T/sig.diff; then
+	# files, not <(...): the rig's guests have no /dev/fd
+	mpi_sig "$1" >"$T/sig.a"
+	mpi_sig "$2" >"$T/sig.b"
+	if diff -r --no-dereference "$1" "$2" >/dev/null && diff "$T/sig.a" "$T/sig.b" >"$T/sig.diff"; then
 		return 0
 	fi
-	head -20 $T/sig.diff
+	head -20 "$T/sig.diff"
 	diff -r --no-dereference "$1" "$2" | head -5
 	return 1
 }
