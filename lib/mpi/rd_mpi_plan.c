@@ -13,6 +13,7 @@
  * symlinks and specials stay with the rank that found them.
  */
 #include "lib/mpi/rd_mpi_priv.h"
+#include "lib/base/rd_be.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -24,23 +25,7 @@
 
 #define REC_HDR 80
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	int i;
 
-	for (i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 static size_t rec_size(const struct rec *r)
 {
@@ -57,15 +42,15 @@ static uint8_t *rec_put(uint8_t *p, const struct rec *r)
 	p[2] = r->devc;
 	p[3] = (uint8_t)(r->src >> 8);
 	p[4] = (uint8_t)r->src;
-	put64(p + 8, r->size);
-	put64(p + 16, r->ino);
-	put64(p + 24, r->off);
-	put64(p + 32, r->len);
-	put64(p + 40, (uint64_t)r->msec);
-	put64(p + 48, (uint64_t)r->mnsec << 32 | r->nlink);
-	put64(p + 56, (uint64_t)rl << 32 | tl);
-	put64(p + 64, (uint64_t)r->mode << 32 | r->uid);
-	put64(p + 72, r->gid);
+	rd_be_put64(p + 8, r->size);
+	rd_be_put64(p + 16, r->ino);
+	rd_be_put64(p + 24, r->off);
+	rd_be_put64(p + 32, r->len);
+	rd_be_put64(p + 40, (uint64_t)r->msec);
+	rd_be_put64(p + 48, (uint64_t)r->mnsec << 32 | r->nlink);
+	rd_be_put64(p + 56, (uint64_t)rl << 32 | tl);
+	rd_be_put64(p + 64, (uint64_t)r->mode << 32 | r->uid);
+	rd_be_put64(p + 72, r->gid);
 	memcpy(p + REC_HDR, r->rel, rl);
 	memcpy(p + REC_HDR + rl, r->target ? r->target : "", tl);
 	return p + REC_HDR + rl + tl;
@@ -84,17 +69,17 @@ static int rec_get(const uint8_t **pp, const uint8_t *end, struct rec *r)
 	r->kind = p[1];
 	r->devc = p[2];
 	r->src = (uint16_t)(p[3] << 8 | p[4]);
-	r->size = get64(p + 8);
-	r->ino = get64(p + 16);
-	r->off = get64(p + 24);
-	r->len = get64(p + 32);
-	r->msec = (int64_t)get64(p + 40);
-	r->mnsec = (uint32_t)(get64(p + 48) >> 32);
-	r->nlink = (uint32_t)get64(p + 48);
-	lens = get64(p + 56);
-	r->mode = (uint32_t)(get64(p + 64) >> 32);
-	r->uid = (uint32_t)get64(p + 64);
-	r->gid = (uint32_t)get64(p + 72);
+	r->size = rd_be_get64(p + 8);
+	r->ino = rd_be_get64(p + 16);
+	r->off = rd_be_get64(p + 24);
+	r->len = rd_be_get64(p + 32);
+	r->msec = (int64_t)rd_be_get64(p + 40);
+	r->mnsec = (uint32_t)(rd_be_get64(p + 48) >> 32);
+	r->nlink = (uint32_t)rd_be_get64(p + 48);
+	lens = rd_be_get64(p + 56);
+	r->mode = (uint32_t)(rd_be_get64(p + 64) >> 32);
+	r->uid = (uint32_t)rd_be_get64(p + 64);
+	r->gid = (uint32_t)rd_be_get64(p + 72);
 	rl = (size_t)(lens >> 32);
 	tl = (size_t)(uint32_t)lens;
 	if (rl > RD_PATH_MAX || tl > RD_PATH_MAX || (size_t)(end - p) < REC_HDR + rl + tl)

@@ -7,6 +7,7 @@
  * base directory, which was opened beneath the module like any path.
  */
 #include "lib/session/rd_session.h"
+#include "lib/base/rd_be.h"
 #include "lib/session/rd_session_priv.h"
 
 #include <errno.h>
@@ -27,23 +28,7 @@ struct rd_want_list {
 	char path[RD_PATH_MAX + 1];
 };
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	int i;
 
-	for (i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 static int add(struct rd_want_list *l, const struct rd_want_item *it)
 {
@@ -63,14 +48,11 @@ static int add(struct rd_want_list *l, const struct rd_want_item *it)
 	}
 	p = l->buf + l->len;
 	p[0] = it->kind;
-	put64(p + 1, it->off);
-	put64(p + 9, it->len);
-	put64(p + 17, it->size);
-	put64(p + 25, (uint64_t)it->mtime_sec);
-	p[33] = (uint8_t)(it->mtime_nsec >> 24);
-	p[34] = (uint8_t)(it->mtime_nsec >> 16);
-	p[35] = (uint8_t)(it->mtime_nsec >> 8);
-	p[36] = (uint8_t)it->mtime_nsec;
+	rd_be_put64(p + 1, it->off);
+	rd_be_put64(p + 9, it->len);
+	rd_be_put64(p + 17, it->size);
+	rd_be_put64(p + 25, (uint64_t)it->mtime_sec);
+	rd_be_put32(p + 33, it->mtime_nsec);
 	p[37] = (uint8_t)(it->path.len >> 8);
 	p[38] = (uint8_t)it->path.len;
 	memcpy(p + ITEM_HDR, it->path.ptr, it->path.len);
@@ -98,10 +80,10 @@ static int next(void *ctx, struct rd_tree_item *it)
 	it->kind = p[0] == RD_WANT_RANGE ? RD_TREE_ITEM_RANGE : RD_TREE_ITEM_NODE;
 	it->regular = 1;
 	it->job = l->job;
-	it->off = get64(p + 1);
-	it->len = get64(p + 9);
-	it->size = get64(p + 17);
-	it->mtime_sec = (int64_t)get64(p + 25);
+	it->off = rd_be_get64(p + 1);
+	it->len = rd_be_get64(p + 9);
+	it->size = rd_be_get64(p + 17);
+	it->mtime_sec = (int64_t)rd_be_get64(p + 25);
 	it->mtime_nsec =
 	    (uint32_t)p[33] << 24 | (uint32_t)p[34] << 16 | (uint32_t)p[35] << 8 | p[36];
 	return 1;

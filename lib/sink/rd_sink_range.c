@@ -36,6 +36,7 @@
  * their ranges cover every byte, renames the data file into place and
  * removes every record of the key.
  */
+#include "lib/base/rd_be.h"
 #include "lib/base/rd_fsid.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/sink/rd_sink_partial.h"
@@ -60,7 +61,7 @@
 #define RANGE_NAME_KEEP 180 /* of the final name in the data file's name */
 #define RANGE_FLUSH_MS	10
 #define RANGE_RECS_MAX	4096 /* records a COMMIT looks at; more: refused */
-#define RANGE_FNV0	0xcbf29ce484222325ull
+#define RANGE_FNV0	RD_FNV1A_INIT
 #define RANGE_CS_MIN	4096u /* RD_CHUNK_MIN */
 
 struct rd_range {
@@ -91,47 +92,10 @@ struct ival {
 	uint64_t lo, hi;
 };
 
-static uint64_t fnv(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
 
-	while (n--) {
-		h ^= *b++;
-		h *= 0x100000001b3ull;
-	}
-	return h;
-}
 
-static void put64(uint8_t *p, uint64_t v)
-{
-	int i;
 
-	for (i = 7; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	int i;
-
-	for (i = 3; i >= 0; i--, v >>= 8)
-		p[i] = (uint8_t)v;
-}
-
-static uint64_t get64(const uint8_t *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 0; i < 8; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
 
 static uint64_t now_ms(void)
 {
@@ -151,10 +115,10 @@ void rd_sink_range_name(char *out, const char *name, uint64_t size, int64_t msec
 	uint8_t id[20];
 	uint64_t k;
 
-	put64(id, size);
-	put64(id + 8, (uint64_t)msec);
-	put32(id + 16, mnsec);
-	k = fnv(id, sizeof(id), fnv(name, strlen(name), RANGE_FNV0));
+	rd_be_put64(id, size);
+	rd_be_put64(id + 8, (uint64_t)msec);
+	rd_be_put32(id + 16, mnsec);
+	k = rd_fnv1a64(id, sizeof(id), rd_fnv1a64(name, strlen(name), RANGE_FNV0));
 	snprintf(out, NAME_MAX + 1, RANGE_PREFIX "%016llx.%.*s", (unsigned long long)k,
 		 RANGE_NAME_KEEP, name);
 }
@@ -202,16 +166,16 @@ static int rec_read(const struct rd_range *g, const char *name, uint8_t **buf, s
 	*buf = malloc(len);
 	if (!*buf || pread(fd, *buf, len, 0) != (ssize_t)len)
 		goto out;
-	if (memcmp(*buf, RANGE_MAGIC, 8) || get64(*buf + len - 8) != fnv(*buf, len - 8, RANGE_FNV0))
+	if (memcmp(*buf, RANGE_MAGIC, 8) || rd_be_get64(*buf + len - 8) != rd_fnv1a64(*buf, len - 8, RANGE_FNV0))
 		goto out;
-	if (get64(*buf + 8) != g->size || (int64_t)get64(*buf + 16) != g->msec ||
-	    get32(*buf + 24) != g->mnsec)
+	if (rd_be_get64(*buf + 8) != g->size || (int64_t)rd_be_get64(*buf + 16) != g->msec ||
+	    rd_be_get32(*buf + 24) != g->mnsec)
 		goto out;
-	r->cs = get32(*buf + 28);
-	r->job = get64(*buf + 64);
-	r->first = get64(*buf + 72);
-	r->n = get64(*buf + 80);
-	r->flags = get32(*buf + 88);
+	r->cs = rd_be_get32(*buf + 28);
+	r->job = rd_be_get64(*buf + 64);
+	r->first = rd_be_get64(*buf + 72);
+	r->n = rd_be_get64(*buf + 80);
+	r->flags = rd_be_get32(*buf + 88);
 	r->bm = *buf + RANGE_HDR;
 	/* its chunks must lie in the file and its bitmap fill the record exactly */
 	if (r->cs < RANGE_CS_MIN || !r->n || r->first > g->size / r->cs + 1 ||
@@ -309,17 +273,17 @@ static int rec_write(struct rd_range *g, int sealed)
 	if (!buf)
 		return -ENOMEM;
 	memcpy(buf, RANGE_MAGIC, 8);
-	put64(buf + 8, g->size);
-	put64(buf + 16, (uint64_t)g->msec);
-	put32(buf + 24, g->mnsec);
-	put32(buf + 28, g->cs);
+	rd_be_put64(buf + 8, g->size);
+	rd_be_put64(buf + 16, (uint64_t)g->msec);
+	rd_be_put32(buf + 24, g->mnsec);
+	rd_be_put32(buf + 28, g->cs);
 	memcpy(buf + 32, g->digest, strnlen(g->digest, 32));
-	put64(buf + 64, g->job);
-	put64(buf + 72, g->first);
-	put64(buf + 80, g->n);
-	put32(buf + 88, sealed ? RANGE_SEALED : 0);
+	rd_be_put64(buf + 64, g->job);
+	rd_be_put64(buf + 72, g->first);
+	rd_be_put64(buf + 80, g->n);
+	rd_be_put32(buf + 88, sealed ? RANGE_SEALED : 0);
 	memcpy(buf + RANGE_HDR, g->own, bml);
-	put64(buf + len - 8, fnv(buf, len - 8, RANGE_FNV0));
+	rd_be_put64(buf + len - 8, rd_fnv1a64(buf, len - 8, RANGE_FNV0));
 	fd = create_new(g, tmp);
 	if (fd < 0) {
 		ret = fd;
