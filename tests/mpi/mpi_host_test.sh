@@ -57,6 +57,28 @@ run() { # NP ARGS...: rdcp-mpi under Open MPI's mpirun
 	shift
 	timeout 600 mpirun.openmpi -np "$np" "$mpi" --transport tcp --port 19001 "$@"
 }
+# kill_mid_job WHAT DIR ARGS...: 4 ranks run ARGS; once a range partial of
+# big is in DIR, the last rank is killed with -9. Sets before (the bytes the
+# servers had moved until then) and first (what the killed job moved).
+kill_mid_job() {
+	local what=$1 dir=$2 job victim=
+	shift 2
+	before=$(received)
+	run 4 "$@" >"killed-$what.json" 2>"killed-$what.err" &
+	job=$!
+	for _ in $(seq 300); do
+		if [ -n "$(find "$dir" -maxdepth 1 -name '.rdcp-range.*.big*' 2>/dev/null)" ]; then
+			victim=$(pgrep -x rdcp-mpi | tail -1)
+			break
+		fi
+		sleep 0.1
+	done
+	sleep 0.5
+	[ -n "$victim" ] && kill -9 "$victim"
+	wait $job && fail "killed $what: exit 0" || pass "killed $what: exit non-zero (rank $victim killed)"
+	first=$(($(received) - before))
+}
+
 # 1. push the tree with 4 ranks to both servers: lands byte-exact with metadata
 t0=$(date +%s.%N)
 if run 4 -a -H --json --chunk-size 1M src/ '127.0.0.[1-2]::m/dst' >push.json 2>push.err; then
@@ -112,21 +134,7 @@ moved=$(json pull2.json "d['bytes_moved']")
 [ "$moved" -lt $((data / 100)) ] && pass "pull rerun with 3 ranks: $moved bytes moved" ||
 	fail "pull rerun moved $moved bytes"
 # a pull killed mid-job, then the same command with another -np
-before=$(received)
-run 4 -a -H --json --chunk-size 1M --bwlimit 4M '127.0.0.[1-2]::m/dst/' $T/pulled2 >pk.json 2>pk.err &
-job=$!
-victim=
-for _ in $(seq 300); do
-	if [ -n "$(find $T/pulled2 -maxdepth 1 -name '.rdcp-range.*.big.*' 2>/dev/null)" ]; then
-		victim=$(pgrep -x rdcp-mpi | tail -1)
-		break
-	fi
-	sleep 0.1
-done
-sleep 0.5
-[ -n "$victim" ] && kill -9 "$victim"
-wait $job && fail "killed pull: exit 0" || pass "killed pull: exit non-zero (rank $victim killed)"
-first=$(($(received) - before))
+kill_mid_job pull $T/pulled2 -a -H --json --chunk-size 1M --bwlimit 4M '127.0.0.[1-2]::m/dst/' $T/pulled2
 run 2 -a -H --json --chunk-size 1M '127.0.0.[1-2]::m/dst/' $T/pulled2 >pr.json 2>pr.err ||
 	{ fail "pull after the kill, -np 2: exit $?"; cat pr.err; }
 mpi_same_tree $T/src $T/pulled2 && pass "pull after the kill, -np 2: byte-exact" || fail "pull after kill: differ"
@@ -136,22 +144,7 @@ both=$(($(received) - before))
 	fail "pull kill and rerun: $first then $both bytes for $data"
 
 # 3. kill -9 of one rank mid-job, then the same command with another -np
-before=$(received)
-run 4 -a -H --json --chunk-size 1M --bwlimit 4M src/ '127.0.0.[1-2]::m/dst2' >killed.json 2>killed.err &
-job=$!
-victim=
-for _ in $(seq 300); do
-	# once a range of big has landed somewhere, kill the rank that holds the last range
-	if [ -n "$(find $T/mod/dst2 -maxdepth 1 -name '.rdcp-range.*.big.*' 2>/dev/null)" ]; then
-		victim=$(pgrep -x rdcp-mpi | tail -1)
-		break
-	fi
-	sleep 0.1
-done
-sleep 0.5
-[ -n "$victim" ] && kill -9 "$victim"
-wait $job && fail "killed job: exit 0" || pass "killed job: exit non-zero (rank $victim killed)"
-first=$(($(received) - before))
+kill_mid_job push $T/mod/dst2 -a -H --json --chunk-size 1M --bwlimit 4M src/ '127.0.0.[1-2]::m/dst2'
 # the kill must have come mid-job: some of the data moved, not all of it
 [ "$first" -gt 0 ] && [ "$first" -lt $((data * 9 / 10)) ] &&
 	pass "the kill came mid-job: $first of $data bytes had moved" ||
