@@ -1375,46 +1375,9 @@ int rd_sink__file_new(struct rd_sink *s, const char *path, size_t len, int root,
 	return ret;
 }
 
-int rd_sink__file_pfd(const struct rd_sink_file *f)
+void rd_sink__chunking(const struct rd_sink *s, uint32_t *cs, int *sum, const char **digest)
 {
-	return f->pfd;
-}
-
-int rd_sink__file_dirfd(const struct rd_sink_file *f)
-{
-	return f->ppfd >= 0 ? f->ppfd : f->pfd;
-}
-
-const char *rd_sink__file_name(const struct rd_sink_file *f)
-{
-	return f->name;
-}
-
-void rd_sink__file_adopt(struct rd_sink_file *f, int fd, struct rd_range *g)
-{
-	f->tmpfd = fd;
-	f->rng = g;
-	f->named = 1;
-	snprintf(f->tmpname, sizeof(f->tmpname), "%s", rd_sink__range_data(g));
-}
-
-void rd_sink__file_set_existing(struct rd_sink_file *f, int fd, uint64_t size)
-{
-	f->exfd = fd;
-	f->ex_size = size;
-}
-
-uint32_t rd_sink__chunk(const struct rd_sink *s)
-{
-	return s->part_chunk;
-}
-
-int rd_sink__sum(const struct rd_sink *s)
-{
-	return s->part_sum;
-}
-
-const char *rd_sink__digest(const struct rd_sink *s)
-{
-	return s->part_digest;
+	*cs = s->part_chunk;
+	*sum = s->part_sum;
+	*digest = s->part_digest;
 }

@@ -72,6 +72,9 @@ struct rd_sink {
 	char esc[RD_ERR_MSG_MAX / 2];
 };
 
+struct rd_range;
+
+/* A file being received (rd_sink.c; rd_sink_range.c reads it too). */
 struct rd_sink_file {
 	struct rd_sink *s;
 	int pfd, tmpfd, exfd;
@@ -136,18 +139,10 @@ struct rd_sink *rd_sink__file_sink(struct rd_sink_file *f);
 const char *rd_sink__file_path(const struct rd_sink_file *f, size_t *len);
 
 /* Ranges (rd_sink_range.c): what it may use of rd_sink.c, and what rd_sink.c calls. */
-struct rd_range;
 int rd_sink__file_new(struct rd_sink *s, const char *path, size_t len, int root,
 		      const struct rd_sink_meta *m, struct rd_sink_file **out);
-int rd_sink__file_pfd(const struct rd_sink_file *f);
-int rd_sink__file_dirfd(const struct rd_sink_file *f); /* where partials go */
-const char *rd_sink__file_name(const struct rd_sink_file *f);
-/* The range's data file becomes f's temporary (named: never removed by f). */
-void rd_sink__file_adopt(struct rd_sink_file *f, int fd, struct rd_range *g);
-void rd_sink__file_set_existing(struct rd_sink_file *f, int fd, uint64_t size);
-uint32_t rd_sink__chunk(const struct rd_sink *s);
-int rd_sink__sum(const struct rd_sink *s);
-const char *rd_sink__digest(const struct rd_sink *s);
+/* The chunking rd_sink_set_chunking() set. */
+void rd_sink__chunking(const struct rd_sink *s, uint32_t *cs, int *sum, const char **digest);
 int rd_sink__range_is_commit(const struct rd_range *g);
 const char *rd_sink__range_data(const struct rd_range *g);
 int rd_sink__range_src(const struct rd_range *g, uint64_t chunk);

@@ -92,11 +92,6 @@ struct ival {
 	uint64_t lo, hi;
 };
 
-
-
-
-
-
 static uint64_t now_ms(void)
 {
 	struct timespec t;
@@ -166,7 +161,8 @@ static int rec_read(const struct rd_range *g, const char *name, uint8_t **buf, s
 	*buf = malloc(len);
 	if (!*buf || pread(fd, *buf, len, 0) != (ssize_t)len)
 		goto out;
-	if (memcmp(*buf, RANGE_MAGIC, 8) || rd_be_get64(*buf + len - 8) != rd_fnv1a64(*buf, len - 8, RANGE_FNV0))
+	if (memcmp(*buf, RANGE_MAGIC, 8) ||
+	    rd_be_get64(*buf + len - 8) != rd_fnv1a64(*buf, len - 8, RANGE_FNV0))
 		goto out;
 	if (rd_be_get64(*buf + 8) != g->size || (int64_t)rd_be_get64(*buf + 16) != g->msec ||
 	    rd_be_get32(*buf + 24) != g->mnsec)
@@ -341,6 +337,21 @@ void rd_sink__range_free(struct rd_range *g)
 	free(g);
 }
 
+/* Where partials go: --partial-dir, or beside the file. */
+static int file_dirfd(const struct rd_sink_file *f)
+{
+	return f->ppfd >= 0 ? f->ppfd : f->pfd;
+}
+
+/* The range's data file becomes f's temporary (named: never removed by f). */
+static void adopt(struct rd_sink_file *f, int fd, struct rd_range *g)
+{
+	f->tmpfd = fd;
+	f->rng = g;
+	f->named = 1;
+	snprintf(f->tmpname, sizeof(f->tmpname), "%s", g->data);
+}
+
 /* Is a regular file of the source's size and mtime under the final name (rsync's quick check)? */
 static int quick_same(int pfd, const char *name, const struct rd_sink_meta *m, struct stat *st)
 {
@@ -356,10 +367,12 @@ int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int roo
 	struct rd_sink_file *f = NULL;
 	struct rd_range *g = NULL;
 	struct stat st;
-	uint32_t cs = rd_sink__chunk(s);
-	int fresh = !!(rd_sink__flags(s) & RD_SINK_FRESH), ret;
+	const char *digest;
+	uint32_t cs;
+	int fresh = !!(rd_sink__flags(s) & RD_SINK_FRESH), ret, sum;
 
 	*out = NULL;
+	rd_sink__chunking(s, &cs, &sum, &digest);
 	if (!cs)
 		return rd_err_set(rd_sink__err(s), RD_EUSAGE, 0, "ranges need the chunk size set");
 	if (!rlen || off > m->size || rlen > m->size - off || off % cs ||
@@ -376,12 +389,11 @@ int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int roo
 	if (ret < 0)
 		return ret;
 	/* a write-only module (RD_SINK_FRESH) compares nothing that is there */
-	if (!fresh && quick_same(rd_sink__file_pfd(f), rd_sink__file_name(f), m, &st)) {
+	if (!fresh && quick_same(f->pfd, f->name, m, &st)) {
 		rd_sink_file_abort(f);
 		return RD_SINK_RANGE_SAME;
 	}
-	g = range_new(rd_sink__file_dirfd(f), rd_sink__file_name(f), m, rd_sink__digest(s), cs,
-		      job);
+	g = range_new(file_dirfd(f), f->name, m, digest, cs, job);
 	if (!g) {
 		ret = rd_sink__fail(s, ENOMEM, path, len, "range of");
 		goto out;
@@ -414,9 +426,9 @@ int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int roo
 		goto out;
 	}
 	/* resume only where chunks are compared, never in a write-only module */
-	if (rd_sink__sum(s) && !fresh)
+	if (sum && !fresh)
 		rec_each(g, take_held, NULL); /* nothing to resume if it cannot be listed */
-	rd_sink__file_adopt(f, g->fd, g);
+	adopt(f, g->fd, g);
 	g->fd = -1; /* the sink file owns it now */
 	*out = f;
 	return 0;
@@ -481,6 +493,9 @@ static uint64_t covered_to(struct ival *iv, unsigned n, uint64_t size)
 int rd_sink_range_commit(struct rd_sink *s, const char *path, size_t len, int root,
 			 const struct rd_sink_meta *m, uint64_t job, struct rd_sink_file **out)
 {
+	const char *digest;
+	uint32_t cs;
+	int sum;
 	struct rd_sink_file *f = NULL;
 	struct rd_range *g = NULL;
 	struct cover c = {0};
@@ -492,21 +507,20 @@ int rd_sink_range_commit(struct rd_sink *s, const char *path, size_t len, int ro
 	ret = rd_sink__file_new(s, path, len, root, m, &f);
 	if (ret < 0)
 		return ret;
-	if (!(rd_sink__flags(s) & RD_SINK_FRESH) &&
-	    quick_same(rd_sink__file_pfd(f), rd_sink__file_name(f), m, &st)) {
+	if (!(rd_sink__flags(s) & RD_SINK_FRESH) && quick_same(f->pfd, f->name, m, &st)) {
 		/* already there: its metadata only (rd_sink_file_commit keeps it) */
-		fd = rd_openat(rd_sink__file_pfd(f), rd_sink__file_name(f),
-			       O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
+		fd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (fd < 0) {
 			ret = rd_sink__fail(s, errno, path, len, "open");
 			goto out;
 		}
-		rd_sink__file_set_existing(f, fd, (uint64_t)st.st_size);
+		f->exfd = fd;
+		f->ex_size = (uint64_t)st.st_size;
 		*out = f;
 		return RD_SINK_RANGE_SAME;
 	}
-	g = range_new(rd_sink__file_dirfd(f), rd_sink__file_name(f), m, rd_sink__digest(s),
-		      rd_sink__chunk(s), job);
+	rd_sink__chunking(s, &cs, &sum, &digest);
+	g = range_new(file_dirfd(f), f->name, m, digest, cs, job);
 	c.iv = calloc(RANGE_RECS_MAX, sizeof(*c.iv));
 	if (!g || !c.iv) {
 		ret = rd_sink__fail(s, ENOMEM, path, len, "commit");
@@ -549,7 +563,7 @@ int rd_sink_range_commit(struct rd_sink *s, const char *path, size_t len, int ro
 				 (unsigned long long)m->size);
 		goto out;
 	}
-	rd_sink__file_adopt(f, g->fd, g);
+	adopt(f, g->fd, g);
 	g->fd = -1;
 	*out = f;
 	free(c.iv);
