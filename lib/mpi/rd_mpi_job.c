@@ -285,7 +285,7 @@ int rd_mpi__phase(struct job *j, const struct recs *v, double t0, uint64_t total
 	struct phase *ph = calloc(1, sizeof(*ph));
 	uint64_t in[2], out[2];
 	pthread_t th;
-	int started = 0, ret = 0, tick = j->o->tick_ms > 0 ? j->o->tick_ms : 500;
+	int started = 0, ret = 0, w, tick = j->o->tick_ms > 0 ? j->o->tick_ms : 500;
 
 	if (!ph)
 		ret = -RD_ENOMEM;
@@ -307,7 +307,9 @@ int rd_mpi__phase(struct job *j, const struct recs *v, double t0, uint64_t total
 			j->o->progress(j->o->ctx, out[0], total, now_s() - t0);
 		if (out[1] == (uint64_t)j->size)
 			break;
-		usleep((useconds_t)tick * 1000u);
+		/* the next round at the tick, or at once when our session ends */
+		for (w = 0; w < tick && !(!started || atomic_load(&ph->over)); w += 5)
+			usleep(5000);
 	}
 	if (started) {
 		pthread_join(th, NULL);
