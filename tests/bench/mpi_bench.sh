@@ -100,10 +100,10 @@ measure() { # SETTING RANKS CMD...
 	printf '%s,%s,%s,%s,%s\n' "$s" "$n" "$bytes" "$secs" \
 		"$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / s / 1e6}')" | tee -a $T/csv
 }
-measure "rdcp (one process, one server)" 1 "$rdcp" -a -q --transport tcp --port 19301 \
+measure "rdcp (1 process; 1 server)" 1 "$rdcp" -a -q --transport tcp --port 19301 \
 	$T/src/ 127.0.0.1::m/dst
 for n in ${nps//,/ }; do
-	measure "rdcp-mpi, 2 servers" "$n" timeout 600 mpirun.openmpi -np "$n" "$mpi" -a -q \
+	measure "rdcp-mpi (2 servers)" "$n" timeout 600 mpirun.openmpi -np "$n" "$mpi" -a -q \
 		--transport tcp --port 19301 --chunk-size 4M $T/src/ '127.0.0.[1-2]::m/dst'
 done
 # the costs the model (tests/bench/mpi_model.py) starts from: a job's fixed

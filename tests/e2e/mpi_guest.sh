@@ -115,13 +115,13 @@ a)
 				return 1
 			echo "MPIBENCH,$1,$2,$data,$(echo "$(date +%s.%N) - $t0" | bc)"
 		}
-		bench "rdcp-mpi, 2 servers" 1 "$RIG_SELF_IP:1"
-		bench "rdcp-mpi, 2 servers" 2 "$RIG_SELF_IP:1,$RIG_PEER_IP:1"
-		bench "rdcp-mpi, 2 servers" 4 "$RIG_SELF_IP:2,$RIG_PEER_IP:2"
+		bench "rdcp-mpi (2 servers)" 1 "$RIG_SELF_IP:1"
+		bench "rdcp-mpi (2 servers)" 2 "$RIG_SELF_IP:1,$RIG_PEER_IP:1"
+		bench "rdcp-mpi (2 servers)" 4 "$RIG_SELF_IP:2,$RIG_PEER_IP:2"
 		rm -rf "$T/mod/bench"
 		t0=$(date +%s.%N)
 		"$RDCP" -a -q --transport rdma "$T/src/" "$RIG_PEER_IP::m/bench" &&
-			echo "MPIBENCH,rdcp (one process; one server),1,$data,$(echo "$(date +%s.%N) - $t0" | bc)"
+			echo "MPIBENCH,rdcp (1 process; 1 server),1,$data,$(echo "$(date +%s.%N) - $t0" | bc)"
 	fi
 	touch "$SH/mpi-done"
 	finish
