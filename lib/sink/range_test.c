@@ -248,6 +248,12 @@ static void test_refusals(void **state)
 	assert_int_equal(symlinkat("/etc/passwd", x->fd, path), 0);
 	assert_true(rd_sink_range_begin(s, "f", 1, 0, &x->m, 7, 0, CS, &f) < 0);
 	assert_int_equal(rd_sink_range_commit(s, "f", 1, 0, &x->m, 7, &f), -RD_ESYS);
+	/* no entry may plant a record (a fake "sealed" one would name a file unverified) */
+	snprintf(path, sizeof(path), "%s.0000000000000000", name);
+	assert_int_equal(rd_sink_file_begin(s, path, strlen(path), 0, &x->m, &f), -RD_EPROTO);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "keeps for its partial, range"));
+	assert_int_equal(rd_sink_mkdir(s, ".rdcp-range.x", 13, 0, &x->m), -RD_EPROTO);
+	assert_int_equal(rd_sink_mkdir(s, ".rdcp-range.x/y", 15, 0, &x->m), -RD_EPROTO);
 	rd_sink_close(s);
 }
 

@@ -110,8 +110,8 @@ static int check_path(struct rd_sink *s, const char *p, size_t len)
 	/* rdcp's own files are never sent: a sender that does is planting them */
 	if (rd_path_reserved(p, len))
 		return rd_err_set(&s->err, RD_EPROTO, 0,
-				  "refused path %s: a name rdcp keeps for its partial and "
-				  "temporary files",
+				  "refused path %s: a name rdcp keeps for its partial, range "
+				  "and temporary files",
 				  esc(s, p, len));
 	return 0;
 }

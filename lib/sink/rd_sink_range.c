@@ -55,7 +55,7 @@
 #include <unistd.h>
 
 #define RANGE_MAGIC	"RDCPRNG1"
-#define RANGE_PREFIX	".rdcp-range."
+#define RANGE_PREFIX	RD_RANGE_PREFIX /* never sent nor accepted (rd_path_reserved) */
 #define RANGE_HDR	96
 #define RANGE_SEALED	0x1u
 #define RANGE_NAME_KEEP 180 /* of the final name in the data file's name */
