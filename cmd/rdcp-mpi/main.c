@@ -478,9 +478,10 @@ int main(int argc, char **argv)
 			home = getenv("HOME");
 			if (!home || !home[0]) {
 				if (rank == 0)
-					fprintf(stderr, "rdcp-mpi: no home directory for "
-							"~/.rdcp/known_hosts: give --known-hosts FILE "
-							"or --ca FILE\n");
+					fprintf(stderr,
+						"rdcp-mpi: no home directory for "
+						"~/.rdcp/known_hosts: give --known-hosts FILE "
+						"or --ca FILE\n");
 				st = EXIT_USAGE;
 				goto out;
 			}

@@ -25,8 +25,6 @@
 
 #define REC_HDR 80
 
-
-
 static size_t rec_size(const struct rec *r)
 {
 	return REC_HDR + strlen(r->rel) + (r->target ? strlen(r->target) : 0);

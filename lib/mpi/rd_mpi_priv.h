@@ -17,7 +17,7 @@ struct rec {
 	uint8_t type; /* RT_* */
 	uint8_t kind; /* RD_TREE_ITEM_*: NODE, RANGE, COMMIT, HLINK */
 	uint8_t devc; /* 0: the source root's file system; 1: another (no -H across) */
-	uint8_t ff;   /* -H: RD_FF_LINKED (a group's first, again before its links), RD_FF_LINK_LAST */
+	uint8_t ff;   /* -H: RD_FF_LINKED (a first file, again), RD_FF_LINK_LAST */
 	uint16_t src;
 	uint32_t nlink;
 	uint32_t mode, uid, gid; /* pulls: what the server listed (applied here) */
@@ -47,8 +47,8 @@ struct job {
 	struct rd_sink *sink; /* pulls: this rank's, on DEST */
 	MPI_Comm comm;
 	int rank, size;
-	uint64_t id; /* the job number: the same on every rank (META RANGE) */
-	uint32_t cs; /* chunk size the ranges fall on */
+	uint64_t id;	    /* the job number: the same on every rank (META RANGE) */
+	uint32_t cs;	    /* chunk size the ranges fall on */
 	char pin_name[320]; /* this rank's server as its pin is named ("host", "[host]:port") */
 	struct src *src;
 	int nsrc;

@@ -738,8 +738,8 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_ONE_FS2	 0x80000u
 #define RD_OF_COPY_LINKS 0x100000u
 /* Ranges (section 6, issue 32): its own block of numbers, from the top. */
-#define RD_OF_RANGES	 0x80000000u
-#define RD_OF_KNOWN	 (0x1fffffu | RD_OF_RANGES)
+#define RD_OF_RANGES	  0x80000000u
+#define RD_OF_KNOWN	  (0x1fffffu | RD_OF_RANGES)
 #define RD_WF_END	  0x1u /* WANT: the list's last message */
 #define RD_WANT_WHOLE	  1
 #define RD_WANT_RANGE	  2
@@ -784,7 +784,7 @@ enum rd_ftype {
 #define RD_FF_ROOT 0x1u /* first component is a top-level source */
 #define RD_FF_POST 0x2u /* directory, after its contents: apply metadata */
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
-#define RD_FF_LINKED	0x8u  /* REG, version 10: starts a link group */
+#define RD_FF_LINKED	0x8u /* REG, version 10: starts a link group */
 #define RD_FF_LINK_LAST 0x10u /* HLINK, version 10: its group's last link */
 #define RD_FF_COMMIT	0x40u /* section 6: give a file in ranges its final name */
 #define RD_FF_RANGE	0x80u /* section 6: the entry is one range of the file */

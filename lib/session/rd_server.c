@@ -402,7 +402,8 @@ static int set_partial_dir(struct rd_conn *c, struct rd_sink *sink, const struct
 /* Accept the OPEN and run the engine with the roles its mode gives us. */
 static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd_engine *e,
 		   const struct rd_msg_open *o, const struct rd_module *mod, struct rd_sink *sink,
-		   struct rd_tree *t, int fixed, char *summary, size_t sumlen, struct rd_err *err, int wantfd)
+		   struct rd_tree *t, int fixed, char *summary, size_t sumlen, struct rd_err *err,
+		   int wantfd)
 {
 	int push = o->mode == RD_MODE_PUSH, ret;
 	double t0 = now_s(), t_run;

@@ -28,8 +28,6 @@ struct rd_want_list {
 	char path[RD_PATH_MAX + 1];
 };
 
-
-
 static int add(struct rd_want_list *l, const struct rd_want_item *it)
 {
 	size_t need = ITEM_HDR + it->path.len;
