@@ -236,7 +236,7 @@ static void on_phase(void *ctx, const char *step)
  * multi-line hints break lines. An escaped "\\n" stays as it is (text from
  * a peer arrives escaped already: rd_engine_fail_remote; issue 7 item 11).
  */
-static int error_out_at(const char *msg, int status, int stage)
+int rdcp_error_out(const char *msg, int status, int stage)
 {
 	char buf[RD_ERR_MSG_MAX * 4];
 	const char *p = msg, *nl;
@@ -286,7 +286,7 @@ static void say_interrupted(const struct rdcp_opts *o, uint64_t entries, uint64_
 /* An error before any session (operands, options): its status at the local stage. */
 static int error_out(const char *msg, int status)
 {
-	return error_out_at(msg, status, RD_CL_LOCAL);
+	return rdcp_error_out(msg, status, RD_CL_LOCAL);
 }
 
 static void remote_log(void *ctx, const char *line)
@@ -687,7 +687,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		print_phases(&ro.rep.phases);
 	if (ret && ret != -RD_EPARTIAL) {
 		rdcp_out_fatal(&ro, ret, cl->err.msg);
-		code = error_out_at(cl->err.msg, ret, cl->stage);
+		code = rdcp_error_out(cl->err.msg, ret, cl->stage);
 		if (g_stop && cl->connected && !o->json)
 			say_interrupted(o, rdcp_out_entries(&ro), rd_stat_get(&cl->e.st.bytes_data));
 		goto summary;

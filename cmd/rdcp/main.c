@@ -39,6 +39,12 @@ int main(int argc, char **argv)
 		r = rdcp_list_devices(a.nops ? a.ops[0] : NULL, &o);
 	} else if (o.remote_server) {
 		r = rdcp_remote_server(&o, a.nops, a.ops);
+	} else if (o.list_only && a.nops < 1) {
+		fprintf(stderr, "rdcp: --list-only needs a SOURCE to list (try 'rdcp --help')\n");
+		r = RDCP_EXIT_USAGE;
+	} else if (o.list_only || (a.nops == 1 && rdcp_is_remote(a.ops[0]))) {
+		/* rsync's rule: one remote source and no DEST lists it */
+		r = rdcp_list(&o, a.nops, a.ops);
 	} else if (a.nops < 2) {
 		fprintf(stderr, "rdcp: need at least one SOURCE and a DEST (try 'rdcp --help')\n");
 		r = RDCP_EXIT_USAGE;

@@ -89,6 +89,7 @@ enum optid {
 	O_COMPRESS_ARG,
 	O_CHMOD,
 	O_BWLIMIT,
+	O_LIST_ONLY,
 	O_HARMLESS, /* accepted, changes nothing (rdcp does it anyway) */
 	O_REFUSED,
 };
@@ -194,6 +195,7 @@ static const struct optdef opts[] = {
     {"skip-compress", 0, A_REQ, 0, O_COMPRESS_ARG, NULL},
     {"chmod", 0, A_REQ, 0, O_CHMOD, NULL},
     {"bwlimit", 0, A_REQ, 0, O_BWLIMIT, NULL},
+    {"list-only", 0, A_NONE, F_NEG, O_LIST_ONLY, NULL},
     /* harmless: what they ask for is what rdcp does anyway */
     {"whole-file", 'W', A_NONE, F_NEG, O_HARMLESS, NULL},
     {"inc-recursive", 0, A_NONE, F_NEG, O_HARMLESS, NULL},
@@ -289,7 +291,6 @@ static const struct optdef opts[] = {
      "rdcp prints valid UTF-8 names as they are and escapes the rest"},
     {"remote-option", 'M', A_REQ, 0, O_REFUSED, "rdcp sends its options to the other side itself"},
     {"early-input", 0, A_REQ, 0, O_REFUSED, "rdcpd runs no programs for a client"},
-    {"list-only", 0, A_NONE, 0, O_REFUSED, "rdcp cannot list a remote tree; use ssh HOST ls -lR"},
     {"stop-after", 0, A_REQ, 0, O_REFUSED, "use timeout(1): it stops rdcp cleanly (exit 20)"},
     {"stop-at", 0, A_REQ, 0, O_REFUSED, "use timeout(1): it stops rdcp cleanly (exit 20)"},
     {"write-batch", 0, A_REQ, 0, O_REFUSED, R_BATCH},
@@ -527,6 +528,9 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		break;
 	case O_LIST:
 		o->list_devices = 1;
+		break;
+	case O_LIST_ONLY:
+		o->list_only = on;
 		break;
 	case O_RSH:
 		o->rsh = v;

@@ -88,6 +88,7 @@ struct rdcp_opts {
 	int compress;			   /* -z: accepted, nothing to compress (a note) */
 	const char *chmod[RDCP_CHMOD_MAX]; /* --chmod, in order */
 	int nchmod;
+	int list_only; /* --list-only: list the remote sources, copy nothing */
 };
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */
@@ -123,12 +124,23 @@ struct rdcp_tally {
 	int first_status; /* of the first failure */
 };
 
+/*
+ * copy.c: msg on stderr ("rdcp: ", escaped line by line); returns the exit
+ * status of status at stage (enum rd_client_stage).
+ */
+int rdcp_error_out(const char *msg, int status, int stage);
 /* exit.c: the exit status of status at stage (enum rd_client_stage) */
 int rdcp_exit_for(int status, int stage, int by_signal);
 int rdcp_exit_partial(const struct rdcp_tally *t);
 
 int rdcp_list_devices(const char *host, const struct rdcp_opts *o);
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
+/*
+ * list.c: rdcp HOST:: (the modules), rdcp HOST::MODULE/PATH alone and
+ * --list-only (the entries, in rsync's format).
+ */
+int rdcp_list(const struct rdcp_opts *o, int nargs, char **args);
+int rdcp_is_remote(const char *arg); /* HOST:PATH or a daemon operand */
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);
 /*

@@ -40,7 +40,7 @@ _Static_assert(RD_CONF_THREADS_MAX == RD_ENGINE_THREADS_MAX, "threads = bound of
  * port, transport, max connections, memory budget, idle timeout, log level,
  * TLS authentication (secrets file, certificates), hosts allow/deny, auth
  * users, read/write only, require encryption, checksum, transfer log,
- * metrics, status socket, partial max age. Settings that
+ * metrics, status socket, partial max age, list. Settings that
  * restrict access and are not enforced make it refuse to start (see
  * rd_conf_check_support).
  */

@@ -301,7 +301,7 @@ int rd_conf_check(struct rd_conf *c, unsigned flags);
 #define RD_CONF_CAP_TCP		 (1u << 7)
 #define RD_CONF_CAP_MULTI_LISTEN (1u << 8)
 #define RD_CONF_CAP_LIMITS	 (1u << 9) /* per host, per module, auth timeout */
-#define RD_CONF_CAP_LIST	 (1u << 10)
+/* 1u << 10 was list: enforced by rdcpd's module listing, never warned about */
 #define RD_CONF_CAP_DROP	 (1u << 11) /* global user, group: drop privileges */
 #define RD_CONF_CAP_MODULE_CONNS (1u << 12) /* a module's max connections */
 #define RD_CONF_CAP_XFERLOG	 (1u << 13) /* transfer logging, log file, log format */

@@ -658,8 +658,6 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 	if (!(caps & RD_CONF_CAP_MODULE_CONNS) && m->set[RD_CK_MOD_MAX_CONNS])
 		not_enforced(c, m->set[RD_CK_MOD_MAX_CONNS], RD_CONF_WARNING, "max connections",
 			     where);
-	if (!(caps & RD_CONF_CAP_LIST) && m->set[RD_CK_LIST])
-		not_enforced(c, m->set[RD_CK_LIST], RD_CONF_WARNING, "list", where);
 	if (!(caps & RD_CONF_CAP_XFERLOG) && m->set[RD_CK_MOD_TRANSFER_LOGGING])
 		not_enforced(c, m->set[RD_CK_MOD_TRANSFER_LOGGING], RD_CONF_WARNING,
 			     "transfer logging", where);

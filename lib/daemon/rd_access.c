@@ -86,37 +86,53 @@ out:
 	return ret;
 }
 
-int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
-		    const struct rd_peer_id *p, int push, const char *digest, struct rd_err *err)
+/*
+ * Checks 1-3 (rd_access.h): may peer p come into module m at all? 0 with
+ * *access (RD_ACCESS_RO or RW), or a negative status with err.
+ */
+static int peer_access(const struct rd_conf *c, const struct rd_conf_module *m,
+		       const struct rd_peer_id *p, int *access, struct rd_err *err)
 {
 	const char *why = NULL, *who = p->user[0] ? p->user : "anonymous";
-	int access;
 
+	*access = m->read_only ? RD_ACCESS_RO : RD_ACCESS_RW;
 	if (!rd_conf_hosts_allowed(m, &p->addr, &why))
 		return rd_err_set(err, RD_EPERM, 0, "module %s: host %s is not allowed (%s)",
 				  m->name, p->name, why ? why : "hosts allow/deny");
-	if (needs_auth(c, m)) {
-		if ((p->auth != RD_AUTH_USER && p->auth != RD_AUTH_CERT) || !p->user[0])
-			return rd_err_set(err, RD_EAUTH, 0,
-					  "module %s requires authentication: connect as "
-					  "USER@HOST::%s with that user's secret "
-					  "(--password-file or RDCP_PASSWORD)",
-					  m->name, m->name);
-		/* No auth users: every authenticated user, as read only says. */
-		access = m->read_only ? RD_ACCESS_RO : RD_ACCESS_RW;
-		if (m->nusers && user_access(m, p->user, &access, err))
-			return -err->status;
-		if (access == RD_ACCESS_NONE || access == RD_ACCESS_DENY)
-			return rd_err_set(err, RD_EPERM, 0, "module %s: user %s is not allowed%s",
-					  m->name, who,
-					  access == RD_ACCESS_DENY ? " (auth users denies it)"
-								   : " (not in auth users)");
-		if (push && access == RD_ACCESS_RO)
-			return rd_err_set(err, RD_EPERM, 0, "module %s is read-only for user %s",
-					  m->name, who);
-	} else if (push && m->read_only) {
-		return rd_err_set(err, RD_EPERM, 0, "module %s is read-only", m->name);
-	}
+	if (!needs_auth(c, m))
+		return 0;
+	if ((p->auth != RD_AUTH_USER && p->auth != RD_AUTH_CERT) || !p->user[0])
+		return rd_err_set(err, RD_EAUTH, 0,
+				  "module %s requires authentication: connect as "
+				  "USER@HOST::%s with that user's secret "
+				  "(--password-file or RDCP_PASSWORD)",
+				  m->name, m->name);
+	/* No auth users: every authenticated user, as read only says. */
+	if (m->nusers && user_access(m, p->user, access, err))
+		return -err->status;
+	if (*access == RD_ACCESS_NONE || *access == RD_ACCESS_DENY)
+		return rd_err_set(err, RD_EPERM, 0, "module %s: user %s is not allowed%s", m->name,
+				  who,
+				  *access == RD_ACCESS_DENY ? " (auth users denies it)"
+							    : " (not in auth users)");
+	return 0;
+}
+
+int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
+		    const struct rd_peer_id *p, int push, const char *digest, struct rd_err *err)
+{
+	const char *who = p->user[0] ? p->user : "anonymous";
+	int access, ret;
+
+	ret = peer_access(c, m, p, &access, err);
+	if (ret)
+		return ret;
+	if (push && access == RD_ACCESS_RO)
+		return needs_auth(c, m) ? rd_err_set(err, RD_EPERM, 0,
+						     "module %s is read-only for user %s", m->name,
+						     who)
+					: rd_err_set(err, RD_EPERM, 0, "module %s is read-only",
+						     m->name);
 	if (!push && m->write_only)
 		return rd_err_set(err, RD_EPERM, 0,
 				  "module %s is write-only: files can be pushed, not pulled",
@@ -130,6 +146,15 @@ int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
 		    "module %s refuses --checksum-choice none: every chunk must be verified",
 		    m->name);
 	return 0;
+}
+
+int rd_access_listed(const struct rd_conf *c, const struct rd_conf_module *m,
+		     const struct rd_peer_id *p)
+{
+	struct rd_err err;
+	int access;
+
+	return m->list && !peer_access(c, m, p, &access, &err);
 }
 
 int rd_access_host_any(const struct rd_conf *c, const struct rd_conf_net *addr)

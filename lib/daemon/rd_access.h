@@ -39,6 +39,15 @@ struct rd_peer_id {
 int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
 		    const struct rd_peer_id *p, int push, const char *digest, struct rd_err *err);
 
+/*
+ * Is module m in peer p's listing of the modules (rdcp HOST::)? Its
+ * "list" is yes and checks 1-3 above let p in (read or write): an
+ * anonymous peer sees only modules without authentication, a user those
+ * its auth users do not deny. 1 or 0.
+ */
+int rd_access_listed(const struct rd_conf *c, const struct rd_conf_module *m,
+		     const struct rd_peer_id *p);
+
 /* Is the address allowed into at least one module (checked before TLS)? */
 int rd_access_host_any(const struct rd_conf *c, const struct rd_conf_net *addr);
 

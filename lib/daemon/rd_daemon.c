@@ -235,6 +235,18 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 	return ret;
 }
 
+/* rd_server_cfg.listable: list = yes and this peer may come in (rd_access_listed). */
+static int listable(void *ctx, const struct rd_module *mod, char *comment, size_t cap)
+{
+	struct session_auth *a = ctx;
+	const struct rd_conf_module *m = rd_conf_module_find(a->cfg->conf, mod->name);
+
+	if (!m || !rd_access_listed(a->cfg->conf, m, &a->peer))
+		return 0;
+	snprintf(comment, cap, "%s", m->comment);
+	return 1;
+}
+
 /* "addr:port" or "[v6addr]:port" -> the address alone. */
 static int peer_addr(const char *peer, struct rd_conf_net *out)
 {
@@ -374,6 +386,7 @@ static void *serve_one(void *arg)
 		if (rd_conn_info(c)->lanes > 1)
 			log_lanes(cfg, peer, c);
 		scfg.authorize = authorize;
+		scfg.listable = listable;
 		scfg.auth_ctx = &sa;
 		rd_ops_user(&ops, sa.peer.user);
 	}

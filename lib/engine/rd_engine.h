@@ -132,6 +132,16 @@ struct rd_engine_opts {
 	/* Pacing of this side's chunks (see struct rd_pace); NULL: none. */
 	struct rd_pace *pace;
 	/*
+	 * A receiver that only lists (rdcp's listings, rd_proto.h section 3):
+	 * list, when set, gets each entry, which is confirmed at once (after
+	 * its META, if any); nothing is asked for or written, and the sink
+	 * may be NULL. hook_ctx is its.
+	 */
+	void (*list)(void *ctx, const struct rd_msg_file *f);
+	void *hook_ctx;
+	/* A sender for a listing (RD_OF_LIST): DIR entries carry their st_size. */
+	int list_sizes;
+	/*
 	 * -H agreed (RD_OF_HARDLINKS honoured): a receiver refuses HLINK
 	 * entries without it. link_marks: and the connection's version names
 	 * link groups (RD_PROTO_LINKS: RD_FF_LINKED, RD_FF_LINK_LAST); a

@@ -255,7 +255,9 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		return proto_err(r, "more entries outstanding than the window allows");
 	if ((m->flags & RD_FF_POST) && m->type != RD_FT_DIR)
 		return proto_err(r, "POST flag on a non-directory");
-	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size)
+	/* a listing's directories carry their size (RD_OF_LIST) */
+	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size &&
+	    !(m->type == RD_FT_DIR && r->e->o.list))
 		return proto_err(r, "size on a non-regular entry");
 	/* hard links only as agreed (-H); link groups named only from version 10 */
 	if (m->type == RD_FT_HLINK && !r->e->o.hardlinks)
@@ -1652,8 +1654,14 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 				 r->nslots);
 		goto out;
 	}
-	rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
-	rd_sink_set_link_table(sink, e->o.link_table);
+	if (!sink && !e->o.list) {
+		ret = rd_err_set(&e->err, RD_EUSAGE, 0, "a receiver without a destination");
+		goto out;
+	}
+	if (sink) {
+		rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
+		rd_sink_set_link_table(sink, e->o.link_table);
+	}
 	ret = rd_wpool_start(&r->pool, e, c);
 	if (ret)
 		goto out;

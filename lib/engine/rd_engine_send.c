@@ -1191,8 +1191,10 @@ static int emit_entry(struct sender *s)
 			    : s->ent.mode;
 	m.u.file.uid = s->ent.uid;
 	m.u.file.gid = s->ent.gid;
-	m.u.file.size =
-	    s->ent.type == RD_FT_REG || s->ent.type == RD_FT_SPECIAL ? s->ent.size : 0;
+	m.u.file.size = s->ent.type == RD_FT_REG || s->ent.type == RD_FT_SPECIAL ||
+				(s->ent.type == RD_FT_DIR && s->e->o.list_sizes)
+			    ? s->ent.size
+			    : 0;
 	m.u.file.mtime_sec = s->ent.mtime_sec;
 	m.u.file.mtime_nsec = s->ent.mtime_nsec;
 	m.u.file.path.ptr = s->ent.path;

@@ -58,7 +58,7 @@ static void test_bad(void **state)
 {
 	static const char *const bad[] = {
 		"",	 "rdcp://h",	"rdcp://h:0/m", "rdcp://h:x/m", "rdcp://h:70000/m",
-		"h::",	 "-oProxy:x",	"h;rm:x",	"rdcp://[::1/m", "@h::m",
+		"-oProxy:x",	"h;rm:x",	"rdcp://[::1/m", "@h::m",
 		"rdcp://@h/m", "a b@h::m", "a:b@[::1]::m", "\x01@h::m",
 	};
 	struct rd_operand op;
@@ -69,6 +69,27 @@ static void test_bad(void **state)
 		if (rd_operand_parse(&op, bad[i], &e) != -RD_EUSAGE)
 			fail_msg("accepted '%s'", bad[i]);
 	}
+}
+
+/* HOST:: and rdcp://HOST/: the module listing (an empty path, refused by a copy) */
+static void test_module_listing(void **state)
+{
+	struct rd_operand op;
+	struct rd_err e;
+	char out[64];
+
+	(void)state;
+	assert_int_equal(rd_operand_parse(&op, "h::", &e), 0);
+	assert_int_equal(op.kind, RD_OP_DAEMON);
+	assert_string_equal(op.host, "h");
+	assert_string_equal(op.path, "");
+	assert_int_equal(rd_operand_parse(&op, "rdcp://u@h:99/", &e), 0);
+	assert_int_equal(op.kind, RD_OP_DAEMON);
+	assert_string_equal(op.user, "u");
+	assert_string_equal(op.port, "99");
+	assert_string_equal(op.path, "");
+	assert_int_equal(rd_operand_normalize(op.path, out, sizeof(out), &e), -RD_EUSAGE);
+	assert_non_null(strstr(e.msg, "name a module"));
 }
 
 static void test_same_remote(void **state)
@@ -104,6 +125,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_module_listing),
 		cmocka_unit_test(test_same_remote),
 		cmocka_unit_test(test_normalize),
 	};

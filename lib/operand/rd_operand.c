@@ -150,12 +150,10 @@ check:
 	if (op->user[0] && !valid_user(op->user))
 		return rd_err_set(err, RD_EUSAGE, 0,
 				  "'%s': bad user name (printable, no ':', '@' or spaces)", arg);
+	/* an empty daemon path ("HOST::") names the module listing; a copy refuses it */
 	if (op->kind == RD_OP_DAEMON) {
 		while (op->path[0] == '/')
 			op->path++;
-		if (!op->path[0])
-			return rd_err_set(err, RD_EUSAGE, 0, "'%s': name a module (HOST::MODULE/PATH)",
-					  arg);
 	}
 	return 0;
 }
@@ -194,7 +192,9 @@ int rd_operand_normalize(const char *in, char *out, size_t cap, struct rd_err *e
 		p += n;
 	}
 	if (!o)
-		return rd_err_set(err, RD_EUSAGE, 0, "'%s': name a module", in);
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "'%s': name a module (HOST::MODULE/PATH; HOST:: alone lists them)",
+				  in);
 	out[o] = '\0';
 	return 0;
 }

@@ -1516,6 +1516,83 @@ static void test_rails(void **state)
 	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
 }
 
+/* MODULES (section 3, Listings): one name and comment. */
+static void b_modules1(struct bld *b, uint8_t flags, const char *name, size_t nlen,
+		       const char *comment, size_t clen)
+{
+	b_hdr(b, RD_MSG_MODULES);
+	b_u8(b, flags);
+	b_u16(b, 1);
+	b_str(b, name, nlen);
+	b_str(b, comment, clen);
+	b_fix(b);
+}
+
+static void test_listing(void **state)
+{
+	char big[RD_LIST_COMMENT_MAX + 2];
+	struct bld b;
+	struct rd_msg m;
+	uint8_t buf[RD_MSG_MAX];
+	unsigned i;
+
+	(void)state;
+	memset(big, 'c', sizeof(big));
+	/* LIST is empty; a byte more is refused */
+	b_hdr(&b, RD_MSG_LIST);
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.hdr.type, RD_MSG_LIST);
+	b_u8(&b, 0);
+	b_fix(&b);
+	expect_refused(&b, "trailing bytes after payload");
+	/* a good MODULES, and the longest comment */
+	b_modules1(&b, RD_LSF_LAST, "pub", 3, "public files", 12);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.modules.n, 1);
+	assert_int_equal(m.u.modules.flags, RD_LSF_LAST);
+	assert_memory_equal(m.u.modules.name[0].ptr, "pub", 3);
+	b_modules1(&b, 0, "pub", 3, big, RD_LIST_COMMENT_MAX);
+	expect_ok(&b, &m);
+	/* what a hostile server may not send */
+	b_modules1(&b, 0x2, "pub", 3, "", 0);
+	expect_refused(&b, "unknown MODULES flags");
+	b_modules1(&b, 0, "", 0, "", 0);
+	expect_refused(&b, "bad module name length");
+	b_modules1(&b, 0, big, RD_LIST_NAME_MAX + 1, "", 0);
+	expect_refused(&b, "bad module name length");
+	b_modules1(&b, 0, "../etc", 6, "", 0);
+	expect_refused(&b, "bad byte in a module name");
+	b_modules1(&b, 0, "a\033]0;x", 7, "", 0);
+	expect_refused(&b, "bad byte in a module name");
+	b_modules1(&b, 0, "pub", 3, "a\nb", 3);
+	expect_refused(&b, "bad byte in a module comment");
+	b_modules1(&b, 0, "pub", 3, "\x7f", 1);
+	expect_refused(&b, "bad byte in a module comment");
+	b_modules1(&b, 0, "pub", 3, big, RD_LIST_COMMENT_MAX + 1);
+	expect_refused(&b, "module comment too long");
+	b_hdr(&b, RD_MSG_MODULES);
+	b_u8(&b, 0);
+	b_u16(&b, RD_LIST_BATCH + 1);
+	for (i = 0; i < RD_LIST_BATCH + 1; i++) {
+		b_strz(&b, "m");
+		b_strz(&b, "");
+	}
+	b_fix(&b);
+	expect_refused(&b, "too many modules in one message");
+	/* the encoder refuses the same */
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_MODULES;
+	m.u.modules.n = 1;
+	m.u.modules.name[0] = (struct rd_str){"a/b", 3};
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+	/* OPEN's list flag is known from this version on */
+	assert_true(RD_OF_LIST & RD_OF_KNOWN);
+	assert_true(RD_PROTO_LIST <= RD_PROTO_MAX);
+	assert_string_equal(rd_msg_type_name(RD_MSG_MODULES), "MODULES");
+	assert_string_equal(rd_msg_type_name(RD_MSG_LIST), "LIST");
+}
+
 static void test_cm_roundtrip(void **state)
 {
 	struct rd_cm_req req = {.ver_min = 1, .ver_max = 3, .flags = 0x4, .ctrl_depth = 64}, req2;
@@ -1623,6 +1700,7 @@ int main(void)
 	    cmocka_unit_test(test_lane_proofs),
 	    cmocka_unit_test(test_lanes_grant),
 	    cmocka_unit_test(test_names),
+	    cmocka_unit_test(test_listing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -323,6 +323,39 @@ static const char *dones_check(const struct rd_msg_dones *m)
 	return NULL;
 }
 
+/* A module name or comment of MODULES: printable, bounded; names without '/'. */
+static const char *list_str_check(const struct rd_str *s, size_t min, size_t max, int name)
+{
+	size_t i;
+
+	if (s->len < min || s->len > max || (s->len && !s->ptr))
+		return name ? "bad module name length" : "module comment too long";
+	for (i = 0; i < s->len; i++) {
+		unsigned char ch = (unsigned char)s->ptr[i];
+
+		if (ch < 0x20 || ch == 0x7f || (name && ch == '/'))
+			return name ? "bad byte in a module name" : "bad byte in a module comment";
+	}
+	return NULL;
+}
+
+static const char *modules_check(const struct rd_msg_modules *m)
+{
+	const char *why = NULL;
+	unsigned i;
+
+	if (m->flags & ~RD_LSF_LAST)
+		return "unknown MODULES flags";
+	if (m->n > RD_LIST_BATCH)
+		return "too many modules in one message";
+	for (i = 0; i < m->n && !why; i++) {
+		why = list_str_check(&m->name[i], 1, RD_LIST_NAME_MAX, 1);
+		if (!why)
+			why = list_str_check(&m->comment[i], 0, RD_LIST_COMMENT_MAX, 0);
+	}
+	return why;
+}
+
 static const char *text_check(const struct rd_str *s)
 {
 	return str_check(s, RD_MSG_TEXT_MAX, "message text too long");
@@ -337,7 +370,10 @@ static const char *msg_check(const struct rd_msg *m)
 	case RD_MSG_CREDIT:
 	case RD_MSG_END:
 	case RD_MSG_FIN:
+	case RD_MSG_LIST:
 		return NULL;
+	case RD_MSG_MODULES:
+		return modules_check(&m->u.modules);
 	case RD_MSG_OPEN:
 		return open_check(&m->u.open);
 	case RD_MSG_OPEN_OK:
@@ -571,6 +607,14 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 			rd_put_u64(w, m->u.dones.bytes[i]);
 			if (m->u.dones.has_items)
 				rd_put_u16(w, m->u.dones.items[i]);
+		}
+		break;
+	case RD_MSG_MODULES:
+		rd_put_u8(w, m->u.modules.flags);
+		rd_put_u16(w, m->u.modules.n);
+		for (i = 0; i < m->u.modules.n && i < RD_LIST_BATCH; i++) {
+			rd_put_str(w, &m->u.modules.name[i]);
+			rd_put_str(w, &m->u.modules.comment[i]);
 		}
 		break;
 	case RD_MSG_FIN:
@@ -849,6 +893,19 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 			m->u.dones.bytes[i] = rd_get_u64(r);
 			if (m->u.dones.has_items)
 				m->u.dones.items[i] = rd_get_u16(r);
+		}
+		break;
+	case RD_MSG_MODULES:
+		m->u.modules.flags = rd_get_u8(r);
+		m->u.modules.n = rd_get_u16(r);
+		if (!r->why && m->u.modules.n > RD_LIST_BATCH) {
+			rd_rcur_fail(r, "too many modules in one message");
+			break;
+		}
+		for (i = 0; i < m->u.modules.n && !r->why; i++) {
+			rd_get_str(r, &m->u.modules.name[i], RD_LIST_NAME_MAX, "bad module name length");
+			rd_get_str(r, &m->u.modules.comment[i], RD_LIST_COMMENT_MAX,
+				   "module comment too long");
 		}
 		break;
 	case RD_MSG_FIN:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 10 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 12 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
  * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
@@ -8,7 +8,8 @@
  * RD_OF_COPY_LINKS; 8 a JOIN's proof bound to its lane, its rail and a
  * nonce from the server: the LANES message; 9 password logins inside TLS:
  * section 4, Login; 10 link groups named: RD_FF_LINKED and
- * RD_FF_LINK_LAST). This comment is the specification;
+ * RD_FF_LINK_LAST; 11 is another branch's; 12 listings: LIST, MODULES and
+ * RD_OF_LIST, section 3, Listings). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -216,7 +217,9 @@
  *	10 u32 uid
  *	14 u32 gid
  *	18 u64 size	  REG: bytes; SPECIAL S_IFCHR/S_IFBLK: the device
- *			  number, major << 32 | minor; all others 0
+ *			  number, major << 32 | minor; DIR with RD_OF_LIST
+ *			  agreed: its st_size (what a listing shows); all
+ *			  others 0
  *	26 s64 mtime_sec  two's complement
  *	34 u32 mtime_nsec < 1000000000
  *	38 str path	  rd_path_check()
@@ -377,6 +380,20 @@
  *    still send FILE and DONE (a DONE with a failure or a note always
  *    goes alone).
  *
+ *    LIST (19), client -> server, version RD_PROTO_LIST, instead of OPEN
+ *    (section 3, Listings): empty payload (length 0).
+ *
+ *    MODULES (20), server -> client, the answer to LIST, one or more:
+ *	 0 u8  flags	  RD_LSF_LAST (0x1): the last MODULES; other bits refused
+ *	 1 u16 n	  0..RD_LIST_BATCH, else refused
+ *	 3 n x { str name     1..RD_LIST_NAME_MAX bytes, no '/', no byte
+ *			      below 0x20, no 0x7f
+ *		 str comment  0..RD_LIST_COMMENT_MAX bytes, no byte below
+ *			      0x20, no 0x7f }
+ *    Only the LAST may be empty; a client refuses an empty one that is
+ *    not, more than RD_LIST_MODULES_MAX names in all, and anything else
+ *    in their place (an ERROR ends the session as ever).
+ *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
  *	 4 u32 files_failed
@@ -432,6 +449,28 @@
  *    Sender-side problems with one file: NOTE (the file was skipped) or
  *    CHUNK_ERR (reading failed; the receiver fails that entry).
  *    ERROR from either side ends the session.
+ *
+ *    Listings (version RD_PROTO_LIST; rsync's "rsync host::" and
+ *    --list-only). Both come after the TLS handshake (and a login), in
+ *    place of OPEN, so a server reads no module setting for a peer that
+ *    has not authenticated:
+ *	modules: client LIST; server MODULES ... (the last with RD_LSF_LAST),
+ *		  naming each module whose "list" is yes and which this peer
+ *		  may use (its hosts allow/deny admit the address; an
+ *		  anonymous peer: only modules without authentication; a user:
+ *		  those its auth users do not deny), with its comment; then
+ *		  the server closes. A server with none sends one empty LAST.
+ *	entries:  an OPEN PULL with RD_OF_LIST, checked and confined exactly
+ *		  as any pull (module, access, paths beneath the module,
+ *		  reserved names); the server walks and sends FILE entries as
+ *		  for a pull, the client asks for no chunk and confirms each
+ *		  entry at once (DONE), then FIN as ever. Without
+ *		  RD_OF_RECURSIVE a directory named is walked one level: its
+ *		  entries are sent, the directories among them without their
+ *		  contents (rsync's --dirs, which --list-only implies).
+ *    A server that speaks an older version refuses LIST as an unknown
+ *    message and RD_OF_LIST as an unknown flag; a client checks the
+ *    version first and says so.
  *
  * 4. TLS. Right after the connection is established, before any other
  *    message, the client starts a TLS 1.3 handshake (lib/tls/rd_tls.h says
@@ -592,7 +631,7 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     10
+#define RD_PROTO_MAX	     12
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
@@ -601,6 +640,7 @@
 #define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
 #define RD_PROTO_LOGIN	     9 /* password logins inside TLS (section 4, Login) */
 #define RD_PROTO_LINKS	     10 /* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
+#define RD_PROTO_LIST	     12 /* the first with LIST, MODULES and RD_OF_LIST */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -675,6 +715,8 @@ enum rd_msg_type {
 	RD_MSG_DONES = 16,
 	RD_MSG_RAILS = 17,
 	RD_MSG_LANES = 18,
+	RD_MSG_LIST = 19,
+	RD_MSG_MODULES = 20,
 	RD_MSG_TYPE_MAX,
 	RD_MSG_WANT = 0x20 /* section 6: its own range of numbers */
 };
@@ -737,9 +779,15 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_ONE_FS	 0x40000u
 #define RD_OF_ONE_FS2	 0x80000u
 #define RD_OF_COPY_LINKS 0x100000u
+/*
+ * Version 12 (RD_PROTO_LIST), PULL only: the client lists, it fetches
+ * nothing (section 3, Listings); without RD_OF_RECURSIVE a directory is
+ * walked one level.
+ */
+#define RD_OF_LIST	 0x200000u
 /* Ranges (section 6, issue 32): its own block of numbers, from the top. */
 #define RD_OF_RANGES	  0x80000000u
-#define RD_OF_KNOWN	  (0x1fffffu | RD_OF_RANGES)
+#define RD_OF_KNOWN	  (0x3fffffu | RD_OF_RANGES)
 #define RD_WF_END	  0x1u /* WANT: the list's last message */
 #define RD_WANT_WHOLE	  1
 #define RD_WANT_RANGE	  2
@@ -975,6 +1023,20 @@ struct rd_msg_note {
 	struct rd_str text;
 };
 
+/* MODULES (section 3, Listings) */
+#define RD_LSF_LAST	     0x1u
+#define RD_LIST_BATCH	     16	  /* names in one MODULES */
+#define RD_LIST_NAME_MAX     63	  /* bytes of a module name */
+#define RD_LIST_COMMENT_MAX  255  /* bytes of a module's comment */
+#define RD_LIST_MODULES_MAX  1024 /* names in all one LIST may bring */
+
+struct rd_msg_modules {
+	uint8_t flags; /* RD_LSF_* */
+	uint16_t n;    /* 0..RD_LIST_BATCH */
+	struct rd_str name[RD_LIST_BATCH];
+	struct rd_str comment[RD_LIST_BATCH];
+};
+
 struct rd_msg_fin {
 	uint32_t files_ok, files_failed;
 	uint64_t bytes;
@@ -1072,6 +1134,7 @@ struct rd_msg {
 		struct rd_msg_rails rails;
 		struct rd_msg_lanes lanes;
 		struct rd_msg_want want;
+		struct rd_msg_modules modules;
 	} u;
 };
 

@@ -231,6 +231,17 @@ static void sample_payload(struct rd_msg *m, int v)
 	case RD_MSG_DONES:
 		sample_dones(&m->u.dones, v);
 		break;
+	case RD_MSG_MODULES:
+		/* v: a full batch of the longest names and comments, not the last */
+		m->u.modules.flags = v ? 0 : RD_LSF_LAST;
+		m->u.modules.n = v ? RD_LIST_BATCH : 2;
+		for (i = 0; i < m->u.modules.n; i++) {
+			m->u.modules.name[i] =
+			    v ? str_n(long_text, RD_LIST_NAME_MAX) : str_of(i ? "data" : "pub lic");
+			m->u.modules.comment[i] =
+			    v ? str_n(long_text, RD_LIST_COMMENT_MAX) : str_of(i ? "" : "a comment");
+		}
+		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = v ? 0xffffffffu : 10;
 		m->u.fin.files_failed = v ? 0xffffffffu : 1;
@@ -328,6 +339,15 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return false;
 	switch (a->hdr.type) {
 	case RD_MSG_CREDIT:
+	case RD_MSG_LIST:
+		return true;
+	case RD_MSG_MODULES:
+		if (a->u.modules.flags != b->u.modules.flags || a->u.modules.n != b->u.modules.n)
+			return false;
+		for (unsigned i = 0; i < a->u.modules.n; i++)
+			if (!str_eq(&a->u.modules.name[i], &b->u.modules.name[i]) ||
+			    !str_eq(&a->u.modules.comment[i], &b->u.modules.comment[i]))
+				return false;
 		return true;
 	case RD_MSG_OPEN:
 		return open_eq(&a->u.open, &b->u.open);

@@ -256,6 +256,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 				   o->flags & RD_TREE_FLAGS, &cl->err);
 		if (ret)
 			goto out;
+	} else if (o->list || o->module) {
+		/* a listing: nothing lands here (rd_engine_opts.list) */
 	} else {
 		if (o->nlocal != 1) {
 			ret = rd_err_set(&cl->err, RD_EUSAGE, 0, "one local destination expected");
@@ -276,7 +278,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		if (ret)
 			goto out;
 	}
-	phase(cl, o->push ? "sources opened" : "destination opened");
+	if (!o->list && !o->module)
+		phase(cl, o->push ? "sources opened" : "destination opened");
 
 	memset(&req, 0, sizeof(req));
 	req.ver_min = RD_PROTO_MIN;
@@ -307,6 +310,18 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	phase(cl, "TLS handshake done");
 	if (cl->on_connected)
 		cl->on_connected(cl->ctx, &cl->info);
+	if (o->module) {
+		cl->stage = RD_CL_OPEN;
+		ret = rd_client__list_modules(cl, c, o);
+		goto out;
+	}
+	if (o->list && rd_conn_info(c)->version < RD_PROTO_LIST) {
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+				 "%s speaks protocol %u, which cannot list files (that needs "
+				 "protocol %u): upgrade rdcpd there",
+				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_LIST);
+		goto out;
+	}
 	/* packs and batches (issue 13) from versions 3 and 4 on; test builds can leave them off */
 	flags = o->flags;
 	/* -x, -L: a push walks here (the server hears nothing of them); a pull's server walks */
@@ -320,6 +335,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			       cl->info.peer, rd_conn_info(c)->version, RD_PROTO_ITEMS);
 		goto out;
 	}
+	if (o->list)
+		flags |= RD_OF_LIST;
 	if (rd_conn_info(c)->version >= RD_PROTO_PACK)
 		flags |= RD_OF_PACK;
 	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)

@@ -114,7 +114,14 @@ static int await_open(struct rd_conn *c, volatile int *stop, int timeout_ms, uin
 			if (r)
 				return refuse(c, err, RD_EPROTO, "bad first message from %s: %s",
 					      rd_conn_info(c)->peer, why);
-			if (m->hdr.type != RD_MSG_OPEN)
+			/* a listing of the modules (version RD_PROTO_LIST) comes instead */
+			if (m->hdr.type == RD_MSG_LIST &&
+			    rd_conn_info(c)->version < RD_PROTO_LIST)
+				return refuse(c, err, RD_EPROTO,
+					      "LIST from %s on protocol %u (it needs %u)",
+					      rd_conn_info(c)->peer, rd_conn_info(c)->version,
+					      RD_PROTO_LIST);
+			if (m->hdr.type != RD_MSG_OPEN && m->hdr.type != RD_MSG_LIST)
 				return refuse(c, err, RD_EPROTO, "expected OPEN from %s, got %s",
 					      rd_conn_info(c)->peer, rd_msg_type_name(m->hdr.type));
 			return 0;
@@ -303,6 +310,18 @@ static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_op
 	return f;
 }
 
+/*
+ * The walk of a pull: what the client asked for that we honour; a
+ * listing without -r walks one level (rsync's --dirs).
+ */
+static unsigned tree_flags(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
+{
+	uint32_t f = honoured(cfg, o);
+
+	return (f & RD_TREE_FLAGS) |
+	       ((f & RD_OF_LIST) && !(f & RD_OF_RECURSIVE) ? RD_TREE_LIST_LEVEL : 0);
+}
+
 /* What we will do: the flags we honour, our chunk size and digest. */
 static int send_open_ok(struct rd_conn *c, const struct rd_server_cfg *cfg,
 			const struct rd_engine *e, const struct rd_msg_open *o,
@@ -375,6 +394,8 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 	if ((o->flags & (RD_OF_ITEMS | RD_OF_ONE_FS | RD_OF_ONE_FS2 | RD_OF_COPY_LINKS)) &&
 	    version < RD_PROTO_ITEMS)
 		return "items, -x or -L";
+	if ((o->flags & RD_OF_LIST) && version < RD_PROTO_LIST)
+		return "a listing";
 	return NULL;
 }
 
@@ -464,7 +485,11 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 					      o->paths[0].ptr)
 				   : o->paths[0].len),
 			 o->paths[0].ptr);
-	summarize(summary, sumlen, fixed ? (push ? "receive" : "send") : (push ? "push" : "pull"),
+	summarize(summary, sumlen,
+		  fixed	 ? (push ? "receive" : "send")
+		  : push ? "push"
+		  : (o->flags & RD_OF_LIST) ? "list"
+					    : "pull",
 		  where, e, ret, now_s() - t0);
 	if (ret)
 		rd_err_copy(err, &e->err);
@@ -490,8 +515,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
 				    err);
 	else
-		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed,
-				   honoured(cfg, o) & RD_TREE_FLAGS, err);
+		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed, tree_flags(cfg, o),
+					 err);
 	if (ret) {
 		ret = refuse_err(c, err, ret);
 		goto out;
@@ -526,6 +551,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	ret = await_open(c, cfg->eo.stop, cfg->open_timeout_ms, copy, &clen, &m, err);
 	if (ret)
 		goto out;
+	if (m.hdr.type == RD_MSG_LIST) {
+		ret = rd_server__list_modules(cfg, c, summary, sumlen, err);
+		goto out;
+	}
 	if (o->flags & ~RD_OF_KNOWN) {
 		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for unknown flags 0x%x",
 			     rd_conn_info(c)->peer, (unsigned)(o->flags & ~RD_OF_KNOWN));
@@ -535,6 +564,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	if (feature) {
 		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks for %s on protocol %u",
 			     rd_conn_info(c)->peer, feature, rd_conn_info(c)->version);
+		goto out;
+	}
+	if ((o->flags & RD_OF_LIST) && o->mode != RD_MODE_PULL) {
+		ret = refuse(c, err, RD_EPROTO, "OPEN from %s asks to list a push",
+			     rd_conn_info(c)->peer);
 		goto out;
 	}
 	if ((o->flags & RD_OF_PARTIAL_DIR) && o->mode != RD_MODE_PUSH) {
@@ -562,6 +596,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
 	e.o.items = !!(honoured(cfg, o) & RD_OF_ITEMS);
+	e.o.list_sizes = !!(honoured(cfg, o) & RD_OF_LIST);
 	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	e.o.hardlinks = !!(honoured(cfg, o) & RD_OF_HARDLINKS);
 	e.o.link_marks = e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
@@ -676,8 +711,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		goto out;
 	}
 	if (o->mode == RD_MODE_PULL && wantfd < 0) {
-		ret = rd_tree_open(&t, srcs, nsrcs,
-				   honoured(cfg, o) & RD_TREE_FLAGS, err);
+		ret = rd_tree_open(&t, srcs, nsrcs, tree_flags(cfg, o), err);
 		if (ret) {
 			ret = refuse_err(c, err, ret);
 			goto out;

@@ -124,11 +124,20 @@ struct rd_client_opts {
 	 * remote[0] is the base; the entries land in local[0] (an existing
 	 * directory) under their paths, and only these, in this order, are
 	 * taken. Or list: only list what remote[] holds (rd_engine_opts.list).
+	 *
+	 * Listings (rd_proto.h section 3, Listings; no local operand): list,
+	 * when set, makes a pull that only lists what remote[] holds
+	 * (rd_engine_opts.list: each entry, POST entries too); module, when
+	 * set, asks for the server's modules instead of an OPEN and gets each
+	 * name and comment (wire bytes, checked: printable, no '/' in a name).
+	 * list_ctx is theirs.
 	 */
 	const struct rd_want_item *wants;
 	size_t nwants;
 	uint64_t want_job;
 	void (*list)(void *ctx, const struct rd_msg_file *f);
+	void (*module)(void *ctx, const char *name, size_t nlen, const char *comment,
+		       size_t clen);
 	void *list_ctx;
 };
 
@@ -227,7 +236,13 @@ struct rd_server_cfg {
 	 */
 	int (*authorize)(void *ctx, const struct rd_module *mod, int push, char *digest,
 			 size_t cap, struct rd_err *err);
-	void *auth_ctx; /* per connection */	/*
+	void *auth_ctx; /* per connection */
+	/*
+	 * Daemon: is module mod in this authenticated peer's listing of the
+	 * modules (LIST)? 1 with its comment in comment (cap bytes), else 0.
+	 * NULL: every module, without a comment.
+	 */
+	int (*listable)(void *ctx, const struct rd_module *mod, char *comment, size_t cap);	/*
 	 * The client's OPEN must arrive within this (ms; 0: no deadline but
 	 * the connection's silence timeout), or it is refused and the session
 	 * ends: messages that are not OPEN (even empty CREDITs) do not extend it.

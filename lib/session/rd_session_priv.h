@@ -28,5 +28,14 @@ int rd_server__wants(struct rd_conn *c, int basefd, int timeout_ms, volatile int
 int rd_server__want_tree(struct rd_want_list *l, unsigned flags, struct rd_tree **t,
 			 struct rd_err *err);
 void rd_server__wants_free(struct rd_want_list *l);
+/*
+ * The modules this peer may see, in MODULES messages (rd_list.c), after a
+ * LIST. 0 or a negative status with err; summary for the log.
+ */
+int rd_server__list_modules(const struct rd_server_cfg *cfg, struct rd_conn *c, char *summary,
+			    size_t sumlen, struct rd_err *err);
+/* A client's LIST and the MODULES that answer it, to o->module. */
+int rd_client__list_modules(struct rd_client *cl, struct rd_conn *c,
+			    const struct rd_client_opts *o);
 
 #endif

@@ -369,9 +369,20 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 			    top ? "not a regular file, directory or symlink; skipped"
 				: "changed while walking; skipped");
 	}
-	if (top && !(t->flags & RD_TREE_RECURSIVE)) {
+	if (top && !(t->flags & (RD_TREE_RECURSIVE | RD_TREE_LIST_LEVEL))) {
 		close(fd);
 		return skip(t, e, t->show, 0, "is a directory (use -r)");
+	}
+	if (!top && (t->flags & RD_TREE_LIST_LEVEL) && !(t->flags & RD_TREE_RECURSIVE)) {
+		/* a listing one level deep: the directory, not its contents */
+		e->type = RD_FT_DIR;
+		entry_stat(e, &st);
+		e->size = (uint64_t)st.st_size; /* shown by a listing */
+		ret = rd_tree_meta_read(t->meta, fd, &st, t->flags, e);
+		close(fd);
+		if (ret < 0)
+			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
+		return RD_TREE_ENTRY;
 	}
 	if (top)
 		t->root_dev = st.st_dev;
@@ -387,6 +398,7 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 	t->lv[t->depth - 1].dead = other_fs;
 	e->type = RD_FT_DIR;
 	entry_stat(e, &st);
+	e->size = (uint64_t)st.st_size; /* shown by a listing; sent only to one */
 	ret = rd_tree_meta_read(t->meta, dirfd(t->lv[t->depth - 1].d), &st, t->flags, e);
 	if (ret < 0)
 		return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
@@ -539,7 +551,7 @@ static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct s
 	t->show[n] = '\0';
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return left_out(e, t->show);
-	if (S_ISDIR(st.st_mode) && !(t->flags & RD_TREE_RECURSIVE))
+	if (S_ISDIR(st.st_mode) && !(t->flags & (RD_TREE_RECURSIVE | RD_TREE_LIST_LEVEL)))
 		return skip(t, e, t->show, 0, "is a directory (use -r)");
 	wl = strlen(name);
 	if (rd_path_reserved(name, wl))

@@ -60,6 +60,12 @@
 	 RD_TREE_DEVICES | RD_TREE_SPECIALS | RD_TREE_ONE_FS | RD_TREE_ONE_FS2 |                  \
 	 RD_TREE_COPY_LINKS)
 /* The walk flags that concern the walking side alone: a push sends them nowhere. */
+/*
+ * A listing's walk (RD_OF_LIST without RD_OF_RECURSIVE; never on the wire
+ * as a tree flag): a directory source is entered, the directories in it
+ * are sent without their contents (rsync's --dirs).
+ */
+#define RD_TREE_LIST_LEVEL 0x10000000u
 #define RD_TREE_WALK_ONLY (RD_TREE_ONE_FS | RD_TREE_ONE_FS2 | RD_TREE_COPY_LINKS)
 #define RD_TREE_META_MAX 256 /* META items per entry; more xattrs: a note */
 /*

@@ -229,6 +229,37 @@ static void check_nesting(const struct walk *w)
 	}
 }
 
+/* A listing's walk (RD_TREE_LIST_LEVEL): one level, the directories in it not entered. */
+static void test_tree_list_level(void **state)
+{
+	const char *src[] = {bp("src"), bp("file1")};
+	struct walk w;
+	int i, fds = count_fds();
+
+	(void)state;
+	walk(&w, src, 2, RD_TREE_LIST_LEVEL);
+	assert_int_equal(w.kind[0], RD_TREE_ENTRY);
+	assert_string_equal(w.e[0].path, "src");
+	assert_int_equal(w.e[0].type, RD_FT_DIR);
+	check_file(&w, "src/a.txt", "hello");
+	i = find(&w, "src/sub", 0);
+	assert_true(i > 0);
+	assert_int_equal(w.e[i].type, RD_FT_DIR);
+	assert_int_equal(w.e[i].fd, -1);
+	assert_true(find(&w, "src/sub", 1) < 0);  /* never entered: no POST */
+	assert_true(find(&w, "src/sub/g", 0) < 0); /* nor its contents */
+	assert_true(find(&w, "src/sub/deep", 0) < 0);
+	assert_true(find(&w, "src", 1) > i);
+	check_file(&w, "file1", "0123456789");
+	walk_free(&w);
+	/* with -r as well: the whole tree, as a pull walks it */
+	walk(&w, src, 2, RD_TREE_LIST_LEVEL | RD_TREE_RECURSIVE);
+	check_file(&w, "src/sub/deep/f", "abc");
+	check_nesting(&w);
+	walk_free(&w);
+	assert_int_equal(count_fds(), fds);
+}
+
 static void test_tree_full_walk(void **state)
 {
 	const char *src[] = {bp("src"), bp("missing"), bp("file1")};
@@ -986,6 +1017,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_skips_partials),
 	    cmocka_unit_test(test_tree_link_table_memory),
 	    cmocka_unit_test(test_tree_link_flags),
+	    cmocka_unit_test(test_tree_list_level),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -139,6 +139,7 @@ check "  logging every problem --check-config lists" [ "$missing" -eq 0 -a -s "$
 cat >"$tmp/warn.conf" <<CONF
 max connections per host = 2
 max connections per user = 3
+metrics hosts allow = 127.0.0.1
 [w]
     path = $tmp
     auth = none
@@ -147,7 +148,9 @@ CONF
 run --check-config --config "$tmp/warn.conf"
 check "warnings only: exit 0" [ "$RC" -eq 0 ]
 check "  warning with its line" \
-	err_has "$tmp/warn.conf:6: warning: 'list' in [w] is not enforced by this version of rdcpd yet"
+	err_has "$tmp/warn.conf:3: warning: 'metrics hosts allow' without 'metrics listen': no metrics are served"
+check "  list is enforced (the module listing): no warning for it" \
+	bash -c '! grep -q "'"'list'"'" "$1"' _ "$tmp/err"
 check "  summary points at them" grep -q "(see the warnings)\$" "$tmp/out"
 check "  max connections per host is enforced: no warning for it" \
 	bash -c '! grep -q "per host" "$1"' _ "$tmp/err"

@@ -2,7 +2,10 @@
 # The scp experience, seen from a user's terminal: the progress meter under
 # a pseudo-terminal shows a rate and reaches 100 %, --json parses and its
 # byte counts match the files, -q is quiet, names with control characters
-# are printed escaped, -v shows device, GID and the chunk plan.
+# are printed escaped, -v shows device, GID and the chunk plan; listings
+# (HOST::, HOST::MODULE/DIR/, --list-only) against an rsync daemon where
+# rsync is installed, anonymous and as a user, hidden and write-only
+# modules, paths that leave the module, an older server.
 set -u
 RDCP=$1
 RDCPD=$2
@@ -154,4 +157,149 @@ mkdir -p /tmp/dir:with:colons
 echo colon >/tmp/dir:with:colons/f
 run /tmp/dir:with:colons/f "$S::m/colon"
 check "a ':' after a '/' is a local path" [ "$RC" -eq 0 ]
+# --- listings (issue 30 item 4): rdcp HOST::, rdcp HOST::MODULE/DIR/, --list-only ---
+LP=18741
+mkdir -p /tmp/lpub/dir/sub /tmp/lpub/sticky /tmp/lteam /tmp/lwo /tmp/lhid /tmp/ldeny /tmp/outside
+echo hello >/tmp/lpub/a.txt
+: >/tmp/lpub/empty
+head -c 1234567 /dev/zero >/tmp/lpub/big
+echo x >/tmp/lpub/dir/f
+ln -s a.txt /tmp/lpub/lnk
+chmod 1777 /tmp/lpub/sticky
+echo "not for you" >/tmp/outside/secret
+ln -s /tmp/outside /tmp/lpub/esc
+echo partial >/tmp/lpub/.rdcp-partial.keep
+echo team >/tmp/lteam/t.txt
+echo "write-only data" >/tmp/lwo/wo-secret
+touch -d '2026-01-02 03:04:05' /tmp/lpub/a.txt
+printf 'alice:alice-secret\n' >/tmp/lsecrets
+printf 'alice-secret\n' >/tmp/alice.pw
+chmod 600 /tmp/lsecrets /tmp/alice.pw
+cat >/tmp/list.conf <<EOF
+port = $LP
+secrets file = /tmp/lsecrets
+host key = /tmp/lhost.key
+[pub]
+    path = /tmp/lpub
+    comment = public files
+    read only = yes
+    auth = none
+[team]
+    path = /tmp/lteam
+    comment = the team's
+    auth users = alice:rw
+[wo]
+    path = /tmp/lwo
+    write only = yes
+    auth = none
+[hid]
+    path = /tmp/lhid
+    list = no
+    auth = none
+[deny]
+    path = /tmp/ldeny
+    auth users = alice:deny, *:rw
+[far]
+    path = /tmp/lhid
+    hosts allow = 10.99.0.0/16
+    auth = none
+EOF
+start_daemon_auth lst --config /tmp/list.conf || exit 1
+L="rdcp://$S:$LP"
+AL="--password-file /tmp/alice.pw --known-hosts /tmp/lkh rdcp://alice@$S:$LP"
+run "$L/"
+check "HOST:: anonymous: exit 0" [ "$RC" -eq 0 ]
+check "  lists pub with its comment, as rsync prints it" \
+	grep -qxF "$(printf 'pub            \tpublic files')" /tmp/out
+check "  and wo (write only: listed, as rsync lists it)" out_has "^wo "
+check "  not team (needs a user), hid (list = no), far (hosts allow), deny" \
+	not grep -qE "^(team|hid|far|deny) " /tmp/out
+# shellcheck disable=SC2086 # AL holds options and the operand
+run $AL/
+check "HOST:: as alice: team with its comment" \
+	grep -qxF "$(printf "team           \tthe team's")" /tmp/out
+check "  pub too; not hid, far, nor deny (auth users denies alice)" \
+	eval 'out_has "^pub " && ! grep -qE "^(hid|far|deny) " /tmp/out'
+"$RDCP" "$L/pub/" >/tmp/l.out 2>/tmp/l.err
+RC=$?
+sed 's/^/    | /' /tmp/l.out /tmp/l.err
+check "HOST::pub/ lists its entries: exit 0, nothing on stderr" [ "$RC.$(wc -c </tmp/l.err)" = 0.0 ]
+check "  rsync's line: mode, size with commas in 14 columns, mtime, name" \
+	grep -qxF -- "-rw-r--r--      1,234,567 $(date -r /tmp/lpub/big '+%Y/%m/%d %H:%M:%S') big" /tmp/l.out
+check "  the directory itself as '.'" grep -qE '^drwxr-xr-x +[0-9,]+ [0-9/]{10} [0-9:]{8} \.$' /tmp/l.out
+check "  a.txt's mtime in local time" grep -q " 2026/01/02 03:04:05 a.txt$" /tmp/l.out
+check "  the sticky bit as rsync shows it" grep -q "^drwxrwxrwt .* sticky$" /tmp/l.out
+check "  a symlink with its target" grep -q "^lrwxrwxrwx  *5 .* lnk -> a.txt$" /tmp/l.out
+check "  one level: dir, not dir/f" eval 'grep -q " dir$" /tmp/l.out && ! grep -q "dir/f" /tmp/l.out'
+check "  reserved names never listed" not grep -q "rdcp-partial" /tmp/l.out
+run --list-only -r "$L/pub/dir"
+check "--list-only -r HOST::pub/dir: the dir and its tree" \
+	eval 'out_has " dir$" && out_has " dir/f$" && out_has " dir/sub$"'
+if command -v rsync >/dev/null; then
+	# rsync is the oracle: the same tree through an rsync daemon, the lines
+	# compared sorted (rsync sorts its list, rdcp prints in the walk's order);
+	# rsync -l because rdcp always keeps symlinks (and shows their targets)
+	cat >/tmp/lrsyncd.conf <<EOF
+use chroot = no
+pid file = /tmp/lrsyncd.pid
+port = 18742
+[pub]
+path = /tmp/lpub
+comment = public files
+exclude = .rdcp-partial.*
+EOF
+	rsync --daemon --config=/tmp/lrsyncd.conf
+	for _ in $(seq 50); do [ -e /tmp/lrsyncd.pid ] && break; nap 0.1; done
+	for form in pub/ pub pub/dir pub/dir/ -r:pub/ -r:pub/dir; do
+		opt=
+		case $form in -r:*) opt=-r form=${form#-r:} ;; esac
+		# shellcheck disable=SC2086 # opt is one option or nothing
+		rsync -l $opt "rsync://127.0.0.1:18742/$form" 2>&1 | LC_ALL=C sort >/tmp/l.rs
+		# shellcheck disable=SC2086
+		"$RDCP" $opt --list-only "$L/$form" 2>&1 | LC_ALL=C sort >/tmp/l.rd
+		check "the same lines as rsync -l ${opt:+$opt }HOST::$form ($(wc -l </tmp/l.rd))" \
+			cmp -s /tmp/l.rs /tmp/l.rd || diff /tmp/l.rs /tmp/l.rd | sed 's/^/    | /'
+	done
+	rsync rsync://127.0.0.1:18742/ >/tmp/l.rs 2>&1
+	"$RDCP" "$L/" 2>&1 | grep "^pub " >/tmp/l.rd
+	check "the module line as rsync's" cmp -s /tmp/l.rs /tmp/l.rd
+	kill "$(cat /tmp/lrsyncd.pid)"
+fi
+run "$L/hid/"
+check "a hidden module is listed by name (list = no hides only its name)" \
+	eval '[ "$RC" -eq 0 ] && out_has " \.$"'
+run "$L/team/"
+check "team anonymously: refused (exit 5), needs a user, nothing listed" \
+	eval '[ "$RC" -eq 5 ] && out_has "requires authentication" && ! out_has t.txt'
+# shellcheck disable=SC2086
+run $AL/team/
+check "  as alice: listed" eval '[ "$RC" -eq 0 ] && out_has " t.txt$"'
+run "$L/wo/"
+check "a write-only module lists nothing: refused (exit 5)" \
+	eval '[ "$RC" -eq 5 ] && out_has "write-only" && ! out_has wo-secret'
+run "$L/pub/esc/"
+check "a symlink out of the module: refused, nothing of it shown" \
+	eval '[ "$RC" -ne 0 ] && out_has "symlink" && ! out_has secret'
+run "$L/pub/../"
+check "'..': refused (exit 1)" eval '[ "$RC" -eq 1 ] && out_has "is not allowed"'
+run "$L/pub/.rdcp-partial.keep"
+check "a reserved name: refused" eval '[ "$RC" -ne 0 ] && out_has "rdcp partial or temporary"'
+run /tmp/lpub/
+check "a local operand alone: exit 1, says what lists" \
+	eval '[ "$RC" -eq 1 ] && out_has "rdcp lists what a daemon serves"'
+# An older server: the client names the server and the versions. The
+# version listings need is read from rdcp's own message (one constant,
+# RD_PROTO_LIST, in the code), then a server one below it is tried.
+RDCP_TEST_PROTO_MAX=2 start_daemon lold2 --port 18743 --module pub=/tmp/lpub || exit 1
+run "rdcp://$S:18743/"
+need=$(grep -o 'that needs protocol [0-9]*' /tmp/out | grep -o '[0-9]*$')
+check "a server of protocol 2: HOST:: refused, naming the server and the versions" \
+	eval '[ "$RC" -ne 0 ] && out_has "$S:18743 speaks protocol 2, which cannot list its modules" && [ -n "$need" ]'
+kill "$(cat /tmp/lold2.pid)"
+RDCP_TEST_PROTO_MAX=$((${need:-3} - 1)) start_daemon lold --port 18744 --module pub=/tmp/lpub ||
+	exit 1
+run "rdcp://$S:18744/pub/"
+check "a server of protocol $((${need:-3} - 1)) (one before listings): HOST::pub/ refused" \
+	eval '[ "$RC" -ne 0 ] && out_has "speaks protocol $((${need:-3} - 1)), which cannot list files"'
+kill "$(cat /tmp/lold.pid)" "$(cat /tmp/lst.pid)"
 finish
