@@ -110,6 +110,15 @@ else
 	fail "push-paths: rdcp_evil exited $rc (an entry was accepted or a case went wrong)"
 fi
 check_absent /tmp/evil "push"
+# Issue 30 item 4: listings obey the same confinement as pulls.
+"$EVIL" list-paths "$IP" $DPORT m >$LOGS/list.out 2>&1
+rc=$?
+sed 's/^/    /' $LOGS/list.out
+if [ $rc -eq 0 ]; then
+	pass "list-paths: listings of m/../, ../ and reserved names refused, m itself listed"
+else
+	fail "list-paths: rdcp_evil exited $rc (a listing left the module, or the control failed)"
+fi
 check_absent /etc/evil "push"
 check_absent /tmp/mod/../evil "push"
 check_absent /evil "push"

@@ -2,6 +2,10 @@
 /*
  * rdcp_evil: a hostile peer for tests. Never installed.
  *
+ *   rdcp_evil list-paths HOST PORT MODULE
+ *	Listings rdcpd must refuse (rdcp_evil_list.c): MODULE/../, ../,
+ *	reserved names, a LIST with a payload; MODULE itself as a control.
+ *
  *   rdcp_evil push-paths HOST PORT MODULE
  *	A malicious pushing client against rdcpd. One session per case (the
  *	daemon ends a session on a protocol error); each case sends FILE
@@ -1449,6 +1453,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (raw_selftest())
 		return 3;
+	if (argc == 5 && !strcmp(argv[1], "list-paths"))
+		return evil_list_paths(argv[2], argv[3], argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "push-paths"))
 		return push_paths(argv[2], argv[3], argv[4]);
 	if (argc >= 3 && !strcmp(argv[1], "serve-evil"))

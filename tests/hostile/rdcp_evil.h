@@ -25,4 +25,7 @@ int sum_drip(const char *host, const char *port, const char *path, double secs);
 /* rdcp_evil_data.c: N long-path link groups under dir, linked in outside. */
 int link_tree(const char *dir, const char *outside, int n, int depth);
 
+/* rdcp_evil_list.c: listings a daemon must refuse; exit status. */
+int evil_list_paths(const char *host, const char *port, const char *module);
+
 #endif

@@ -3,12 +3,14 @@
 # bash drives it (COMP_WORDS split at ':' as COMP_WORDBREAKS says):
 # options from --help, option arguments, local paths, hosts from the ssh
 # config, and HOST:PATH completed on the "remote" side through a fake ssh
-# that runs the listing command locally (and through -e's command).
+# that runs the listing command locally (and through -e's command);
+# HOST::MODULE/PATH and rdcp://HOST:PORT/MODULE/PATH from a real rdcpd over
+# TCP (modules, then a directory's entries through rdcp --list-only).
 #
-# usage: completion_test.sh RDCP COMPLETION_FILE
+# usage: completion_test.sh RDCP COMPLETION_FILE RDCPD
 set -u
 shopt -s extglob
-rdcp=$(readlink -f "$1") comp=$(readlink -f "$2")
+rdcp=$(readlink -f "$1") comp=$(readlink -f "$2") rdcpd=$(readlink -f "$3")
 bc=/usr/share/bash-completion/bash_completion
 fails=0
 fail() { echo "FAIL: $*" >&2; fails=$((fails + 1)); }
@@ -156,6 +158,38 @@ grep -q "^$T/bin/myssh -o BatchMode=yes " "$T/ssh.log" || fail "-e: myssh not us
 complete_line "rdcp $T/d/b rdcptest-node1::data/"
 complete_line "rdcp $T/d/b rdcp://rdcptest-node1/data/"
 [ -s "$T/ssh.log" ] && fail "ssh run for a module path: $(cat "$T/ssh.log")"
+
+# 8. HOST::MODULE/PATH from a real daemon over TCP: modules, then entries.
+P=$((20000 + RANDOM % 20000))
+mkdir -p "$T/dump"
+"$rdcpd" --foreground --no-auth --transport tcp --port $P --ready-file "$T/ready" \
+	--module data="$T/d",ro --module dump="$T/dump" 2>"$T/rdcpd.log" &
+dpid=$!
+for _ in $(seq 100); do [ -e "$T/ready" ] && break; sleep 0.1; done
+[ -e "$T/ready" ] || fail "rdcpd did not start: $(cat "$T/rdcpd.log")"
+complete_line "rdcp --port $P 127.0.0.1::d"
+expect "HOST::d (modules)" "data/" "dump/"
+complete_line "rdcp --port $P $T/d/b 127.0.0.1::da"
+expect "HOST::da" "data/"
+has "dump/" && fail "HOST::da offers dump/"
+complete_line "rdcp --port $P 127.0.0.1::data/b"
+expect "HOST::data/b (entries)" "data/b " "data/bee "
+complete_line "rdcp --port $P 127.0.0.1::data/su"
+expect "HOST::data/su (directories end in /)" "data/sub/" "data/sub\\ dir/"
+complete_line "rdcp --port $P 127.0.0.1::data/"
+expect "HOST::data/ (all)" "data/a\\ file " "data/b " "data/sub/"
+has "data/./" && fail "HOST::data/ offers '.'"
+complete_line "rdcp rdcp://127.0.0.1:$P/data/be"
+expect "rdcp://HOST:PORT/data/be" "$P/data/bee "
+complete_line "rdcp rdcp://127.0.0.1:$P/du"
+expect "rdcp://HOST:PORT/du" "$P/dump/"
+kill "$dpid" 2>/dev/null
+wait "$dpid" 2>/dev/null
+# nothing listening: nothing offered, nothing printed, quickly
+t0=$SECONDS
+complete_line "rdcp --port $P 127.0.0.1::data/b"
+[ "${#COMPREPLY[@]}" = 0 ] || fail "a daemon that is gone: offered ${COMPREPLY[*]}"
+[ $((SECONDS - t0)) -le 6 ] || fail "a daemon that is gone: $((SECONDS - t0)) s to give up"
 
 if [ "$fails" -ne 0 ]; then
 	echo "$fails failure(s)"
