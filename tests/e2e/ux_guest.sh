@@ -159,7 +159,8 @@ run /tmp/dir:with:colons/f "$S::m/colon"
 check "a ':' after a '/' is a local path" [ "$RC" -eq 0 ]
 # --- listings (issue 30 item 4): rdcp HOST::, rdcp HOST::MODULE/DIR/, --list-only ---
 LP=18741
-mkdir -p /tmp/lpub/dir/sub /tmp/lpub/sticky /tmp/lteam /tmp/lwo /tmp/lhid /tmp/ldeny /tmp/outside
+mkdir -p /tmp/lpub/dir/sub /tmp/lpub/sticky /tmp/lteam /tmp/lwo /tmp/lhid /tmp/ldeny /tmp/lfar \
+	/tmp/outside
 echo hello >/tmp/lpub/a.txt
 : >/tmp/lpub/empty
 head -c 1234567 /dev/zero >/tmp/lpub/big
@@ -200,7 +201,7 @@ host key = /tmp/lhost.key
     path = /tmp/ldeny
     auth users = alice:deny, *:rw
 [far]
-    path = /tmp/lhid
+    path = /tmp/lfar
     hosts allow = 10.99.0.0/16
     auth = none
 EOF
@@ -284,8 +285,8 @@ run "$L/pub/../"
 check "'..': refused (exit 1)" eval '[ "$RC" -eq 1 ] && out_has "is not allowed"'
 run "$L/pub/.rdcp-partial.keep"
 check "a reserved name: refused" eval '[ "$RC" -ne 0 ] && out_has "rdcp partial or temporary"'
-run /tmp/lpub/
-check "a local operand alone: exit 1, says what lists" \
+run --list-only /tmp/lpub/
+check "--list-only of a local path: exit 1, says what lists" \
 	eval '[ "$RC" -eq 1 ] && out_has "rdcp lists what a daemon serves"'
 # An older server: the client names the server and the versions. The
 # version listings need is read from rdcp's own message (one constant,
