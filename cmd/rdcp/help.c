@@ -11,6 +11,7 @@ void rdcp_usage(FILE *out)
 {
 	fprintf(out,
 		"usage: rdcp [options] SOURCE... DEST\n"
+		"       rdcp [options] HOST::[MODULE/PATH]   (list; --list-only SOURCE...)\n"
 		"       rdcp --list-devices [HOST] | --version | --help\n"
 		"\n"
 		"Operands:\n"
@@ -61,6 +62,8 @@ void rdcp_usage(FILE *out)
 		"      --log-file FILE        append a line per entry to FILE (and errors)\n"
 		"      --log-file-format FMT  its format (default \"%%i %%n%%L\")\n"
 		"      --stats                rsync's transfer statistics at the end\n"
+		"      --list-only            list the daemon SOURCEs (rsync's format), copy\n"
+		"                             nothing; HOST:: lists the modules\n"
 		"  -h, --human-readable       numbers in K, M, G (again: powers of 1024)\n"
 		"      --no-human-readable    plain digits (the default is 1,234,567)\n"
 		"      --progress             show the progress meter even when stderr is not a\n"

@@ -111,10 +111,9 @@ static int peer_access(const struct rd_conf *c, const struct rd_conf_module *m,
 	if (m->nusers && user_access(m, p->user, access, err))
 		return -err->status;
 	if (*access == RD_ACCESS_NONE || *access == RD_ACCESS_DENY)
-		return rd_err_set(err, RD_EPERM, 0, "module %s: user %s is not allowed%s", m->name,
-				  who,
-				  *access == RD_ACCESS_DENY ? " (auth users denies it)"
-							    : " (not in auth users)");
+		return rd_err_set(
+		    err, RD_EPERM, 0, "module %s: user %s is not allowed%s", m->name, who,
+		    *access == RD_ACCESS_DENY ? " (auth users denies it)" : " (not in auth users)");
 	return 0;
 }
 
@@ -128,11 +127,10 @@ int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
 	if (ret)
 		return ret;
 	if (push && access == RD_ACCESS_RO)
-		return needs_auth(c, m) ? rd_err_set(err, RD_EPERM, 0,
-						     "module %s is read-only for user %s", m->name,
-						     who)
-					: rd_err_set(err, RD_EPERM, 0, "module %s is read-only",
-						     m->name);
+		return needs_auth(c, m)
+			   ? rd_err_set(err, RD_EPERM, 0, "module %s is read-only for user %s",
+					m->name, who)
+			   : rd_err_set(err, RD_EPERM, 0, "module %s is read-only", m->name);
 	if (!push && m->write_only)
 		return rd_err_set(err, RD_EPERM, 0,
 				  "module %s is write-only: files can be pushed, not pulled",

@@ -57,9 +57,9 @@ static void test_good(void **state)
 static void test_bad(void **state)
 {
 	static const char *const bad[] = {
-		"",	 "rdcp://h",	"rdcp://h:0/m", "rdcp://h:x/m", "rdcp://h:70000/m",
-		"-oProxy:x",	"h;rm:x",	"rdcp://[::1/m", "@h::m",
-		"rdcp://@h/m", "a b@h::m", "a:b@[::1]::m", "\x01@h::m",
+	    "",		 "rdcp://h",	 "rdcp://h:0/m",  "rdcp://h:x/m", "rdcp://h:70000/m",
+	    "-oProxy:x", "h;rm:x",	 "rdcp://[::1/m", "@h::m",	  "rdcp://@h/m",
+	    "a b@h::m",	 "a:b@[::1]::m", "\x01@h::m",
 	};
 	struct rd_operand op;
 	struct rd_err e;
@@ -123,11 +123,9 @@ static void test_normalize(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),
-		cmocka_unit_test(test_bad),
-		cmocka_unit_test(test_module_listing),
-		cmocka_unit_test(test_same_remote),
-		cmocka_unit_test(test_normalize),
+	    cmocka_unit_test(test_good),	   cmocka_unit_test(test_bad),
+	    cmocka_unit_test(test_module_listing), cmocka_unit_test(test_same_remote),
+	    cmocka_unit_test(test_normalize),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -192,9 +192,9 @@ int rd_operand_normalize(const char *in, char *out, size_t cap, struct rd_err *e
 		p += n;
 	}
 	if (!o)
-		return rd_err_set(err, RD_EUSAGE, 0,
-				  "'%s': name a module (HOST::MODULE/PATH; HOST:: alone lists them)",
-				  in);
+		return rd_err_set(
+		    err, RD_EUSAGE, 0,
+		    "'%s': name a module (HOST::MODULE/PATH; HOST:: alone lists them)", in);
 	out[o] = '\0';
 	return 0;
 }

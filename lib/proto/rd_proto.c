@@ -903,7 +903,8 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 			break;
 		}
 		for (i = 0; i < m->u.modules.n && !r->why; i++) {
-			rd_get_str(r, &m->u.modules.name[i], RD_LIST_NAME_MAX, "bad module name length");
+			rd_get_str(r, &m->u.modules.name[i], RD_LIST_NAME_MAX,
+				   "bad module name length");
 			rd_get_str(r, &m->u.modules.comment[i], RD_LIST_COMMENT_MAX,
 				   "module comment too long");
 		}

@@ -203,12 +203,12 @@ int rd_rej_status(uint16_t reason)
 }
 
 static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
-    [RD_MSG_CREDIT] = "CREDIT", [RD_MSG_OPEN] = "OPEN",	  [RD_MSG_OPEN_OK] = "OPEN_OK",
-    [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE",	  [RD_MSG_END] = "END",
-    [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA",	  [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
-    [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE",	  [RD_MSG_FIN] = "FIN",
-    [RD_MSG_TLS] = "TLS",	[RD_MSG_META] = "META",	  [RD_MSG_FILES] = "FILES",
-    [RD_MSG_DONES] = "DONES",	[RD_MSG_RAILS] = "RAILS", [RD_MSG_LANES] = "LANES",
+    [RD_MSG_CREDIT] = "CREDIT", [RD_MSG_OPEN] = "OPEN",	      [RD_MSG_OPEN_OK] = "OPEN_OK",
+    [RD_MSG_ERROR] = "ERROR",	[RD_MSG_FILE] = "FILE",	      [RD_MSG_END] = "END",
+    [RD_MSG_GET] = "GET",	[RD_MSG_DATA] = "DATA",	      [RD_MSG_CHUNK_ERR] = "CHUNK_ERR",
+    [RD_MSG_DONE] = "DONE",	[RD_MSG_NOTE] = "NOTE",	      [RD_MSG_FIN] = "FIN",
+    [RD_MSG_TLS] = "TLS",	[RD_MSG_META] = "META",	      [RD_MSG_FILES] = "FILES",
+    [RD_MSG_DONES] = "DONES",	[RD_MSG_RAILS] = "RAILS",     [RD_MSG_LANES] = "LANES",
     [RD_MSG_LIST] = "LIST",	[RD_MSG_MODULES] = "MODULES",
 };
 

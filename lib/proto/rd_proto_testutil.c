@@ -238,8 +238,8 @@ static void sample_payload(struct rd_msg *m, int v)
 		for (i = 0; i < m->u.modules.n; i++) {
 			m->u.modules.name[i] =
 			    v ? str_n(long_text, RD_LIST_NAME_MAX) : str_of(i ? "data" : "pub lic");
-			m->u.modules.comment[i] =
-			    v ? str_n(long_text, RD_LIST_COMMENT_MAX) : str_of(i ? "" : "a comment");
+			m->u.modules.comment[i] = v ? str_n(long_text, RD_LIST_COMMENT_MAX)
+						    : str_of(i ? "" : "a comment");
 		}
 		break;
 	case RD_MSG_FIN:

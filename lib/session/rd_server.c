@@ -115,12 +115,10 @@ static int await_open(struct rd_conn *c, volatile int *stop, int timeout_ms, uin
 				return refuse(c, err, RD_EPROTO, "bad first message from %s: %s",
 					      rd_conn_info(c)->peer, why);
 			/* a listing of the modules (version RD_PROTO_LIST) comes instead */
-			if (m->hdr.type == RD_MSG_LIST &&
-			    rd_conn_info(c)->version < RD_PROTO_LIST)
-				return refuse(c, err, RD_EPROTO,
-					      "LIST from %s on protocol %u (it needs %u)",
-					      rd_conn_info(c)->peer, rd_conn_info(c)->version,
-					      RD_PROTO_LIST);
+			if (m->hdr.type == RD_MSG_LIST && rd_conn_info(c)->version < RD_PROTO_LIST)
+				return refuse(
+				    c, err, RD_EPROTO, "LIST from %s on protocol %u (it needs %u)",
+				    rd_conn_info(c)->peer, rd_conn_info(c)->version, RD_PROTO_LIST);
 			if (m->hdr.type != RD_MSG_OPEN && m->hdr.type != RD_MSG_LIST)
 				return refuse(c, err, RD_EPROTO, "expected OPEN from %s, got %s",
 					      rd_conn_info(c)->peer, rd_msg_type_name(m->hdr.type));
@@ -486,8 +484,8 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 				   : o->paths[0].len),
 			 o->paths[0].ptr);
 	summarize(summary, sumlen,
-		  fixed	 ? (push ? "receive" : "send")
-		  : push ? "push"
+		  fixed			    ? (push ? "receive" : "send")
+		  : push		    ? "push"
 		  : (o->flags & RD_OF_LIST) ? "list"
 					    : "pull",
 		  where, e, ret, now_s() - t0);
@@ -515,8 +513,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
 				    err);
 	else
-		ret = rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed, tree_flags(cfg, o),
-					 err);
+		ret =
+		    rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed, tree_flags(cfg, o), err);
 	if (ret) {
 		ret = refuse_err(c, err, ret);
 		goto out;

@@ -136,8 +136,7 @@ struct rd_client_opts {
 	size_t nwants;
 	uint64_t want_job;
 	void (*list)(void *ctx, const struct rd_msg_file *f);
-	void (*module)(void *ctx, const char *name, size_t nlen, const char *comment,
-		       size_t clen);
+	void (*module)(void *ctx, const char *name, size_t nlen, const char *comment, size_t clen);
 	void *list_ctx;
 };
 
@@ -242,7 +241,7 @@ struct rd_server_cfg {
 	 * modules (LIST)? 1 with its comment in comment (cap bytes), else 0.
 	 * NULL: every module, without a comment.
 	 */
-	int (*listable)(void *ctx, const struct rd_module *mod, char *comment, size_t cap);	/*
+	int (*listable)(void *ctx, const struct rd_module *mod, char *comment, size_t cap); /*
 	 * The client's OPEN must arrive within this (ms; 0: no deadline but
 	 * the connection's silence timeout), or it is refused and the session
 	 * ends: messages that are not OPEN (even empty CREDITs) do not extend it.

@@ -246,7 +246,7 @@ static void test_tree_list_level(void **state)
 	assert_true(i > 0);
 	assert_int_equal(w.e[i].type, RD_FT_DIR);
 	assert_int_equal(w.e[i].fd, -1);
-	assert_true(find(&w, "src/sub", 1) < 0);  /* never entered: no POST */
+	assert_true(find(&w, "src/sub", 1) < 0);   /* never entered: no POST */
 	assert_true(find(&w, "src/sub/g", 0) < 0); /* nor its contents */
 	assert_true(find(&w, "src/sub/deep", 0) < 0);
 	assert_true(find(&w, "src", 1) > i);

@@ -1430,19 +1430,20 @@ static int swap_loop(const char *dir, const char *a, const char *b, const char *
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: rdcp_evil push-paths HOST PORT MODULE\n"
-			"       rdcp_evil serve-evil PORT [CASE...]\n"
-			"       rdcp_evil pull-cases\n"
-			"       rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]\n"
-			"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n"
-			"       rdcp_evil idle HOST PORT SECONDS [connect|tls|open MODULE/PATH]\n"
-			"       rdcp_evil join HOST PORT\n"
-			"       rdcp_evil flood HOST PORT N SECONDS\n"
-			"       rdcp_evil swap DIR A B SECONDS\n"
-			"       rdcp_evil push-probe HOST PORT MODULE\n"
-			"       rdcp_evil sum-flood HOST PORT MODULE/FILE [COUNT]\n"
-			"       rdcp_evil sum-drip HOST PORT MODULE/FILE SECONDS\n"
-			"       rdcp_evil link-tree DIR OUTSIDE N [DEPTH]\n" RDCP_EVIL_PREAUTH_USAGE);
+	fprintf(stderr,
+		"usage: rdcp_evil push-paths HOST PORT MODULE\n"
+		"       rdcp_evil serve-evil PORT [CASE...]\n"
+		"       rdcp_evil pull-cases\n"
+		"       rdcp_evil serve-evil-ssh ADDR CASE [SECRET_HEX]\n"
+		"       rdcp_evil bad-secret HOST PORT [SECRET_HEX|none]\n"
+		"       rdcp_evil idle HOST PORT SECONDS [connect|tls|open MODULE/PATH]\n"
+		"       rdcp_evil join HOST PORT\n"
+		"       rdcp_evil flood HOST PORT N SECONDS\n"
+		"       rdcp_evil swap DIR A B SECONDS\n"
+		"       rdcp_evil push-probe HOST PORT MODULE\n"
+		"       rdcp_evil sum-flood HOST PORT MODULE/FILE [COUNT]\n"
+		"       rdcp_evil sum-drip HOST PORT MODULE/FILE SECONDS\n"
+		"       rdcp_evil link-tree DIR OUTSIDE N [DEPTH]\n" RDCP_EVIL_PREAUTH_USAGE);
 }
 
 int main(int argc, char **argv)
