@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "cmd/rdcp/rdcp.h"
+#include "lib/base/rd_chmod.h"
 #include "lib/base/rd_escape.h"
 #include "lib/operand/rd_operand.h"
 #include "lib/proto/rd_proto.h"
@@ -30,12 +31,9 @@ struct lister {
 	unsigned long entries;
 };
 
-/* rsync's permstring: the type letter, then rwx with s/S and t/T. */
+/* rsync's permstring: the type letter, then rd_perm_string's rwx with s/S and t/T. */
 static void perms(char *p, uint32_t mode)
 {
-	static const char rwx[] = "rwxrwxrwx";
-	int i;
-
 	p[0] = S_ISDIR(mode)	? 'd'
 	       : S_ISLNK(mode)	? 'l'
 	       : S_ISFIFO(mode) ? 'p'
@@ -43,15 +41,7 @@ static void perms(char *p, uint32_t mode)
 	       : S_ISCHR(mode)	? 'c'
 	       : S_ISBLK(mode)	? 'b'
 				: '-';
-	for (i = 0; i < 9; i++)
-		p[i + 1] = (mode & (0400u >> i)) ? rwx[i] : '-';
-	if (mode & S_ISUID)
-		p[3] = p[3] == 'x' ? 's' : 'S';
-	if (mode & S_ISGID)
-		p[6] = p[6] == 'x' ? 's' : 'S';
-	if (mode & S_ISVTX)
-		p[9] = p[9] == 'x' ? 't' : 'T';
-	p[10] = '\0';
+	rd_perm_string(p + 1, mode);
 }
 
 /* One entry, as rsync --list-only prints it. */
