@@ -250,7 +250,8 @@ comment = public files
 exclude = .rdcp-partial.*
 EOF
 	rsync --daemon --config=/tmp/lrsyncd.conf
-	for _ in $(seq 50); do [ -e /tmp/lrsyncd.pid ] && break; nap 0.1; done
+	# ready when it answers (its pid file comes before it listens)
+	for _ in $(seq 50); do rsync rsync://127.0.0.1:18742/ >/dev/null 2>&1 && break; nap 0.1; done
 	for form in pub/ pub pub/dir pub/dir/ -r:pub/ -r:pub/dir; do
 		opt=
 		case $form in -r:*) opt=-r form=${form#-r:} ;; esac
@@ -259,7 +260,8 @@ EOF
 		# shellcheck disable=SC2086
 		"$RDCP" $opt --list-only "$L/$form" 2>&1 | LC_ALL=C sort >/tmp/l.rd
 		check "the same lines as rsync -l ${opt:+$opt }HOST::$form ($(wc -l </tmp/l.rd))" \
-			cmp -s /tmp/l.rs /tmp/l.rd || diff /tmp/l.rs /tmp/l.rd | sed 's/^/    | /'
+			cmp -s /tmp/l.rs /tmp/l.rd
+		cmp -s /tmp/l.rs /tmp/l.rd || diff /tmp/l.rs /tmp/l.rd | sed 's/^/    | /'
 	done
 	rsync rsync://127.0.0.1:18742/ >/tmp/l.rs 2>&1
 	"$RDCP" "$L/" 2>&1 | grep "^pub " >/tmp/l.rd
