@@ -380,10 +380,10 @@
  *    still send FILE and DONE (a DONE with a failure or a note always
  *    goes alone).
  *
- *    LIST (19), client -> server, version RD_PROTO_LIST, instead of OPEN
+ *    LIST (20), client -> server, version RD_PROTO_LIST, instead of OPEN
  *    (section 3, Listings): empty payload (length 0).
  *
- *    MODULES (20), server -> client, the answer to LIST, one or more:
+ *    MODULES (21), server -> client, the answer to LIST, one or more:
  *	 0 u8  flags	  RD_LSF_LAST (0x1): the last MODULES; other bits refused
  *	 1 u16 n	  0..RD_LIST_BATCH, else refused
  *	 3 n x { str name     1..RD_LIST_NAME_MAX bytes, no '/', no byte
@@ -715,8 +715,8 @@ enum rd_msg_type {
 	RD_MSG_DONES = 16,
 	RD_MSG_RAILS = 17,
 	RD_MSG_LANES = 18,
-	RD_MSG_LIST = 19,
-	RD_MSG_MODULES = 20,
+	RD_MSG_LIST = 20,
+	RD_MSG_MODULES = 21,
 	RD_MSG_TYPE_MAX,
 	RD_MSG_WANT = 0x20 /* section 6: its own range of numbers */
 };
@@ -784,10 +784,10 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * nothing (section 3, Listings); without RD_OF_RECURSIVE a directory is
  * walked one level.
  */
-#define RD_OF_LIST	 0x200000u
+#define RD_OF_LIST	 0x400000u
 /* Ranges (section 6, issue 32): its own block of numbers, from the top. */
 #define RD_OF_RANGES	  0x80000000u
-#define RD_OF_KNOWN	  (0x3fffffu | RD_OF_RANGES)
+#define RD_OF_KNOWN	  (0x7fffffu | RD_OF_RANGES)
 #define RD_WF_END	  0x1u /* WANT: the list's last message */
 #define RD_WANT_WHOLE	  1
 #define RD_WANT_RANGE	  2
