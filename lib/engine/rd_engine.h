@@ -131,14 +131,6 @@ struct rd_engine_opts {
 	unsigned window;
 	/* Pacing of this side's chunks (see struct rd_pace); NULL: none. */
 	struct rd_pace *pace;
-	/*
-	 * A receiver that only lists (rdcp's listings, rd_proto.h section 3):
-	 * list, when set, gets each entry, which is confirmed at once (after
-	 * its META, if any); nothing is asked for or written, and the sink
-	 * may be NULL. hook_ctx is its.
-	 */
-	void (*list)(void *ctx, const struct rd_msg_file *f);
-	void *hook_ctx;
 	/* A sender for a listing (RD_OF_LIST): DIR entries carry their st_size. */
 	int list_sizes;
 	/*
@@ -163,9 +155,11 @@ struct rd_engine_opts {
 	/*
 	 * Receivers of rdcp-mpi's pulls (section 6): accept, when set, sees
 	 * every entry first (0: take it; else it was not asked for: a
-	 * protocol error); list, when set, makes a receiver that only lists:
-	 * each entry goes to it and is confirmed at once, nothing is asked
-	 * for or written. hook_ctx is theirs.
+	 * protocol error); list, when set, makes a receiver that only lists
+	 * (rdcp-mpi's plans and rdcp's listings, rd_proto.h section 3): each
+	 * entry goes to it and is confirmed at once (after its META, if any),
+	 * nothing is asked for or written, and the sink may be NULL.
+	 * hook_ctx is theirs.
 	 */
 	int (*accept)(void *ctx, const struct rd_msg_file *f);
 	void (*list)(void *ctx, const struct rd_msg_file *f);
