@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 10 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 11 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
  * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
@@ -8,7 +8,8 @@
  * RD_OF_COPY_LINKS; 8 a JOIN's proof bound to its lane, its rail and a
  * nonce from the server: the LANES message; 9 password logins inside TLS:
  * section 4, Login; 10 link groups named: RD_FF_LINKED and
- * RD_FF_LINK_LAST). This comment is the specification;
+ * RD_FF_LINK_LAST; 11 rsync's rules: RD_OF_SELECT, OPEN's SELECT block,
+ * RULES, FILE flag CONTENTS). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -186,6 +187,41 @@
  *			  RD_WINDOW_FILES..RD_WINDOW_MAX, else refused: the most
  *			  entries not yet DONE the client can hold (its memory
  *			  and open files)
+ *	 + SELECT	  only with RD_OF_SELECT (version 11): rsync's rules
+ *			  for what is compared, placed and selected (issue 28):
+ *	   u8  compare	  RD_CMP_QUICK 0: a regular file whose size and mtime
+ *			  match (modify_window) is left as it is, unread;
+ *			  RD_CMP_CHECKSUM 1 (-c): contents compared chunk by
+ *			  chunk (GET SUM), as before version 11; RD_CMP_SIZE 2
+ *			  (--size-only): equal sizes match; else refused
+ *	   u16 rules	  RD_SEL_*: UPDATE 0x1 (-u: a receiver's file newer
+ *			  than the sender's stays), IGNORE_EXISTING 0x2,
+ *			  EXISTING 0x4 (nothing new is created), DRY_RUN 0x8
+ *			  (the receiver changes nothing and reports, CHANGES),
+ *			  DEST_DIR 0x10 (PUSH: the destination is a directory,
+ *			  made if missing), MKPATH 0x20 (PUSH: its missing
+ *			  parents too), RELATIVE 0x40 (-R: paths keep their
+ *			  implied directories), DELETE_EXCLUDED 0x80 (filter
+ *			  rules without a side are the sender's only); other
+ *			  bits, and DEST_DIR or MKPATH on a PULL, refused
+ *	   s32 modify_window  RD_WINDOW_NS (-1): mtimes equal to the ns
+ *			  where both have ns (one side's 0 ns: seconds); 0..:
+ *			  whole seconds that may differ (rsync's
+ *			  --modify-window); below -1 refused
+ *	   u64 min_size	  files smaller are not transferred (0: none)
+ *	   u64 max_size	  files larger are not transferred (RD_SIZE_NONE:
+ *			  none)
+ *	   npaths x { u8 pflags, u16 skip }  PULL (a PUSH: all 0, else
+ *			  refused): pflags RD_PF_CONTENTS 0x1: the path names
+ *			  the directory's contents (rsync's "dir/"; a module's
+ *			  root always does): the server flags that source's
+ *			  entries RD_FF_CONTENTS; skip (RELATIVE only, else 0):
+ *			  bytes of the path after "module/" that are not sent
+ *			  (rsync's "/./"), 0 or just past a '/', less than the
+ *			  path's rest; other bits or values refused
+ *	   u16 nrules	  filter rules that follow in RULES, 0..RD_RULES_MAX
+ *	   u32 nnames	  PULL (a PUSH: 0): --files-from names that follow in
+ *			  RULES, 0..RD_NAMES_MAX
  *
  *    OPEN_OK (3), server -> client:
  *	 0 u32 flags	  RD_OF_* the server will honour (a subset of OPEN's)
@@ -224,6 +260,13 @@
  *			  wire path (rd_path_check()) of an earlier REG entry
  *			  of this session, the first of its link group (-H);
  *			  others: empty
+ *    FILE flags: RD_FF_ROOT 0x1 (the first component is a top-level
+ *    source), RD_FF_POST 0x2 (a directory after its contents: apply its
+ *    metadata), RD_FF_MORE 0x4 (META follow), RD_FF_CONTENTS 0x20 (only
+ *    with RD_OF_SELECT honoured: the entry belongs to a source that named
+ *    a directory's contents; the receiver places it without its first
+ *    component, so that source's root directory is the destination
+ *    itself; on a root only with type DIR); others refused.
  *    SPECIAL is sent only with RD_OF_SPECIALS (fifo, socket) or
  *    RD_OF_DEVICES (char, block) honoured, HLINK only with RD_OF_HARDLINKS
  *    (a receiver refuses an HLINK without it as a protocol error).
@@ -376,6 +419,39 @@
  *    still send FILE and DONE (a DONE with a failure or a note always
  *    goes alone).
  *
+ *    RULES (19), client -> server, only after an OPEN whose SELECT
+ *    announced nrules + nnames > 0: exactly that many strings, filter
+ *    rules first, in as many RULES as the client likes, before the server
+ *    answers OPEN (anything else first, more than announced, or more than
+ *    RD_RULES_BYTES_MAX / RD_NAMES_BYTES_MAX bytes in all: refused):
+ *	 0 u8  kind	  RD_RULES_FILTER 1, RD_RULES_NAMES 2
+ *	 1 u16 n	  1..: strings in this message
+ *	 3 n x str	  FILTER: one rule in rsync's syntax ("- *.o", "+ /dir/",
+ *			  ": .rsync-filter", "P keep", "!"), 1..RD_RULE_MAX
+ *			  bytes, no NUL, CR or LF; the server parses each and
+ *			  refuses the OPEN (ERROR naming the rule) for one it
+ *			  cannot parse or will not run (a merge file, which
+ *			  names a file of the client's). NAMES: a --files-from
+ *			  name, relative to the first OPEN path
+ *			  (rd_path_check()).
+ *    Filters run where rsync runs them: the sender leaves out what its
+ *    rules exclude (hide) while it walks, reading per-directory merge
+ *    files (": NAME") from the directories it walks, through their
+ *    descriptors; a receiver keeps them for what it protects (--delete).
+ *    A server's own confinement (its module) is never widened by a rule.
+ *
+ *    CHANGES (20), receiver -> sender, only with RD_OF_SELECT honoured:
+ *    what the receiver did (or with DRY_RUN would do) to entries, each
+ *    announced and not yet DONE, sent before their DONE; an entry not
+ *    named changed nothing:
+ *	 0 u16 n	  1..RD_BATCH_MAX
+ *	 2 n x { u32 id, u32 bits }  RD_CH_*: NEW 0x1, DATA 0x2 (its data
+ *			  moved), SUM 0x4 (contents, link target or device
+ *			  differ), SIZE 0x8, TIME 0x10, PERMS 0x20, OWNER 0x40,
+ *			  GROUP 0x80, ACL 0x100, XATTR 0x200, HLINK 0x400,
+ *			  SKIPPED 0x800 (a transfer rule left it), TYPE 0x1000
+ *			  (replaced another type), DELETED 0x2000; others refused
+ *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
  *	 4 u32 files_failed
@@ -387,7 +463,8 @@
  *    refuses them, and the TLS layer refuses anything else once TLS is up.
  *
  * 3. Session.
- *    client: OPEN (mode PUSH = client sends files, PULL = client receives)
+ *    client: OPEN (mode PUSH = client sends files, PULL = client receives),
+ *	      then the RULES its SELECT announced (version 11)
  *    server: OPEN_OK, or ERROR and disconnect.
  *    Then the side that has the files is the "sender", the other the
  *    "receiver", whatever the mode:
@@ -503,7 +580,7 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     10
+#define RD_PROTO_MAX	     11
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
@@ -512,6 +589,7 @@
 #define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
 #define RD_PROTO_LOGIN	     9 /* password logins inside TLS (section 4, Login) */
 #define RD_PROTO_LINKS	     10 /* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
+#define RD_PROTO_SELECT	     11 /* the first version with RD_OF_SELECT */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -586,6 +664,8 @@ enum rd_msg_type {
 	RD_MSG_DONES = 16,
 	RD_MSG_RAILS = 17,
 	RD_MSG_LANES = 18,
+	RD_MSG_RULES = 19,
+	RD_MSG_CHANGES = 20,
 	RD_MSG_TYPE_MAX
 };
 
@@ -647,7 +727,14 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_ONE_FS	 0x40000u
 #define RD_OF_ONE_FS2	 0x80000u
 #define RD_OF_COPY_LINKS 0x100000u
-#define RD_OF_KNOWN	 0x1fffffu
+/*
+ * rsync's rules (version 11, issue 28): OPEN carries the SELECT block (its
+ * last field), RULES may follow it, CHANGES and the FILE flag CONTENTS
+ * are allowed; asked and refused like RD_OF_PACK. Without it a receiver
+ * places and compares as before version 9.
+ */
+#define RD_OF_SELECT	 0x200000u
+#define RD_OF_KNOWN	 0x3fffffu
 #define RD_BATCH_MAX 64 /* entries in one FILES or DONES */
 
 /*
@@ -688,7 +775,53 @@ enum rd_ftype {
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
 #define RD_FF_LINKED	0x8u /* REG, version 10: starts a link group */
 #define RD_FF_LINK_LAST 0x10u /* HLINK, version 10: its group's last link */
-#define RD_FF_KNOWN	0x1fu
+/* RD_OF_SELECT: part of a source that named a directory's contents ("dir/") */
+#define RD_FF_CONTENTS 0x20u
+#define RD_FF_KNOWN    0x3fu
+
+/* OPEN's SELECT block (RD_OF_SELECT, version 11): how files are compared */
+enum rd_cmp {
+	RD_CMP_QUICK = 0,    /* size and mtime (rsync's quick check) */
+	RD_CMP_CHECKSUM = 1, /* -c: contents, chunk by chunk */
+	RD_CMP_SIZE = 2	     /* --size-only */
+};
+/* ... and the transfer rules (SELECT rules) */
+#define RD_SEL_UPDATE	       0x1u  /* -u: keep files newer on the receiver */
+#define RD_SEL_IGNORE_EXISTING 0x2u  /* --ignore-existing */
+#define RD_SEL_EXISTING	       0x4u  /* --existing: create nothing new */
+#define RD_SEL_DRY_RUN	       0x8u  /* -n: change nothing, report */
+#define RD_SEL_DEST_DIR	       0x10u /* PUSH: the destination is a directory */
+#define RD_SEL_MKPATH	       0x20u /* PUSH: --mkpath */
+#define RD_SEL_RELATIVE	       0x40u /* -R: paths keep their implied directories */
+#define RD_SEL_DELETE_EXCLUDED 0x80u /* filter rules without s/r: sender side only */
+#define RD_SEL_KNOWN	       0xffu
+#define RD_PF_CONTENTS	       0x1u /* SELECT pflags: the path names its contents */
+#define RD_PF_KNOWN	       0x1u
+#define RD_WINDOW_NS	       (-1)		  /* SELECT modify_window: exact, to the ns */
+#define RD_SIZE_NONE	       UINT64_MAX	  /* SELECT max_size: no limit */
+#define RD_RULES_MAX	       4096		  /* filter rules one OPEN announces */
+#define RD_RULE_MAX	       (RD_PATH_MAX + 64) /* bytes of one rule */
+#define RD_RULES_BYTES_MAX     (256u << 10)	  /* all of them */
+#define RD_NAMES_MAX	       100000u		  /* --files-from names of a pull */
+#define RD_NAMES_BYTES_MAX     (4u << 20)	  /* all of them */
+enum rd_rules_kind { RD_RULES_FILTER = 1, RD_RULES_NAMES = 2 };
+
+/* CHANGES bits: what a receiver did (or, -n, would do) to one entry */
+#define RD_CH_NEW     0x1u /* created: nothing was there */
+#define RD_CH_DATA    0x2u /* its data moved (a regular file's) */
+#define RD_CH_SUM     0x4u /* contents (-c), link target or device number differ */
+#define RD_CH_SIZE    0x8u
+#define RD_CH_TIME    0x10u
+#define RD_CH_PERMS   0x20u
+#define RD_CH_OWNER   0x40u
+#define RD_CH_GROUP   0x80u
+#define RD_CH_ACL     0x100u
+#define RD_CH_XATTR   0x200u
+#define RD_CH_HLINK   0x400u  /* made as a hard link */
+#define RD_CH_SKIPPED 0x800u  /* left as it is by a transfer rule (-u, --max-size...) */
+#define RD_CH_TYPE    0x1000u /* replaced an entry of another type */
+#define RD_CH_DELETED 0x2000u /* removed (--delete) */
+#define RD_CH_KNOWN   0x3fffu
 
 /* META */
 enum rd_meta_kind { RD_META_XATTR = 1, RD_META_ACL = 2, RD_META_SPARSE = 3 };
@@ -769,6 +902,19 @@ struct rd_str {
 	uint16_t len;
 };
 
+/* OPEN's SELECT block (RD_OF_SELECT). */
+struct rd_select {
+	uint8_t compare;		   /* enum rd_cmp */
+	uint16_t rules;			   /* RD_SEL_* */
+	int32_t modify_window;		   /* RD_WINDOW_NS, or seconds 0.. */
+	uint64_t min_size;		   /* 0: none */
+	uint64_t max_size;		   /* RD_SIZE_NONE: none */
+	uint8_t pflags[RD_OPEN_PATHS_MAX]; /* per path: RD_PF_* (PULL) */
+	uint16_t skip[RD_OPEN_PATHS_MAX];  /* per path: RELATIVE's unsent prefix (PULL) */
+	uint16_t nrules;		   /* RULES FILTER strings that follow */
+	uint32_t nnames;		   /* RULES NAMES strings that follow (PULL) */
+};
+
 struct rd_msg_open {
 	uint8_t mode;	/* enum rd_open_mode */
 	uint32_t flags; /* RD_OF_* */
@@ -778,6 +924,7 @@ struct rd_msg_open {
 	struct rd_str paths[RD_OPEN_PATHS_MAX]; /* "module/path" */
 	struct rd_str partial_dir;		/* RD_OF_PARTIAL_DIR only: one name */
 	uint16_t window;			/* RD_OF_WINDOW only */
+	struct rd_select sel;			/* RD_OF_SELECT only */
 };
 
 struct rd_msg_open_ok {
@@ -915,6 +1062,32 @@ struct rd_msg_dones {
 };
 
 /*
+ * RULES: raw holds the n strings (decoding checked every one); read them
+ * in order with rd_rules_next().
+ */
+struct rd_msg_rules {
+	uint8_t kind; /* enum rd_rules_kind */
+	uint16_t n;
+	const uint8_t *raw;
+	size_t rawlen;
+};
+/* The string at *off of a decoded RULES (pointing into raw); *off moves on. 0 or -RD_EPROTO. */
+int rd_rules_next(const struct rd_msg_rules *m, size_t *off, struct rd_str *s);
+/*
+ * Append one string to a RULES payload being built at buf + *len (cap
+ * bytes): 0, or -RD_EUSAGE (does not fit, or not a valid string of kind).
+ */
+int rd_rules_put(uint8_t *buf, size_t cap, size_t *len, uint8_t kind, const char *s, size_t n);
+/* Is s a valid RULES string of kind? NULL if so, else why not. */
+const char *rd_rules_check(uint8_t kind, const char *s, size_t n);
+
+struct rd_msg_changes {
+	uint16_t n;
+	uint32_t id[RD_BATCH_MAX];
+	uint32_t bits[RD_BATCH_MAX]; /* RD_CH_* */
+};
+
+/*
  * Append f's FILE payload at buf + *len (cap bytes in all): 0 and *len
  * grown, or -RD_EUSAGE (does not fit, or f is not a valid FILE).
  */
@@ -942,6 +1115,8 @@ struct rd_msg {
 		struct rd_msg_dones dones;
 		struct rd_msg_rails rails;
 		struct rd_msg_lanes lanes;
+		struct rd_msg_rules rules;
+		struct rd_msg_changes changes;
 	} u;
 };
 
