@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "lib/addrsel/rd_addrsel.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_path.h"
 #include "lib/progress/rd_progress.h"
 #include "lib/report/rd_report.h"
 #include "lib/operand/rd_operand.h"
@@ -301,6 +303,46 @@ static void remote_log(void *ctx, const char *line)
 }
 
 /*
+ * rsync's rules (issue 28): what the destination is, which sources name
+ * contents, and whether the copy depends on a server that has the rules
+ * (version 7). nsrc sources; raw[i] the remote paths as given (a pull).
+ */
+static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
+			const struct rd_operand *dest, const char *dest_arg, int nsrc,
+			const char *const *raw, int daemon, struct rd_err *err)
+{
+	const char *dpath = dest->kind == RD_OP_LOCAL ? dest_arg : dest->path;
+	size_t dn = strlen(dpath);
+	int dest_dir = nsrc > 1 || (dn && dpath[dn - 1] == '/'), i;
+	struct stat st;
+
+	co->sel.compare = RD_CMP_QUICK;
+	co->sel.modify_window = RD_WINDOW_NS;
+	co->sel.max_size = RD_SIZE_NONE;
+	co->sel.rules = (dest_dir ? RD_SEL_DEST_DIR : 0) | (o->mkpath ? RD_SEL_MKPATH : 0);
+	if (co->push) {
+		/* the server places: it must know the rules unless one file goes to a name */
+		co->need_select = dest_dir || o->mkpath;
+		for (i = 0; i < co->nlocal; i++)
+			if (rd_path_names_contents(co->local[i]) ||
+			    (!stat(co->local[i], &st) && S_ISDIR(st.st_mode)))
+				co->need_select = 1;
+		return 0;
+	}
+	/* a pull: we place, by what we asked for */
+	co->sink_flags |=
+	    RD_SINK_RSYNC | (dest_dir ? RD_SINK_DEST_DIR : 0) | (o->mkpath ? RD_SINK_MKPATH : 0);
+	if (co->nremote > RD_OPEN_PATHS_MAX)
+		return rd_err_set(err, RD_EUSAGE, 0, "at most %d remote sources",
+				  RD_OPEN_PATHS_MAX);
+	/* "dir/" names the contents, and so does a daemon's bare "module" */
+	for (i = 0; i < co->nremote && i < nsrc; i++)
+		if (rd_path_names_contents(raw[i]) || (daemon && !strchr(co->remote[i], '/')))
+			co->sel.pflags[i] |= RD_PF_CONTENTS;
+	return 0;
+}
+
+/*
  * HOST:PATH: start the other half over ssh, then connect over RDMA to the
  * addresses it reports (or --rdma-host), proving its one-time secret.
  */
@@ -441,7 +483,27 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		return error_out("out of memory", RD_ENOMEM);
 	}
 	memset(&co, 0, sizeof(co));
-	if (dest.kind != RD_OP_LOCAL) {
+	if (dest.kind == RD_OP_LOCAL && src0.kind == RD_OP_LOCAL) {
+		/* a local copy: both halves here (lib/session/rd_local.c) */
+		for (i = 0; i < nargs - 1; i++) {
+			if (rd_operand_parse(&op, args[i], &err)) {
+				code = error_out(err.msg, RD_EUSAGE);
+				goto out;
+			}
+			if (op.kind != RD_OP_LOCAL) {
+				code = error_out("mixing local and remote sources is not "
+						 "supported; copy them in two runs",
+						 RD_EUSAGE);
+				goto out;
+			}
+			local[nlocal++] = args[i];
+		}
+		co.push = 1;
+		co.local_dest = args[nargs - 1];
+		raw[nremote] = "local"; /* OPEN's path: the receiving half ignores it */
+		remote[nremote++] = "local";
+		op = dest;
+	} else if (dest.kind != RD_OP_LOCAL) {
 		/* push: every source local */
 		for (i = 0; i < nargs - 1; i++) {
 			if (rd_operand_parse(&op, args[i], &err)) {
@@ -473,8 +535,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 				goto out;
 			}
 			if (op.kind == RD_OP_LOCAL) {
-				code = error_out("no remote operand: for a local copy use cp; "
-						 "name HOST::MODULE/PATH on one side",
+				code = error_out("mixing local and remote sources is not "
+						 "supported; copy them in two runs",
 						 RD_EUSAGE);
 				goto out;
 			}
@@ -523,6 +585,12 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			((o->meta & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
 			((o->meta & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 	co.umask = rd_sink_process_umask();
+	ret = select_rules(o, &co, &dest, args[nargs - 1], nargs - 1, raw, op.kind == RD_OP_DAEMON,
+			   &err);
+	if (ret) {
+		code = error_out(err.msg, ret);
+		goto out;
+	}
 	if (o->partial_dir && o->no_partial) {
 		code = error_out("--partial-dir and --no-partial ask for opposite things: give one",
 				 RD_EUSAGE);
@@ -667,7 +735,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	/* rsync's total bytes: what went over the connections, and the data written here */
 	ro.rep.counts.sent = cl->bytes_sent;
 	ro.rep.counts.received = cl->bytes_rcvd + (co.push ? 0 : rd_stat_get(&cl->e.st.bytes_data));
-	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
+	if (co.push && cl->honoured && (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
 		rdcp_out_note(&ro,
 			      "%s does not keep owners or groups for this client; files "
 			      "belong to the server's user",
@@ -677,7 +745,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			      "%s sends symlinks as symlinks (-L): a daemon follows none, one "
 			      "could lead out of its module",
 			      op.host);
-	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
+	if (co.push && cl->honoured && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
 		rdcp_out_note(&ro,
 			      "%s does not keep ACLs or devices for this client; they are "
 			      "not sent",

@@ -109,6 +109,8 @@ void rdcp_usage(FILE *out)
 		"                             directory, not beside the files\n"
 		"      --bwlimit RATE         at most RATE bytes per second, as in rsync: KiB\n"
 		"                             unless suffixed (20M: MiB, 20MB: MB); 0: none\n"
+		"      --mkpath               make the destination's missing parent directories\n"
+		"                             (by default only its last component is made)\n"
 		"      --retries N            when the connection drops mid-copy, or the\n"
 		"                             server is busy, connect again (backoff 1, 2,\n"
 		"                             4 ... 30 s) and resume, up to N times (default\n"

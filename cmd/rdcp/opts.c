@@ -89,6 +89,7 @@ enum optid {
 	O_COMPRESS_ARG,
 	O_CHMOD,
 	O_BWLIMIT,
+	O_MKPATH,
 	O_HARMLESS, /* accepted, changes nothing (rdcp does it anyway) */
 	O_REFUSED,
 };
@@ -194,6 +195,7 @@ static const struct optdef opts[] = {
     {"skip-compress", 0, A_REQ, 0, O_COMPRESS_ARG, NULL},
     {"chmod", 0, A_REQ, 0, O_CHMOD, NULL},
     {"bwlimit", 0, A_REQ, 0, O_BWLIMIT, NULL},
+    {"mkpath", 0, A_NONE, F_NEG, O_MKPATH, NULL},
     /* harmless: what they ask for is what rdcp does anyway */
     {"whole-file", 'W', A_NONE, F_NEG, O_HARMLESS, NULL},
     {"inc-recursive", 0, A_NONE, F_NEG, O_HARMLESS, NULL},
@@ -670,6 +672,9 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		o->bwlimit = n;
 		break;
 	}
+	case O_MKPATH:
+		o->mkpath = on;
+		break;
 	case O_HARMLESS:
 		break;
 	default:

@@ -88,6 +88,7 @@ struct rdcp_opts {
 	int compress;			   /* -z: accepted, nothing to compress (a note) */
 	const char *chmod[RDCP_CHMOD_MAX]; /* --chmod, in order */
 	int nchmod;
+	int mkpath; /* --mkpath: make the destination's missing parents */
 };
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */

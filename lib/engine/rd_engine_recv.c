@@ -227,6 +227,14 @@ static void sink_result(struct receiver *r, struct rfile *f, int ret)
 		add_note(f, rd_sink_err(r->sink)->msg);
 }
 
+/* The sink's root argument for an entry's wire flags (the same bits). */
+_Static_assert(RD_SINK_ROOT == RD_FF_ROOT && RD_SINK_CONTENTS == RD_FF_CONTENTS,
+	       "sink and wire flags differ");
+static int sink_how(uint8_t flags)
+{
+	return flags & (RD_FF_ROOT | RD_FF_CONTENTS);
+}
+
 static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 {
 	sm->mode = m->mode;
@@ -237,10 +245,27 @@ static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 	sm->mtime_nsec = m->mtime_nsec;
 }
 
+static int on_file_entry(struct receiver *r, const struct rd_msg_file *m);
+
+/*
+ * One entry; a sink failure that is the destination's rather than the
+ * entry's (rd_sink_fatal) ends the session: said once, to both sides.
+ */
 static int on_file(struct receiver *r, const struct rd_msg_file *m)
 {
+	int ret = on_file_entry(r, m);
+
+	if (ret || !rd_sink_fatal(r->sink))
+		return ret;
+	rd_err_copy(&r->e->err, rd_sink_err(r->sink));
+	rd_engine_send_error(r->c, -rd_sink_fatal(r->sink), r->e->err.msg);
+	return rd_sink_fatal(r->sink);
+}
+
+static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
+{
 	struct rfile *f;
-	int root = !!(m->flags & RD_FF_ROOT), ret;
+	int root = sink_how(m->flags), ret;
 
 	if (r->end_seen)
 		return proto_err(r, "FILE after END");
@@ -361,7 +386,7 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 
 	if (!f || !f->more || m->id != r->next_id - 1)
 		return proto_err(r, "META for an entry that announced none");
-	root = !!(f->flags & RD_FF_ROOT);
+	root = sink_how(f->flags);
 	if (m->kind == RD_META_SPARSE) {
 		struct rd_extent last = m->n ? rd_meta_extent(m, m->n - 1u) : (struct rd_extent){0, 0};
 
@@ -1370,7 +1395,7 @@ static int settle(struct receiver *r)
 			continue; /* its META are still coming */
 		if (f->state == RF_ACTIVE && f->type == RD_FT_HLINK && k == 0) {
 			/* every earlier entry is done: its target is in place */
-			ret = rd_sink_hardlink(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+			ret = rd_sink_hardlink(r->sink, f->path, f->plen, sink_how(f->flags),
 					       f->target, f->tlen, !!(f->flags & RD_FF_LINK_LAST));
 			if (ret)
 				sink_fail(r, f, ret);
@@ -1381,7 +1406,7 @@ static int settle(struct receiver *r)
 			f->state = RF_DONE;
 		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && (f->flags & RD_FF_POST) &&
 		    k == 0) {
-			ret = rd_sink_dir_post(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+			ret = rd_sink_dir_post(r->sink, f->path, f->plen, sink_how(f->flags),
 					       &f->meta);
 			if (ret)
 				sink_fail(r, f, ret);

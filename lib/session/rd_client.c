@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session_priv.h"
 #include "lib/sink/rd_sink.h"
@@ -124,7 +126,46 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	}
 	if (flags & RD_OF_WINDOW)
 		m.u.open.window = (uint16_t)cl->e.o.window;
+	if (flags & RD_OF_SELECT) {
+		m.u.open.sel = o->sel;
+		if (o->push) {
+			memset(m.u.open.sel.pflags, 0, sizeof(m.u.open.sel.pflags));
+			memset(m.u.open.sel.skip, 0, sizeof(m.u.open.sel.skip));
+		} else {
+			/* the receiver is here: where things land is ours alone */
+			m.u.open.sel.rules &= (uint16_t) ~(RD_SEL_DEST_DIR | RD_SEL_MKPATH);
+		}
+	}
 	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+}
+
+/*
+ * --mkpath: the deepest directory of dest that exists; *rel (into d, a
+ * copy of dest) is the rest, which the sink makes beneath it. An fd or -1.
+ */
+static int open_ancestor(char *d, const char **rel)
+{
+	char *cut = d + strlen(d);
+	int fd;
+
+	while (cut > d + 1 && cut[-1] == '/')
+		*--cut = '\0';
+	for (;;) {
+		while (cut > d && *cut != '/')
+			cut--;
+		if (cut == d) {
+			*rel = *d == '/' ? d + 1 : d;
+			return open(*d == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+		*cut = '\0';
+		fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		*cut = '/';
+		if (fd >= 0 || errno != ENOENT) {
+			*rel = cut + 1;
+			return fd;
+		}
+		cut--;
+	}
 }
 
 int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
@@ -146,6 +187,11 @@ int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink
 		base = "";
 	}
 	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && (flags & RD_SINK_MKPATH) && *base) {
+		strcpy(d2, dest);
+		fd = open_ancestor(d2, &base);
+		parent = "its nearest existing parent";
+	}
 	if (fd < 0) {
 		ret = rd_err_set(err, errno == ENOENT ? RD_ENOENT : RD_ESYS, errno,
 				 "destination directory %s", parent);
@@ -187,6 +233,7 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 {
 	char names[RD_OPEN_PATHS_MAX][NAME_MAX + 1]; /* the sink copies them */
 	const char *ptrs[RD_OPEN_PATHS_MAX];
+	unsigned char contents[RD_OPEN_PATHS_MAX];
 	const char *const *asked = o->asked ? o->asked : o->remote;
 	int n = o->asked ? o->nasked : o->nremote, i;
 
@@ -201,8 +248,9 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 		 */
 		rd_expected_root(asked[i], names[i], sizeof(names[i]));
 		ptrs[i] = names[i];
+		contents[i] = !!(o->sel.pflags[i] & RD_PF_CONTENTS);
 	}
-	if (rd_sink_expect_roots(sink, ptrs, (unsigned)n))
+	if (rd_sink_expect_roots(sink, ptrs, contents, (unsigned)n))
 		return rd_err_copy(&cl->err, rd_sink_err(sink));
 	return 0;
 }
@@ -227,6 +275,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	struct rd_cm_rep rep;
 	struct rd_msg_open_ok ok = {0};
 	struct rd_conn *c = NULL;
+	struct rd_local *loc = NULL;
+	struct rd_tls_cfg ltls;
+	const struct rd_tls_cfg *tc;
 	struct rd_tree *t = NULL;
 	struct rd_sink *sink = NULL;
 	rd_engine_report_fn report = cl->e.report;
@@ -278,14 +329,19 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	req.ver_min = RD_PROTO_MIN;
 	req.ver_max = RD_PROTO_MAX;
 	cl->stage = RD_CL_CONNECT;
-	ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
+	if (o->local_dest)
+		ret = rd_local_start(&loc, o, &c, &ltls, &cl->err);
+	else
+		ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
 	if (ret)
 		goto out;
 	cl->connected = 1;
 	cl->t.connected = mono_s();
 	cl->info = *rd_conn_info(c);
+	/* a local copy keys its loopback TLS with a one-time secret (rd_local.c) */
+	tc = o->local_dest ? &ltls : &o->tls;
 	/* never a password login an observer could test guesses against (item 27.5) */
-	if (o->tls.auth == RD_AUTH_USER && rd_conn_info(c)->version < RD_PROTO_LOGIN) {
+	if (tc->auth == RD_AUTH_USER && rd_conn_info(c)->version < RD_PROTO_LOGIN) {
 		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
 				 "%s speaks protocol %u, whose password login lets anyone who "
 				 "sees it test guesses of the secret; this rdcp logs in with "
@@ -293,8 +349,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_LOGIN);
 		goto out;
 	}
-	ret = rd_conn_start_tls(&c, &o->tls, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000,
-				&cl->err);
+	ret = rd_conn_start_tls(&c, tc, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000, &cl->err);
 	if (ret)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
@@ -326,6 +381,18 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	/* what each entry changed, for -v, -i and --out-format (version 7) */
 	if (rd_conn_info(c)->version >= RD_PROTO_ITEMS)
 		flags |= RD_OF_ITEMS;
+	/* rsync's rules (version 11): a copy that depends on them needs them */
+	if (rd_conn_info(c)->version >= RD_PROTO_SELECT) {
+		flags |= RD_OF_SELECT;
+	} else if (o->need_select) {
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+				 "%s speaks protocol %u, which has none of rsync's rules this "
+				 "copy asks for (a directory copied by its name or its contents, "
+				 "several sources, a destination directory, selection or "
+				 "transfer options: version %u); upgrade it",
+				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_SELECT);
+		goto out;
+	}
 	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
 	if (o->push && o->partial_dir) {
 		if (rd_conn_info(c)->version < RD_PROTO_PARTIAL_DIR) {
@@ -369,7 +436,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	phase(cl, "chunk key derived");
 	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
 	if (t)
-		rd_tree_set_flags(t, ((ok.flags & o->flags) | (o->flags & RD_TREE_WALK_ONLY)) &
+		rd_tree_set_flags(t, ((ok.flags & flags) | (o->flags & RD_TREE_WALK_ONLY)) &
 					 RD_TREE_FLAGS);
 	cl->stage = RD_CL_TRANSFER;
 	if (o->push)
@@ -399,6 +466,8 @@ out:
 		cl->info.failovers = rd_conn_info(c)->failovers;
 	}
 	rd_conn_close(c);
+	rd_local_finish(loc, NULL, 0);
+	OPENSSL_cleanse(&ltls, sizeof(ltls));
 	if (cl->connected) {
 		cl->t.closed = mono_s();
 		phase(cl, "connection closed");

@@ -186,8 +186,8 @@ static int normalize_rel(const char *in, char *out)
  * resolved by path again (issue 7 item 1). The module root is sent under
  * the module's name (the client knows it; issue 7 item 3).
  */
-static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd,
-		       const char *asked, struct rd_tree_src *src, char *rel, struct rd_err *err)
+static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd, const char *asked,
+		       int contents, struct rd_tree_src *src, char *rel, struct rd_err *err)
 {
 	struct stat st;
 	char *slash;
@@ -195,6 +195,7 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 
 	memset(src, 0, sizeof(*src));
 	src->dirfd = -1;
+	src->contents = contents;
 	if (normalize_rel(asked, rel))
 		return refuse(c, err, RD_EPERM, "%s/%s: '..' is not allowed", mod->name, asked);
 	/* other clients' partials and temporaries: refused by name, found or not */
@@ -204,6 +205,8 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 		    "%s/%s: names an rdcp partial or temporary file; those are never sent",
 		    mod->name, rel);
 	if (!rel[0]) {
+		/* rsync's "host::module": the module's contents */
+		src->contents = 1;
 		src->dirfd = fcntl(modfd, F_DUPFD_CLOEXEC, 0);
 		src->wire = mod->name;
 		return src->dirfd < 0 ? refuse(c, err, RD_ESYS, "module '%s': %s", mod->name,
@@ -309,6 +312,15 @@ static void summarize(char *summary, size_t sumlen, const char *what, const char
 		 ret && ret != -RD_EPARTIAL ? e->err.msg : "");
 }
 
+/* rsync's placement rules for a push's receiver (RD_OF_SELECT). */
+static unsigned select_sink_flags(const struct rd_msg_open *o, uint32_t honoured_flags)
+{
+	if (!(honoured_flags & RD_OF_SELECT))
+		return 0;
+	return RD_SINK_RSYNC | ((o->sel.rules & RD_SEL_DEST_DIR) ? RD_SINK_DEST_DIR : 0) |
+	       ((o->sel.rules & RD_SEL_MKPATH) ? RD_SINK_MKPATH : 0);
+}
+
 static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
 {
 	uint32_t f = honoured(cfg, o);
@@ -322,7 +334,7 @@ static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_
 	       ((f & RD_OF_TRUST_PARTIAL) ? RD_SINK_TRUST_PARTIAL : 0) |
 	       ((f & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) | ((f & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
 	       ((f & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
-	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
+	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0) | select_sink_flags(o, f);
 }
 
 /* Refuse with the message already in err (it is reused for the reply). */
@@ -348,6 +360,8 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 	if ((o->flags & (RD_OF_ITEMS | RD_OF_ONE_FS | RD_OF_ONE_FS2 | RD_OF_COPY_LINKS)) &&
 	    version < RD_PROTO_ITEMS)
 		return "items, -x or -L";
+	if ((o->flags & RD_OF_SELECT) && version < RD_PROTO_SELECT)
+		return "rsync's rules";
 	return NULL;
 }
 
@@ -614,7 +628,10 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 					goto out;
 				}
 			}
-			ret = pull_source(c, mod, modfd, rel, &srcs[nsrcs], rels[nsrcs], err);
+			ret = pull_source(c, mod, modfd, rel,
+					  (o->flags & RD_OF_SELECT) &&
+					      (o->sel.pflags[i] & RD_PF_CONTENTS),
+					  &srcs[nsrcs], rels[nsrcs], err);
 			if (ret)
 				goto out;
 			nsrcs++;

@@ -114,6 +114,22 @@ struct rd_client_opts {
 	 */
 	const char *const *asked;
 	int nasked;
+	/*
+	 * rsync's rules (RD_OF_SELECT, version 7; issue 28): OPEN's SELECT
+	 * block as the command line asks (compare, rules, sizes, window; the
+	 * per-path flags are filled here from the paths asked for). A server
+	 * older than version 7 is refused when need_select says the copy
+	 * depends on them (else it runs as before: a single file).
+	 */
+	struct rd_select sel;
+	int need_select;
+	/*
+	 * A local copy (every operand local): the receiving half runs in this
+	 * process (lib/session/rd_local.c) and receives into local_dest (as
+	 * given: a trailing '/' says it is a directory); host and port are
+	 * not used.
+	 */
+	const char *local_dest;
 };
 
 /*

@@ -39,6 +39,10 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink_partial.h"
 
+/* resolve()'s how, beside RD_SINK_ROOT and RD_SINK_CONTENTS */
+#define HOW_DIR	   0x100u	   /* the entry is a directory */
+#define HOW_TARGET RD_SINK__TARGET /* a hard link's target: an earlier entry */
+
 /* Where a wire path lands: parent dir fd (borrowed) + final name. */
 struct place {
 	int pfd;
@@ -181,23 +185,37 @@ static void cache_drop(struct rd_sink *s)
 	s->cache_len = 0;
 }
 
-static int root_seen(const struct rd_sink *s, const char *p, size_t n)
+/* The accepted top-level entry named p (n bytes): its index + 1, or 0. */
+static unsigned root_seen(const struct rd_sink *s, const char *p, size_t n)
 {
 	unsigned i;
 
 	for (i = 0; i < s->nseen; i++)
 		if (strlen(s->seen[i]) == n && !memcmp(s->seen[i], p, n))
-			return 1;
+			return i + 1;
 	return 0;
 }
 
-/* First component of path must be a requested top-level entry. */
-static int check_expected(struct rd_sink *s, const char *path, size_t len, size_t flen, int root)
+/*
+ * First component of path must be a requested top-level entry. Pulls with
+ * rsync's rules: *contents becomes what was asked of that entry (the
+ * client's word, not the server's), and a flag the request did not ask
+ * for is refused.
+ */
+static int check_expected(struct rd_sink *s, const char *path, size_t len, size_t flen, int root,
+			  int *contents)
 {
-	unsigned i, any = SINK_ROOTS_MAX;
+	unsigned i, any = SINK_ROOTS_MAX, k;
 
-	if (!s->expect_on || root_seen(s, path, flen))
+	if (!s->expect_on)
 		return 0;
+	k = root_seen(s, path, flen); /* the same name again is still what was asked */
+	if (k) {
+		if (*contents && !s->seen_contents[k - 1])
+			goto wrong_contents;
+		*contents = s->seen_contents[k - 1];
+		return 0;
+	}
 	if (!root)
 		return rd_err_set(&s->err, RD_EPROTO, 0,
 				  "refused path %s: not under a requested top-level entry",
@@ -215,27 +233,62 @@ static int check_expected(struct rd_sink *s, const char *path, size_t len, size_
 	if (i == SINK_ROOTS_MAX || s->nseen >= SINK_ROOTS_MAX)
 		return rd_err_set(&s->err, RD_EPROTO, 0, "refused %s: top-level entry not requested",
 				  esc(s, path, len));
+	if (*contents && !s->expect_contents[i])
+		goto wrong_contents;
 	s->expect_used[i] = 1;
+	*contents = s->expect_contents[i];
+	s->seen_contents[s->nseen] = (unsigned char)*contents;
 	memcpy(s->seen[s->nseen], path, flen);
 	s->seen[s->nseen++][flen] = '\0';
 	return 0;
+wrong_contents:
+	return rd_err_set(&s->err, RD_EPROTO, 0,
+			  "refused %s: placed as a directory's contents, which was not asked for",
+			  esc(s, path, len));
 }
 
-int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n)
+/* Pushes: remember a contents source's top-level name (its hard links' targets). */
+static void croot_note(struct rd_sink *s, const char *p, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ncroots; i++)
+		if (strlen(s->croots[i]) == n && !memcmp(s->croots[i], p, n))
+			return;
+	if (s->ncroots < SINK_ROOTS_MAX) {
+		memcpy(s->croots[s->ncroots], p, n);
+		s->croots[s->ncroots++][n] = '\0';
+	}
+}
+
+static int croot_is(const struct rd_sink *s, const char *p, size_t n)
+{
+	unsigned i;
+
+	for (i = 0; i < s->ncroots; i++)
+		if (strlen(s->croots[i]) == n && !memcmp(s->croots[i], p, n))
+			return 1;
+	return 0;
+}
+
+int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, const unsigned char *contents,
+			 unsigned n)
 {
 	unsigned i;
 
 	if (n > SINK_ROOTS_MAX)
 		return rd_err_set(&s->err, RD_EUSAGE, 0, "too many requested paths");
 	for (i = 0; i < n; i++) {
+		s->expect_contents[i] = contents && contents[i] && (s->flags & RD_SINK_RSYNC);
 		if (strlen(names[i]) > NAME_MAX)
 			return rd_err_set(&s->err, RD_EUSAGE, 0, "requested name too long");
 		/*
 		 * "" is "any one name": safe only where that one entry gets
-		 * the destination's name (rename mode), never inside an
-		 * existing directory (scp CVE-2019-6111 class).
+		 * the destination's name (rename mode, or contents: the
+		 * name is dropped), never inside an existing directory (scp
+		 * CVE-2019-6111 class).
 		 */
-		if (!names[i][0] && s->into)
+		if (!names[i][0] && s->into && !s->expect_contents[i])
 			return rd_err_set(&s->err, RD_EUSAGE, 0,
 					  "%s is an existing directory and a requested path "
 					  "names no file (like \".\" or \"~/\"): name the "
@@ -250,15 +303,105 @@ int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n
 	return 0;
 }
 
+static void dir_note(struct rd_sink *s, int pfd, const char *name);
+
+/*
+ * mkdir -p rel beneath fd, one component at a time, never through a
+ * symlink made meanwhile: the directory's fd, or -1 with errno set.
+ */
+static int make_path(struct rd_sink *s, int fd, const char *rel)
+{
+	char comp[NAME_MAX + 1];
+	const char *p = rel, *e;
+	int cur = fcntl(fd, F_DUPFD_CLOEXEC, 0), nfd, err;
+	size_t n;
+
+	while (cur >= 0 && *p) {
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (n > NAME_MAX) {
+			close(cur);
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(comp, p, n);
+		comp[n] = '\0';
+		p = *e ? e + 1 : e;
+		if (!n || !strcmp(comp, "."))
+			continue;
+		nfd = open_dir_beneath(s, cur, comp, 1);
+		if (nfd < 0 && errno == ENOENT) {
+			if (rd_mkdirat(cur, comp, 0777 & ~s->umask) < 0 && errno != EEXIST)
+				nfd = -1;
+			else
+				nfd = open_dir_beneath(s, cur, comp, 0);
+		}
+		err = errno;
+		close(cur);
+		cur = nfd;
+		errno = err;
+	}
+	return cur;
+}
+
+/*
+ * RD_SINK_RSYNC: the first top-level entry (a directory: is_dir) decides
+ * what the destination is (rd_sink.h). Into: the destination directory is
+ * made if missing (0777 & ~umask, as rsync's mkdir; a contents source's
+ * metadata comes at its POST) and entered; else its parent is.
+ */
+static int decide(struct rd_sink *s, int is_dir)
+{
+	const char *slash = strrchr(s->dest_rel, '/');
+	int into = (s->flags & RD_SINK_DEST_DIR) || is_dir, fd;
+
+	if (into && s->dest_there)
+		return rd_err_set(&s->err, RD_EUSAGE, 0,
+				  "destination %s is not a directory: cannot put a directory "
+				  "or several files there",
+				  s->dest_esc);
+	if (s->dest_fd < 0) {
+		/* --mkpath: the parents first */
+		char *parent = strndup(s->dest_rel, slash ? (size_t)(slash - s->dest_rel) : 0);
+
+		if (!parent)
+			return rd_err_set(&s->err, RD_ENOMEM, ENOMEM, "destination %s",
+					  s->dest_esc);
+		s->dest_fd = make_path(s, s->root_fd, parent);
+		free(parent);
+		if (s->dest_fd < 0)
+			return rd_err_set(&s->err, sys_status(errno), errno,
+					  "make the parents of destination %s (--mkpath)",
+					  s->dest_esc);
+	}
+	s->pending = 0;
+	if (!into)
+		return 0;
+	if (rd_mkdirat(s->dest_fd, s->dest_base, 0777 & ~s->umask) == 0)
+		dir_note(s, s->dest_fd, s->dest_base);
+	else if (errno != EEXIST)
+		return rd_err_set(&s->err, sys_status(errno), errno, "mkdir destination %s",
+				  s->dest_esc);
+	fd = open_dir_beneath(s, s->dest_fd, s->dest_base, 0);
+	if (fd < 0)
+		return rd_err_set(&s->err, sys_status(errno), errno, "destination %s", s->dest_esc);
+	close(s->dest_fd);
+	s->dest_fd = fd;
+	s->into = 1;
+	return 0;
+}
+
 /*
  * Check the wire path, map it to the effective path below dest_fd (rename
- * mode: the root component becomes dest_base) and open its parent.
+ * mode: the root component becomes dest_base; a contents entry, rsync's
+ * rules: the root component goes) and open its parent. how: RD_SINK_ROOT,
+ * RD_SINK_CONTENTS, HOW_DIR, HOW_TARGET.
  */
-static int resolve(struct rd_sink *s, const char *path, size_t len, int root, struct place *pl)
+static int resolve(struct rd_sink *s, const char *path, size_t len, unsigned how, struct place *pl)
 {
 	const char *first_end, *rest, *slash;
+	int root = !!(how & RD_SINK_ROOT), contents = !!(how & RD_SINK_CONTENTS), ret, fd;
 	size_t flen, elen, plen, i;
-	int ret, fd;
 
 	ret = check_path(s, path, len);
 	if (ret < 0)
@@ -269,9 +412,35 @@ static int resolve(struct rd_sink *s, const char *path, size_t len, int root, st
 	if (root && first_end)
 		return rd_err_set(&s->err, RD_EPROTO, 0,
 				  "refused path %s: top-level entry with '/'", esc(s, path, len));
-	ret = check_expected(s, path, len, flen, root);
+	ret = check_expected(s, path, len, flen, root, &contents);
 	if (ret < 0)
 		return ret;
+	if (s->flags & RD_SINK_RSYNC) {
+		if (how & HOW_TARGET)
+			contents = s->expect_on ? contents : croot_is(s, path, flen);
+		else if (root && contents && !s->expect_on)
+			croot_note(s, path, flen);
+		if (root && contents && !(how & HOW_DIR))
+			return rd_err_set(&s->err, RD_EUSAGE, 0,
+					  "%s: not a directory (its contents were asked for)",
+					  esc(s, path, len));
+		if (s->pending && !root)
+			return rd_err_set(&s->err, RD_EPROTO, 0,
+					  "refused path %s: outside the transfer's root",
+					  esc(s, path, len));
+		if (s->fatal) {
+			rd_err_copy(&s->err, &s->fatal_err);
+			return s->fatal;
+		}
+		if (s->pending) {
+			ret = decide(s, !!(how & HOW_DIR));
+			if (ret < 0) {
+				s->fatal = ret;
+				rd_err_copy(&s->fatal_err, &s->err);
+				return ret;
+			}
+		}
+	}
 	if (!s->into) {
 		if (root && !s->have_root) {
 			memcpy(s->root_name, path, flen);
@@ -288,6 +457,10 @@ static int resolve(struct rd_sink *s, const char *path, size_t len, int root, st
 		memcpy(s->eff, s->dest_base, elen);
 		memcpy(s->eff + elen, rest, len - flen);
 		elen += len - flen;
+	} else if (contents && (s->flags & RD_SINK_RSYNC)) {
+		/* "dir/": its root is the destination itself ("."), the rest below it */
+		elen = first_end ? len - flen - 1 : 1;
+		memcpy(s->eff, first_end ? first_end + 1 : ".", elen);
 	} else {
 		memcpy(s->eff, path, len);
 		elen = len;
@@ -436,6 +609,52 @@ mode_t rd_sink_process_umask(void)
 	return m;
 }
 
+/*
+ * RD_SINK_RSYNC, nothing to enter at dest: the parent is opened now (or,
+ * --mkpath, made at decide()), what the destination becomes is decided
+ * at the first top-level entry.
+ */
+static int open_pending(struct rd_sink *s, int root_fd, const char *dest, struct rd_err *err)
+{
+	size_t n = strlen(dest);
+	const char *base;
+	struct stat st;
+	char *parent;
+	int fd;
+
+	while (n > 1 && dest[n - 1] == '/') {
+		s->flags |= RD_SINK_DEST_DIR; /* "dst/" */
+		n--;
+	}
+	s->dest_rel = strndup(dest, n);
+	s->root_fd = fcntl(root_fd, F_DUPFD_CLOEXEC, 0);
+	if (!s->dest_rel || s->root_fd < 0)
+		return rd_err_set(err, RD_ENOMEM, errno, "destination %s", s->dest_esc);
+	base = strrchr(s->dest_rel, '/');
+	parent = strndup(s->dest_rel, base ? (size_t)(base - s->dest_rel) : 0);
+	if (!parent)
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "destination %s", s->dest_esc);
+	base = base ? base + 1 : s->dest_rel;
+	if (strlen(base) > NAME_MAX || !strcmp(base, ".")) {
+		free(parent);
+		return rd_err_set(err, RD_EUSAGE, 0, "destination %s: bad name", s->dest_esc);
+	}
+	strcpy(s->dest_base, base);
+	fd = open_dir_beneath(s, root_fd, *parent ? parent : ".", 1);
+	free(parent);
+	s->pending = 1;
+	if (fd < 0 && errno == ENOENT && (s->flags & RD_SINK_MKPATH))
+		return 0;
+	if (fd < 0)
+		return rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
+	s->dest_fd = fd;
+	s->dest_there = rd_fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	if (s->dest_there && (s->flags & RD_SINK_DEST_DIR))
+		return rd_err_set(err, RD_EUSAGE, 0, "destination %s is not a directory",
+				  s->dest_esc);
+	return 0;
+}
+
 int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
 		 mode_t um, struct rd_err *err)
 {
@@ -452,6 +671,7 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 	s->flags = flags;
 	s->no_openat2 = !!(flags & RD_SINK_TEST_NO_OPENAT2);
 	s->dest_fd = -1;
+	s->root_fd = -1;
 	s->cache_fd = -1;
 	s->umask = um & 0777;
 	if (!dest || !*dest)
@@ -480,6 +700,10 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 	}
 	if (errno != ENOENT && errno != ENOTDIR) {
 		ret = rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
+		goto out;
+	}
+	if (flags & RD_SINK_RSYNC) {
+		ret = open_pending(s, root_fd, dest, err);
 		goto out;
 	}
 	/* Rename mode: the parent must exist, the base name is the root's. */
@@ -521,6 +745,9 @@ void rd_sink_close(struct rd_sink *s)
 	cache_drop(s);
 	if (s->dest_fd >= 0)
 		close(s->dest_fd);
+	if (s->root_fd >= 0)
+		close(s->root_fd);
+	free(s->dest_rel);
 	rd_sink__links_free(s);
 	free(s);
 }
@@ -528,6 +755,11 @@ void rd_sink_close(struct rd_sink *s)
 const struct rd_err *rd_sink_err(const struct rd_sink *s)
 {
 	return &s->err;
+}
+
+int rd_sink_fatal(const struct rd_sink *s)
+{
+	return s->fatal;
 }
 
 /* Remember a directory we created (by inode) until its dir_post. */
@@ -569,7 +801,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	s->items = 0;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	ret = resolve(s, path, len, (unsigned)root | HOW_DIR, &pl);
 	if (ret < 0)
 		return ret;
 	if (rd_mkdirat(pl.pfd, pl.name, 0700) == 0) {
@@ -592,6 +824,19 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	return 0;
 }
 
+/*
+ * A directory's POST (or its metadata): the root's comes without
+ * RD_FF_ROOT in rename mode (only its name is checked); a directory.
+ */
+static unsigned post_how(const struct rd_sink *s, int root)
+{
+	unsigned how = ((unsigned)root & RD_SINK_CONTENTS) | HOW_DIR;
+
+	if ((root & (int)RD_SINK_ROOT) && !s->have_root)
+		how |= RD_SINK_ROOT;
+	return how;
+}
+
 int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 		     const struct rd_sink_meta *m)
 {
@@ -601,8 +846,7 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	/* The root's POST comes without RD_FF_ROOT: only the name is checked. */
-	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	ret = resolve(s, path, len, post_how(s, root), &pl);
 	if (ret < 0)
 		return ret;
 	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
@@ -652,7 +896,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	s->items = 0;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	ret = resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return ret;
 	if (!target || tlen == 0 || tlen > SINK_PATH_MAX || memchr(target, '\0', tlen))
@@ -754,7 +998,7 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	*out = NULL;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	ret = resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return ret;
 	/* what is under the final name now: one look serves both checks below */
@@ -1242,7 +1486,7 @@ int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root)
 	struct place pl;
 	int ret, fd;
 
-	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	ret = resolve(s, path, len, post_how(s, root), &pl);
 	if (ret < 0)
 		return ret;
 	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
@@ -1264,7 +1508,7 @@ int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, in
 	*pfd = -1;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	ret = resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return ret;
 	ret = not_a_dir(s, &pl, path, len);

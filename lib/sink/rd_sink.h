@@ -54,6 +54,19 @@
  */
 #define RD_SINK_FRESH 0x1000u
 /*
+ * rsync's placement (RD_OF_SELECT, issue 28), instead of the scp-like one
+ * above: an existing directory is entered; otherwise the destination is a
+ * directory, made if missing (its last component; with RD_SINK_MKPATH its
+ * missing parents too), when RD_SINK_DEST_DIR says so (a trailing '/',
+ * several sources) or the first top-level entry is a directory; only a
+ * single non-directory takes the destination's name. An entry flagged
+ * RD_SINK_CONTENTS (a source "dir/") lands without its first component:
+ * that source's root directory is the destination itself.
+ */
+#define RD_SINK_RSYNC	 0x2000u
+#define RD_SINK_DEST_DIR 0x4000u
+#define RD_SINK_MKPATH	 0x8000u
+/*
  * Files up to this size keep no partial (rd_sink_partial.h): sending one
  * again costs less than its record, and each would cost several calls.
  */
@@ -101,13 +114,24 @@ void rd_sink_close(struct rd_sink *s); /* accepts NULL */
  * is the last component of the i-th requested path, or "" for a request
  * that names no component ("." or "~/" over ssh: any one name, allowed
  * only when the destination does not exist, so that the entry is renamed
- * to it). Once called, every RD_FF_ROOT entry must match an unused name,
+ * to it, or, RD_SINK_RSYNC, when it asked for contents). contents (NULL:
+ * none; RD_SINK_RSYNC only): contents[i] says the i-th request named a
+ * directory's contents; its entries are placed so whatever flag they
+ * carry, and RD_FF_CONTENTS on another's is refused. Once called, every RD_FF_ROOT entry must match an unused name,
  * and every other entry must lie under a top-level entry accepted before;
  * anything else fails with -RD_EPROTO. Returns 0 or -RD_EUSAGE (too many
  * names, or a "" where the destination is an existing directory).
  */
-int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n);
+int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, const unsigned char *contents,
+			 unsigned n);
 const struct rd_err *rd_sink_err(const struct rd_sink *s);
+/*
+ * A failure that ends the whole transfer rather than one entry (the
+ * destination cannot be what the entries need: RD_SINK_RSYNC's decision):
+ * its negative status, rd_sink_err() saying why; else 0. Every entry call
+ * after it fails the same way.
+ */
+int rd_sink_fatal(const struct rd_sink *s);
 /* How error messages name the destination (default: dest as given). */
 void rd_sink_set_label(struct rd_sink *s, const char *label);
 /*
@@ -127,7 +151,15 @@ const char *rd_sink_renames_to(const struct rd_sink *s);
  */
 unsigned rd_sink_items(const struct rd_sink *s);
 
-/* Entries with RD_FF_ROOT pass root = 1. All return 0 or -RD_E*. */
+/*
+ * The root argument of the entry calls below: RD_SINK_ROOT (the entry has
+ * RD_FF_ROOT: a top-level source) | RD_SINK_CONTENTS (RD_FF_CONTENTS). The
+ * values are the wire flags', so root = flags & (RD_FF_ROOT | RD_FF_CONTENTS).
+ */
+#define RD_SINK_ROOT	 0x1u
+#define RD_SINK_CONTENTS 0x20u
+
+/* All return 0 or -RD_E*. */
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		  const struct rd_sink_meta *m);
 int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,

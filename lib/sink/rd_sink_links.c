@@ -204,7 +204,7 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, 
 
 	rd_sink__set_items(s, 0);
 	/* The target: an earlier entry, resolved under the same rules. */
-	ret = rd_sink__place(s, target, tlen, 0, &tdir, tname);
+	ret = rd_sink__place(s, target, tlen, RD_SINK__TARGET, &tdir, tname);
 	if (ret < 0)
 		goto out;
 	tfd = rd_openat(tdir, tname, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);

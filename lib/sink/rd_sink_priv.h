@@ -31,6 +31,19 @@ struct rd_sink {
 	int dest_fd; /* into: the destination dir; rename: its parent */
 	int into;
 	int have_root;
+	/*
+	 * RD_SINK_RSYNC: into or rename is decided at the first top-level
+	 * entry (decide()); until then dest_fd is the parent (-1: missing,
+	 * made under root_fd by --mkpath) and dest_there says a non-directory
+	 * is under the destination's name.
+	 */
+	int pending, dest_there, root_fd;
+	int fatal; /* decide() failed: every entry fails so (rd_sink_fatal) */
+	struct rd_err fatal_err;
+	char *dest_rel; /* the destination beneath root_fd */
+	/* RD_SINK_RSYNC pushes: top-level names of contents sources (hard links) */
+	unsigned ncroots;
+	char croots[SINK_ROOTS_MAX][NAME_MAX + 1];
 	int no_openat2;
 	char dest_base[NAME_MAX + 1]; /* rename mode: the root's new name */
 	char root_name[NAME_MAX + 1]; /* rename mode: the root's wire name */
@@ -51,7 +64,9 @@ struct rd_sink {
 	unsigned nexpect, nseen;
 	char expect[SINK_ROOTS_MAX][NAME_MAX + 1];
 	unsigned char expect_used[SINK_ROOTS_MAX];
+	unsigned char expect_contents[SINK_ROOTS_MAX];
 	char seen[SINK_ROOTS_MAX][NAME_MAX + 1];
+	unsigned char seen_contents[SINK_ROOTS_MAX];
 	/* rd_sink_set_chunking(): partial files (rd_sink_partial.h) */
 	uint32_t part_chunk;
 	int part_sum;
@@ -104,6 +119,9 @@ void rd_sink__part_release(struct rd_sink_file *f);
 /* rd_sink_links.c: remember f's placed inode (fd) if it starts a link group. */
 void rd_sink__link_record(struct rd_sink_file *f, int fd);
 void rd_sink__links_free(struct rd_sink *s);
+
+/* rd_sink__place's root for a hard link's target (an earlier entry) */
+#define RD_SINK__TARGET 0x200u
 
 struct rd_err *rd_sink__err(struct rd_sink *s);
 unsigned rd_sink__flags(const struct rd_sink *s);

@@ -295,9 +295,9 @@ static void test_sink_expect_roots(void **state)
 	const char *nameless[] = {"want", ""};
 
 	/* issue 7 item 3: into an existing directory "" is never "any name" */
-	assert_int_equal(rd_sink_expect_roots(s, nameless, 2), -RD_EUSAGE);
+	assert_int_equal(rd_sink_expect_roots(s, nameless, NULL, 2), -RD_EUSAGE);
 	assert_non_null(strstr(rd_sink_err(s)->msg, "names no file"));
-	assert_int_equal(rd_sink_expect_roots(s, names, 2), 0);
+	assert_int_equal(rd_sink_expect_roots(s, names, NULL, 2), 0);
 	assert_int_equal(put_file(s, "want", 1, "ok", 0644), 0);
 	assert_int_equal(mk(s, "any", 1), 0);
 	assert_int_equal(put_file(s, "any/x", 0, "ok", 0644), 0);
@@ -318,7 +318,7 @@ static void test_sink_expect_nameless_rename(void **state)
 	struct rd_sink *s = sopen(x, "dest/new", 0);
 	const char *nameless[] = {""};
 
-	assert_int_equal(rd_sink_expect_roots(s, nameless, 1), 0);
+	assert_int_equal(rd_sink_expect_roots(s, nameless, NULL, 1), 0);
 	assert_int_equal(mk(s, "home", 1), 0);
 	assert_int_equal(put_file(s, "home/.bashrc", 0, "ok", 0644), 0);
 	assert_int_equal(put_file(s, ".bashrc", 1, "evil", 0644), -RD_EPROTO);

@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_path.h"
 #include "lib/tree/rd_tree_priv.h"
 
 #define SHOW_MAX (PATH_MAX + RD_PATH_MAX + 2)
@@ -77,6 +78,7 @@ struct src {
 	int dirfd;  /* else: our dup of the caller's descriptor */
 	char *name; /* one component beneath dirfd, or NULL: dirfd itself */
 	char *wire; /* wire name (NULL: from path or name) */
+	int contents; /* names a directory's contents (RD_TREE_SELECT) */
 };
 
 struct rd_tree {
@@ -89,6 +91,7 @@ struct rd_tree {
 	dev_t root_dev;		   /* -x: the file system of the current source */
 	size_t nclosed;		   /* lv[1 .. nclosed] are closed (lv[0] never is) */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
+	uint8_t eflags;		   /* RD_FF_CONTENTS: on every entry of the current source */
 	char wire[RD_PATH_MAX + 1];
 	char show[SHOW_MAX];
 	char esc[RD_ERR_MSG_MAX / 2]; /* leaves room for the reason */
@@ -546,6 +549,8 @@ static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct s
 	memcpy(t->wire, name, wl + 1);
 	set_wire(e, name, wl);
 	e->flags = RD_FF_ROOT;
+	if (S_ISDIR(st.st_mode) && (t->flags & RD_TREE_SELECT) && rd_path_names_contents(s->path))
+		t->eflags = RD_FF_CONTENTS;
 	fd = open(s->path, OPEN_RD | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0)
 		return skip(t, e, t->show, errno, NULL);
@@ -565,8 +570,16 @@ static int start_fd(struct rd_tree *t, struct rd_tree_entry *e, const struct src
 	if (s->name && rd_path_reserved(s->name, strlen(s->name)))
 		return skip(t, e, t->show, 0, RESERVED_SKIP);
 	e->flags = RD_FF_ROOT;
-	if (s->name)
-		return emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
+	if (s->contents && (t->flags & RD_TREE_SELECT))
+		t->eflags = RD_FF_CONTENTS;
+	if (s->name) {
+		int ret = emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
+
+		/* contents: of a directory only (a file is itself) */
+		if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR)
+			t->eflags = 0;
+		return ret;
+	}
 	fd = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return skip(t, e, t->show, errno, NULL);
@@ -652,10 +665,13 @@ int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e)
 			ret = step_level(t, e);
 		} else if (t->next_source < t->nsources) {
 			s = &t->src[t->next_source++];
+			t->eflags = 0;
 			ret = s->path ? start_path(t, e, s) : start_fd(t, e, s);
 		} else {
 			ret = RD_TREE_END;
 		}
+		if (ret == RD_TREE_ENTRY)
+			e->flags |= t->eflags;
 		if (ret != AGAIN)
 			return ret;
 	}
@@ -724,6 +740,7 @@ int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int ns
 		}
 		d->name = s->name ? strdup(s->name) : NULL;
 		d->wire = s->wire ? strdup(s->wire) : NULL;
+		d->contents = !!s->contents;
 		if ((s->name && !d->name) || (s->wire && !d->wire)) {
 			ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
 			goto fail;

@@ -55,10 +55,15 @@
  * skipped as an error.
  */
 #define RD_TREE_COPY_LINKS RD_OF_COPY_LINKS
+/*
+ * rsync's rules (RD_OF_SELECT): a source that names a directory's contents
+ * ("dir/", "dir/.", ".") flags every entry of it RD_FF_CONTENTS.
+ */
+#define RD_TREE_SELECT RD_OF_SELECT
 #define RD_TREE_FLAGS                                                                             \
 	(RD_TREE_RECURSIVE | RD_TREE_HARDLINKS | RD_TREE_XATTRS | RD_TREE_ACLS | RD_TREE_SPARSE | \
 	 RD_TREE_DEVICES | RD_TREE_SPECIALS | RD_TREE_ONE_FS | RD_TREE_ONE_FS2 |                  \
-	 RD_TREE_COPY_LINKS)
+	 RD_TREE_COPY_LINKS | RD_TREE_SELECT)
 /* The walk flags that concern the walking side alone: a push sends them nowhere. */
 #define RD_TREE_WALK_ONLY (RD_TREE_ONE_FS | RD_TREE_ONE_FS2 | RD_TREE_COPY_LINKS)
 #define RD_TREE_META_MAX 256 /* META items per entry; more xattrs: a note */
@@ -114,6 +119,7 @@ struct rd_tree_src {
 	int dirfd;
 	const char *name;
 	const char *wire;
+	int contents; /* a directory's contents (rsync's "dir/"): see RD_TREE_SELECT */
 };
 
 int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int nsources,

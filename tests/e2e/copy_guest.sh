@@ -129,18 +129,48 @@ client() {
 		same_tree /tmp/src/tree /tmp/pull/tree
 	check "symlinks arrive as links" [ -L /tmp/pull/tree/link-to-dir ]
 
+	# rsync's directory rules (issue 28): a directory lands inside a new
+	# DEST (made), its contents ("dir/") as DEST; reruns do not nest
 	run -r "$S::m/tree" /tmp/pull/newname
-	check "pull tree onto a new name renames the top" same_tree /tmp/src/tree /tmp/pull/newname
+	check "pull tree onto a new name: DEST is made, the tree inside it" \
+		same_tree /tmp/src/tree /tmp/pull/newname/tree
+	run -r "$S::m/tree" /tmp/pull/newname
+	check "  the same again: nothing nested" \
+		eval '[ "$(ls /tmp/pull/newname)" = tree ] && [ ! -e /tmp/pull/newname/tree/tree ]'
+	run -r "$S::m/tree/" /tmp/pull/contents
+	check "pull tree/ (its contents) onto a new name: DEST is the tree" \
+		same_tree /tmp/src/tree /tmp/pull/contents
+	run -r /tmp/src/tree/ "$S::m/tree-contents"
+	check "push tree/ to a new name: exit 0" [ "$RC" -eq 0 ]
+	run -r "$S::m/tree-contents" /tmp/pull/
+	check "  the module's tree-contents is the tree" same_tree /tmp/src/tree /tmp/pull/tree-contents
+	run /tmp/src/small.txt "$S::m/newdir/"
+	check "one file to a missing dir/: exit 0" [ "$RC" -eq 0 ]
+	run "$S::m/newdir/small.txt" /tmp/pull/newdir-small.txt
+	check "  newdir is a directory holding it" cmp /tmp/src/small.txt /tmp/pull/newdir-small.txt
+	run -r /tmp/src/small.txt /tmp/src/tree "$S::m/multi-new"
+	check "two sources to a missing DEST (no slash): exit 0" [ "$RC" -eq 0 ]
+	run -r "$S::m/multi-new/" /tmp/pull/multi-new
+	check "  both landed in it" \
+		eval 'cmp /tmp/src/small.txt /tmp/pull/multi-new/small.txt &&
+			[ -d /tmp/pull/multi-new/tree ]'
+	rm -rf /tmp/pull/newname /tmp/pull/contents /tmp/pull/tree-contents /tmp/pull/multi-new \
+		/tmp/pull/newdir-small.txt
 
 	run /tmp/src/small.txt /tmp/src/big.bin "$S::m/nosuchdir/x"
-	check "two sources onto a missing directory fail" [ "$RC" -ne 0 ]
+	check "two sources onto a directory whose parent is missing fail" [ "$RC" -ne 0 ]
+	run --mkpath /tmp/src/small.txt "$S::m/nosuchdir/x/"
+	check "  --mkpath makes the parents too" [ "$RC" -eq 0 ]
+	run "$S::m/nosuchdir/x/small.txt" /tmp/pull/mkpath.txt
+	check "  the file is there" cmp /tmp/src/small.txt /tmp/pull/mkpath.txt
+	rm -f /tmp/pull/mkpath.txt
 
 	# Two clients at once: the daemon serves each on its own connection.
 	# (30 MiB: in one VM client and server share one tmpfs.)
 	head -c $((30 << 20)) /dev/urandom >/tmp/src/mid.bin
 	"$RDCP" /tmp/src/mid.bin "$S::m/concurrent.bin" >/tmp/o1 2>&1 &
 	p1=$!
-	"$RDCP" -r /tmp/src/tree "$S::m/concurrent-tree" >/tmp/o2 2>&1 &
+	"$RDCP" -r /tmp/src/tree/ "$S::m/concurrent-tree" >/tmp/o2 2>&1 &
 	p2=$!
 	wait $p1
 	r1=$?
@@ -161,7 +191,7 @@ client() {
 
 	run -r /tmp/src/tree "rdcp://$S:18712/cm/"
 	check "push into a module of a config file" [ "$RC" -eq 0 ]
-	run -r "rdcp://$S:18712/cm/tree" /tmp/pull/cfg-tree
+	run -r "rdcp://$S:18712/cm/tree/" /tmp/pull/cfg-tree
 	check "  and pull it back" same_tree /tmp/src/tree /tmp/pull/cfg-tree
 	run "rdcp://$S:18713/m/small.txt" /tmp/pull/
 	check "a daemon that exports nothing refuses: exit 3 (no such module)" [ "$RC" -eq 3 ]
@@ -208,7 +238,7 @@ many_small() {
 	rm -rf /tmp/pull/small
 	# Without packs and batches (what a protocol-2 peer gets): one FILE, one
 	# chunk, one DONE per file.
-	RDCP_TEST_NO_PACK=1 RDCP_TEST_NO_BATCH=1 run -r /tmp/src/small/d01 "$S::m/nopack"
+	RDCP_TEST_NO_PACK=1 RDCP_TEST_NO_BATCH=1 run -r /tmp/src/small/d01/ "$S::m/nopack"
 	check "push without packs or batches (RDCP_TEST_NO_PACK, _NO_BATCH)" [ "$RC" -eq 0 ]
 	check "  and none said" not out_has "packs"
 	RDCP_TEST_NO_PACK=1 RDCP_TEST_NO_BATCH=1 run -r "$S::m/nopack" /tmp/pull/
@@ -266,7 +296,7 @@ meta() {
 		check "  --json: the note is in \"notes\" (path null)" \
 			out_has '"notes": \[.*{"path": null, "message": "[^"]*does not keep ACLs'
 	fi
-	run -aHXS "$S::m/meta" /tmp/pull/meta-back
+	run -aHXS "$S::m/meta/" /tmp/pull/meta-back
 	check "  pulled back: the same, ACLs aside" same_meta /tmp/src/meta /tmp/pull/meta-back noacl
 	check "  still one link group" same_inode /tmp/pull/meta-back/sub/f1-link /tmp/pull/meta-back/top-link
 	rm -rf /tmp/pull/meta /tmp/pull/meta-back
