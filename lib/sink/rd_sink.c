@@ -412,6 +412,10 @@ static int resolve(struct rd_sink *s, const char *path, size_t len, unsigned how
 	if (root && first_end)
 		return rd_err_set(&s->err, RD_EPROTO, 0,
 				  "refused path %s: top-level entry with '/'", esc(s, path, len));
+	if (s->fatal) {
+		rd_err_copy(&s->err, &s->fatal_err);
+		return s->fatal;
+	}
 	ret = check_expected(s, path, len, flen, root, &contents);
 	if (ret < 0)
 		return ret;
@@ -428,10 +432,6 @@ static int resolve(struct rd_sink *s, const char *path, size_t len, unsigned how
 			return rd_err_set(&s->err, RD_EPROTO, 0,
 					  "refused path %s: outside the transfer's root",
 					  esc(s, path, len));
-		if (s->fatal) {
-			rd_err_copy(&s->err, &s->fatal_err);
-			return s->fatal;
-		}
 		if (s->pending) {
 			ret = decide(s, !!(how & HOW_DIR));
 			if (ret < 0) {
@@ -620,7 +620,7 @@ static int open_pending(struct rd_sink *s, int root_fd, const char *dest, struct
 	const char *base;
 	struct stat st;
 	char *parent;
-	int fd;
+	int fd, e;
 
 	while (n > 1 && dest[n - 1] == '/') {
 		s->flags |= RD_SINK_DEST_DIR; /* "dst/" */
@@ -641,12 +641,13 @@ static int open_pending(struct rd_sink *s, int root_fd, const char *dest, struct
 	}
 	strcpy(s->dest_base, base);
 	fd = open_dir_beneath(s, root_fd, *parent ? parent : ".", 1);
+	e = errno;
 	free(parent);
 	s->pending = 1;
-	if (fd < 0 && errno == ENOENT && (s->flags & RD_SINK_MKPATH))
+	if (fd < 0 && e == ENOENT && (s->flags & RD_SINK_MKPATH))
 		return 0;
 	if (fd < 0)
-		return rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
+		return rd_err_set(err, sys_status(e), e, "destination %s", s->dest_esc);
 	s->dest_fd = fd;
 	s->dest_there = rd_fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (s->dest_there && (s->flags & RD_SINK_DEST_DIR))

@@ -21,38 +21,6 @@
 #include "lib/sink/rd_sink.h"
 #include "lib/sink/sink_testutil.h"
 
-static int put_file(struct rd_sink *s, const char *path, int root, const char *content,
-		    uint32_t mode)
-{
-	struct rd_sink_meta m = meta(S_IFREG | mode, strlen(content));
-	struct rd_sink_file *f;
-	int ret;
-
-	ret = rd_sink_file_begin(s, path, strlen(path), root, &m, &f);
-	if (ret < 0)
-		return ret;
-	ret = rd_sink_file_write(f, content, strlen(content), 0);
-	if (ret < 0) {
-		rd_sink_file_abort(f);
-		return ret;
-	}
-	return rd_sink_file_commit(f, 0);
-}
-
-static int mk(struct rd_sink *s, const char *path, int root)
-{
-	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
-
-	return rd_sink_mkdir(s, path, strlen(path), root, &m);
-}
-
-static int post(struct rd_sink *s, const char *path, int root)
-{
-	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
-
-	return rd_sink_dir_post(s, path, strlen(path), root, &m);
-}
-
 static void test_sink_into_mode(void **state)
 {
 	struct fx *x = *state;
