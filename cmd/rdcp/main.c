@@ -47,5 +47,6 @@ int main(int argc, char **argv)
 	}
 out:
 	free(a.ops);
+	free(o.fargs);
 	return r;
 }

@@ -89,7 +89,26 @@ struct rdcp_opts {
 	const char *chmod[RDCP_CHMOD_MAX]; /* --chmod, in order */
 	int nchmod;
 	int mkpath; /* --mkpath: make the destination's missing parents */
+	/* rsync's quick check and transfer rules (issue 28): OPEN's SELECT */
+	int compare;		     /* RD_CMP_*: -c, --size-only; default the quick check */
+	unsigned sel_rules;	     /* RD_SEL_UPDATE, _IGNORE_EXISTING, _EXISTING */
+	int32_t modify_window;	     /* --modify-window; RD_WINDOW_NS by default */
+	uint64_t min_size, max_size; /* --min-size, --max-size (RD_SIZE_NONE: none) */
+	/* rsync's filter options, in command-line order (copy.c builds the rules) */
+	struct rdcp_farg {
+		int how; /* RDCP_F_* */
+		const char *arg;
+	} * fargs;
+	int nfargs;
+	int from0;		/* -0, --from0: the -from files are NUL-separated */
+	int relative;		/* -R, --relative */
+	const char *files_from; /* --files-from FILE ("-": stdin) */
+	int recursive_given;	/* -r itself (with --files-from, -a does not imply it) */
+	int nF;			/* -F given this many times */
 };
+
+/* rdcp_farg.how */
+enum { RDCP_F_FILTER, RDCP_F_EXCLUDE, RDCP_F_INCLUDE, RDCP_F_EXCLUDE_FROM, RDCP_F_INCLUDE_FROM };
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */
 void rdcp_info_levels(struct rdcp_opts *o);

@@ -101,6 +101,7 @@ struct rfile {
 	unsigned items; /* RD_IT_*: what it changed here (DONE's items) */
 	uint64_t bytes;
 	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
+	int kept;    /* a regular file the quick check (1) or a transfer rule (2) left */
 	int batch;   /* named by the latest publish() */
 	int has_map; /* -S: only these extents move; the rest are holes */
 	unsigned nmap;
@@ -143,6 +144,8 @@ struct receiver {
 	struct rd_wpool *pool;
 };
 
+/* a session ending early waits this long for the chunks on workers (ms) */
+#define FINISH_JOBS_MS 5000
 /* --fsync: the longest a sealed file waits for its batch (ms) */
 #define PUBLISH_MS    50
 #define PUBLISH_FILES 32 /* a batch of sealed files is named at this many */
@@ -225,6 +228,13 @@ static void sink_result(struct receiver *r, struct rfile *f, int ret)
 		sink_fail(r, f, ret);
 	else if (ret == RD_SINK_NOTE)
 		add_note(f, rd_sink_err(r->sink)->msg);
+}
+
+/* What the last sink call changed of f (nothing when it failed), with what it changed before. */
+static void took(struct receiver *r, struct rfile *f, int ret)
+{
+	if (ret >= 0)
+		f->items |= rd_sink_items(r->sink);
 }
 
 /* The sink's root argument for an entry's wire flags (the same bits). */
@@ -313,16 +323,16 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		if (m->flags & RD_FF_POST)
 			return 0; /* applied once it is the oldest entry */
 		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
+		took(r, f, ret);
 		if (ret)
 			sink_fail(r, f, ret);
-		f->items = rd_sink_items(r->sink);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;
 		return 0;
 	case RD_FT_SPECIAL:
-		sink_result(r, f,
-			    rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size));
-		f->items = rd_sink_items(r->sink);
+		ret = rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size);
+		took(r, f, ret);
+		sink_result(r, f, ret);
 		f->state = RF_DONE;
 		return 0;
 	case RD_FT_HLINK:
@@ -336,9 +346,9 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	case RD_FT_SYMLINK:
 		ret = rd_sink_symlink(r->sink, f->path, f->plen, root, m->target.ptr, m->target.len,
 				      &f->meta);
+		took(r, f, ret);
 		if (ret)
 			sink_fail(r, f, ret);
-		f->items = rd_sink_items(r->sink);
 		if (m->target.len <= RD_PATH_MAX) { /* for the report: "-> target" */
 			memcpy(f->target, m->target.ptr, m->target.len);
 			f->target[m->target.len] = '\0';
@@ -347,6 +357,24 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		f->state = RF_DONE;
 		return 0;
 	case RD_FT_REG:
+		/* rsync's rules: the quick check and the transfer rules first, by stat */
+		ret = rd_sink_file_check(r->sink, f->path, f->plen, root, &f->meta);
+		took(r, f, ret);
+		if (ret == RD_SINK_SEND && r->e->o.dry_run) {
+			f->items |= RD_IT_XFER; /* it would be sent: nothing else happens */
+			ret = RD_SINK_LEAVE;
+		}
+		if (ret < 0 || ret == RD_SINK_SAME || ret == RD_SINK_LEAVE) {
+			if (ret < 0)
+				sink_fail(r, f, ret);
+			else
+				f->kept = ret == RD_SINK_SAME ? 1 : 2;
+			if (ret == RD_SINK_SAME)
+				r->e->st.files_same++;
+			if (!f->more || ret < 0) /* else done at its last META */
+				f->state = RF_DONE;
+			return 0;
+		}
 		ret = rd_sink_file_begin(r->sink, f->path, f->plen, root, &f->meta, &f->f);
 		if (ret) {
 			f->f = NULL;
@@ -364,7 +392,8 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
 		f->items = rd_sink_file_items(f->f);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
-		f->all_same = f->check;
+		/* past the quick check (or -I): an equal file is written anew too */
+		f->all_same = f->check && !rd_sink_rewrites(r->sink);
 		/*
 		 * A partial started over (the source changed): a note in its
 		 * DONE, so the sender's user hears it too (a push to rdcpd).
@@ -377,6 +406,24 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	}
 }
 
+/* An ACL META: onto the temporary, the directory, or (kept) the existing file. */
+static int meta_acl(struct receiver *r, struct rfile *f, const struct rd_msg_meta *m, int root,
+		    int kept)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++) {
+		struct rd_acl_ent a = rd_meta_acl(m, i);
+
+		r->acl[i] = (struct rd_sink_acl){a.tag, a.perm, a.id};
+	}
+	if (kept)
+		return rd_sink_node_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl, m->n);
+	if (f->type == RD_FT_REG)
+		return rd_sink_file_acl(f->f, m->acl_type, r->acl, m->n);
+	return rd_sink_dir_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl, m->n);
+}
+
 /* One META item for the entry just announced (rd_proto.h, META). */
 static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 {
@@ -387,6 +434,21 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 	if (!f || !f->more || m->id != r->next_id - 1)
 		return proto_err(r, "META for an entry that announced none");
 	root = sink_how(f->flags);
+	if (f->kept) {
+		/* a file left as it is: its xattrs and ACLs (SAME only), nothing to send */
+		if (f->kept == 1 && !f->failed && m->kind == RD_META_XATTR)
+			ret = rd_sink_node_xattr(r->sink, f->path, f->plen, root, m->name.ptr,
+						 m->name.len, m->value, m->vlen);
+		else if (f->kept == 1 && !f->failed && m->kind == RD_META_ACL)
+			ret = meta_acl(r, f, m, root, 1);
+		took(r, f, ret);
+		sink_result(r, f, ret);
+		if (m->flags & RD_MF_LAST) {
+			f->more = 0;
+			f->state = RF_DONE;
+		}
+		return 0;
+	}
 	if (m->kind == RD_META_SPARSE) {
 		struct rd_extent last = m->n ? rd_meta_extent(m, m->n - 1u) : (struct rd_extent){0, 0};
 
@@ -412,17 +474,10 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 		else
 			ret = rd_sink_dir_xattr(r->sink, f->path, f->plen, root, m->name.ptr,
 						m->name.len, m->value, m->vlen);
+		took(r, f, ret);
 	} else { /* ACL */
-		for (i = 0; i < m->n; i++) {
-			struct rd_acl_ent a = rd_meta_acl(m, i);
-
-			r->acl[i] = (struct rd_sink_acl){a.tag, a.perm, a.id};
-		}
-		if (f->type == RD_FT_REG)
-			ret = rd_sink_file_acl(f->f, m->acl_type, r->acl, m->n);
-		else
-			ret = rd_sink_dir_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl,
-					      m->n);
+		ret = meta_acl(r, f, m, root, 0);
+		took(r, f, ret);
 	}
 	sink_result(r, f, ret);
 	if (m->flags & RD_MF_LAST) {
@@ -1209,6 +1264,9 @@ static void commit(struct receiver *r, struct rfile *f, int keep)
 	int ret = rd_sink_file_commit(f->f, keep);
 
 	f->items = file_items(f->items, keep);
+	/* -c: compared chunk by chunk, and the contents differed (rsync's 'c') */
+	if (!keep && f->check && rd_sink_checksums(r->sink))
+		f->items |= RD_IT_CHANGE;
 	f->f = NULL;
 	if (ret) {
 		f->failed = 1;
@@ -1328,6 +1386,7 @@ static void item_done(struct receiver *r, const struct rfile *f, uint16_t status
 	it.bytes = f->bytes;
 	it.status = status ? -(int)status : 0;
 	it.msg = f->msg[0] ? f->msg : NULL;
+	it.dry_run = r->e->o.dry_run;
 	r->e->item(r->e->report_ctx, &it);
 }
 
@@ -1397,9 +1456,9 @@ static int settle(struct receiver *r)
 			/* every earlier entry is done: its target is in place */
 			ret = rd_sink_hardlink(r->sink, f->path, f->plen, sink_how(f->flags),
 					       f->target, f->tlen, !!(f->flags & RD_FF_LINK_LAST));
+			took(r, f, ret);
 			if (ret)
 				sink_fail(r, f, ret);
-			f->items = rd_sink_items(r->sink);
 			f->state = RF_DONE;
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
@@ -1408,6 +1467,7 @@ static int settle(struct receiver *r)
 		    k == 0) {
 			ret = rd_sink_dir_post(r->sink, f->path, f->plen, sink_how(f->flags),
 					       &f->meta);
+			took(r, f, ret);
 			if (ret)
 				sink_fail(r, f, ret);
 			f->state = RF_DONE;
@@ -1540,6 +1600,30 @@ static int recv_loop(struct receiver *r)
 	}
 }
 
+/*
+ * The session ends early (the peer stopped, went away, a signal): the
+ * chunks workers are verifying and writing now are waited for (bounded)
+ * and recorded, so the partials keep everything that arrived and a rerun
+ * moves it only once.
+ */
+static void finish_jobs(struct receiver *r)
+{
+	struct timespec t0, now;
+
+	if (!r->pool)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (reap_jobs(r) < 0 || !rd_wpool_busy(r->pool))
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    FINISH_JOBS_MS)
+			return;
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+}
+
 int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 {
 	struct receiver *r;
@@ -1602,6 +1686,8 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	if (ret)
 		goto out;
 	ret = recv_loop(r);
+	if (ret < 0)
+		finish_jobs(r);
 	if (ret < 0)
 		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)

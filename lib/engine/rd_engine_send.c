@@ -407,7 +407,8 @@ static void entry_done(struct sender *s, const struct swin *w, const struct rd_m
 	en.size = w->type == RD_FT_REG ? w->size : 0;
 	en.mtime_sec = w->mtime_sec;
 	en.bytes = d->bytes;
-	en.same = w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map;
+	en.same = w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map &&
+		  !(d->items & RD_IT_SKIPPED);
 	en.status = -(int)d->status;
 	s->e->entry(s->e->entry_ctx, &en);
 }
@@ -434,6 +435,7 @@ static void item_done(struct sender *s, const struct swin *w, const struct rd_ms
 	it.bytes = d->bytes;
 	it.status = d->status ? -(int)d->status : 0;
 	it.msg = msg[0] ? msg : NULL;
+	it.dry_run = s->e->o.dry_run;
 	s->e->item(s->e->report_ctx, &it);
 }
 
@@ -458,14 +460,17 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		s->e->st.files_ok++;
 		if (w->type == RD_FT_REG)
 			s->e->st.bytes_files += w->size;
-		/* The receiver already had it: no byte of it moved. */
-		if (w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map)
-			s->e->st.files_same++;
 		/*
-		 * What it held already (resumed, existing prefix) did not move;
-		 * with -S only the data pieces count: a hole is not "kept".
+		 * The receiver already had it: no byte of it moved. What it
+		 * held already (resumed, existing prefix) did not move; with
+		 * -S only the data pieces count: a hole is not "kept". A file
+		 * a transfer rule left (--existing, -u, ...) is neither.
 		 */
-		if (w->type == RD_FT_REG && win_data_bytes(w) > d->bytes)
+		if (w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map &&
+		    !(d->items & RD_IT_SKIPPED) && !s->e->o.dry_run)
+			s->e->st.files_same++;
+		if (w->type == RD_FT_REG && win_data_bytes(w) > d->bytes &&
+		    !(d->items & RD_IT_SKIPPED) && !s->e->o.dry_run)
 			rd_stat_add(&s->e->st.bytes_resumed, win_data_bytes(w) - d->bytes);
 		/* status 0 with text: done, with a note (metadata not kept) */
 		if (s->e->report)
@@ -695,6 +700,13 @@ static int start_ra(struct sender *s)
 			continue;
 		/* packs: the receiver asks for small files many at once */
 		if (s->e->o.pack && w->size <= RD_PACK_FILE_MAX && w->size <= s->e->o.chunk_size)
+			continue;
+		/*
+		 * Only once the receiver asked for some of it: a file its quick
+		 * check leaves as it is must never be read (issue 28: a rerun
+		 * of an unchanged tree reads no file data).
+		 */
+		if (!w->asked_hi)
 			continue;
 		/* never behind what was asked for already (a SUM too): read once */
 		if (w->ra_next < w->asked_hi)
@@ -1208,6 +1220,8 @@ static int emit_entry(struct sender *s)
 	w->data_hi = w->asked_hi = w->sum_next = 0;
 	if (w->type == RD_FT_REG)
 		s->announced += w->size;
+	w->flags = m.u.file.flags;
+	w->mode = s->ent.mode;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
@@ -1383,6 +1397,8 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	rd_conn_set_sent_cb(c, on_sent, s);
 
 	ret = send_loop(s);
+	if (ret == -RD_ESTOPPED && e->o.stop_text)
+		rd_engine_stop_peer(c, e->o.stop_text, 2000);
 	if (ret < 0)
 		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)

@@ -682,7 +682,10 @@ static void test_select(void **state)
 	assert_int_equal(m.u.open.sel.skip[0], 2);
 	assert_int_equal(m.u.open.sel.pflags[0], RD_PF_CONTENTS);
 	assert_int_equal(m.u.open.sel.nnames, 7);
-	b_open_sel(&b, RD_MODE_PUSH, "m", 3, 0, 0, 0, 0, 0, 0);
+	b_open_sel(&b, RD_MODE_PUSH, "m", RD_CMP_ALL, 0, 0, 0, 0, 0, 0);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.sel.compare, RD_CMP_ALL);
+	b_open_sel(&b, RD_MODE_PUSH, "m", RD_CMP_ALL + 1, 0, 0, 0, 0, 0, 0);
 	expect_refused(&b, "bad SELECT compare");
 	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0x100, 0, 0, 0, 0, 0);
 	expect_refused(&b, "unknown SELECT rules");
@@ -732,8 +735,8 @@ static void b_rules(struct bld *b, uint8_t kind, const char *const *v, unsigned 
 	b_fix(b);
 }
 
-/* Version 7: RULES and CHANGES; the FILE flag CONTENTS. */
-static void test_rules_changes(void **state)
+/* Version 9: RULES; the FILE flag CONTENTS; the item SKIPPED. */
+static void test_rules_contents(void **state)
 {
 	static const char *const good[] = {"- *.o", "+ /dir/", ": /.rsync-filter", "!"};
 	static const char *const names[] = {"a", "a/b c/d"};
@@ -778,21 +781,7 @@ static void test_rules_changes(void **state)
 			 -RD_EUSAGE);
 	assert_int_equal(len, 0);
 
-	b_hdr(&b, RD_MSG_CHANGES);
-	b_u16(&b, 1);
-	b_u32(&b, 7);
-	b_u32(&b, RD_CH_NEW | RD_CH_DATA);
-	b_fix(&b);
-	expect_ok(&b, &m);
-	assert_int_equal(m.u.changes.bits[0], RD_CH_NEW | RD_CH_DATA);
-	b.b[b.n - 4] = 0x80; /* an unknown bit */
-	expect_refused(&b, "unknown CHANGES bits");
-	b_hdr(&b, RD_MSG_CHANGES);
-	b_u16(&b, 0);
-	b_fix(&b);
-	expect_refused(&b, "bad batch entry count");
 	assert_string_equal(rd_msg_type_name(RD_MSG_RULES), "RULES");
-	assert_string_equal(rd_msg_type_name(RD_MSG_CHANGES), "CHANGES");
 
 	/* CONTENTS on a root that is not a directory */
 	b_file_head(&b, RD_FT_REG, 0);
@@ -1763,7 +1752,7 @@ int main(void)
 	    cmocka_unit_test(test_open_partial_dir),
 	    cmocka_unit_test(test_window),
 	    cmocka_unit_test(test_select),
-	    cmocka_unit_test(test_rules_changes),
+	    cmocka_unit_test(test_rules_contents),
 	    cmocka_unit_test(test_refuse_open_path),
 	    cmocka_unit_test(test_refuse_chunk_size),
 	    cmocka_unit_test(test_refuse_ftype),

@@ -92,7 +92,7 @@ static const char *select_check(const struct rd_msg_open *o)
 	const struct rd_select *x = &o->sel;
 	uint16_t i;
 
-	if (x->compare > RD_CMP_SIZE)
+	if (x->compare > RD_CMP_ALL)
 		return "bad SELECT compare";
 	if (x->rules & ~RD_SEL_KNOWN)
 		return "unknown SELECT rules";
@@ -439,18 +439,6 @@ int rd_rules_put(uint8_t *buf, size_t cap, size_t *len, uint8_t kind, const char
 	return 0;
 }
 
-static const char *changes_check(const struct rd_msg_changes *m)
-{
-	unsigned i;
-
-	if (m->n == 0 || m->n > RD_BATCH_MAX)
-		return "bad batch entry count";
-	for (i = 0; i < m->n; i++)
-		if (m->bits[i] & ~RD_CH_KNOWN)
-			return "unknown CHANGES bits";
-	return NULL;
-}
-
 static const char *text_check(const struct rd_str *s)
 {
 	return str_check(s, RD_MSG_TEXT_MAX, "message text too long");
@@ -506,8 +494,6 @@ static const char *msg_check(const struct rd_msg *m)
 		return dones_check(&m->u.dones);
 	case RD_MSG_RULES:
 		return rules_check(&m->u.rules);
-	case RD_MSG_CHANGES:
-		return changes_check(&m->u.changes);
 	default:
 		return "unknown message type";
 	}
@@ -712,13 +698,6 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		rd_put_u8(w, m->u.rules.kind);
 		rd_put_u16(w, m->u.rules.n);
 		rd_put_bytes(w, m->u.rules.raw, m->u.rules.rawlen);
-		break;
-	case RD_MSG_CHANGES:
-		rd_put_u16(w, m->u.changes.n);
-		for (i = 0; i < m->u.changes.n && i < RD_BATCH_MAX; i++) {
-			rd_put_u32(w, m->u.changes.id[i]);
-			rd_put_u32(w, m->u.changes.bits[i]);
-		}
 		break;
 	case RD_MSG_FIN:
 		rd_put_u32(w, m->u.fin.files_ok);
@@ -1008,17 +987,6 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.rules.n = rd_get_u16(r);
 		m->u.rules.rawlen = r->why ? 0 : rd_rcur_left(r);
 		m->u.rules.raw = rd_rcur_take(r, m->u.rules.rawlen); /* checked in rules_check */
-		break;
-	case RD_MSG_CHANGES:
-		m->u.changes.n = rd_get_u16(r);
-		if (!r->why && (m->u.changes.n == 0 || m->u.changes.n > RD_BATCH_MAX)) {
-			rd_rcur_fail(r, "bad batch entry count");
-			break;
-		}
-		for (i = 0; i < m->u.changes.n; i++) {
-			m->u.changes.id[i] = rd_get_u32(r);
-			m->u.changes.bits[i] = rd_get_u32(r);
-		}
 		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = rd_get_u32(r);

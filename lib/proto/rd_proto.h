@@ -9,7 +9,8 @@
  * nonce from the server: the LANES message; 9 password logins inside TLS:
  * section 4, Login; 10 link groups named: RD_FF_LINKED and
  * RD_FF_LINK_LAST; 11 rsync's rules: RD_OF_SELECT, OPEN's SELECT block,
- * RULES, FILE flag CONTENTS). This comment is the specification;
+ * RULES, FILE flag CONTENTS, item SKIPPED). This comment is the
+ * specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -193,11 +194,15 @@
  *			  match (modify_window) is left as it is, unread;
  *			  RD_CMP_CHECKSUM 1 (-c): contents compared chunk by
  *			  chunk (GET SUM), as before version 11; RD_CMP_SIZE 2
- *			  (--size-only): equal sizes match; else refused
+ *			  (--size-only): equal sizes match; RD_CMP_ALL 3
+ *			  (-I): compared as CHECKSUM, and every file written
+ *			  anew even when equal (rsync's --ignore-times
+ *			  rewrites each one); else refused
  *	   u16 rules	  RD_SEL_*: UPDATE 0x1 (-u: a receiver's file newer
  *			  than the sender's stays), IGNORE_EXISTING 0x2,
  *			  EXISTING 0x4 (nothing new is created), DRY_RUN 0x8
- *			  (the receiver changes nothing and reports, CHANGES),
+ *			  (the receiver changes nothing; DONE's items say
+ *			  what it would have done),
  *			  DEST_DIR 0x10 (PUSH: the destination is a directory,
  *			  made if missing), MKPATH 0x20 (PUSH: its missing
  *			  parents too), RELATIVE 0x40 (-R: paths keep their
@@ -440,18 +445,6 @@
  *    descriptors; a receiver keeps them for what it protects (--delete).
  *    A server's own confinement (its module) is never widened by a rule.
  *
- *    CHANGES (20), receiver -> sender, only with RD_OF_SELECT honoured:
- *    what the receiver did (or with DRY_RUN would do) to entries, each
- *    announced and not yet DONE, sent before their DONE; an entry not
- *    named changed nothing:
- *	 0 u16 n	  1..RD_BATCH_MAX
- *	 2 n x { u32 id, u32 bits }  RD_CH_*: NEW 0x1, DATA 0x2 (its data
- *			  moved), SUM 0x4 (contents, link target or device
- *			  differ), SIZE 0x8, TIME 0x10, PERMS 0x20, OWNER 0x40,
- *			  GROUP 0x80, ACL 0x100, XATTR 0x200, HLINK 0x400,
- *			  SKIPPED 0x800 (a transfer rule left it), TYPE 0x1000
- *			  (replaced another type), DELETED 0x2000; others refused
- *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
  *	 4 u32 files_failed
@@ -500,6 +493,14 @@
  *		  RD_SUM_PROGRESS_BYTES of SUMs count as one step (so a
  *		  resume that compares a large partial at a few MB/s is not
  *		  cut, and a drip of SUMs does not hold a session open).
+ *		  With RD_OF_SELECT (version 11) the receiver applies rsync's
+ *		  rules first, by stat alone (its SELECT block): where an
+ *		  entry lands (DEST_DIR, RD_FF_CONTENTS), and whether a
+ *		  regular file moves at all (the quick check: size and mtime
+ *		  per compare and modify_window; the transfer rules UPDATE,
+ *		  IGNORE_EXISTING, EXISTING, min_size, max_size). A file they
+ *		  leave is answered DONE (bytes 0) without any GET, so the
+ *		  sender never reads it; compare CHECKSUM keeps the SUMs above.
  *		  DONE per entry (any type) with a status; the sender keeps at
  *		  most the window's entries not yet DONE (RD_WINDOW_FILES, or
  *		  OPEN_OK's window with RD_OF_WINDOW). Entry id N lives in
@@ -665,7 +666,6 @@ enum rd_msg_type {
 	RD_MSG_RAILS = 17,
 	RD_MSG_LANES = 18,
 	RD_MSG_RULES = 19,
-	RD_MSG_CHANGES = 20,
 	RD_MSG_TYPE_MAX
 };
 
@@ -729,9 +729,9 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_COPY_LINKS 0x100000u
 /*
  * rsync's rules (version 11, issue 28): OPEN carries the SELECT block (its
- * last field), RULES may follow it, CHANGES and the FILE flag CONTENTS
- * are allowed; asked and refused like RD_OF_PACK. Without it a receiver
- * places and compares as before version 9.
+ * last field), RULES may follow it, the FILE flag CONTENTS and the item
+ * SKIPPED are allowed; asked and refused like RD_OF_PACK. Without it a
+ * receiver places and compares as before version 11.
  */
 #define RD_OF_SELECT	 0x200000u
 #define RD_OF_KNOWN	 0x3fffffu
@@ -745,7 +745,10 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * data ('c': a directory, a symlink, a device); HLINK: made as a hard
  * link ('h'); the rest are the letters: CHANGE (contents compared and
  * different, a symlink's target, a device's number), SIZE, TIME, PERMS,
- * OWNER, GROUP, ACL, XATTR. None of them: nothing changed.
+ * OWNER, GROUP, ACL, XATTR. None of them: nothing changed. SKIPPED
+ * (version 11, with RD_OF_SELECT only): a transfer rule left the entry as
+ * it is (--existing, --ignore-existing, -u, --max-size, ...): rsync
+ * itemizes nothing for it.
  */
 #define RD_IT_NEW    0x0001u
 #define RD_IT_XFER   0x0002u
@@ -758,8 +761,9 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_IT_OWNER  0x0100u
 #define RD_IT_GROUP  0x0200u
 #define RD_IT_ACL    0x0400u
-#define RD_IT_XATTR  0x0800u
-#define RD_IT_KNOWN  0x0fffu
+#define RD_IT_XATTR   0x0800u
+#define RD_IT_SKIPPED 0x1000u
+#define RD_IT_KNOWN   0x1fffu
 
 enum rd_ftype {
 	RD_FT_REG = 1,
@@ -783,7 +787,8 @@ enum rd_ftype {
 enum rd_cmp {
 	RD_CMP_QUICK = 0,    /* size and mtime (rsync's quick check) */
 	RD_CMP_CHECKSUM = 1, /* -c: contents, chunk by chunk */
-	RD_CMP_SIZE = 2	     /* --size-only */
+	RD_CMP_SIZE = 2,     /* --size-only */
+	RD_CMP_ALL = 3	     /* -I: as CHECKSUM, every file written anew */
 };
 /* ... and the transfer rules (SELECT rules) */
 #define RD_SEL_UPDATE	       0x1u  /* -u: keep files newer on the receiver */
@@ -805,23 +810,6 @@ enum rd_cmp {
 #define RD_NAMES_MAX	       100000u		  /* --files-from names of a pull */
 #define RD_NAMES_BYTES_MAX     (4u << 20)	  /* all of them */
 enum rd_rules_kind { RD_RULES_FILTER = 1, RD_RULES_NAMES = 2 };
-
-/* CHANGES bits: what a receiver did (or, -n, would do) to one entry */
-#define RD_CH_NEW     0x1u /* created: nothing was there */
-#define RD_CH_DATA    0x2u /* its data moved (a regular file's) */
-#define RD_CH_SUM     0x4u /* contents (-c), link target or device number differ */
-#define RD_CH_SIZE    0x8u
-#define RD_CH_TIME    0x10u
-#define RD_CH_PERMS   0x20u
-#define RD_CH_OWNER   0x40u
-#define RD_CH_GROUP   0x80u
-#define RD_CH_ACL     0x100u
-#define RD_CH_XATTR   0x200u
-#define RD_CH_HLINK   0x400u  /* made as a hard link */
-#define RD_CH_SKIPPED 0x800u  /* left as it is by a transfer rule (-u, --max-size...) */
-#define RD_CH_TYPE    0x1000u /* replaced an entry of another type */
-#define RD_CH_DELETED 0x2000u /* removed (--delete) */
-#define RD_CH_KNOWN   0x3fffu
 
 /* META */
 enum rd_meta_kind { RD_META_XATTR = 1, RD_META_ACL = 2, RD_META_SPARSE = 3 };
@@ -1081,12 +1069,6 @@ int rd_rules_put(uint8_t *buf, size_t cap, size_t *len, uint8_t kind, const char
 /* Is s a valid RULES string of kind? NULL if so, else why not. */
 const char *rd_rules_check(uint8_t kind, const char *s, size_t n);
 
-struct rd_msg_changes {
-	uint16_t n;
-	uint32_t id[RD_BATCH_MAX];
-	uint32_t bits[RD_BATCH_MAX]; /* RD_CH_* */
-};
-
 /*
  * Append f's FILE payload at buf + *len (cap bytes in all): 0 and *len
  * grown, or -RD_EUSAGE (does not fit, or f is not a valid FILE).
@@ -1116,7 +1098,6 @@ struct rd_msg {
 		struct rd_msg_rails rails;
 		struct rd_msg_lanes lanes;
 		struct rd_msg_rules rules;
-		struct rd_msg_changes changes;
 	} u;
 };
 

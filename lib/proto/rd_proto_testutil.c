@@ -85,17 +85,6 @@ static void sample_rules(struct rd_msg_rules *m, int variant)
 	m->rawlen = len;
 }
 
-static void sample_changes(struct rd_msg_changes *m, int variant)
-{
-	unsigned i;
-
-	m->n = variant ? RD_BATCH_MAX : 1;
-	for (i = 0; i < m->n; i++) {
-		m->id[i] = variant ? 0xffffffffu - i : 9;
-		m->bits[i] = variant ? RD_CH_KNOWN : RD_CH_NEW | RD_CH_DATA;
-	}
-}
-
 /* Variant 0: an access ACL; 1: the largest sparse map. */
 static void sample_meta(struct rd_msg_meta *m, int variant)
 {
@@ -278,9 +267,6 @@ static void sample_payload(struct rd_msg *m, int v)
 	case RD_MSG_RULES:
 		sample_rules(&m->u.rules, v);
 		break;
-	case RD_MSG_CHANGES:
-		sample_changes(&m->u.changes, v);
-		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = v ? 0xffffffffu : 10;
 		m->u.fin.files_failed = v ? 0xffffffffu : 1;
@@ -435,12 +421,6 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return a->u.rules.kind == b->u.rules.kind && a->u.rules.n == b->u.rules.n &&
 		       a->u.rules.rawlen == b->u.rules.rawlen &&
 		       !memcmp(a->u.rules.raw, b->u.rules.raw, a->u.rules.rawlen);
-	case RD_MSG_CHANGES:
-		return a->u.changes.n == b->u.changes.n &&
-		       !memcmp(a->u.changes.id, b->u.changes.id,
-			       a->u.changes.n * sizeof(uint32_t)) &&
-		       !memcmp(a->u.changes.bits, b->u.changes.bits,
-			       a->u.changes.n * sizeof(uint32_t));
 	case RD_MSG_FIN:
 		return a->u.fin.files_ok == b->u.fin.files_ok &&
 		       a->u.fin.files_failed == b->u.fin.files_failed &&

@@ -13,6 +13,7 @@
 
 #include <openssl/crypto.h>
 
+#include "lib/filter/rd_filter.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session_priv.h"
 #include "lib/sink/rd_sink.h"
@@ -92,11 +93,69 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *as
 	}
 }
 
+/* Strings of one kind, in as many RULES as they need (rd_proto.h, RULES). */
+static int send_strings_fn(struct rd_client *cl, struct rd_conn *c, uint8_t kind, unsigned n,
+			   const char *(*at)(const void *ctx, unsigned i, size_t *len),
+			   const void *ctx)
+{
+	static __thread uint8_t raw[RD_MSG_MAX - RD_HDR_LEN - 3];
+	unsigned i = 0, k;
+	struct rd_msg m;
+	size_t len, tl = 0;
+	const char *t = "";
+	int ret = 0;
+
+	while (i < n && !ret) {
+		for (len = 0, k = 0; i < n && k < 0xffff; i++, k++) {
+			t = at(ctx, i, &tl);
+			if (rd_rules_put(raw, sizeof(raw), &len, kind, t, tl))
+				break;
+		}
+		if (!k)
+			return rd_err_set(&cl->err, RD_EUSAGE, 0, "%s %u ('%.*s') is not one",
+					  kind == RD_RULES_NAMES ? "--files-from name"
+								 : "filter rule",
+					  i + 1, (int)(tl > 80 ? 80 : tl), t);
+		memset(&m, 0, sizeof(m));
+		m.hdr.type = RD_MSG_RULES;
+		m.u.rules.kind = kind;
+		m.u.rules.n = (uint16_t)k;
+		m.u.rules.raw = raw;
+		m.u.rules.rawlen = len;
+		ret = rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+	}
+	return ret;
+}
+
+static const char *rule_at(const void *ctx, unsigned i, size_t *len)
+{
+	return rd_filter_text(ctx, i, len);
+}
+
+static const char *name_at(const void *ctx, unsigned i, size_t *len)
+{
+	const char *const *v = ctx;
+
+	*len = strlen(v[i]);
+	return v[i];
+}
+
+static int send_rules(struct rd_client *cl, struct rd_conn *c, const struct rd_filter *f)
+{
+	return send_strings_fn(cl, c, RD_RULES_FILTER, rd_filter_count(f), rule_at, f);
+}
+
+static int send_strings(struct rd_client *cl, struct rd_conn *c, uint8_t kind, const char *const *v,
+			unsigned n)
+{
+	return send_strings_fn(cl, c, kind, n, name_at, v);
+}
+
 static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o,
 		     uint32_t flags)
 {
 	struct rd_msg m;
-	int i;
+	int i, ret;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN;
@@ -128,6 +187,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 		m.u.open.window = (uint16_t)cl->e.o.window;
 	if (flags & RD_OF_SELECT) {
 		m.u.open.sel = o->sel;
+		m.u.open.sel.nrules = (uint16_t)rd_filter_count(o->filter);
+		m.u.open.sel.nnames = o->push ? 0 : o->nnames;
 		if (o->push) {
 			memset(m.u.open.sel.pflags, 0, sizeof(m.u.open.sel.pflags));
 			memset(m.u.open.sel.skip, 0, sizeof(m.u.open.sel.skip));
@@ -136,7 +197,12 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 			m.u.open.sel.rules &= (uint16_t) ~(RD_SEL_DEST_DIR | RD_SEL_MKPATH);
 		}
 	}
-	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+	ret = rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+	if (!ret && (flags & RD_OF_SELECT))
+		ret = send_rules(cl, c, o->filter);
+	if (!ret && (flags & RD_OF_SELECT) && !o->push && o->nnames)
+		ret = send_strings(cl, c, RD_RULES_NAMES, o->names, o->nnames);
+	return ret;
 }
 
 /*
@@ -166,6 +232,25 @@ static int open_ancestor(char *d, const char **rel)
 		}
 		cut--;
 	}
+}
+
+void rd_session_sink_select(struct rd_sink *sink, const struct rd_select *sel)
+{
+	struct rd_sink_select x;
+
+	memset(&x, 0, sizeof(x));
+	x.compare = sel->compare == RD_CMP_CHECKSUM ? RD_SINK_CMP_CHECKSUM
+		    : sel->compare == RD_CMP_SIZE   ? RD_SINK_CMP_SIZE
+		    : sel->compare == RD_CMP_ALL    ? RD_SINK_CMP_ALL
+						    : RD_SINK_CMP_QUICK;
+	x.update = !!(sel->rules & RD_SEL_UPDATE);
+	x.ignore_existing = !!(sel->rules & RD_SEL_IGNORE_EXISTING);
+	x.existing = !!(sel->rules & RD_SEL_EXISTING);
+	x.modify_window = sel->modify_window < 0 ? RD_SINK_WINDOW_NS : sel->modify_window;
+	x.min_size = sel->min_size;
+	x.max_size = sel->max_size;
+	x.dry_run = !!(sel->rules & RD_SEL_DRY_RUN);
+	rd_sink_set_select(sink, &x);
 }
 
 int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
@@ -234,8 +319,8 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 	char names[RD_OPEN_PATHS_MAX][NAME_MAX + 1]; /* the sink copies them */
 	const char *ptrs[RD_OPEN_PATHS_MAX];
 	unsigned char contents[RD_OPEN_PATHS_MAX];
-	const char *const *asked = o->asked ? o->asked : o->remote;
-	int n = o->asked ? o->nasked : o->nremote, i;
+	const char *const *asked = o->expect ? o->expect : o->asked ? o->asked : o->remote;
+	int n = o->expect ? (int)o->nexpect : o->asked ? o->nasked : o->nremote, i;
 
 	if (n < 1 || n > RD_OPEN_PATHS_MAX)
 		return rd_err_set(&cl->err, RD_EUSAGE, 0, "between 1 and %d remote paths",
@@ -248,7 +333,7 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 		 */
 		rd_expected_root(asked[i], names[i], sizeof(names[i]));
 		ptrs[i] = names[i];
-		contents[i] = !!(o->sel.pflags[i] & RD_PF_CONTENTS);
+		contents[i] = !o->expect && (o->sel.pflags[i] & RD_PF_CONTENTS);
 	}
 	if (rd_sink_expect_roots(sink, ptrs, contents, (unsigned)n))
 		return rd_err_copy(&cl->err, rd_sink_err(sink));
@@ -299,9 +384,23 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		rd_err_copy(&cl->err, &cl->e.err);
 		goto out;
 	}
-	if (o->push) {
-		ret = rd_tree_open_paths(&t, o->local, o->nlocal,
-				   o->flags & RD_TREE_FLAGS, &cl->err);
+	if (o->push && o->names) {
+		/* --files-from: the names beneath the one source directory */
+		int base = open(o->local[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		ret = base < 0 ? rd_err_set(&cl->err, RD_ENOENT, errno, "%s", o->local[0])
+			       : rd_tree_open_names(&t, base, o->names, (int)o->nnames,
+						    (o->flags & RD_TREE_FLAGS) |
+							(o->dirs ? RD_TREE_DIRS : 0),
+						    &cl->err);
+		if (base >= 0)
+			close(base);
+		if (ret)
+			goto out;
+	} else if (o->push) {
+		ret = rd_tree_open_paths(
+		    &t, o->local, o->nlocal,
+		    (o->flags & RD_TREE_FLAGS) | (o->relative ? RD_TREE_RELATIVE : 0), &cl->err);
 		if (ret)
 			goto out;
 	} else {
@@ -322,6 +421,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		ret = expect_roots(cl, sink, o);
 		if (ret)
 			goto out;
+		/* we receive: the quick check and transfer rules are ours, whoever sends */
+		rd_session_sink_select(sink, &o->sel);
 	}
 	phase(cl, o->push ? "sources opened" : "destination opened");
 
@@ -421,11 +522,17 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = await_open_ok(cl, c, o->eo.digest, flags, &ok);
 	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
 	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
+	cl->e.o.select = !ret && (ok.flags & RD_OF_SELECT);
 	cl->e.o.window = !ret && (ok.flags & RD_OF_WINDOW) ? ok.window : RD_WINDOW_FILES;
 	cl->e.o.items = !ret && (ok.flags & RD_OF_ITEMS);
 	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	cl->e.o.hardlinks = !ret && (ok.flags & RD_OF_HARDLINKS);
 	cl->e.o.link_marks = cl->e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
+	/* -n: a pull's receiver is ours; a push's must have agreed to the rules */
+	cl->e.o.dry_run = !!(o->sel.rules & RD_SEL_DRY_RUN);
+	if (!ret && cl->e.o.dry_run && o->push && !cl->e.o.select)
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0, "%s did not agree to a dry run",
+				 cl->info.peer);
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)
@@ -438,6 +545,11 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (t)
 		rd_tree_set_flags(t, ((ok.flags & flags) | (o->flags & RD_TREE_WALK_ONLY)) &
 					 RD_TREE_FLAGS);
+	/* we send: our filter rules leave out what they exclude (whatever the server) */
+	if (t && rd_tree_set_filter(t, o->filter, &cl->err)) {
+		ret = -RD_EUSAGE;
+		goto out;
+	}
 	cl->stage = RD_CL_TRANSFER;
 	if (o->push)
 		ret = rd_engine_send(&cl->e, c, t);

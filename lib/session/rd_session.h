@@ -20,6 +20,8 @@
 
 #define RD_MODULE_NAME_MAX 64
 
+struct rd_filter;
+
 /*
  * Open files one session may hold at most (counted again for issue 27
  * item 2). A receiver keeps up to four per entry of its window (the
@@ -123,6 +125,26 @@ struct rd_client_opts {
 	 */
 	struct rd_select sel;
 	int need_select;
+	/*
+	 * rsync's filter rules (lib/filter; NULL: none): a push walks with
+	 * them, and every copy sends them to the server in RULES (a pull's
+	 * server walks with them; a receiver keeps them for what deletions
+	 * leave). sel.nrules is filled from it.
+	 */
+	const struct rd_filter *filter;
+	/*
+	 * -R (rsync's --relative; sel.rules has RD_SEL_RELATIVE): a push walks
+	 * every source under its whole path (lib/tree RD_TREE_RELATIVE).
+	 * --files-from: names (each a relative path) to send from beneath
+	 * the one source (a push: local[0]; a pull: remote[0], in RULES);
+	 * dirs: their directories without what they hold (no -r).
+	 */
+	int relative, dirs;
+	const char *const *names;
+	unsigned nnames;
+	/* pulls: the top-level names to accept instead of asked's last components (-R, --files-from) */
+	const char *const *expect;
+	unsigned nexpect;
 	/*
 	 * A local copy (every operand local): the receiving half runs in this
 	 * process (lib/session/rd_local.c) and receives into local_dest (as

@@ -73,6 +73,14 @@
  * back up: rd_tree.c). The entry it returns (e->fd) is not counted here.
  */
 #define RD_TREE_OPEN_DIRS 16
+/*
+ * Opening flags of this walk alone (never on the wire): -R (every source
+ * sent under its whole path from its base, its directories as implied
+ * ones: rsync's --relative, "/./" ends the base), and --files-from's
+ * directories without -r (sent, their contents not).
+ */
+#define RD_TREE_RELATIVE 0x40000000u
+#define RD_TREE_DIRS	 0x20000000u
 
 /* rd_tree_next() results (>= 0) */
 enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 3 };
@@ -120,7 +128,27 @@ struct rd_tree_src {
 	const char *name;
 	const char *wire;
 	int contents; /* a directory's contents (rsync's "dir/"): see RD_TREE_SELECT */
+	/*
+	 * For rsync's "-F" (parent merge files): the directory the source
+	 * lies beneath (a module's root; dup'ed) and its path there; -1 and
+	 * NULL: none. Zero-initialised sources have top_fd 0: set it.
+	 */
+	int top_fd;
+	const char *top_path;
+	/*
+	 * -R: the path from dirfd (the base) sent whole, its directories
+	 * as implied ones (name and wire unused); NULL: not relative.
+	 */
+	const char *rel;
 };
+
+/*
+ * --files-from: every name a -R source beneath base_fd (dup'ed; opened
+ * O_NOFOLLOW one component at a time). flags as rd_tree_open's, with
+ * RD_TREE_DIRS for directories without -r.
+ */
+int rd_tree_open_names(struct rd_tree **out, int base_fd, const char *const *names, int n,
+		       unsigned flags, struct rd_err *err);
 
 int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int nsources,
 		 unsigned flags, struct rd_err *err);
@@ -158,6 +186,15 @@ void rd_tree_set_flags(struct rd_tree *t, unsigned flags);
  * RD_FF_LINK_LAST (the caller drops them for peers before protocol 10).
  */
 void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes);
+
+/*
+ * rsync's filter rules (issue 28), before the first rd_tree_next: what
+ * they exclude for the sender is left out of the walk without a word (an
+ * excluded directory is not entered); per-directory merge files are read
+ * from the directories walked. f must outlive the tree. 0 or < 0.
+ */
+struct rd_filter;
+int rd_tree_set_filter(struct rd_tree *t, const struct rd_filter *f, struct rd_err *err);
 
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 

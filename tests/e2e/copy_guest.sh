@@ -334,7 +334,7 @@ a:1)
 	# a few of its supported cases, pushes and pulls to its own daemon and
 	# over ssh (the host runs them all over TCP: diff_tcp_host_test).
 	if over_rdma; then
-		DIFF_ARGS="--case ${DIFF_CASES:-dir.new-contents,prior.content,today.into-checksum,xcheck.rsync-after-rdcp-new} --seeds 1" \
+		DIFF_ARGS="--case ${DIFF_CASES:-dir.contents,qc.default,filter.rules,xcheck.rsync-after-rdcp} --seeds 1" \
 			check "rdcp and rsync leave the same trees, over RDMA (tests/diff)" \
 			bash "$(dirname "$0")/../diff/diff_guest.sh" "$RDCP" "$RDCPD"
 	fi

@@ -180,6 +180,23 @@ if grep -q "OPEN refused: .*unknown flags 0x80000000" $LOGS/flags.out &&
 else
 	fail "OPEN with an unknown flag bit: $(grep OPEN $LOGS/flags.out | sort -u | tr '\n' ' ')"
 fi
+# Issue 28: a pull's filter rules are the client's word only where they are
+# harmless: a merge file (a file of the server's), an unknown rule, more
+# rules than announced, another message in their place, too many bytes:
+# each refused with its reason, and the daemon serves on.
+mkdir -p /tmp/mod/rules && echo r >/tmp/mod/rules/r
+if "$EVIL" rules "$IP" $DPORT m/rules >$LOGS/rules.out 2>&1 &&
+	[ "$(grep -c ': refused: ' $LOGS/rules.out)" -ge 8 ]; then
+	pass "hostile filter rules on a pull: each refused with its reason"
+else
+	fail "hostile filter rules: $(cat $LOGS/rules.out)"
+fi
+if timeout 60 "$RDCP" -r --exclude x --timeout 10 "$IP::m/rules/" /tmp/rules.back/ \
+	>>$LOGS/rules.out 2>&1 && [ -f /tmp/rules.back/r ]; then
+	pass "  rdcpd serves a pull with good rules after them"
+else
+	fail "  a pull with good rules after the hostile ones: $(tail -3 $LOGS/rules.out)"
+fi
 # Issue 7 item 4: rdcp -p keeps modes and times, never owners (and so no
 # setuid/setgid); -o -g keep them, as root.
 cp -p /tmp/own/suid /tmp/mod/suid2
