@@ -318,7 +318,9 @@ for _k in gen.PRIOR_FEATURES:
                   rsync_opts=A + ["--modify-window=-1"] if _near else None,
                   without=NO_PRIOR - {_k},
                   note="dst/src/ differs from src/ only by %s%s" % (
-                      _k, "; oracle rsync --modify-window=-1 (nanoseconds)" if _near else "")))
+                      _k, "; oracle rsync --modify-window=-1 (nanoseconds); pending: where "
+                      "the source has 0 ns (seed 3) rdcp compares the second (a side without "
+                      "nanoseconds) and rsync -1 the nanosecond" if _near else "")))
 
 CASES = {c.name: c for c in C}
 assert len(CASES) == len(C), "duplicate case names"
@@ -421,7 +423,6 @@ SUPPORTED = {
     "prior.hl-break": M,
     "prior.hl-join": M,
     "prior.retarget": M,
-    "prior.near": M,
     "opt.bwlimit": M,
 }
 
