@@ -54,8 +54,12 @@ struct rd_pace {
 	double tokens, last, asked;
 };
 void rd_pace_init(struct rd_pace *p, uint64_t rate);
-/* ms until a chunk may move (0: now; never more than RD_PACE_WAIT_MAX_MS). p may be NULL. */
-int rd_pace_wait(struct rd_pace *p);
+/*
+ * ms until a chunk of len bytes may move (0: now; never more than
+ * RD_PACE_WAIT_MAX_MS: ask again then). p may be NULL. Then, once it
+ * moved, rd_pace_charge() its bytes.
+ */
+int rd_pace_wait(struct rd_pace *p, uint64_t len);
 /* A chunk of len bytes moved (p may be NULL). */
 void rd_pace_charge(struct rd_pace *p, uint64_t len);
 /*

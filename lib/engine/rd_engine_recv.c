@@ -1156,7 +1156,7 @@ static int schedule(struct receiver *r)
 
 		if (s->state != SL_RETRY)
 			continue;
-		if (s->kind != RD_GET_SUM && (r->pace_ms = rd_pace_wait(r->e->o.pace)))
+		if (s->kind != RD_GET_SUM && (r->pace_ms = rd_pace_wait(r->e->o.pace, s->rb.cap)))
 			return (int)n;
 		ret = send_get(r, i, s);
 		if (ret)
@@ -1172,7 +1172,7 @@ static int schedule(struct receiver *r)
 		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
 		/* --bwlimit / max rate: the next chunk waits its turn */
-		if ((r->pace_ms = rd_pace_wait(r->e->o.pace)))
+		if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size)))
 			return (int)n;
 		if (r->e->o.pack && packable(r, f)) {
 			ret = send_pack(r, k);
@@ -1229,8 +1229,11 @@ static int schedule(struct receiver *r)
 			if (ret)
 				return ret < 0 ? ret : (int)n;
 			if (s->kind == RD_GET_DATA) {
-				rd_pace_charge(r->e->o.pace, s->rb.cap);
-				if ((r->pace_ms = rd_pace_wait(r->e->o.pace))) {
+				/* the chunk's bytes (a slot may be larger than its chunk) */
+				rd_pace_charge(
+				    r->e->o.pace,
+				    rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next));
+				if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size))) {
 					s->state = SL_BUSY;
 					f->inflight++;
 					f->next++;

@@ -680,6 +680,25 @@ static int ra_reclaim(struct sender *s)
 }
 
 /*
+ * Paced (--bwlimit, max rate): chunks leave at the rate, so preparing more
+ * than half a second's worth ahead only pins buffers (and registering one
+ * on a loaded host stalled the loop past the chunks' turns). The most
+ * buffers answers and read-ahead may hold then; all of them unpaced.
+ */
+static unsigned bufs_max(const struct sender *s)
+{
+	const struct rd_pace *p = s->e->o.pace;
+	uint64_t n;
+
+	if (!p || !p->rate)
+		return s->nbufs;
+	n = (p->rate / 2 + s->e->o.chunk_size - 1) / s->e->o.chunk_size;
+	if (n < 2)
+		n = 2;
+	return n < s->nbufs ? (unsigned)n : s->nbufs;
+}
+
+/*
  * Nothing asked for now: read the next chunk of the oldest open file
  * into a free buffer, at most half of them so. 1 = started one.
  */
@@ -692,7 +711,7 @@ static int start_ra(struct sender *s)
 	uint32_t want;
 	int r;
 
-	if (s->gq_count || s->n_ra >= s->nbufs / 2 || s->ring_count + s->n_ra >= s->nbufs)
+	if (s->gq_count || s->n_ra >= bufs_max(s) / 2 || s->ring_count + s->n_ra >= bufs_max(s))
 		return 0;
 	for (i = 0; i < win_reached(s); i++) {
 		w = &s->win[i];
@@ -815,7 +834,7 @@ static int start_get(struct sender *s)
 	uint32_t want;
 	int r;
 
-	if (!s->gq_count || s->ring_count >= s->nbufs)
+	if (!s->gq_count || s->ring_count >= bufs_max(s))
 		return 0;
 	g = &s->getq[s->gq_head];
 	if (g->kind == RD_GET_PACK)
@@ -990,7 +1009,7 @@ static int answer_head(struct sender *s)
 	}
 #endif
 	/* --bwlimit / max rate: the chunk waits its turn (the loop polls meanwhile) */
-	if ((s->pace_ms = rd_pace_wait(s->e->o.pace)))
+	if ((s->pace_ms = rd_pace_wait(s->e->o.pace, j->want)))
 		return 0;
 	rk.n = 1 + j->g.nx;
 	rk.k[0] = j->g.rkey;

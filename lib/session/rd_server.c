@@ -840,6 +840,13 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			nsrcs++;
 		}
 	}
+	if (cfg->chunk_limit) {
+		/* a paced session (max rate): chunks it can move well within the idle timeout */
+		uint32_t lim = cfg->chunk_limit(cfg->auth_ctx);
+
+		if (lim >= RD_CHUNK_MIN && lim < e.o.chunk_size)
+			e.o.chunk_size = lim;
+	}
 	ret = rd_engine_set_digest(&e, digest[0] ? digest : RD_DIGEST_KEYED);
 	if (ret) {
 		ret = refuse(c, err, -ret, "%s", e.err.msg);

@@ -249,7 +249,15 @@ struct rd_server_cfg {
 	 */
 	int (*authorize)(void *ctx, const struct rd_module *mod, int push, char *digest,
 			 size_t cap, struct rd_err *err);
-	void *auth_ctx; /* per connection */	/*
+	void *auth_ctx; /* per connection */
+	/*
+	 * Daemon, optional: after every module was authorized, the largest
+	 * chunk this session may get (0: no limit of its own), so that a
+	 * session paced to its share of a max rate (eo.pace) never goes
+	 * silent past the peer's idle timeout between two chunks.
+	 */
+	uint32_t (*chunk_limit)(void *auth_ctx);
+	/*
 	 * The client's OPEN must arrive within this (ms; 0: no deadline but
 	 * the connection's silence timeout), or it is refused and the session
 	 * ends: messages that are not OPEN (even empty CREDITs) do not extend it.
