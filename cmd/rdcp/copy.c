@@ -910,6 +910,14 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		goto out;
 	}
 	co.partial_dir = o->partial_dir;
+	if (o->remove_source && !co.push) {
+		/* the server would remove them: it needs to be told (protocol 9) */
+		code = error_out("--remove-source-files is for pushes: "
+				 "the sources of a pull are the server's",
+				 RD_EUSAGE);
+		goto out;
+	}
+	co.eo.remove_source = o->remove_source;
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	if (o->bwlimit) {
 		/* --bwlimit: this side's chunks paced; a chunk moves in <= 0.25 s */

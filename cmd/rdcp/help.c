@@ -140,6 +140,8 @@ void rdcp_usage(FILE *out)
 	    "                             unless suffixed (20M: MiB, 20MB: MB); 0: none\n"
 	    "      --mkpath               make the destination's missing parent directories\n"
 	    "                             (by default only its last component is made)\n"
+	    "      --remove-source-files  move: the sending side removes each file once\n"
+	    "                             the receiver confirmed it, if unchanged\n"
 	    "      --retries N            when the connection drops mid-copy, or the\n"
 	    "                             server is busy, connect again (backoff 1, 2,\n"
 	    "                             4 ... 30 s) and resume, up to N times (default\n"

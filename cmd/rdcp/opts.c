@@ -108,6 +108,7 @@ enum optid {
 	O_FROM0,
 	O_RELATIVE,
 	O_FILES_FROM,
+	O_REMOVE_SOURCE,
 	O_HARMLESS, /* accepted, changes nothing (rdcp does it anyway) */
 	O_REFUSED,
 };
@@ -237,6 +238,7 @@ static const struct optdef opts[] = {
     {"files-from", 0, A_REQ, 0, O_FILES_FROM, NULL},
     {"delete-excluded", 0, A_NONE, 0, O_REFUSED,
      "--delete-excluded comes with --delete, which rdcp does not have: leave it out"},
+    {"remove-source-files", 0, A_NONE, 0, O_REMOVE_SOURCE, NULL},
     /* harmless: what they ask for is what rdcp does anyway */
     {"whole-file", 'W', A_NONE, F_NEG, O_HARMLESS, NULL},
     {"inc-recursive", 0, A_NONE, F_NEG, O_HARMLESS, NULL},
@@ -287,8 +289,6 @@ static const struct optdef opts[] = {
     {"block-size", 'B', A_REQ, 0, O_REFUSED,
      "rdcp compares and moves chunks: use --chunk-size SIZE"},
     {"rsync-path", 0, A_REQ, 0, O_REFUSED, "use --remote-rdcp PATH"},
-    {"remove-source-files", 0, A_NONE, 0, O_REFUSED,
-     "rdcp never removes sources; remove them after rdcp exits 0"},
     {"del", 0, A_NONE, 0, O_REFUSED, R_DELETE},
     {"delete", 0, A_NONE, 0, O_REFUSED, R_DELETE},
     {"delete-before", 0, A_NONE, 0, O_REFUSED, R_DELETE},
@@ -797,6 +797,8 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		break;
 	case O_FILES_FROM:
 		o->files_from = v;
+	case O_REMOVE_SOURCE:
+		o->remove_source = 1;
 		break;
 	case O_HARMLESS:
 		break;

@@ -46,6 +46,7 @@ struct rdcp_opts {
 	const char *checksum_choice; /* --checksum-choice: the chunk check */
 	uint64_t chunk_size, pool_size;
 	uint64_t bwlimit; /* --bwlimit: bytes per second; 0 none */
+	int remove_source; /* --remove-source-files: the sending side removes what arrived */
 	int depth;
 	unsigned threads; /* --threads; 0: the cores available, at most 8 */
 	const char *port;

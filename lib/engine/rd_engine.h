@@ -164,6 +164,14 @@ struct rd_engine_opts {
 	 * differs, with XFER); the items records carry dry_run.
 	 */
 	int dry_run;
+	/*
+	 * Sender, --remove-source-files (issue 29): once the receiver
+	 * confirmed a non-directory (DONE, status 0: verified, in place,
+	 * synced with --fsync), remove its source if it is still what was
+	 * sent (rd_tree_remove_source); the tree must keep parents
+	 * (rd_tree_keep_parents). A source that stays is reported (a failure).
+	 */
+	int remove_source;
 };
 
 #define RD_ENGINE_LINK_TABLE_DEFAULT (32ull << 20)
@@ -192,6 +200,7 @@ struct rd_engine_stats {
 	uint64_t chunks_readahead; /* sender: GETs answered from data read ahead */
 	uint64_t chunks_ra_wasted; /* sender: chunks read ahead, then given back unused */
 	uint64_t packs, files_packed; /* RD_OF_PACK: packs moved, files they carried */
+	uint64_t sources_removed;     /* --remove-source-files: sources removed */
 	_Atomic uint64_t reg_bytes;   /* data buffers registered now (bytes) */
 	uint64_t reg_peak;	      /* the most registered at once */
 	/*

@@ -64,6 +64,10 @@ struct swin {
 	unsigned jobs; /* with a worker now: fd and map stay until they end */
 	uint64_t nchunks, ra_next; /* read-ahead: the next chunk to read */
 	int done_seen; /* DONE came while jobs ran: closed when they end */
+	/* --remove-source-files: the entry's directory, name and what the walk saw */
+	int pfd;
+	char pname[256];
+	struct rd_tree_seen seen;
 };
 
 /* One GET's data work; a worker reads only these fields and w's fd/map. */
@@ -222,6 +226,9 @@ static void win_close(struct sender *s, struct swin *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
+	if (w->pfd >= 0)
+		close(w->pfd);
+	w->pfd = -1;
 	w->used = 0;
 	w->done_seen = 0;
 	free(w->target);
@@ -439,6 +446,24 @@ static void item_done(struct sender *s, const struct swin *w, const struct rd_ms
 	s->e->item(s->e->report_ctx, &it);
 }
 
+/*
+ * --remove-source-files: the receiver confirmed w; its source goes if it
+ * is still what was sent, else it stays and that is a failure, said.
+ */
+static void remove_source(struct sender *s, struct swin *w)
+{
+	struct rd_err err;
+
+	rd_err_clear(&err);
+	if (!rd_tree_remove_source(w->pfd, w->pname, &w->seen, &err)) {
+		s->e->st.sources_removed++;
+		return;
+	}
+	s->e->st.files_failed++;
+	if (s->e->report)
+		s->e->report(s->e->report_ctx, w->path, w->plen, -RD_ESYS, err.msg);
+}
+
 /* One entry confirmed (DONE, or an entry of DONES). */
 static int on_done(struct sender *s, const struct rd_msg_done *d)
 {
@@ -476,6 +501,8 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		if (s->e->report)
 			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);
 	}
+	if (!d->status && s->e->o.remove_source && w->type != RD_FT_DIR)
+		remove_source(s, w);
 	entry_done(s, w, d);
 	if (!(w->flags & RD_FF_POST))
 		rd_stat_add(&s->e->st.entries_done, 1);
@@ -1257,6 +1284,10 @@ static int emit_entry(struct sender *s)
 		memcpy(w->map, s->ent.meta[s->ent.nmeta - 1].ext, w->nmap * sizeof(w->map[0]));
 	}
 	s->ent.fd = -1;
+	w->pfd = s->ent.pfd; /* --remove-source-files: owned by the window now */
+	s->ent.pfd = -1;
+	memcpy(w->pname, s->ent.pname, sizeof(w->pname));
+	w->seen = s->ent.seen;
 	s->outstanding++;
 	s->e->st.entries++;
 	if (!(w->flags & RD_FF_POST)) {
@@ -1376,6 +1407,7 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->t = t;
 	s->next_id = 1;
 	s->ent.fd = -1;
+	s->ent.pfd = -1;
 	s->wn = e->o.window;
 	rd_tree_set_link_table(t, e->o.link_table);
 	s->win = calloc(s->wn, sizeof(*s->win));
@@ -1433,10 +1465,14 @@ out:
 	for (i = 0; s->win && i < win_reached(s); i++) {
 		if (s->win[i].used && s->win[i].fd >= 0)
 			close(s->win[i].fd);
+		if (s->win[i].used && s->win[i].pfd >= 0)
+			close(s->win[i].pfd);
 		free(s->win[i].target);
 	}
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
+	if (s->ent.pfd >= 0)
+		close(s->ent.pfd);
 	free(s->bufs);
 	free(s->ring);
 	free(s->win);

@@ -403,6 +403,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		    (o->flags & RD_TREE_FLAGS) | (o->relative ? RD_TREE_RELATIVE : 0), &cl->err);
 		if (ret)
 			goto out;
+		/* --remove-source-files: each source's directory, to remove it once confirmed */
+		rd_tree_keep_parents(t, o->eo.remove_source);
 	} else {
 		if (o->nlocal != 1) {
 			ret = rd_err_set(&cl->err, RD_EUSAGE, 0, "one local destination expected");

@@ -105,6 +105,7 @@ struct rd_tree {
 	size_t depth, cap;
 	dev_t root_dev;		   /* -x: the file system of the current source */
 	size_t nclosed;		   /* lv[1 .. nclosed] are closed (lv[0] never is) */
+	int keep_parents;	   /* rd_tree_keep_parents() */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
 	uint8_t eflags;		   /* RD_FF_CONTENTS: on every entry of the current source */
 	/*
@@ -144,9 +145,41 @@ static void entry_reset(struct rd_tree_entry *e)
 	e->target[0] = '\0';
 	e->target_len = 0;
 	e->fd = -1;
+	e->pfd = -1;
 	e->nmeta = 0;
 	e->meta = NULL;
 	e->note[0] = '\0';
+}
+
+static void seen_of(struct rd_tree_seen *v, const struct stat *st)
+{
+	v->dev = st->st_dev;
+	v->ino = st->st_ino;
+	v->size = (uint64_t)st->st_size;
+	v->nlink = st->st_nlink;
+	v->mode = st->st_mode;
+	v->mtime_sec = st->st_mtim.tv_sec;
+	v->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	v->ctime_sec = st->st_ctim.tv_sec;
+	v->ctime_nsec = (uint32_t)st->st_ctim.tv_nsec;
+}
+
+/*
+ * --remove-source-files: a non-directory entry found as name in dirfd
+ * (st: what fstatat saw) carries its parent and name. Only when the walk
+ * is asked to; a descriptor that cannot be had leaves the entry without
+ * (its source then stays, said when it would be removed).
+ */
+static void keep_parent(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
+			const struct stat *st)
+{
+	if (!t->keep_parents || S_ISDIR(st->st_mode) || strlen(name) >= sizeof(e->pname))
+		return;
+	e->pfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (e->pfd < 0)
+		return;
+	snprintf(e->pname, sizeof(e->pname), "%s", name);
+	seen_of(&e->seen, st);
 }
 
 static void entry_stat(struct rd_tree_entry *e, const struct stat *st)
@@ -594,7 +627,7 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 {
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd, ret;
 
 	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return gone(t, e, t->show, top, errno);
@@ -611,10 +644,13 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 		e->target_len = (size_t)n;
 		e->type = RD_FT_SYMLINK;
 		entry_stat(e, &st);
+		keep_parent(t, e, dirfd, name, &st);
 		return RD_TREE_ENTRY;
 	}
-	if (special(t, e, &st))
+	if (special(t, e, &st)) {
+		keep_parent(t, e, dirfd, name, &st);
 		return RD_TREE_ENTRY;
+	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return left_out(e, t->show);
 	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
@@ -623,7 +659,10 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 			return skip(t, e, t->show, 0, "changed while walking; skipped");
 		return gone(t, e, t->show, top, errno);
 	}
-	return emit_fd(t, e, fd, top, wl, sl);
+	ret = emit_fd(t, e, fd, top, wl, sl);
+	if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR)
+		keep_parent(t, e, dirfd, name, &st);
+	return ret;
 }
 
 /* Wire name of a command-line source: its base name, or realpath's. */
@@ -823,6 +862,38 @@ static int start_relative(struct rd_tree *t, struct rd_tree_entry *e, const stru
 		base = s->dirfd == -2 ? t->base_fd : s->dirfd;
 	}
 	return next_relative(t, e, base);
+
+/*
+ * The parent of a command-line source that is not a directory (path: n
+ * bytes), when its last name there is the file itself (st: what stat(2)
+ * gave for it); one named through a symlink gets none: the link is not
+ * what was sent, so nothing is removed.
+ */
+static void path_parent(struct rd_tree *t, struct rd_tree_entry *e, const char *path, size_t n,
+			const struct stat *st)
+{
+	char dir[PATH_MAX];
+	const char *slash = memrchr(path, '/', n);
+	struct stat lst;
+	int fd;
+
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	snprintf(e->pname, sizeof(e->pname), "%.*s", (int)(path + n - (slash ? slash + 1 : path)),
+		 slash ? slash + 1 : path);
+	if (fstatat(fd, e->pname, &lst, AT_SYMLINK_NOFOLLOW) || lst.st_dev != st->st_dev ||
+	    lst.st_ino != st->st_ino) {
+		close(fd);
+		e->pname[0] = '\0';
+		return;
+	}
+	e->pfd = fd;
+	seen_of(&e->seen, &lst);
 }
 
 /* A command-line source: symlinks named there are followed (cp -H). */
@@ -863,7 +934,10 @@ static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct s
 	fd = open(s->path, OPEN_RD | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0)
 		return skip(t, e, t->show, errno, NULL);
-	return emit_fd(t, e, fd, 1, wl, n);
+	ret = emit_fd(t, e, fd, 1, wl, n);
+	if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR && t->keep_parents)
+		path_parent(t, e, s->path, n, &st);
+	return ret;
 }
 
 /* A descriptor source: shown by its wire name only. */
@@ -1234,6 +1308,37 @@ int rd_tree_set_filter(struct rd_tree *t, const struct rd_filter *f, struct rd_e
 void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes)
 {
 	rd_tree_meta_set_links(t->meta, max_bytes);
+}
+
+void rd_tree_keep_parents(struct rd_tree *t, int on)
+{
+	t->keep_parents = on;
+}
+
+int rd_tree_remove_source(int pfd, const char *name, const struct rd_tree_seen *v,
+			  struct rd_err *err)
+{
+	struct stat st;
+
+	if (pfd < 0)
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "not removed: named through a symlink (or its directory could "
+				  "not be held)");
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return rd_err_set(err, RD_ESYS, errno, "not removed");
+	if ((uint64_t)st.st_dev != v->dev || (uint64_t)st.st_ino != v->ino ||
+	    (st.st_mode & S_IFMT) != (v->mode & S_IFMT) || S_ISDIR(st.st_mode))
+		return rd_err_set(err, RD_ESYS, 0, "not removed: another file has its name now");
+	if ((uint64_t)st.st_size != v->size || st.st_mtim.tv_sec != v->mtime_sec ||
+	    (uint32_t)st.st_mtim.tv_nsec != v->mtime_nsec ||
+	    (v->nlink == 1 &&
+	     (st.st_ctim.tv_sec != v->ctime_sec || (uint32_t)st.st_ctim.tv_nsec != v->ctime_nsec)))
+		return rd_err_set(
+		    err, RD_ESYS, 0,
+		    "not removed: it changed since it was sent (size, time or status)");
+	if (unlinkat(pfd, name, 0))
+		return rd_err_set(err, RD_ESYS, errno, "not removed");
+	return 0;
 }
 
 const struct rd_err *rd_tree_err(const struct rd_tree *t)

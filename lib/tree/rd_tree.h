@@ -87,7 +87,25 @@ enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 
 /* e->note of RD_TREE_LEFT_OUT for a type the flags leave out (rsync's words) */
 #define RD_TREE_NONREG "skipping non-regular file"
 
+/* What the walk saw of a non-directory (rd_tree_keep_parents). */
+struct rd_tree_seen {
+	uint64_t dev, ino, size, nlink;
+	uint32_t mode;
+	int64_t mtime_sec, ctime_sec;
+	uint32_t mtime_nsec, ctime_nsec;
+};
+
 struct rd_tree_entry {
+	/*
+	 * With rd_tree_keep_parents(), a non-directory entry also carries
+	 * the directory it was found in (pfd: a descriptor the caller owns
+	 * and closes; -1 when there is none, e.g. a source named through a
+	 * symlink), its name there, and what the walk saw of it: what
+	 * rd_tree_remove_source() needs (--remove-source-files).
+	 */
+	int pfd;
+	char pname[256];
+	struct rd_tree_seen seen;
 	uint8_t type;  /* enum rd_ftype */
 	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST; -H: RD_FF_LINKED, RD_FF_LINK_LAST */
 	uint32_t mode; /* st_mode */
@@ -195,6 +213,23 @@ void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes);
  */
 struct rd_filter;
 int rd_tree_set_filter(struct rd_tree *t, const struct rd_filter *f, struct rd_err *err);
+
+/*
+ * --remove-source-files (issue 29): give non-directory entries their
+ * parent directory's descriptor (rd_tree_entry.pfd) from now on.
+ */
+void rd_tree_keep_parents(struct rd_tree *t, int on);
+
+/*
+ * Remove a source the receiver confirmed (verified, in place): name in
+ * pfd, only if it still is what the walk saw: the same device and inode,
+ * size, mtime to the ns, and ctime to the ns when it had one link (a hard
+ * link's ctime moves when another of its names goes). Never a directory,
+ * never through a symlink (unlinkat on the held descriptor). 0 removed,
+ * or a negative status with err saying why it stays.
+ */
+int rd_tree_remove_source(int pfd, const char *name, const struct rd_tree_seen *seen,
+			  struct rd_err *err);
 
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 
