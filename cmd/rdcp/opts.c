@@ -797,6 +797,7 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		break;
 	case O_FILES_FROM:
 		o->files_from = v;
+		break;
 	case O_REMOVE_SOURCE:
 		o->remove_source = 1;
 		break;

@@ -862,6 +862,7 @@ static int start_relative(struct rd_tree *t, struct rd_tree_entry *e, const stru
 		base = s->dirfd == -2 ? t->base_fd : s->dirfd;
 	}
 	return next_relative(t, e, base);
+}
 
 /*
  * The parent of a command-line source that is not a directory (path: n
