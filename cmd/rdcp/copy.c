@@ -575,7 +575,7 @@ static int files_from(const struct rdcp_opts *o, struct rd_client_opts *co, int 
 /*
  * rsync's rules (issue 28): what the destination is, which sources name
  * contents, and whether the copy depends on a server that has the rules
- * (version 7). nsrc sources; raw[i] the remote paths as given (a pull).
+ * (version 11). nsrc sources; raw[i] the remote paths as given (a pull).
  */
 static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
 			const struct rd_operand *dest, const char *dest_arg, int nsrc,
@@ -911,7 +911,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	co.partial_dir = o->partial_dir;
 	if (o->remove_source && !co.push) {
-		/* the server would remove them: it needs to be told (protocol 9) */
+		/* the server would remove them: it would need a protocol change */
 		code = error_out("--remove-source-files is for pushes: "
 				 "the sources of a pull are the server's",
 				 RD_EUSAGE);

@@ -117,10 +117,10 @@ struct rd_client_opts {
 	const char *const *asked;
 	int nasked;
 	/*
-	 * rsync's rules (RD_OF_SELECT, version 7; issue 28): OPEN's SELECT
+	 * rsync's rules (RD_OF_SELECT, version 11; issue 28): OPEN's SELECT
 	 * block as the command line asks (compare, rules, sizes, window; the
 	 * per-path flags are filled here from the paths asked for). A server
-	 * older than version 7 is refused when need_select says the copy
+	 * older than version 11 is refused when need_select says the copy
 	 * depends on them (else it runs as before: a single file).
 	 */
 	struct rd_select sel;

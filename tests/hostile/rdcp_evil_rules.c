@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * rdcp_evil rules HOST PORT MODULE/PATH: a hostile pulling client's filter
- * rules (RULES after OPEN, protocol 7; lib/proto/rd_proto.h) against
+ * rules (RULES after OPEN, protocol 11; lib/proto/rd_proto.h) against
  * rdcpd, one session per case: rules the server must not take (a merge
  * file that would read a file of the server's, an unknown rule, an
  * unsupported modifier), more rules than OPEN announced, another message
