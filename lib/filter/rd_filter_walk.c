@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_fsid.h"
 
 #define MERGES_MAX 32 /* ':' rules in one list */
 
@@ -103,7 +104,7 @@ static int read_merge(int fd, const char *name, char **buf, size_t *len, struct 
 	int mf, ret = 0;
 
 	*buf = NULL;
-	mf = openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	mf = rd_openat(fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
 	if (mf < 0)
 		return errno == ENOENT ? 1 : rd_err_set(err, RD_ESYS, errno, "merge file %s", name);
 	if (fstat(mf, &st) < 0 || !S_ISREG(st.st_mode)) {

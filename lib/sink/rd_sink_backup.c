@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Backups on the receiving side; see rd_sink_backup.h. */
 #include "lib/sink/rd_sink_backup.h"
+#include "lib/base/rd_fsid.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -112,25 +113,25 @@ static int walk_make(int fd, const char *path, int nofollow, int mode_of)
 		memcpy(sofar + so, p, n);
 		so += n;
 		sofar[so] = '\0';
-		next = openat(cur, comp,
-			      O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
+		next = rd_openat(
+		    cur, comp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0);
 		if (next < 0 && errno == ENOENT) {
-			if (mkdirat(cur, comp, 0777) && errno != EEXIST) {
+			if (rd_mkdirat(cur, comp, 0777) && errno != EEXIST) {
 				err = -errno;
 				close(cur);
 				return err;
 			}
-			next = openat(cur, comp,
-				      O_RDONLY | O_DIRECTORY | O_CLOEXEC |
-					  (nofollow ? O_NOFOLLOW : 0));
+			next = rd_openat(
+			    cur, comp,
+			    O_RDONLY | O_DIRECTORY | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), 0);
 			/* as rsync makes them: the mode of the destination's directory there */
 			if (next >= 0 && mode_of >= 0 &&
-			    !fstatat(mode_of, sofar, &st, AT_SYMLINK_NOFOLLOW) &&
+			    !rd_fstatat(mode_of, sofar, &st, AT_SYMLINK_NOFOLLOW) &&
 			    S_ISDIR(st.st_mode)) {
-				if (fchmod(next, st.st_mode & 07777)) {
+				if (rd_fchmod(next, st.st_mode & 07777)) {
 					/* best effort, as rsync: the backup itself matters */
 				}
-				if (!geteuid() && fchown(next, st.st_uid, st.st_gid)) {
+				if (!geteuid() && rd_fchown(next, st.st_uid, st.st_gid)) {
 					/* best effort */
 				}
 			}
@@ -244,7 +245,7 @@ int rd_backup_keep(struct rd_backup *b, int dirfd, const char *name, const char 
 	uint32_t rnd;
 	int tfd = dirfd, own = 0, ret = 0, tries;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
+	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW))
 		return errno == ENOENT ? 0 : rd_err_set(err, RD_ESYS, errno, "backup of %s", rel);
 	if (S_ISDIR(st.st_mode))
 		return 0; /* directories are not backed up; their entries are */
@@ -265,7 +266,7 @@ int rd_backup_keep(struct rd_backup *b, int dirfd, const char *name, const char 
 	} else if (!b->suffix[0]) {
 		return 0; /* the same name: nothing to keep apart (refused by rd_backup_check) */
 	}
-	if (!fstatat(tfd, bname, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
+	if (!rd_fstatat(tfd, bname, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode)) {
 		ret = rd_err_set(err, RD_ESYS, 0, "backup of %s: a directory is in the way (%s)",
 				 rel, bname);
 		goto out;
@@ -278,13 +279,13 @@ int rd_backup_keep(struct rd_backup *b, int dirfd, const char *name, const char 
 			if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
 				rnd = (uint32_t)getpid() + (uint32_t)tries;
 			snprintf(tmp, sizeof(tmp), ".rdcp-bak.%08x", rnd);
-			lerr = linkat(dirfd, name, tfd, tmp, 0) ? errno : 0;
+			lerr = rd_linkat(dirfd, name, tfd, tmp, 0) ? errno : 0;
 		}
 		if (!lerr) {
-			if (!renameat(tfd, tmp, tfd, bname))
+			if (!rd_renameat(tfd, tmp, tfd, bname))
 				goto out;
 			ret = rd_err_set(err, RD_ESYS, errno, "backup of %s", rel);
-			unlinkat(tfd, tmp, 0);
+			rd_unlinkat(tfd, tmp, 0);
 			goto out;
 		}
 		if (lerr == EXDEV) {
@@ -296,7 +297,7 @@ int rd_backup_keep(struct rd_backup *b, int dirfd, const char *name, const char 
 		}
 		/* no second name here (links refused): move it, the caller fills the name */
 	}
-	if (!renameat(dirfd, name, tfd, bname))
+	if (!rd_renameat(dirfd, name, tfd, bname))
 		goto out;
 	if (errno == EXDEV)
 		ret =

@@ -4,6 +4,7 @@
  * rd_sink_delete.h and docs/DESIGN.md ("Mirroring safely").
  */
 #include "lib/sink/rd_sink_delete.h"
+#include "lib/base/rd_fsid.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -291,7 +292,7 @@ int rd_del_find(struct rd_del *d, int dirfd, const char *rel, const struct rd_de
 	size_t len;
 	int fd, ret = 0, is_dir;
 
-	fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = rd_openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (fd < 0 || !(dir = fdopendir(fd))) {
 		ret = rd_err_set(err, RD_ESYS, errno, "cannot read %s to delete in it",
 				 rel[0] ? rel : ".");
@@ -306,7 +307,7 @@ int rd_del_find(struct rd_del *d, int dirfd, const char *rel, const struct rd_de
 		len = strlen(de->d_name);
 		if (keep && rd_del_names_has(keep, de->d_name, len))
 			continue;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+		if (rd_fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
 			continue; /* gone meanwhile: nothing to delete */
 		is_dir = S_ISDIR(st.st_mode);
 		if (join(path, sizeof(path), rel, de->d_name) < 0) {
@@ -388,7 +389,7 @@ static int remove_dir(struct rd_del *d, int dirfd, const char *name, const char 
 			RD_DEL_DEPTH_MAX);
 		return -RD_EUSAGE;
 	}
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = rd_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0) {
 		r = errno;
 		problem(d, rel, -RD_ESYS, "cannot open %s to delete it: %s", rel, strerror(r));
@@ -431,7 +432,7 @@ static int remove_dir(struct rd_del *d, int dirfd, const char *name, const char 
 	}
 	if (!allowed(d, room))
 		return 0;
-	if (!(d->o.flags & RD_DEL_DRY_RUN) && unlinkat(dirfd, name, AT_REMOVEDIR)) {
+	if (!(d->o.flags & RD_DEL_DRY_RUN) && rd_unlinkat(dirfd, name, AT_REMOVEDIR)) {
 		r = errno;
 		unspend(d, room);
 		if (r == ENOTEMPTY || r == EEXIST) {
@@ -452,7 +453,7 @@ static int remove_one(struct rd_del *d, int dirfd, const char *name, const char 
 	struct stat st;
 	int r;
 
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (errno == ENOENT)
 			return 0;
 		r = errno;
@@ -474,7 +475,7 @@ static int remove_one(struct rd_del *d, int dirfd, const char *name, const char 
 			d->st.failed++;
 			return r;
 		}
-	} else if (unlinkat(dirfd, name, 0)) {
+	} else if (rd_unlinkat(dirfd, name, 0)) {
 		r = errno;
 		unspend(d, room);
 		if (r == ENOENT)
