@@ -369,6 +369,10 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 				sink_fail(r, f, ret);
 			else
 				f->kept = ret == RD_SINK_SAME ? 1 : 2;
+			/* a group's first file left as it is: its links name it all the same */
+			if (ret >= 0 && !r->e->o.dry_run && r->e->o.hardlinks &&
+			    (!r->e->o.link_marks || (m->flags & RD_FF_LINKED)))
+				rd_sink_link_kept(r->sink, f->path, f->plen, root);
 			if (ret == RD_SINK_SAME)
 				r->e->st.files_same++;
 			if (!f->more || ret < 0) /* else done at its last META */

@@ -379,9 +379,15 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
  * path of this session that must name a regular file this sink placed and
  * remembered (checked by inode; both confined as all paths are); last: the
  * group's last link (RD_FF_LINK_LAST), which forgets it.
+ * rd_sink_link_kept: a group's first file that rsync's rules left as it
+ * is (rd_sink_file_check: RD_SINK_SAME, or RD_SINK_LEAVE where it exists)
+ * is this copy's result for that entry too: the regular file under its
+ * name now is remembered, as a commit would (rsync links to it as well).
+ * Nothing when there is none, or in a dry run.
  */
 void rd_sink_set_link_table(struct rd_sink *s, uint64_t max_bytes);
 void rd_sink_file_link_first(struct rd_sink_file *f);
+void rd_sink_link_kept(struct rd_sink *s, const char *path, size_t len, int root);
 int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		     size_t tlen, int last);
 

@@ -131,27 +131,52 @@ void rd_sink_file_link_first(struct rd_sink_file *f)
 	f->link_first = 1;
 }
 
-void rd_sink__link_record(struct rd_sink_file *f, int fd)
+/* Remember (dev, ino) of st in s's table (no room: dropped, said at its links). */
+static void links_add(struct rd_sink *s, const struct stat *st)
 {
-	struct rd_sink_links *l;
-	struct stat st;
+	struct rd_sink_links *l = links_of(s);
 	size_t i;
 
-	if (!f->link_first || fd < 0 || fstat(fd, &st) < 0 || !st.st_ino)
-		return;
-	l = links_of(f->s);
-	if (!l)
+	if (!l || !st->st_ino)
 		return;
 	if ((l->n + 1) * 2 > l->cap && grow(l) < 0) {
 		l->dropped++;
 		return;
 	}
-	i = probe(l, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	i = probe(l, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
 	if (!l->slot[i].ino) {
-		l->slot[i].dev = (uint64_t)st.st_dev;
-		l->slot[i].ino = (uint64_t)st.st_ino;
+		l->slot[i].dev = (uint64_t)st->st_dev;
+		l->slot[i].ino = (uint64_t)st->st_ino;
 		l->n++;
 	}
+}
+
+void rd_sink__link_record(struct rd_sink_file *f, int fd)
+{
+	struct stat st;
+
+	if (!f->link_first || fd < 0 || fstat(fd, &st) < 0)
+		return;
+	links_add(f->s, &st);
+}
+
+void rd_sink_link_kept(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	const char *name;
+	struct stat st;
+	int pfd, fd;
+
+	if (rd_sink__dry(s) || rd_sink__resolve(s, path, len, root, &pfd, &name) < 0) {
+		rd_err_clear(rd_sink__err(s));
+		return;
+	}
+	/* the inode under the name now, opened (never followed) and checked */
+	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		links_add(s, &st);
+	close(fd);
 }
 
 static int links_has(const struct rd_sink_links *l, const struct stat *st)

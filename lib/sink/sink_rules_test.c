@@ -273,6 +273,47 @@ static int check(struct rd_sink *s, const char *path, uint64_t size, int64_t sec
 	return rd_sink_file_check(s, path, strlen(path), strchr(path, '/') ? 0 : R, &m);
 }
 
+/*
+ * -H on a rerun: a group's first file the quick check (or a transfer
+ * rule) left as it is still takes its links, as rsync's do; a file that
+ * was only there, never an entry of the copy, still takes none.
+ */
+static void test_hardlink_to_kept(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink_select ign = quick;
+	struct rd_sink *s = sel_open(x, 0, &quick);
+	struct stat a, b;
+
+	put(tp(x, "dest/f"), "xyz");
+	set_mtime(tp(x, "dest/f"), 1234567890, 123456789);
+	put(tp(x, "dest/old"), "old");
+	assert_int_equal(check(s, "f", 3, 1234567890, 123456789), RD_SINK_SAME);
+	rd_sink_link_kept(s, "f", 1, R);
+	assert_int_equal(rd_sink_hardlink(s, "l", 1, R, "f", 1, 0), 0);
+	assert_int_equal(rd_sink_items(s), RD_IT_NEW | RD_IT_HLINK);
+	assert_int_equal(stat(tp(x, "dest/f"), &a), 0);
+	assert_int_equal(stat(tp(x, "dest/l"), &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+	/* a link of the group already: nothing changes */
+	assert_int_equal(rd_sink_hardlink(s, "l", 1, R, "f", 1, 1), 0);
+	assert_int_equal(rd_sink_items(s), 0);
+	/* "old" was never an entry of this copy: no link to it */
+	assert_int_equal(rd_sink_hardlink(s, "m", 1, R, "old", 3, 1), -RD_ESYS);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "f|l|old");
+	/* --ignore-existing leaves the file (another size): its links follow it */
+	ign.ignore_existing = 1;
+	s = sel_open(x, 0, &ign);
+	assert_int_equal(check(s, "old", 9, 1, 0), RD_SINK_LEAVE);
+	rd_sink_link_kept(s, "old", 3, R);
+	assert_int_equal(rd_sink_hardlink(s, "m", 1, R, "old", 3, 1), 0);
+	rd_sink_close(s);
+	assert_int_equal(stat(tp(x, "dest/old"), &a), 0);
+	assert_int_equal(stat(tp(x, "dest/m"), &b), 0);
+	assert_int_equal(a.st_ino, b.st_ino);
+}
+
 /* Same size and mtime: the file is there (its data never read); else it is sent. */
 static void test_quick_check(void **state)
 {
@@ -595,6 +636,7 @@ int main(void)
 	    BOTH(test_mkpath),
 	    BOTH(test_pull_expect_contents),
 	    BOTH(test_hardlink_under_contents),
+	    BOTH(test_hardlink_to_kept),
 	    BOTH(test_quick_check),
 	    BOTH(test_compare_modes),
 	    BOTH(test_transfer_rules),
