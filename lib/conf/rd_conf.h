@@ -85,7 +85,7 @@ enum rd_conf_key {
 	RD_CK_STATUS_GROUP,
 	RD_CK_PARTIAL_MAX_AGE, /* the modules' default */
 	RD_CK_LINK_TABLE,
-	RD_CK_MAX_RATE,	       /* the daemon's bandwidth, shared by its sessions */
+	RD_CK_MAX_RATE, /* the daemon's bandwidth, shared by its sessions */
 	/* module */
 	RD_CK_PATH,
 	RD_CK_COMMENT,

@@ -733,8 +733,8 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * SKIPPED are allowed; asked and refused like RD_OF_PACK. Without it a
  * receiver places and compares as before version 11.
  */
-#define RD_OF_SELECT	 0x200000u
-#define RD_OF_KNOWN	 0x3fffffu
+#define RD_OF_SELECT 0x200000u
+#define RD_OF_KNOWN  0x3fffffu
 #define RD_BATCH_MAX 64 /* entries in one FILES or DONES */
 
 /*

@@ -147,7 +147,7 @@ static int set_acl(struct rd_sink *s, int fd, const char *path, size_t len, int 
 		       blob, 4 + 8 * (size_t)n))
 		return 0;
 	if (rd_fsetxattr(fd,
-				 type == RD_SINK_ACL_DEFAULT ? "system.posix_acl_default"
+			 type == RD_SINK_ACL_DEFAULT ? "system.posix_acl_default"
 						     : "system.posix_acl_access",
 			 blob, 4 + 8 * (size_t)n, 0) == 0) {
 		rd_sink__set_items(s, rd_sink_items(s) | RD_IT_ACL);

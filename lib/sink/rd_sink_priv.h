@@ -99,8 +99,8 @@ struct rd_sink {
 struct rd_sink_file {
 	struct rd_sink *s;
 	int pfd, tmpfd, exfd;
-	int ppfd;   /* --partial-dir inside pfd, holding the partial; else -1 */
-	int named;  /* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
+	int ppfd;	/* --partial-dir inside pfd, holding the partial; else -1 */
+	int named;	/* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
 	int absent;	/* nothing was under the final name at begin */
 	mode_t ex_mode; /* an existing regular file's mode: kept without -p (rsync) */
 	int sealed;	/* rd_sink_file_seal(): only the rename is left */

@@ -85,8 +85,8 @@ struct src {
 	int dirfd;  /* else: our dup of the caller's descriptor */
 	char *name; /* one component beneath dirfd, or NULL: dirfd itself */
 	char *wire; /* wire name (NULL: from path or name) */
-	int contents; /* names a directory's contents (RD_TREE_SELECT) */
-	int top_fd;   /* -F parents beneath this (a module's root), or -1 */
+	int contents;	/* names a directory's contents (RD_TREE_SELECT) */
+	int top_fd;	/* -F parents beneath this (a module's root), or -1 */
 	char *top_path; /* the source's path beneath top_fd, or NULL */
 	/*
 	 * -R (rd_tree_set_relative): the path from the base sent whole, its
