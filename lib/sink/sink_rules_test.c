@@ -227,16 +227,11 @@ static void test_hardlink_under_contents(void **state)
 {
 	struct fx *x = *state;
 	struct rd_sink *s = sopen(x, "dest/new", RD_SINK_RSYNC);
-	struct rd_sink_meta m = meta(S_IFREG | 0644, 4);
-	struct rd_sink_file *f;
 	struct stat a, b;
 
 	assert_int_equal(mk(s, "src", RC), 0);
 	/* the group's first file, placed by this copy (RD_FF_LINKED) */
-	assert_int_equal(rd_sink_file_begin(s, "src/f", 5, C, &m, &f), 0);
-	rd_sink_file_link_first(f);
-	assert_int_equal(rd_sink_file_write(f, "data", 4, 0), 0);
-	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	assert_int_equal(put_group_file(s, "src/f", C, "data"), 0);
 	assert_int_equal(rd_sink_hardlink(s, "src/l", 5, C, "src/f", 5, 1), 0);
 	rd_sink_close(s);
 	assert_int_equal(stat(tp(x, "dest/new/f"), &a), 0);

@@ -473,16 +473,11 @@ static void test_sink_hardlink_again(void **state)
 {
 	struct fx *x = *state;
 	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_TIMES);
-	struct rd_sink_meta m = meta(S_IFREG | 0644, 6);
-	struct rd_sink_file *f;
 	struct stat a, b;
 	int round;
 
 	/* the group's first file, placed by this sink */
-	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
-	rd_sink_file_link_first(f);
-	assert_int_equal(rd_sink_file_write(f, "group\n", 6, 0), 0);
-	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	assert_int_equal(put_group_file(s, "f", 1, "group\n"), 0);
 	for (round = 0; round < 2; round++) {
 		assert_int_equal(rd_sink_hardlink(s, "g", 1, 1, "f", 1, 0), 0);
 		assert_int_equal(stat(tp(x, "dest/f"), &a), 0);

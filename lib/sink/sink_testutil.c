@@ -144,7 +144,8 @@ struct rd_sink_meta meta(uint32_t mode, uint64_t size)
 	return m;
 }
 
-int put_file(struct rd_sink *s, const char *path, int root, const char *content, uint32_t mode)
+static int place_file(struct rd_sink *s, const char *path, int root, const char *content,
+		      uint32_t mode, int link_first)
 {
 	struct rd_sink_meta m = meta(S_IFREG | mode, strlen(content));
 	struct rd_sink_file *f;
@@ -153,12 +154,24 @@ int put_file(struct rd_sink *s, const char *path, int root, const char *content,
 	ret = rd_sink_file_begin(s, path, strlen(path), root, &m, &f);
 	if (ret < 0)
 		return ret;
+	if (link_first)
+		rd_sink_file_link_first(f);
 	ret = rd_sink_file_write(f, content, strlen(content), 0);
 	if (ret < 0) {
 		rd_sink_file_abort(f);
 		return ret;
 	}
 	return rd_sink_file_commit(f, 0);
+}
+
+int put_file(struct rd_sink *s, const char *path, int root, const char *content, uint32_t mode)
+{
+	return place_file(s, path, root, content, mode, 0);
+}
+
+int put_group_file(struct rd_sink *s, const char *path, int root, const char *content)
+{
+	return place_file(s, path, root, content, 0644, 1);
 }
 
 int mk(struct rd_sink *s, const char *path, int root)

@@ -38,6 +38,8 @@ struct rd_sink *sopen(struct fx *x, const char *dest, unsigned flags);
 struct rd_sink_meta meta(uint32_t mode, uint64_t size);
 /* A regular file with content, a directory 0750, a directory's POST. */
 int put_file(struct rd_sink *s, const char *path, int root, const char *content, uint32_t mode);
+/* -H: a regular file 0644 that starts a link group (rd_sink_file_link_first) */
+int put_group_file(struct rd_sink *s, const char *path, int root, const char *content);
 int mk(struct rd_sink *s, const char *path, int root);
 int post(struct rd_sink *s, const char *path, int root);
 
