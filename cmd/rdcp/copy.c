@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* rdcp SOURCE... DEST: classify operands, run a client session, report. */
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +20,8 @@
 #include "lib/addrsel/rd_addrsel.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_path.h"
+#include "lib/filter/rd_filter.h"
 #include "lib/progress/rd_progress.h"
 #include "lib/report/rd_report.h"
 #include "lib/operand/rd_operand.h"
@@ -300,6 +305,341 @@ static void remote_log(void *ctx, const char *line)
 		rd_progress_resume(g_out->meter);
 }
 
+/* A client's file for rules (a merge rule, --exclude-from; "-": stdin), whole. */
+#define RULES_FILE_MAX (4u << 20)
+
+static int read_rules_file(void *ctx, const char *name, char **buf, size_t *len, struct rd_err *err)
+{
+	FILE *f = strcmp(name, "-") ? fopen(name, "r") : stdin;
+	size_t cap = 4096, n = 0;
+	char *b = NULL, *nb;
+
+	(void)ctx;
+	if (!f)
+		return rd_err_set(err, RD_EUSAGE, errno, "filter file %s", name);
+	for (;;) {
+		nb = realloc(b, cap);
+		if (!nb) {
+			n = (size_t)-1;
+			break;
+		}
+		b = nb;
+		n += fread(b + n, 1, cap - n, f);
+		if (n < cap || cap >= RULES_FILE_MAX)
+			break;
+		cap *= 2;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (n == (size_t)-1 || n >= RULES_FILE_MAX) {
+		free(b);
+		return rd_err_set(err, RD_EUSAGE, 0, "filter file %s: over %u bytes", name,
+				  RULES_FILE_MAX);
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/*
+ * rsync's filter options, in their order, into rules (lib/filter): merge
+ * files and the -from files are read here, on the client. NULL *out when
+ * there are none. 0, or -RD_EUSAGE with err naming the rule or file.
+ */
+int rdcp_build_filter(const struct rdcp_opts *o, struct rd_filter **out, struct rd_err *err)
+{
+	struct rd_filter *f = NULL;
+	size_t bytes = 0, len;
+	char *buf;
+	unsigned i;
+	int ret = 0, k;
+
+	*out = NULL;
+	if (!o->nfargs)
+		return 0;
+	ret = rd_filter_new(&f, RD_FILTER_MERGE_OK, err);
+	if (ret)
+		return ret;
+	rd_filter_set_reader(f, read_rules_file, NULL);
+	for (k = 0; k < o->nfargs && !ret; k++) {
+		const struct rdcp_farg *a = &o->fargs[k];
+
+		switch (a->how) {
+		case RDCP_F_EXCLUDE:
+		case RDCP_F_INCLUDE:
+			ret = rd_filter_add(
+			    f, a->arg, strlen(a->arg),
+			    a->how == RDCP_F_EXCLUDE ? RD_FILTER_EXCLUDE : RD_FILTER_INCLUDE, err);
+			break;
+		case RDCP_F_EXCLUDE_FROM:
+		case RDCP_F_INCLUDE_FROM:
+			ret = read_rules_file(NULL, a->arg, &buf, &len, err);
+			if (ret)
+				break;
+			ret = rd_filter_add_lines(f, buf, len, o->from0,
+						  a->how == RDCP_F_EXCLUDE_FROM
+						      ? RD_FILTER_EXCLUDE_LINE
+						      : RD_FILTER_INCLUDE_LINE,
+						  err);
+			free(buf);
+			break;
+		default:
+			ret = rd_filter_add(f, a->arg, strlen(a->arg), RD_FILTER_RULE, err);
+			break;
+		}
+	}
+	for (i = 0; !ret && i < rd_filter_count(f); i++) {
+		rd_filter_text(f, i, &len);
+		bytes += len;
+	}
+	if (!ret && bytes > RD_RULES_BYTES_MAX)
+		ret = rd_err_set(err, RD_EUSAGE, 0, "the filter rules are over %u bytes in all",
+				 RD_RULES_BYTES_MAX);
+	if (ret) {
+		rd_filter_free(f);
+		return ret;
+	}
+	*out = f;
+	return 0;
+}
+
+/* a pull's top-level names to accept under -R and --files-from */
+static char expect[RD_OPEN_PATHS_MAX][NAME_MAX + 1];
+static const char *expect_p[RD_OPEN_PATHS_MAX];
+
+/*
+ * A --files-from line as rsync reads it: a leading '/' dropped, ".."
+ * resolved away so nothing rises above the source ("../foo" is "foo"),
+ * "." and empty components dropped. "" when nothing is left.
+ */
+static void clean_name(char *s)
+{
+	char *in = s, *out = s, *e;
+	size_t n;
+
+	while (*in) {
+		while (*in == '/')
+			in++;
+		e = strchrnul(in, '/');
+		n = (size_t)(e - in);
+		if (n == 2 && in[0] == '.' && in[1] == '.') {
+			/* one up: back over the last component written, if any */
+			while (out > s && *--out != '/')
+				;
+		} else if (n && !(n == 1 && in[0] == '.')) {
+			if (out > s)
+				*out++ = '/';
+			memmove(out, in, n);
+			out += n;
+		}
+		in = e;
+	}
+	*out = '\0';
+}
+
+/*
+ * --files-from: the names, one a line (NUL-separated with --from0); empty
+ * lines and lines starting with ';' or '#' skipped. *names a malloc'd
+ * array of pointers into *buf.
+ */
+static int read_names(const struct rdcp_opts *o, char **buf, char ***names, unsigned *n,
+		      struct rd_err *err)
+{
+	size_t len = 0, cap = 0, k = 0;
+	char *p, *end, *e, **v = NULL, **nv;
+	int ret;
+
+	*names = NULL;
+	*n = 0;
+	ret = read_rules_file(NULL, o->files_from, buf, &len, err);
+	if (ret)
+		return rd_err_set(err, RD_EUSAGE, 0, "--files-from: %s", err->msg);
+	for (p = *buf, end = *buf + len; p < end; p = e + 1) {
+		e = memchr(p, o->from0 ? '\0' : '\n', (size_t)(end - p));
+		if (!e)
+			e = end;
+		*e = '\0';
+		if (!o->from0 && e > p && e[-1] == '\r')
+			e[-1] = '\0';
+		if (!*p || *p == ';' || *p == '#')
+			continue;
+		clean_name(p);
+		if (!*p)
+			continue;
+		if (k == cap) {
+			cap = cap ? cap * 2 : 256;
+			nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				return rd_err_set(err, RD_ENOMEM, ENOMEM, "--files-from");
+			}
+			v = nv;
+		}
+		v[k++] = p;
+	}
+	*names = v;
+	*n = (unsigned)k;
+	return 0;
+}
+
+/*
+ * -R on a pull: the part of a remote path before "/./" (after the module,
+ * for a daemon) is the base, left out; *skip its length in the normalized
+ * path, first the first name sent (what the client accepts as top level).
+ */
+static void rel_remote(const char *raw, int daemon, unsigned *skip, char *first, size_t cap)
+{
+	char buf[RD_PATH_MAX + 1], *dot, *p;
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%s", raw);
+	p = buf;
+	if (daemon) {
+		p = strchr(p, '/');
+		p = p ? p + 1 : buf + strlen(buf);
+	}
+	dot = strstr(p, "/./");
+	if (!dot && !strncmp(p, "./", 2))
+		dot = p - 1; /* "./x": the base is empty */
+	*skip = 0;
+	if (dot) {
+		if (dot >= p) {
+			*dot = '\0';
+			clean_name(p);
+			*skip = *p ? (unsigned)strlen(p) + 1 : 0;
+		}
+		p = dot + 3;
+	}
+	clean_name(p);
+	n = strcspn(p, "/");
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(first, p, n);
+	first[n] = '\0';
+}
+
+/*
+ * --files-from: the names beneath the one source; a pull sends them (at
+ * most RD_NAMES_MAX) and accepts their first names as top level.
+ */
+static int files_from(const struct rdcp_opts *o, struct rd_client_opts *co, int nsrc, char **buf,
+		      char ***names, struct rd_err *err)
+{
+	unsigned n, i, j, k = 0;
+	size_t len;
+	int ret;
+
+	if (nsrc != 1)
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "--files-from takes one SOURCE: the directory its names are in");
+	ret = read_names(o, buf, names, &n, err);
+	if (ret)
+		return ret;
+	co->names = (const char *const *)*names;
+	co->nnames = n;
+	co->dirs = !o->recursive;
+	co->need_select |= !co->push;
+	if (co->push)
+		return 0;
+	if (n > RD_NAMES_MAX)
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "--files-from names %u paths; a pull sends at most %u (push "
+				  "from the other side, or split the list)",
+				  n, RD_NAMES_MAX);
+	for (i = 0; i < n; i++) {
+		len = strcspn((*names)[i], "/");
+		if (len > NAME_MAX)
+			return rd_err_set(err, RD_EUSAGE, 0, "--files-from: '%s': name too long",
+					  (*names)[i]);
+		for (j = 0; j < k; j++)
+			if (strlen(expect[j]) == len && !memcmp(expect[j], (*names)[i], len))
+				break;
+		if (j < k)
+			continue;
+		if (k == RD_OPEN_PATHS_MAX)
+			return rd_err_set(err, RD_EUSAGE, 0,
+					  "--files-from on a pull: its names lie under more than "
+					  "%d top-level names; push from the other side or split "
+					  "the list",
+					  RD_OPEN_PATHS_MAX);
+		memcpy(expect[k], (*names)[i], len);
+		expect[k][len] = '\0';
+		expect_p[k] = expect[k];
+		k++;
+	}
+	co->expect = expect_p;
+	co->nexpect = k;
+	return 0;
+}
+
+/*
+ * rsync's rules (issue 28): what the destination is, which sources name
+ * contents, and whether the copy depends on a server that has the rules
+ * (version 11). nsrc sources; raw[i] the remote paths as given (a pull).
+ */
+static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
+			const struct rd_operand *dest, const char *dest_arg, int nsrc,
+			const char *const *raw, int daemon, struct rd_err *err)
+{
+	const char *dpath = dest->kind == RD_OP_LOCAL ? dest_arg : dest->path;
+	size_t dn = strlen(dpath);
+	int dest_dir = nsrc > 1 || (dn && dpath[dn - 1] == '/'), i;
+	struct stat st;
+
+	co->sel.compare = (uint8_t)o->compare;
+	co->sel.modify_window = o->modify_window;
+	co->sel.min_size = o->min_size;
+	co->sel.max_size = o->max_size;
+	if (o->relative) {
+		/* implied directories: DEST holds them */
+		dest_dir = 1;
+		co->relative = 1;
+	}
+	co->sel.rules =
+	    (uint16_t)(o->sel_rules | (dest_dir ? RD_SEL_DEST_DIR : 0) |
+		       (o->mkpath ? RD_SEL_MKPATH : 0) | (o->relative ? RD_SEL_RELATIVE : 0));
+	if (co->push) {
+		/*
+		 * The server places and compares: it must know the rules unless
+		 * one file goes to a name and only the quick check (or -c,
+		 * which an older server does anyway) decides.
+		 */
+		co->need_select = dest_dir || o->mkpath || o->sel_rules ||
+				  o->compare == RD_CMP_SIZE || o->compare == RD_CMP_ALL ||
+				  o->min_size || o->max_size != RD_SIZE_NONE ||
+				  o->modify_window != RD_WINDOW_NS;
+		for (i = 0; i < co->nlocal; i++)
+			if (rd_path_names_contents(co->local[i]) ||
+			    (!stat(co->local[i], &st) && S_ISDIR(st.st_mode)))
+				co->need_select = 1;
+		return 0;
+	}
+	/* a pull: we place, by what we asked for */
+	co->sink_flags |=
+	    RD_SINK_RSYNC | (dest_dir ? RD_SINK_DEST_DIR : 0) | (o->mkpath ? RD_SINK_MKPATH : 0);
+	if (co->nremote > RD_OPEN_PATHS_MAX)
+		return rd_err_set(err, RD_EUSAGE, 0, "at most %d remote sources",
+				  RD_OPEN_PATHS_MAX);
+	if (o->relative && !o->files_from) {
+		/* -R: each path from its base (before "/./"); its first name is the top */
+		for (i = 0; i < co->nremote && i < nsrc; i++) {
+			unsigned skip;
+
+			rel_remote(raw[i], daemon, &skip, expect[i], sizeof(expect[i]));
+			co->sel.skip[i] = daemon ? (uint16_t)skip : 0;
+			expect_p[i] = expect[i];
+		}
+		co->expect = expect_p;
+		co->nexpect = (unsigned)co->nremote;
+		return 0;
+	}
+	/* "dir/" names the contents, and so does a daemon's bare "module" */
+	for (i = 0; i < co->nremote && i < nsrc; i++)
+		if (rd_path_names_contents(raw[i]) || (daemon && !strchr(co->remote[i], '/')))
+			co->sel.pflags[i] |= RD_PF_CONTENTS;
+	return 0;
+}
+
 /*
  * HOST:PATH: start the other half over ssh, then connect over RDMA to the
  * addresses it reports (or --rdma-host), proving its one-time secret.
@@ -405,6 +745,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 {
 	struct rd_operand dest, src0, op;
 	struct rd_client_opts co;
+	struct rd_filter *filter = NULL;
+	char *names_buf = NULL, **names = NULL;
 	struct rd_client *cl;
 	struct rd_pace pace;
 	struct rdcp_out ro;
@@ -441,7 +783,27 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		return error_out("out of memory", RD_ENOMEM);
 	}
 	memset(&co, 0, sizeof(co));
-	if (dest.kind != RD_OP_LOCAL) {
+	if (dest.kind == RD_OP_LOCAL && src0.kind == RD_OP_LOCAL) {
+		/* a local copy: both halves here (lib/session/rd_local.c) */
+		for (i = 0; i < nargs - 1; i++) {
+			if (rd_operand_parse(&op, args[i], &err)) {
+				code = error_out(err.msg, RD_EUSAGE);
+				goto out;
+			}
+			if (op.kind != RD_OP_LOCAL) {
+				code = error_out("mixing local and remote sources is not "
+						 "supported; copy them in two runs",
+						 RD_EUSAGE);
+				goto out;
+			}
+			local[nlocal++] = args[i];
+		}
+		co.push = 1;
+		co.local_dest = args[nargs - 1];
+		raw[nremote] = "local"; /* OPEN's path: the receiving half ignores it */
+		remote[nremote++] = "local";
+		op = dest;
+	} else if (dest.kind != RD_OP_LOCAL) {
 		/* push: every source local */
 		for (i = 0; i < nargs - 1; i++) {
 			if (rd_operand_parse(&op, args[i], &err)) {
@@ -473,8 +835,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 				goto out;
 			}
 			if (op.kind == RD_OP_LOCAL) {
-				code = error_out("no remote operand: for a local copy use cp; "
-						 "name HOST::MODULE/PATH on one side",
+				code = error_out("mixing local and remote sources is not "
+						 "supported; copy them in two runs",
 						 RD_EUSAGE);
 				goto out;
 			}
@@ -523,12 +885,39 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			((o->meta & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
 			((o->meta & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
 	co.umask = rd_sink_process_umask();
+	ret = select_rules(o, &co, &dest, args[nargs - 1], nargs - 1, raw, op.kind == RD_OP_DAEMON,
+			   &err);
+	if (!ret)
+		ret = rdcp_build_filter(o, &filter, &err);
+	if (ret) {
+		code = error_out(err.msg, ret);
+		goto out;
+	}
+	co.filter = filter;
+	/* a pull's server walks with our rules: it must have them */
+	if (filter && !co.push)
+		co.need_select = 1;
+	if (o->files_from) {
+		ret = files_from(o, &co, nargs - 1, &names_buf, &names, &err);
+		if (ret) {
+			code = error_out(err.msg, ret);
+			goto out;
+		}
+	}
 	if (o->partial_dir && o->no_partial) {
 		code = error_out("--partial-dir and --no-partial ask for opposite things: give one",
 				 RD_EUSAGE);
 		goto out;
 	}
 	co.partial_dir = o->partial_dir;
+	if (o->remove_source && !co.push) {
+		/* the server would remove them: it would need a protocol change */
+		code = error_out("--remove-source-files is for pushes: "
+				 "the sources of a pull are the server's",
+				 RD_EUSAGE);
+		goto out;
+	}
+	co.eo.remove_source = o->remove_source;
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	if (o->bwlimit) {
 		/* --bwlimit: this side's chunks paced; a chunk moves in <= 0.25 s */
@@ -584,6 +973,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	cl->on_phase = on_phase;
 	cl->ctx = &ro;
 	co.eo.stop = &g_stop;
+	co.eo.stop_text = "the copy was interrupted (a signal): what arrived is kept";
 	{
 		struct sigaction sa;
 
@@ -667,7 +1057,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	/* rsync's total bytes: what went over the connections, and the data written here */
 	ro.rep.counts.sent = cl->bytes_sent;
 	ro.rep.counts.received = cl->bytes_rcvd + (co.push ? 0 : rd_stat_get(&cl->e.st.bytes_data));
-	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
+	if (co.push && cl->honoured && (co.flags & ~cl->honoured & (RD_OF_OWNER | RD_OF_GROUP)))
 		rdcp_out_note(&ro,
 			      "%s does not keep owners or groups for this client; files "
 			      "belong to the server's user",
@@ -677,7 +1067,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 			      "%s sends symlinks as symlinks (-L): a daemon follows none, one "
 			      "could lead out of its module",
 			      op.host);
-	if (co.push && cl->connected && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
+	if (co.push && cl->honoured && (co.flags & ~cl->honoured & (RD_OF_ACLS | RD_OF_DEVICES)))
 		rdcp_out_note(&ro,
 			      "%s does not keep ACLs or devices for this client; they are "
 			      "not sent",
@@ -753,6 +1143,9 @@ summary:
 	rdcp_out_close(&ro);
 	g_out = NULL;
 out:
+	rd_filter_free(filter);
+	free(names);
+	free(names_buf);
 	free(raw);
 	free(norm);
 	free(local);

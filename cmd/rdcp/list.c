@@ -17,6 +17,7 @@
 #include "cmd/rdcp/rdcp.h"
 #include "lib/base/rd_chmod.h"
 #include "lib/base/rd_escape.h"
+#include "lib/filter/rd_filter.h"
 #include "lib/operand/rd_operand.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/report/rd_report_fmt.h"
@@ -112,6 +113,7 @@ int rdcp_list(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_operand op, first;
 	struct rd_client_opts co;
 	struct rd_client *cl = NULL;
+	struct rd_filter *filter = NULL;
 	struct lister l;
 	const char **remote = NULL;
 	char(*norm)[RD_PATH_MAX + 1] = NULL;
@@ -195,6 +197,18 @@ int rdcp_list(const struct rdcp_opts *o, int nargs, char **args)
 		co.list = on_entry;
 	}
 	co.list_ctx = &l;
+	/* rsync's filters hide entries from a listing as from a pull: the server walks with them */
+	co.sel.modify_window = RD_WINDOW_NS;
+	co.sel.max_size = RD_SIZE_NONE;
+	if (!co.module) {
+		ret = rdcp_build_filter(o, &filter, &err);
+		if (ret) {
+			code = rdcp_error_out(err.msg, ret, RD_CL_LOCAL);
+			goto out;
+		}
+		co.filter = filter;
+		co.need_select = !!filter;
+	}
 	/* what the server walks: -r, and the types -D would bring */
 	co.flags = (o->recursive ? RD_OF_RECURSIVE : 0) |
 		   (o->meta & (RD_OF_DEVICES | RD_OF_SPECIALS)) | (o->one_fs ? RD_OF_ONE_FS : 0) |
@@ -214,6 +228,7 @@ int rdcp_list(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	code = ret ? rdcp_error_out(cl->err.msg, ret, RD_CL_TRANSFER) : RDCP_EXIT_OK;
 out:
+	rd_filter_free(filter);
 	free(cl);
 	free(contents);
 	free(norm);

@@ -53,5 +53,6 @@ int main(int argc, char **argv)
 	}
 out:
 	free(a.ops);
+	free(o.fargs);
 	return r;
 }

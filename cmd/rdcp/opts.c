@@ -90,6 +90,26 @@ enum optid {
 	O_CHMOD,
 	O_BWLIMIT,
 	O_LIST_ONLY,
+	O_MKPATH,
+	O_IGNORE_TIMES,
+	O_SIZE_ONLY,
+	O_MODIFY_WINDOW,
+	O_UPDATE,
+	O_DRY_RUN,
+	O_IGNORE_EXISTING,
+	O_EXISTING,
+	O_MAX_SIZE,
+	O_MIN_SIZE,
+	O_FILTER,
+	O_F,
+	O_EXCLUDE,
+	O_INCLUDE,
+	O_EXCLUDE_FROM,
+	O_INCLUDE_FROM,
+	O_FROM0,
+	O_RELATIVE,
+	O_FILES_FROM,
+	O_REMOVE_SOURCE,
 	O_HARMLESS, /* accepted, changes nothing (rdcp does it anyway) */
 	O_REFUSED,
 };
@@ -196,6 +216,31 @@ static const struct optdef opts[] = {
     {"chmod", 0, A_REQ, 0, O_CHMOD, NULL},
     {"bwlimit", 0, A_REQ, 0, O_BWLIMIT, NULL},
     {"list-only", 0, A_NONE, F_NEG, O_LIST_ONLY, NULL},
+    {"mkpath", 0, A_NONE, F_NEG, O_MKPATH, NULL},
+    /* rsync's quick check and transfer rules (issue 28) */
+    {"ignore-times", 'I', A_NONE, F_NEG, O_IGNORE_TIMES, NULL},
+    {"size-only", 0, A_NONE, F_NEG, O_SIZE_ONLY, NULL},
+    {"modify-window", '@', A_REQ, 0, O_MODIFY_WINDOW, NULL},
+    {"update", 'u', A_NONE, F_NEG, O_UPDATE, NULL},
+    {"dry-run", 'n', A_NONE, F_NEG, O_DRY_RUN, NULL},
+    {"ignore-existing", 0, A_NONE, F_NEG, O_IGNORE_EXISTING, NULL},
+    {"existing", 0, A_NONE, F_NEG, O_EXISTING, NULL},
+    {"ignore-non-existing", 0, A_NONE, F_NEG, O_EXISTING, NULL},
+    {"max-size", 0, A_REQ, 0, O_MAX_SIZE, NULL},
+    {"min-size", 0, A_REQ, 0, O_MIN_SIZE, NULL},
+    /* selection: rsync's filter rules, in command-line order */
+    {"filter", 'f', A_REQ, 0, O_FILTER, NULL},
+    {NULL, 'F', A_NONE, 0, O_F, NULL},
+    {"exclude", 0, A_REQ, 0, O_EXCLUDE, NULL},
+    {"include", 0, A_REQ, 0, O_INCLUDE, NULL},
+    {"exclude-from", 0, A_REQ, 0, O_EXCLUDE_FROM, NULL},
+    {"include-from", 0, A_REQ, 0, O_INCLUDE_FROM, NULL},
+    {"from0", '0', A_NONE, F_NEG, O_FROM0, NULL},
+    {"relative", 'R', A_NONE, F_NEG, O_RELATIVE, NULL},
+    {"files-from", 0, A_REQ, 0, O_FILES_FROM, NULL},
+    {"delete-excluded", 0, A_NONE, 0, O_REFUSED,
+     "--delete-excluded comes with --delete, which rdcp does not have: leave it out"},
+    {"remove-source-files", 0, A_NONE, 0, O_REMOVE_SOURCE, NULL},
     /* harmless: what they ask for is what rdcp does anyway */
     {"whole-file", 'W', A_NONE, F_NEG, O_HARMLESS, NULL},
     {"inc-recursive", 0, A_NONE, F_NEG, O_HARMLESS, NULL},
@@ -246,8 +291,6 @@ static const struct optdef opts[] = {
     {"block-size", 'B', A_REQ, 0, O_REFUSED,
      "rdcp compares and moves chunks: use --chunk-size SIZE"},
     {"rsync-path", 0, A_REQ, 0, O_REFUSED, "use --remote-rdcp PATH"},
-    {"remove-source-files", 0, A_NONE, 0, O_REFUSED,
-     "rdcp never removes sources; remove them after rdcp exits 0"},
     {"del", 0, A_NONE, 0, O_REFUSED, R_DELETE},
     {"delete", 0, A_NONE, 0, O_REFUSED, R_DELETE},
     {"delete-before", 0, A_NONE, 0, O_REFUSED, R_DELETE},
@@ -407,7 +450,7 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 
 	switch (d->id) {
 	case O_RECURSIVE:
-		o->recursive = on;
+		o->recursive = o->recursive_given = on;
 		break;
 	case O_PRESERVE:
 		o->preserve = on;
@@ -483,6 +526,7 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 				    "check is --checksum-choice %s",
 				    as, v);
 		o->checksum = on;
+		o->compare = on ? RD_CMP_CHECKSUM : RD_CMP_QUICK;
 		break;
 	case O_CHECKSUM_CHOICE:
 		if (!*v || strlen(v) > RD_DIGEST_NAME_MAX)
@@ -674,6 +718,93 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		o->bwlimit = n;
 		break;
 	}
+	case O_MKPATH:
+		o->mkpath = on;
+		break;
+	case O_IGNORE_TIMES: /* no quick check, every file written anew */
+		o->compare = on ? RD_CMP_ALL : RD_CMP_QUICK;
+		break;
+	case O_SIZE_ONLY:
+		o->compare = on ? RD_CMP_SIZE : RD_CMP_QUICK;
+		break;
+	case O_MODIFY_WINDOW: {
+		char *end;
+		long w = strtol(v, &end, 10);
+
+		if (*end || !*v || w > INT32_MAX || w < INT32_MIN)
+			return fail(a,
+				    "%s '%s': give whole seconds (0: to the second; negative: "
+				    "to the nanosecond)",
+				    as, v);
+		o->modify_window = w < 0 ? RD_WINDOW_NS : (int32_t)w;
+		break;
+	}
+	case O_UPDATE:
+	case O_DRY_RUN:
+	case O_IGNORE_EXISTING:
+	case O_EXISTING: {
+		unsigned bit = d->id == O_UPDATE	    ? RD_SEL_UPDATE
+			       : d->id == O_DRY_RUN	    ? RD_SEL_DRY_RUN
+			       : d->id == O_IGNORE_EXISTING ? RD_SEL_IGNORE_EXISTING
+							    : RD_SEL_EXISTING;
+
+		o->sel_rules = on ? o->sel_rules | bit : o->sel_rules & ~bit;
+		break;
+	}
+	case O_MAX_SIZE:
+	case O_MIN_SIZE: {
+		/* rsync's sizes: bytes unless a suffix says */
+		int r = rd_num_parse_rsync_size(v, 'b', &n);
+
+		if (r)
+			return fail(a, "%s=%s is %s", as, v,
+				    r == -2 ? "too large"
+					    : "invalid (a size: 100, 1.5m, 2G, 10MB)");
+		if (d->id == O_MAX_SIZE)
+			o->max_size = n;
+		else
+			o->min_size = n;
+		break;
+	}
+	case O_FILTER:
+	case O_F:
+	case O_EXCLUDE:
+	case O_INCLUDE:
+	case O_EXCLUDE_FROM:
+	case O_INCLUDE_FROM: {
+		/* in order: first match wins (rsync's FILTER RULES) */
+		struct rdcp_farg *fa = realloc(o->fargs, ((size_t)o->nfargs + 1) * sizeof(*fa));
+
+		if (!fa)
+			return -2;
+		o->fargs = fa;
+		fa += o->nfargs++;
+		if (d->id == O_F) {
+			/* rsync's -F: the per-directory files; -FF: and leave them out */
+			fa->how = RDCP_F_FILTER;
+			fa->arg = ++o->nF == 1 ? ": /.rsync-filter" : "- .rsync-filter";
+			break;
+		}
+		fa->how = d->id == O_FILTER	    ? RDCP_F_FILTER
+			  : d->id == O_EXCLUDE	    ? RDCP_F_EXCLUDE
+			  : d->id == O_INCLUDE	    ? RDCP_F_INCLUDE
+			  : d->id == O_EXCLUDE_FROM ? RDCP_F_EXCLUDE_FROM
+						    : RDCP_F_INCLUDE_FROM;
+		fa->arg = v;
+		break;
+	}
+	case O_FROM0:
+		o->from0 = on;
+		break;
+	case O_RELATIVE:
+		o->relative = on;
+		break;
+	case O_FILES_FROM:
+		o->files_from = v;
+		break;
+	case O_REMOVE_SOURCE:
+		o->remove_source = 1;
+		break;
 	case O_HARMLESS:
 		break;
 	default:
@@ -782,6 +913,8 @@ void rdcp_opts_defaults(struct rdcp_opts *o)
 	o->retries = 3;
 	o->human = 1; /* rsync's default: digits in groups of three */
 	o->info.name = o->info.progress = o->info.stats = o->info.nonreg = -1;
+	o->modify_window = RD_WINDOW_NS;
+	o->max_size = RD_SIZE_NONE;
 }
 
 int rdcp_parse(int argc, char **argv, struct rdcp_opts *o, struct rdcp_args *a)
@@ -812,6 +945,11 @@ int rdcp_parse(int argc, char **argv, struct rdcp_opts *o, struct rdcp_args *a)
 		r = s[1] == '-' ? long_opt(argc, argv, &i, o, a) : short_opts(argc, argv, &i, o, a);
 		if (r)
 			return r;
+	}
+	/* rsync: with --files-from, -a does not imply -r (and -R is implied) */
+	if (o->files_from) {
+		o->recursive = o->recursive_given;
+		o->relative = 1;
 	}
 	return 0;
 }

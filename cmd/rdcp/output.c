@@ -180,6 +180,8 @@ void rdcp_out_item(void *ctx, const struct rd_item *it)
 	if (it->status)
 		return; /* said by rdcp_out_report */
 	rd_report_item(&ro->rep, it);
+	if (it->items & RD_IT_SKIPPED)
+		return; /* a transfer rule left it (--existing, -u...): rsync names none */
 	if (ro->fmt && named(ro, it, ro->fmt_i)) {
 		rd_report_fmt(line, sizeof(line), ro->fmt, it, &cx);
 		rd_progress_suspend(ro->meter);

@@ -46,6 +46,7 @@ struct rdcp_opts {
 	const char *checksum_choice; /* --checksum-choice: the chunk check */
 	uint64_t chunk_size, pool_size;
 	uint64_t bwlimit; /* --bwlimit: bytes per second; 0 none */
+	int remove_source; /* --remove-source-files: the sending side removes what arrived */
 	int depth;
 	unsigned threads; /* --threads; 0: the cores available, at most 8 */
 	const char *port;
@@ -89,7 +90,27 @@ struct rdcp_opts {
 	const char *chmod[RDCP_CHMOD_MAX]; /* --chmod, in order */
 	int nchmod;
 	int list_only; /* --list-only: list the remote sources, copy nothing */
+	int mkpath; /* --mkpath: make the destination's missing parents */
+	/* rsync's quick check and transfer rules (issue 28): OPEN's SELECT */
+	int compare;		     /* RD_CMP_*: -c, --size-only; default the quick check */
+	unsigned sel_rules;	     /* RD_SEL_UPDATE, _IGNORE_EXISTING, _EXISTING */
+	int32_t modify_window;	     /* --modify-window; RD_WINDOW_NS by default */
+	uint64_t min_size, max_size; /* --min-size, --max-size (RD_SIZE_NONE: none) */
+	/* rsync's filter options, in command-line order (copy.c builds the rules) */
+	struct rdcp_farg {
+		int how; /* RDCP_F_* */
+		const char *arg;
+	} * fargs;
+	int nfargs;
+	int from0;		/* -0, --from0: the -from files are NUL-separated */
+	int relative;		/* -R, --relative */
+	const char *files_from; /* --files-from FILE ("-": stdin) */
+	int recursive_given;	/* -r itself (with --files-from, -a does not imply it) */
+	int nF;			/* -F given this many times */
 };
+
+/* rdcp_farg.how */
+enum { RDCP_F_FILTER, RDCP_F_EXCLUDE, RDCP_F_INCLUDE, RDCP_F_EXCLUDE_FROM, RDCP_F_INCLUDE_FROM };
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */
 void rdcp_info_levels(struct rdcp_opts *o);
@@ -140,6 +161,13 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
  * --list-only (the entries, in rsync's format).
  */
 int rdcp_list(const struct rdcp_opts *o, int nargs, char **args);
+
+/*
+ * rsync's filter options, in their order, into rules (copy.c): NULL *out
+ * when there are none. 0, or -RD_EUSAGE with err naming the rule or file.
+ */
+struct rd_filter;
+int rdcp_build_filter(const struct rdcp_opts *o, struct rd_filter **out, struct rd_err *err);
 int rdcp_is_remote(const char *arg); /* HOST:PATH or a daemon operand */
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);

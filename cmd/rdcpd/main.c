@@ -40,7 +40,7 @@ _Static_assert(RD_CONF_THREADS_MAX == RD_ENGINE_THREADS_MAX, "threads = bound of
  * port, transport, max connections, memory budget, idle timeout, log level,
  * TLS authentication (secrets file, certificates), hosts allow/deny, auth
  * users, read/write only, require encryption, checksum, transfer log,
- * metrics, status socket, partial max age, list. Settings that
+ * metrics, status socket, partial max age, list, max rate. Settings that
  * restrict access and are not enforced make it refuse to start (see
  * rd_conf_check_support).
  */
@@ -49,7 +49,7 @@ _Static_assert(RD_CONF_THREADS_MAX == RD_ENGINE_THREADS_MAX, "threads = bound of
 	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM |          \
 	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |              \
 	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS | RD_CONF_CAP_XFERLOG |             \
-	 RD_CONF_CAP_METRICS | RD_CONF_CAP_STATUS | RD_CONF_CAP_PARTIAL_AGE)
+	 RD_CONF_CAP_METRICS | RD_CONF_CAP_STATUS | RD_CONF_CAP_PARTIAL_AGE | RD_CONF_CAP_RATE)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 

@@ -128,6 +128,7 @@ static const char every_key[] = "link table size = 8M\n" /* line 1: every key */
 				"partial max age = 3d\n"
 				"max connections per user = 6\n"
 				"host key = /var/lib/rdcpd/key.pem\n"
+				"max rate = 100M\n"
 				"[data]\n"
 				"\tpath = /srv/data\n"
 				"\tcomment = the data # with a hash\n"
@@ -148,6 +149,8 @@ static const char every_key[] = "link table size = 8M\n" /* line 1: every key */
 				"\tlog file = /var/log/data.log\n"
 				"\tlog format = %o %n\n"
 				"\tpartial max age = 0\n"
+				"\tmax rate = 30MB\n"
+				"\tdelete = yes\n"
 				"[pub]\n"
 				"path = /srv/pub\n"
 				"auth = none\n";
@@ -194,13 +197,14 @@ static void test_every_key(void **state)
 	assert_int_equal(c->partial_max_age_s, 3 * 86400);
 	assert_true(c->link_table == 8ull << 20);
 	assert_int_equal(c->set[RD_CK_LINK_TABLE], 1);
+	assert_int_equal(c->max_rate, 100ull << 20);
 	assert_int_equal(c->set[RD_CK_PORT], 4);
 	assert_int_equal(c->set[RD_CK_LISTEN], 3);
 	assert_int_equal(c->nmods, 2);
 
 	m = rd_conf_module_find(c, "data");
 	assert_non_null(m);
-	assert_int_equal(m->line, 30);
+	assert_int_equal(m->line, 31);
 	assert_string_equal(m->path, "/srv/data");
 	assert_string_equal(m->comment, "the data # with a hash");
 	assert_int_equal(m->read_only, 0);
@@ -222,11 +226,13 @@ static void test_every_key(void **state)
 	assert_int_equal(m->require_encryption, 1);
 	assert_string_equal(m->checksum, "sha512");
 	assert_int_equal(m->refuse_checksum_none, 1);
-	assert_int_equal(m->set[RD_CK_PATH], 31);
+	assert_int_equal(m->set[RD_CK_PATH], 32);
 	assert_int_equal(m->transfer_logging, 0);
 	assert_string_equal(m->log_file, "/var/log/data.log");
 	assert_string_equal(m->log_format, "%o %n");
 	assert_int_equal(m->partial_max_age_s, 0);
+	assert_int_equal(m->max_rate, 30000000);
+	assert_int_equal(m->delete_ok, 1);
 
 	m = rd_conf_module_find(c, "pub");
 	assert_non_null(m);
@@ -238,6 +244,9 @@ static void test_every_key(void **state)
 	assert_string_equal(m->log_format, "%t %o %f %'l");
 	assert_string_equal(m->log_file, "");
 	assert_int_equal(m->partial_max_age_s, 3 * 86400);
+	/* max rate and delete are the module's own: no global default */
+	assert_int_equal(m->max_rate, 0);
+	assert_int_equal(m->delete_ok, 0);
 	assert_null(rd_conf_module_find(c, "PUB"));
 	rd_conf_free(c);
 }
@@ -314,6 +323,105 @@ static void test_ops_keys(void **state)
 }
 
 /* Every key of the table is set by the every_key sample (the fuzz seeds use it too). */
+/* max rate (rsync's units) and delete (per module, per auth users entry). */
+static void test_rate_delete(void **state)
+{
+	static const char *const staff[] = {"staff"};
+	const struct rd_conf_module *m;
+	struct rd_conf *c;
+	char buf[128];
+	int ret;
+
+	c = parse("max rate = 20M\n[m]\npath = /m\nmax rate = 1536b\n[n]\npath = /n\n"
+		  "max rate = 100\n",
+		  &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(c->max_rate, 20u << 20);
+	assert_int_equal(c->mods[0]->max_rate, 1536);
+	assert_int_equal(c->mods[1]->max_rate, 100 * 1024); /* a bare number is KiB, as --bwlimit */
+	/* the dump writes what the parser reads back */
+	assert_int_equal(rd_conf_key_value(c, NULL, RD_CK_MAX_RATE, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "20M");
+	assert_int_equal(rd_conf_key_value(c, c->mods[0], RD_CK_MOD_MAX_RATE, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "1536b");
+	assert_int_equal(rd_conf_key_value(c, c->mods[1], RD_CK_MOD_MAX_RATE, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "100K");
+	assert_int_equal(rd_conf_key_value(c, c->mods[1], RD_CK_DELETE, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "no");
+	rd_conf_free(c);
+	c = parse("[m]\npath = /m\n", &ret);
+	assert_int_equal(rd_conf_key_value(c, NULL, RD_CK_MAX_RATE, buf, sizeof(buf)), 0);
+	assert_int_equal(rd_conf_key_value(c, c->mods[0], RD_CK_MOD_MAX_RATE, buf, sizeof(buf)), 0);
+	rd_conf_free(c);
+	one_error("max rate = 20X\n",
+		  "t.conf:1: max rate: '20X' is not a rate (e.g. 30M, 500K, 0 for none)");
+	one_error("max rate = 100b\n", "t.conf:1: max rate: '100b' is too small (at least 512 "
+				       "bytes per second, or 0)");
+	one_error("max rate = 2T\n",
+		  "t.conf:1: max rate: '2T' is too large (at most 1T per second)");
+	one_error("[m]\npath = /m\ndelete = perhaps\n",
+		  "t.conf:3: delete: 'perhaps' is not yes, no, true, false, 1 or 0");
+	one_error("[m]\npath = /m\nauth users = bob:ro+delete\n",
+		  "t.conf:3: auth users: 'bob:ro+delete': only an rw entry may say +delete or "
+		  "-delete");
+
+	/* who may delete: the module's delete, an entry's +delete / -delete */
+	c = parse("secrets file = /etc/rdcp/secrets\n[m]\npath = /m\ndelete = yes\n"
+		  "auth users = eve:rw-delete, ann:rw+delete, bob:ro, @staff:rw, carl\n"
+		  "[r]\npath = /r\nread only = yes\nauth users = ann:rw+delete, bob\n"
+		  "[w]\npath = /w\n"
+		  "[a]\npath = /a\ndelete = 1\n",
+		  &ret);
+	assert_int_equal(ret, 0);
+	m = c->mods[0];
+	assert_int_equal(rd_conf_user_deletes(m, "eve", NULL, 0), 0);
+	assert_int_equal(rd_conf_user_deletes(m, "ann", NULL, 0), 1);
+	assert_int_equal(rd_conf_user_deletes(m, "bob", NULL, 0), 0); /* ro */
+	assert_int_equal(rd_conf_user_deletes(m, "dan", staff, 1), 1);
+	assert_int_equal(rd_conf_user_deletes(m, "carl", NULL, 0), 1); /* the module's rw */
+	assert_int_equal(rd_conf_user_deletes(m, "zed", NULL, 0), 0);  /* no entry */
+	assert_int_equal(rd_conf_module_deletes(m), 1);
+	assert_int_equal(rd_conf_key_value(c, m, RD_CK_AUTH_USERS, buf, sizeof(buf)), 1);
+	assert_string_equal(buf, "eve:rw-delete, ann:rw+delete, bob:ro, @staff:rw, carl");
+	m = c->mods[1]; /* read only: only ann, by her entry */
+	assert_int_equal(rd_conf_user_deletes(m, "ann", NULL, 0), 1);
+	assert_int_equal(rd_conf_user_deletes(m, "bob", NULL, 0), 0);
+	assert_int_equal(rd_conf_module_deletes(m), 1);
+	m = c->mods[2]; /* the default: no */
+	assert_int_equal(rd_conf_user_deletes(m, NULL, NULL, 0), 0);
+	assert_int_equal(rd_conf_module_deletes(m), 0);
+	m = c->mods[3];
+	assert_int_equal(rd_conf_user_deletes(m, NULL, NULL, 0), 1);
+	rd_conf_check(c, 0);
+	if (c->nerrors)
+		rec_dump(&rec);
+	assert_int_equal(c->nerrors, 0);
+	rd_conf_free(c);
+
+	/* a write-only module never deletes; nor does one nobody may write */
+	c = parse("[w]\npath = /w\nwrite only = yes\ndelete = yes\n", &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(rd_conf_user_deletes(c->mods[0], NULL, NULL, 0), 0);
+	assert_int_equal(rd_conf_module_deletes(c->mods[0]), 0);
+	rd_conf_check(c, 0);
+	assert_reported(&rec, "t.conf:4: module [w] is 'write only': it never deletes (its clients "
+			      "cannot see what they would delete); remove 'delete = yes'");
+	rd_conf_free(c);
+	c = parse("[w]\npath = /w\nwrite only = yes\nauth users = ann:rw+delete\n", &ret);
+	assert_int_equal(ret, 0);
+	assert_int_equal(rd_conf_user_deletes(c->mods[0], "ann", NULL, 0), 0);
+	rd_conf_check(c, 0);
+	assert_true(rec_grep(&rec, "t.conf:4: module [w] is 'write only': it never deletes"));
+	rd_conf_free(c);
+	c = parse("[r]\npath = /r\nread only = yes\ndelete = yes\n", &ret);
+	assert_int_equal(rd_conf_user_deletes(c->mods[0], NULL, NULL, 0), 0);
+	rd_conf_check(c, 0);
+	assert_reported(&rec, "t.conf:4: module [r] allows deleting but nobody may write to it "
+			      "('read only' and no auth users entry with rw): a read-only module "
+			      "never deletes");
+	rd_conf_free(c);
+}
+
 static void test_every_key_covered(void **state)
 {
 	struct rd_conf *c;
@@ -518,8 +626,9 @@ static void test_error_messages(void **state)
 	one_error("[m]\nhosts deny = 10.0.0.0/33\n",
 		  "t.conf:2: hosts deny: '10.0.0.0/33': an IPv4 prefix length is 0 to 32");
 	one_error("[m]\nhosts deny = ,\n", "t.conf:2: hosts deny: an empty list");
-	one_error("[m]\nauth users = alice:rx\n",
-		  "t.conf:2: auth users: 'alice:rx': the access is rw, ro or deny");
+	one_error(
+	    "[m]\nauth users = alice:rx\n",
+	    "t.conf:2: auth users: 'alice:rx': the access is rw, ro, deny, rw+delete or rw-delete");
 	one_error("[m]\nauth users = al*\n",
 		  "t.conf:2: auth users: 'al*': the only pattern is a lone '*'");
 	memset(big, 0, sizeof(big));
@@ -966,25 +1075,25 @@ static void test_support(void **state)
 	assert_true(rec_has(&rec, "t.conf:17: 'group' is not enforced by this version of rdcpd "
 				  "yet: it would be ignored, so the daemon refuses to start with "
 				  "it"));
-	assert_reported(&rec, "t.conf:30: module [data] requires authentication, which this "
+	assert_reported(&rec, "t.conf:31: module [data] requires authentication, which this "
 			      "version of rdcpd does not implement yet: add 'auth = none' to serve "
 			      "it to anyone who can reach the port, or start rdcpd with --no-auth");
-	assert_true(rec_grep(&rec, "t.conf:36: 'auth users' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:37: 'hosts allow' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:38: 'hosts deny' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:34: 'write only' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:40: 'uid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:41: 'gid' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:43: 'require encryption' in [data] is not enforced"));
-	assert_true(rec_grep(&rec, "t.conf:45: 'refuse checksum none' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:37: 'auth users' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:38: 'hosts allow' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:39: 'hosts deny' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:35: 'write only' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:41: 'uid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:42: 'gid' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:44: 'require encryption' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "t.conf:46: 'refuse checksum none' in [data] is not enforced"));
 	assert_int_equal(c->nerrors, 13);
 	/* tuning only: warnings */
 	assert_reported(&rec, "W t.conf:7: 'max connections per host' is not enforced by this "
 			      "version of rdcpd yet");
-	assert_reported(&rec, "W t.conf:44: 'checksum choice' in [data] is not enforced by this "
+	assert_reported(&rec, "W t.conf:45: 'checksum choice' in [data] is not enforced by this "
 			      "version "
 			      "of rdcpd yet");
-	assert_true(rec_has(&rec, "W t.conf:39: 'max connections' in [data] is not enforced by "
+	assert_true(rec_has(&rec, "W t.conf:40: 'max connections' in [data] is not enforced by "
 				  "this version of rdcpd yet"));
 	/* list is enforced by whoever lists (rdcpd's module listing): never warned */
 	assert_false(rec_grep(&rec, "'list'"));
@@ -998,11 +1107,17 @@ static void test_support(void **state)
 	assert_true(rec_grep(&rec, "W t.conf:20: 'transfer logging' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:23: 'metrics listen' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:27: 'partial max age' is not enforced"));
-	assert_true(rec_grep(&rec, "W t.conf:48: 'log format' in [data] is not enforced"));
+	assert_true(rec_grep(&rec, "W t.conf:49: 'log format' in [data] is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:28: 'max connections per user' is not enforced"));
 	assert_true(rec_grep(&rec, "W t.conf:29: 'host key'"));
 	assert_true(rec_grep(&rec, "W t.conf:1: 'link table size'"));
-	assert_int_equal(c->nwarnings, 25);
+	assert_true(rec_has(&rec, "W t.conf:30: 'max rate' is not enforced by this version of "
+				  "rdcpd yet"));
+	assert_true(rec_has(&rec, "W t.conf:51: 'max rate' in [data] is not enforced by this "
+				  "version of rdcpd yet"));
+	assert_true(rec_has(&rec, "W t.conf:52: 'delete' in [data] is not enforced by this "
+				  "version of rdcpd yet"));
+	assert_int_equal(c->nwarnings, 28);
 	/* [pub] has auth = none: nothing about it */
 	assert_false(rec_grep(&rec, "[pub]"));
 	rd_conf_free(c);
@@ -1227,6 +1342,7 @@ int main(void)
 	    cmocka_unit_test(test_every_key),
 	    cmocka_unit_test(test_every_key_covered),
 	    cmocka_unit_test(test_ops_keys),
+	    cmocka_unit_test(test_rate_delete),
 	    cmocka_unit_test(test_lexical),
 	    cmocka_unit_test(test_values),
 	    cmocka_unit_test(test_error_messages),

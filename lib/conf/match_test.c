@@ -283,8 +283,10 @@ static void test_users_syntax(void **state)
 	} bad[] = {
 	    {":rw", "t.conf:2: auth users: ':rw': a name has 1 to 32 bytes"},
 	    {"@:ro", "t.conf:2: auth users: '@:ro': a name has 1 to 32 bytes"},
-	    {"a:", "t.conf:2: auth users: 'a:': the access is rw, ro or deny"},
-	    {"a:RWX", "t.conf:2: auth users: 'a:RWX': the access is rw, ro or deny"},
+	    {"a:",
+	     "t.conf:2: auth users: 'a:': the access is rw, ro, deny, rw+delete or rw-delete"},
+	    {"a:RWX",
+	     "t.conf:2: auth users: 'a:RWX': the access is rw, ro, deny, rw+delete or rw-delete"},
 	    {"a?", "t.conf:2: auth users: 'a?': the only pattern is a lone '*'"},
 	    {"@st*ff", "t.conf:2: auth users: '@st*ff': the only pattern is a lone '*'"},
 	    {"-x", "t.conf:2: auth users: '-x' is not a user or @group name"},

@@ -52,6 +52,7 @@
 #define RD_CONF_SOCKET_MAX		108  /* status socket path, NUL included (sun_path) */
 #define RD_CONF_STATUS_SOCKET_DEFAULT	"/run/rdcpd/status.sock"
 #define RD_CONF_PARTIAL_MAX_AGE_DEFAULT (7 * 86400) /* seconds: 7d */
+#define RD_CONF_RATE_MAX		(1ull << 40) /* max rate: bytes per second */
 
 /* Every key of the file; rd_conf_key_name() gives its spelling. */
 enum rd_conf_key {
@@ -84,6 +85,7 @@ enum rd_conf_key {
 	RD_CK_STATUS_GROUP,
 	RD_CK_PARTIAL_MAX_AGE, /* the modules' default */
 	RD_CK_LINK_TABLE,
+	RD_CK_MAX_RATE, /* the daemon's bandwidth, shared by its sessions */
 	/* module */
 	RD_CK_PATH,
 	RD_CK_COMMENT,
@@ -104,6 +106,8 @@ enum rd_conf_key {
 	RD_CK_MOD_LOG_FILE,
 	RD_CK_MOD_LOG_FORMAT,
 	RD_CK_MOD_PARTIAL_MAX_AGE,
+	RD_CK_MOD_MAX_RATE, /* the module's bandwidth, shared by its sessions */
+	RD_CK_DELETE,	    /* may clients delete in the module (--delete...) */
 	RD_CK_COUNT
 };
 
@@ -125,7 +129,10 @@ struct rd_conf_net {
 	uint8_t prefix; /* 0..128 */
 };
 
-/* auth users entry: "alice:rw", "@staff:ro", "*:deny", "bob" (module default). */
+/*
+ * auth users entry: "alice:rw", "@staff:ro", "*:deny", "bob" (module default);
+ * rdcp adds "alice:rw+delete" / "alice:rw-delete" (delete, per user).
+ */
 enum rd_access {
 	RD_ACCESS_NONE = 0, /* no entry matched: refuse */
 	RD_ACCESS_DENY,
@@ -139,6 +146,7 @@ struct rd_conf_user {
 	uint8_t is_group;		 /* "@name" */
 	uint8_t is_all;			 /* "*" */
 	uint8_t access;			 /* enum rd_access */
+	int8_t delete_ok;		 /* ":rw+delete" 1, ":rw-delete" -1, else 0: the module's */
 };
 
 struct rd_conf_module {
@@ -169,6 +177,15 @@ struct rd_conf_module {
 	char log_file[PATH_MAX];
 	char log_format[RD_CONF_FORMAT_MAX];
 	int partial_max_age_s;
+	/*
+	 * max rate: bytes per second all sessions using the module share
+	 * (0: no limit of its own; rsync's units in the file, like --bwlimit).
+	 * delete: clients may delete files in it (--delete..., and
+	 * --remove-source-files on a pull); default no; auth users entries
+	 * may grant (":rw+delete") or withhold (":rw-delete") it per user.
+	 */
+	uint64_t max_rate;
+	int delete_ok;
 	unsigned line;		   /* its [name] line, or RD_CONF_FROM_CLI */
 	unsigned set[RD_CK_COUNT]; /* where each key was set (RD_CONF_FROM_*) */
 };
@@ -214,6 +231,8 @@ struct rd_conf {
 	char log_file[PATH_MAX]; /* "" = journal, syslog or stderr */
 	char log_format[RD_CONF_FORMAT_MAX];
 	int partial_max_age_s;
+	/* max rate: bytes per second all sessions share (0: no limit) */
+	uint64_t max_rate;
 	/*
 	 * Prometheus metrics: "ADDR:PORT" or "[V6ADDR]:PORT" ("" = off) and who
 	 * may scrape (none listed: loopback only).
@@ -308,6 +327,8 @@ int rd_conf_check(struct rd_conf *c, unsigned flags);
 #define RD_CONF_CAP_METRICS	 (1u << 14) /* metrics listen, metrics hosts allow */
 #define RD_CONF_CAP_STATUS	 (1u << 15) /* status socket, status group */
 #define RD_CONF_CAP_PARTIAL_AGE	 (1u << 16) /* partial max age */
+#define RD_CONF_CAP_RATE	 (1u << 17) /* max rate (global and per module) */
+#define RD_CONF_CAP_DELETE	 (1u << 18) /* delete, and +delete/-delete in auth users */
 int rd_conf_check_support(struct rd_conf *c, unsigned caps);
 
 /*
@@ -358,6 +379,11 @@ int rd_conf_metrics_allowed(const struct rd_conf *c, const struct rd_conf_net *a
 
 /* A module is writable if not read only, or if auth users grants someone rw. */
 int rd_conf_module_writable(const struct rd_conf_module *m);
+/*
+ * May anyone delete in the module: its delete, or an auth users entry
+ * ":rw+delete"; never in a read-only or write-only module.
+ */
+int rd_conf_module_deletes(const struct rd_conf_module *m);
 
 /* --- decisions --- */
 
@@ -389,6 +415,14 @@ int rd_conf_hosts_allowed(const struct rd_conf_module *m, const struct rd_conf_n
  */
 int rd_conf_user_access(const struct rd_conf_module *m, const char *user, const char *const *groups,
 			int ngroups);
+/*
+ * May the same user delete in the module (--delete, --remove-source-files
+ * on a pull): the matching auth users entry's +delete / -delete, else the
+ * module's delete; never when the access is not rw, never in a write-only
+ * module. user NULL: a client without auth users (the module's setting).
+ */
+int rd_conf_user_deletes(const struct rd_conf_module *m, const char *user,
+			 const char *const *groups, int ngroups);
 
 /* --- the secrets file: "user:secret" lines --- */
 

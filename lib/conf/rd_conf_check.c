@@ -200,6 +200,26 @@ int rd_conf_apply_cli(struct rd_conf *c, const struct rd_conf_cli *cli)
 
 /* --- whole-config rules --- */
 
+/* Who may delete: never in a write-only module, and someone must be able to write. */
+static void delete_rules(struct rd_conf *c, const struct rd_conf_module *m, const char *l)
+{
+	unsigned at = m->delete_ok ? m->set[RD_CK_DELETE] : m->set[RD_CK_AUTH_USERS];
+	int i, plus = 0;
+
+	for (i = 0; i < m->nusers; i++)
+		plus += m->users[i].delete_ok > 0;
+	if (m->write_only && (m->delete_ok || plus))
+		rd_conf_report(c, AT(c, at), RD_CONF_ERROR,
+			       "module %s is 'write only': it never deletes (its clients cannot "
+			       "see what they would delete); remove %s",
+			       l, m->delete_ok ? "'delete = yes'" : "'+delete' from auth users");
+	else if ((m->delete_ok || plus) && !rd_conf_module_deletes(m))
+		rd_conf_report(c, AT(c, at), RD_CONF_ERROR,
+			       "module %s allows deleting but nobody may write to it ('read only' "
+			       "and no auth users entry with rw): a read-only module never deletes",
+			       l);
+}
+
 static void module_rules(struct rd_conf *c, const struct rd_conf_module *m)
 {
 	char l[RD_CONF_MODNAME_MAX + 16];
@@ -212,6 +232,7 @@ static void module_rules(struct rd_conf *c, const struct rd_conf_module *m)
 			       "module %s is both 'read only' and 'write only': nothing could "
 			       "be copied",
 			       l);
+	delete_rules(c, m, l);
 	if (m->auth_none && m->nusers)
 		rd_conf_report(c, AT(c, m->set[RD_CK_AUTH_USERS]), RD_CONF_ERROR,
 			       "module %s has 'auth = none' (line %u) and 'auth users': "
@@ -665,6 +686,11 @@ static void module_support(struct rd_conf *c, const struct rd_conf_module *m, un
 		not_enforced(c, m->set[RD_CK_MOD_LOG_FILE], RD_CONF_WARNING, "log file", where);
 	if (!(caps & RD_CONF_CAP_XFERLOG) && m->set[RD_CK_MOD_LOG_FORMAT])
 		not_enforced(c, m->set[RD_CK_MOD_LOG_FORMAT], RD_CONF_WARNING, "log format", where);
+	if (!(caps & RD_CONF_CAP_RATE) && m->set[RD_CK_MOD_MAX_RATE])
+		not_enforced(c, m->set[RD_CK_MOD_MAX_RATE], RD_CONF_WARNING, "max rate", where);
+	/* not enforced, nothing is deleted at all: safe, a warning */
+	if (!(caps & RD_CONF_CAP_DELETE) && m->set[RD_CK_DELETE])
+		not_enforced(c, m->set[RD_CK_DELETE], RD_CONF_WARNING, "delete", where);
 	if (!(caps & RD_CONF_CAP_PARTIAL_AGE) && m->set[RD_CK_MOD_PARTIAL_MAX_AGE])
 		not_enforced(c, m->set[RD_CK_MOD_PARTIAL_MAX_AGE], RD_CONF_WARNING,
 			     "partial max age", where);
@@ -686,6 +712,7 @@ int rd_conf_check_support(struct rd_conf *c, unsigned caps)
 	    {RD_CK_STATUS_SOCKET, RD_CONF_CAP_STATUS},
 	    {RD_CK_STATUS_GROUP, RD_CONF_CAP_STATUS},
 	    {RD_CK_PARTIAL_MAX_AGE, RD_CONF_CAP_PARTIAL_AGE},
+	    {RD_CK_MAX_RATE, RD_CONF_CAP_RATE},
 	};
 	unsigned before = c->nerrors;
 	size_t k;

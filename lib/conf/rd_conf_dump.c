@@ -29,6 +29,15 @@ static void fmt_size(uint64_t n, char *buf, size_t len)
 		snprintf(buf, len, "%llu%c", (unsigned long long)n, units[u]);
 }
 
+/* A rate as the file reads it back (rsync's units: a bare number is KiB). */
+static void fmt_rate(uint64_t n, char *buf, size_t len)
+{
+	if (n && n % 1024)
+		snprintf(buf, len, "%llub", (unsigned long long)n);
+	else
+		fmt_size(n, buf, len);
+}
+
 static const char *yes_no(int v)
 {
 	return v ? "yes" : "no";
@@ -91,8 +100,11 @@ static void fmt_users(const struct rd_conf_user *u, int count, char *buf, size_t
 		if (u[i].access == RD_ACCESS_DEFAULT || u[i].access > RD_ACCESS_RW)
 			snprintf(one, sizeof(one), "%s%s", u[i].is_group ? "@" : "", who);
 		else
-			snprintf(one, sizeof(one), "%s%s:%s", u[i].is_group ? "@" : "", who,
-				 acc[u[i].access]);
+			snprintf(one, sizeof(one), "%s%s:%s%s", u[i].is_group ? "@" : "", who,
+				 acc[u[i].access],
+				 u[i].delete_ok > 0   ? "+delete"
+				 : u[i].delete_ok < 0 ? "-delete"
+						      : "");
 		append(buf, len, one);
 	}
 }
@@ -270,6 +282,13 @@ static int global_value(const struct rd_conf *c, int key, char *buf, size_t len)
 		}
 		snprintf(buf, len, "%s", c->status_socket);
 		return 1;
+	case RD_CK_MAX_RATE:
+		if (!c->max_rate) {
+			snprintf(buf, len, "(unset: no limit)");
+			return 0;
+		}
+		fmt_rate(c->max_rate, buf, len);
+		return 1;
 	case RD_CK_STATUS_GROUP:
 		if (!c->status_group[0]) {
 			snprintf(buf, len, "(unset: root and rdcpd's user only)");
@@ -355,6 +374,16 @@ static int module_value(const struct rd_conf_module *m, int key, char *buf, size
 		return 1;
 	case RD_CK_REFUSE_CHECKSUM_NONE:
 		snprintf(buf, len, "%s", yes_no(m->refuse_checksum_none));
+		return 1;
+	case RD_CK_MOD_MAX_RATE:
+		if (!m->max_rate) {
+			snprintf(buf, len, "(unset: only the daemon's max rate)");
+			return 0;
+		}
+		fmt_rate(m->max_rate, buf, len);
+		return 1;
+	case RD_CK_DELETE:
+		snprintf(buf, len, "%s", yes_no(m->delete_ok));
 		return 1;
 	default:
 		return ops_value(key, m->transfer_logging, m->log_file, m->log_format,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "lib/base/rd_num.h"
 #include "lib/conf/rd_conf_priv.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/xferlog/rd_xferlog.h"
@@ -290,6 +291,31 @@ static int k_link_table(struct rd_conf_ctx *x, const char *v)
 	return rd_conf_parse_size(x, v, 64ull << 10, 1ull << 40, &x->c->link_table);
 }
 
+/*
+ * A rate as rsync's --bwlimit spells it: a bare number is KiB per second,
+ * "30M" MiB, "30MB" 10^6 bytes, "512b" bytes; 0 is no limit, else at
+ * least 512 bytes per second (rsync's own floor).
+ */
+static int set_rate(struct rd_conf_ctx *x, const char *v, uint64_t *out)
+{
+	uint64_t n;
+	int r = rd_num_parse_rsync_size(v, 'k', &n);
+
+	if (r == -2 || (!r && n > RD_CONF_RATE_MAX))
+		return rd_conf_why(x, "'%s' is too large (at most 1T per second)", v);
+	if (r)
+		return rd_conf_why(x, "'%s' is not a rate (e.g. 30M, 500K, 0 for none)", v);
+	if (n && n < 512)
+		return rd_conf_why(x, "'%s' is too small (at least 512 bytes per second, or 0)", v);
+	*out = n;
+	return 0;
+}
+
+static int k_max_rate(struct rd_conf_ctx *x, const char *v)
+{
+	return set_rate(x, v, &x->c->max_rate);
+}
+
 /* --- module --- */
 
 static int k_path(struct rd_conf_ctx *x, const char *v)
@@ -412,6 +438,16 @@ static int k_mod_partial_max_age(struct rd_conf_ctx *x, const char *v)
 	return set_age(x, v, &x->m->partial_max_age_s);
 }
 
+static int k_mod_max_rate(struct rd_conf_ctx *x, const char *v)
+{
+	return set_rate(x, v, &x->m->max_rate);
+}
+
+static int k_delete(struct rd_conf_ctx *x, const char *v)
+{
+	return set_bool(x, v, &x->m->delete_ok);
+}
+
 #define G RD_CONF_GLOBAL
 #define M RD_CONF_MODULE
 
@@ -444,6 +480,7 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_STATUS_GROUP] = {"status group", G, 0, k_status_group, 0},
     [RD_CK_PARTIAL_MAX_AGE] = {"partial max age", G, 0, k_partial_max_age, 0},
     [RD_CK_LINK_TABLE] = {"link table size", G, 0, k_link_table, 0},
+    [RD_CK_MAX_RATE] = {"max rate", G, 0, k_max_rate, 0},
     [RD_CK_PATH] = {"path", M, 0, k_path, 0},
     [RD_CK_COMMENT] = {"comment", M, 0, k_comment, 1},
     [RD_CK_READ_ONLY] = {"read only", M, 0, k_read_only, 0},
@@ -463,6 +500,8 @@ const struct rd_conf_keydef rd_conf_keys[RD_CK_COUNT] = {
     [RD_CK_MOD_LOG_FILE] = {"log file", M, 0, k_mod_log_file, 0},
     [RD_CK_MOD_LOG_FORMAT] = {"log format", M, 0, k_mod_log_format, 0},
     [RD_CK_MOD_PARTIAL_MAX_AGE] = {"partial max age", M, 0, k_mod_partial_max_age, 0},
+    [RD_CK_MOD_MAX_RATE] = {"max rate", M, 0, k_mod_max_rate, 0},
+    [RD_CK_DELETE] = {"delete", M, 0, k_delete, 0},
 };
 
 /*

@@ -247,7 +247,14 @@ static int user_entry(struct rd_conf_ctx *x, const char *tok, struct rd_conf_use
 	size_t nlen = colon ? (size_t)(colon - tok) : strlen(tok), i;
 
 	memset(u, 0, sizeof(*u));
-	if (!acc)
+	if (acc && !strncasecmp(acc, "rw", 2) &&
+	    (!strcasecmp(acc + 2, "+delete") || !strcasecmp(acc + 2, "-delete"))) {
+		/* rdcp's own: the user may (or may not) delete, whatever the module says */
+		u->access = RD_ACCESS_RW;
+		u->delete_ok = acc[2] == '+' ? 1 : -1;
+	} else if (acc && (strcasestr(acc, "+delete") || strcasestr(acc, "-delete"))) {
+		return rd_conf_why(x, "'%.64s': only an rw entry may say +delete or -delete", tok);
+	} else if (!acc)
 		u->access = RD_ACCESS_DEFAULT;
 	else if (!strcasecmp(acc, "rw"))
 		u->access = RD_ACCESS_RW;
@@ -256,7 +263,8 @@ static int user_entry(struct rd_conf_ctx *x, const char *tok, struct rd_conf_use
 	else if (!strcasecmp(acc, "deny"))
 		u->access = RD_ACCESS_DENY;
 	else
-		return rd_conf_why(x, "'%.64s': the access is rw, ro or deny", tok);
+		return rd_conf_why(x, "'%.64s': the access is rw, ro, deny, rw+delete or rw-delete",
+				   tok);
 	if (nlen == 1 && name[0] == '*') {
 		u->is_all = 1;
 		return 0;
@@ -336,8 +344,9 @@ int rd_conf_hosts_allowed(const struct rd_conf_module *m, const struct rd_conf_n
 	return 1;
 }
 
-int rd_conf_user_access(const struct rd_conf_module *m, const char *user, const char *const *groups,
-			int ngroups)
+/* The first auth users entry that matches, or NULL. */
+static const struct rd_conf_user *user_entry_of(const struct rd_conf_module *m, const char *user,
+						const char *const *groups, int ngroups)
 {
 	const struct rd_conf_user *u;
 	int i, g, hit;
@@ -349,13 +358,56 @@ int rd_conf_user_access(const struct rd_conf_module *m, const char *user, const 
 			hit = !strcmp(u->name, user);
 		for (g = 0; !hit && u->is_group && g < ngroups; g++)
 			hit = groups[g] && !strcmp(u->name, groups[g]);
-		if (!hit)
-			continue;
-		if (u->access == RD_ACCESS_DEFAULT)
-			return m->read_only ? RD_ACCESS_RO : RD_ACCESS_RW;
-		return u->access;
+		if (hit)
+			return u;
 	}
-	return RD_ACCESS_NONE;
+	return NULL;
+}
+
+int rd_conf_user_access(const struct rd_conf_module *m, const char *user, const char *const *groups,
+			int ngroups)
+{
+	const struct rd_conf_user *u = user_entry_of(m, user, groups, ngroups);
+
+	if (!u)
+		return RD_ACCESS_NONE;
+	if (u->access == RD_ACCESS_DEFAULT)
+		return m->read_only ? RD_ACCESS_RO : RD_ACCESS_RW;
+	return u->access;
+}
+
+int rd_conf_user_deletes(const struct rd_conf_module *m, const char *user,
+			 const char *const *groups, int ngroups)
+{
+	const struct rd_conf_user *u;
+
+	if (m->write_only)
+		return 0;
+	if (!user || !m->nusers)
+		return !m->read_only && m->delete_ok;
+	if (rd_conf_user_access(m, user, groups, ngroups) != RD_ACCESS_RW)
+		return 0;
+	u = user_entry_of(m, user, groups, ngroups);
+	return u && u->delete_ok ? u->delete_ok > 0 : m->delete_ok;
+}
+
+int rd_conf_module_deletes(const struct rd_conf_module *m)
+{
+	const struct rd_conf_user *u;
+	int i;
+
+	if (m->write_only)
+		return 0;
+	if (!m->nusers)
+		return !m->read_only && m->delete_ok;
+	for (i = 0; i < m->nusers; i++) {
+		u = &m->users[i];
+		if (u->access == RD_ACCESS_DEFAULT && !m->read_only && m->delete_ok)
+			return 1;
+		if (u->access == RD_ACCESS_RW && (u->delete_ok ? u->delete_ok > 0 : m->delete_ok))
+			return 1;
+	}
+	return 0;
 }
 
 int rd_conf_module_writable(const struct rd_conf_module *m)

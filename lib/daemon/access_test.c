@@ -36,7 +36,18 @@ static const char conf_text[] = "[open]\n"
 				"[strict]\n"
 				"path = /tmp\n"
 				"auth = none\n"
-				"refuse checksum none = yes\n";
+				"refuse checksum none = yes\n"
+				"[del]\n"
+				"path = /tmp\n"
+				"delete = yes\n"
+				"auth users = alice:rw, bob:rw-delete, carol:ro, dave:rw+delete\n"
+				"[keep]\n"
+				"path = /tmp\n"
+				"auth users = alice:rw, dave:rw+delete\n"
+				"[anon]\n"
+				"path = /tmp\n"
+				"auth = none\n"
+				"delete = yes\n";
 
 static struct rd_conf *conf;
 
@@ -153,6 +164,29 @@ static void test_encryption_and_checksum(void **state)
 	expect("open", &p, 0, "none", 0, NULL);
 }
 
+/* delete: the module's, per user; never for read-only access. */
+static void test_delete(void **state)
+{
+	struct rd_peer_id p;
+
+	(void)state;
+	peer(&p, RD_AUTH_USER, "alice", "10.1.2.3");
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "del"), &p), 1);
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "keep"), &p), 0);
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "team"), &p), 0);
+	peer(&p, RD_AUTH_USER, "bob", "10.1.2.3");
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "del"), &p), 0);
+	peer(&p, RD_AUTH_USER, "carol", "10.1.2.3");
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "del"), &p), 0);
+	peer(&p, RD_AUTH_USER, "dave", "10.1.2.3");
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "del"), &p), 1);
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "keep"), &p), 1);
+	peer(&p, RD_AUTH_ANON, "", "10.1.2.3");
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "anon"), &p), 1);
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "open"), &p), 0);
+	assert_int_equal(rd_access_may_delete(conf, rd_conf_module_find(conf, "wo"), &p), 0);
+}
+
 static void test_only_lan(void **state)
 {
 	static const char lan[] = "[lan]\npath = /tmp\nauth = none\nhosts allow = 10.0.0.0/8\n";
@@ -189,6 +223,7 @@ int main(void)
 	    cmocka_unit_test(test_hosts),
 	    cmocka_unit_test(test_encryption_and_checksum),
 	    cmocka_unit_test(test_only_lan),
+	    cmocka_unit_test(test_delete),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

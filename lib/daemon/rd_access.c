@@ -26,63 +26,77 @@ static int has_group_entry(const struct rd_conf_module *m)
 	return 0;
 }
 
+/* A user's local group names, for "@group" entries (user_groups). */
+struct groups {
+	gid_t *gids;
+	char (*names)[RD_CONF_NAME_MAX + 1];
+	const char **ptrs;
+	int n;
+};
+
+static void groups_free(struct groups *g)
+{
+	free(g->ptrs);
+	free(g->names);
+	free(g->gids);
+}
+
 /*
- * auth users for user, with the names of the user's local groups for
- * "@group" entries (none when there is no local account of that name).
- * Every group counts, however many there are and however large each is;
- * a lookup that fails refuses (issue 27 item 6): a group we cannot see may
- * be the one that says deny. 0 with *access, or -RD_EPERM with err.
+ * The names of the user's local groups when m has "@group" entries (none
+ * when there is no local account of that name, or no such entry). Every
+ * group counts, however many there are and however large each is; a
+ * lookup that fails refuses (issue 27 item 6): a group we cannot see may
+ * be the one that says deny. 0, or -RD_EPERM with err; g freed either way
+ * by groups_free.
  */
-static int user_access(const struct rd_conf_module *m, const char *user, int *access,
+static int user_groups(const struct rd_conf_module *m, const char *user, struct groups *g,
 		       struct rd_err *err)
 {
 	struct rd_ids_user u;
-	gid_t *gids = NULL;
-	char(*names)[RD_CONF_NAME_MAX + 1] = NULL;
-	const char **ptrs = NULL;
-	int n = 0, k = 0, i, r, e = 0, ret = 0;
+	int n = 0, i, r, e = 0;
 
+	memset(g, 0, sizeof(*g));
 	if (has_group_entry(m)) {
 		r = rd_ids_user(user, &u, &e);
-		if (r == -RD_ESYS) {
-			ret = rd_err_set(err, RD_EPERM, e,
-					 "module %s: user %s refused: cannot look up the account",
-					 m->name, user);
-			goto out;
-		}
-		if (!r && rd_ids_user_groups(u.name, u.gid, &gids, &n)) {
-			ret = rd_err_set(err, RD_EPERM, ENOMEM,
-					 "module %s: user %s refused: cannot list its groups",
-					 m->name, user);
-			goto out;
-		}
+		if (r == -RD_ESYS)
+			return rd_err_set(err, RD_EPERM, e,
+					  "module %s: user %s refused: cannot look up the account",
+					  m->name, user);
+		if (!r && rd_ids_user_groups(u.name, u.gid, &g->gids, &n))
+			return rd_err_set(err, RD_EPERM, ENOMEM,
+					  "module %s: user %s refused: cannot list its groups",
+					  m->name, user);
 	}
-	names = calloc((size_t)(n ? n : 1), sizeof(*names));
-	ptrs = calloc((size_t)(n ? n : 1), sizeof(*ptrs));
-	if (!names || !ptrs) {
-		ret =
-		    rd_err_set(err, RD_EPERM, ENOMEM, "module %s: user %s refused", m->name, user);
-		goto out;
-	}
+	g->names = calloc((size_t)(n ? n : 1), sizeof(*g->names));
+	g->ptrs = calloc((size_t)(n ? n : 1), sizeof(*g->ptrs));
+	if (!g->names || !g->ptrs)
+		return rd_err_set(err, RD_EPERM, ENOMEM, "module %s: user %s refused", m->name,
+				  user);
 	for (i = 0; i < n; i++) {
-		r = rd_ids_group_name(gids[i], names[k], sizeof(names[k]), &e);
+		r = rd_ids_group_name(g->gids[i], g->names[g->n], sizeof(g->names[g->n]), &e);
 		/* a group without a name, or a name longer than any rule's, matches no "@group" */
 		if (r == -RD_ENOENT || r == -RD_EUSAGE)
 			continue;
-		if (r) {
-			ret = rd_err_set(err, RD_EPERM, e,
-					 "module %s: user %s refused: cannot look up its group %u",
-					 m->name, user, (unsigned)gids[i]);
-			goto out;
-		}
-		ptrs[k] = names[k];
-		k++;
+		if (r)
+			return rd_err_set(err, RD_EPERM, e,
+					  "module %s: user %s refused: cannot look up its group %u",
+					  m->name, user, (unsigned)g->gids[i]);
+		g->ptrs[g->n] = g->names[g->n];
+		g->n++;
 	}
-	*access = rd_conf_user_access(m, user, ptrs, k);
-out:
-	free(ptrs);
-	free(names);
-	free(gids);
+	return 0;
+}
+
+/* auth users for user, with its groups (user_groups). 0 with *access, or -RD_EPERM with err. */
+static int user_access(const struct rd_conf_module *m, const char *user, int *access,
+		       struct rd_err *err)
+{
+	struct groups g;
+	int ret = user_groups(m, user, &g, err);
+
+	if (!ret)
+		*access = rd_conf_user_access(m, user, g.ptrs, g.n);
+	groups_free(&g);
 	return ret;
 }
 
@@ -153,6 +167,22 @@ int rd_access_listed(const struct rd_conf *c, const struct rd_conf_module *m,
 	int access;
 
 	return m->list && !peer_access(c, m, p, &access, &err);
+}
+
+int rd_access_may_delete(const struct rd_conf *c, const struct rd_conf_module *m,
+			 const struct rd_peer_id *p)
+{
+	struct rd_err err;
+	struct groups g;
+	int ret;
+
+	/* without authentication no user entry applies: the module's settings */
+	if (!needs_auth(c, m) || !m->nusers || !p->user[0])
+		return rd_conf_user_deletes(m, NULL, NULL, 0);
+	/* a group that cannot be looked up may be the entry that says -delete: no */
+	ret = user_groups(m, p->user, &g, &err) ? 0 : rd_conf_user_deletes(m, p->user, g.ptrs, g.n);
+	groups_free(&g);
+	return ret;
 }
 
 int rd_access_host_any(const struct rd_conf *c, const struct rd_conf_net *addr)

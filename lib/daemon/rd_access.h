@@ -48,6 +48,15 @@ int rd_access_check(const struct rd_conf *c, const struct rd_conf_module *m,
 int rd_access_listed(const struct rd_conf *c, const struct rd_conf_module *m,
 		     const struct rd_peer_id *p);
 
+/*
+ * May peer p delete in module m (--delete on a push, --remove-source-files
+ * on a pull)? Only after rd_access_check allowed it in. The module's
+ * delete (default no), or the user's auth users entry (":rw+delete",
+ * ":rw-delete"); never read only or write only for this peer. 1 or 0.
+ */
+int rd_access_may_delete(const struct rd_conf *c, const struct rd_conf_module *m,
+			 const struct rd_peer_id *p);
+
 /* Is the address allowed into at least one module (checked before TLS)? */
 int rd_access_host_any(const struct rd_conf *c, const struct rd_conf_net *addr);
 

@@ -84,8 +84,10 @@ struct session_auth {
 	const struct rd_conf_module *entered; /* whose uid/gid the files get */
 	struct rd_fsid *fsid;		      /* its identity executor, if any */
 	int counted[RD_OPEN_PATHS_MAX];	      /* module slots this session holds */
+	const struct rd_conf_module *cmods[RD_OPEN_PATHS_MAX]; /* ... of these modules */
 	int ncounted;
 	int user_counted; /* holds a slot of its user's (max connections per user) */
+	struct rd_pace pace; /* its share of max rate (session_rate) */
 };
 
 /*
@@ -97,6 +99,8 @@ static struct {
 	int n;
 } mod_use[RD_CONF_MODULES_MAX];
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Sessions holding at least one module slot: they share the global max rate. */
+static int sessions_in;
 
 /* Take a slot of module m, or refuse when it has max connections already. */
 static int module_slot(struct session_auth *a, const struct rd_conf_module *m,
@@ -121,6 +125,9 @@ static int module_slot(struct session_auth *a, const struct rd_conf_module *m,
 	} else {
 		snprintf(mod_use[i].name, sizeof(mod_use[i].name), "%s", m->name);
 		mod_use[i].n++;
+		if (!a->ncounted)
+			sessions_in++;
+		a->cmods[a->ncounted] = m;
 		a->counted[a->ncounted++] = i;
 	}
 	pthread_mutex_unlock(&mod_lock);
@@ -134,6 +141,8 @@ static void module_release(struct session_auth *a)
 	pthread_mutex_lock(&mod_lock);
 	for (k = 0; k < a->ncounted; k++)
 		mod_use[a->counted[k]].n--;
+	if (a->ncounted)
+		sessions_in--;
 	a->ncounted = 0;
 	pthread_mutex_unlock(&mod_lock);
 }
@@ -200,6 +209,77 @@ static void user_release(struct session_auth *a)
 	}
 	pthread_mutex_unlock(&user_lock);
 	a->user_counted = 0;
+}
+
+static uint64_t min_rate(uint64_t a, uint64_t b)
+{
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
+/*
+ * This session's share of max rate (rd_pace.rate_fn, asked every 100 ms):
+ * the global limit over the sessions in modules, and each of its modules'
+ * limits over that module's sessions; the smallest wins. 0: no limit.
+ */
+static uint64_t session_rate(void *ctx)
+{
+	struct session_auth *a = ctx;
+	uint64_t r = 0;
+	int k, n;
+
+	pthread_mutex_lock(&mod_lock);
+	if (a->ncounted && a->cfg->conf->max_rate && sessions_in > 0)
+		r = a->cfg->conf->max_rate / (uint64_t)sessions_in;
+	for (k = 0; k < a->ncounted; k++) {
+		n = mod_use[a->counted[k]].n;
+		if (a->cmods[k]->max_rate && n > 0)
+			r = min_rate(r, a->cmods[k]->max_rate / (uint64_t)n);
+	}
+	pthread_mutex_unlock(&mod_lock);
+	return r;
+}
+
+/*
+ * The largest chunk for this session (rd_server_cfg.chunk_limit): what
+ * moves in a quarter second at its share now, and in a quarter of the
+ * idle timeout at the least share it could fall to (each limit over as
+ * many sessions as may use it at once).
+ */
+static uint32_t session_chunk_limit(void *ctx)
+{
+	struct session_auth *a = ctx;
+	const struct rd_conf *c = a->cfg->conf;
+	uint64_t now = session_rate(a), worst = 0, idle_bytes;
+	uint32_t chunk;
+	int k, n;
+
+	if (!now)
+		return 0;
+	if (c->max_rate)
+		worst = c->max_rate / (uint64_t)(c->max_conns > 0 ? c->max_conns : 1);
+	for (k = 0; k < a->ncounted; k++) {
+		n = a->cmods[k]->max_conns > 0 ? a->cmods[k]->max_conns : c->max_conns;
+		if (a->cmods[k]->max_rate)
+			worst = min_rate(worst, a->cmods[k]->max_rate / (uint64_t)(n > 0 ? n : 1));
+	}
+	chunk = rd_pace_chunk_max(now);
+	idle_bytes = worst * (uint64_t)(c->idle_timeout_s > 0 ? c->idle_timeout_s : 30) / 4;
+	while (chunk > RD_CHUNK_MIN && chunk > idle_bytes)
+		chunk >>= 1;
+	return chunk;
+}
+
+/* Does this configuration limit any rate? Then sessions are paced. */
+static int conf_paces(const struct rd_conf *c)
+{
+	int i;
+
+	if (c->max_rate)
+		return 1;
+	for (i = 0; i < c->nmods; i++)
+		if (c->mods[i]->max_rate)
+			return 1;
+	return 0;
 }
 
 static int authorize(void *ctx, const struct rd_module *mod, int push, char *digest, size_t cap,
@@ -388,6 +468,14 @@ static void *serve_one(void *arg)
 		scfg.authorize = authorize;
 		scfg.listable = listable;
 		scfg.auth_ctx = &sa;
+		if (conf_paces(cfg->conf)) {
+			/* max rate: this session's share, asked as it changes */
+			rd_pace_init(&sa.pace, 0);
+			sa.pace.rate_fn = session_rate;
+			sa.pace.rate_ctx = &sa;
+			scfg.eo.pace = &sa.pace;
+			scfg.chunk_limit = session_chunk_limit;
+		}
 		rd_ops_user(&ops, sa.peer.user);
 	}
 	scfg.on_job = rd_ops_on_job;

@@ -54,8 +54,12 @@ struct rd_pace {
 	double tokens, last, asked;
 };
 void rd_pace_init(struct rd_pace *p, uint64_t rate);
-/* ms until a chunk may move (0: now; never more than RD_PACE_WAIT_MAX_MS). p may be NULL. */
-int rd_pace_wait(struct rd_pace *p);
+/*
+ * ms until a chunk of len bytes may move (0: now; never more than
+ * RD_PACE_WAIT_MAX_MS: ask again then). p may be NULL. Then, once it
+ * moved, rd_pace_charge() its bytes.
+ */
+int rd_pace_wait(struct rd_pace *p, uint64_t len);
 /* A chunk of len bytes moved (p may be NULL). */
 void rd_pace_charge(struct rd_pace *p, uint64_t len);
 /*
@@ -95,7 +99,10 @@ struct rd_engine_opts {
 	 * A receiver stopped so: this text goes to the peer in an ERROR,
 	 * flushed, before the receive buffers are deregistered (after that
 	 * the peer's writes in flight fail and it would never read why).
-	 * NULL: the caller tells the peer, if anyone.
+	 * A sender stopped so tells the receiver after the data it sent, and
+	 * waits a moment for it to take them in (rd_engine_stop_peer), so an
+	 * interrupted copy keeps all that moved. NULL: the caller tells the
+	 * peer, if anyone.
 	 */
 	const char *stop_text;
 	/*
@@ -164,6 +171,26 @@ struct rd_engine_opts {
 	int (*accept)(void *ctx, const struct rd_msg_file *f);
 	void (*list)(void *ctx, const struct rd_msg_file *f);
 	void *hook_ctx;
+	/*
+	 * RD_OF_SELECT agreed (version 11): rsync's rules; a receiver's
+	 * items may say SKIPPED.
+	 */
+	int select;
+	/*
+	 * -n (RD_SEL_DRY_RUN, with select): the receiver's sink changes
+	 * nothing and says what it would do; no file data moves (a file
+	 * that would be sent is answered at once, items NEW or what
+	 * differs, with XFER); the items records carry dry_run.
+	 */
+	int dry_run;
+	/*
+	 * Sender, --remove-source-files (issue 29): once the receiver
+	 * confirmed a non-directory (DONE, status 0: verified, in place,
+	 * synced with --fsync), remove its source if it is still what was
+	 * sent (rd_tree_remove_source); the tree must keep parents
+	 * (rd_tree_keep_parents). A source that stays is reported (a failure).
+	 */
+	int remove_source;
 };
 
 #define RD_ENGINE_LINK_TABLE_DEFAULT (32ull << 20)
@@ -192,6 +219,7 @@ struct rd_engine_stats {
 	uint64_t chunks_readahead; /* sender: GETs answered from data read ahead */
 	uint64_t chunks_ra_wasted; /* sender: chunks read ahead, then given back unused */
 	uint64_t packs, files_packed; /* RD_OF_PACK: packs moved, files they carried */
+	uint64_t sources_removed;     /* --remove-source-files: sources removed */
 	_Atomic uint64_t reg_bytes;   /* data buffers registered now (bytes) */
 	uint64_t reg_peak;	      /* the most registered at once */
 	/*
@@ -263,7 +291,8 @@ typedef void (*rd_engine_entry_fn)(void *ctx, const struct rd_engine_entry *en);
  * it is and what it changed on the receiving side, for rsync's -v, -i and
  * --out-format, on whichever side runs the engine. The receiver decides
  * the items; a sender has them from DONE (RD_OF_ITEMS), or not
- * (RD_ITEM_UNKNOWN: an older peer). Strings are raw bytes, valid only
+ * (RD_ITEM_UNKNOWN: an older peer). RD_IT_SKIPPED: a transfer rule left
+ * it (rsync itemizes nothing for it). Strings are raw bytes, valid only
  * during the call.
  */
 #define RD_ITEM_UNKNOWN 0x10000u /* the peer did not say (protocol < 7) */
@@ -282,6 +311,7 @@ struct rd_item {
 	uint64_t bytes; /* data bytes moved for it */
 	int status;	/* 0, or the failure (-RD_E*); then msg says why */
 	const char *msg;
+	int dry_run; /* -n: items is what would have been done; nothing was */
 };
 typedef void (*rd_engine_item_fn)(void *ctx, const struct rd_item *it);
 
@@ -337,5 +367,11 @@ int rd_engine_send_msg_wait(struct rd_conn *c, struct rd_msg *m, struct rd_err *
 int rd_engine_fail_remote(struct rd_err *err, const struct rd_msg_error *m, const char *peer);
 /* Send ERROR to the peer, best effort. */
 void rd_engine_send_error(struct rd_conn *c, int status, const char *text);
+/*
+ * A sender stopped (a signal): tell the receiver with an ERROR (RD_ESTOPPED,
+ * text) after everything sent so far, and give it up to wait_ms to take
+ * all of that in and close; what reached it stays in its partials.
+ */
+void rd_engine_stop_peer(struct rd_conn *c, const char *text, int wait_ms);
 
 #endif

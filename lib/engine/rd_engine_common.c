@@ -172,6 +172,27 @@ void rd_engine_send_error(struct rd_conn *c, int status, const char *text)
 	rd_engine_send_msg_wait(c, &m, &ignore, 1000);
 }
 
+void rd_engine_stop_peer(struct rd_conn *c, const char *text, int wait_ms)
+{
+	struct timespec t0, now;
+	const uint8_t *buf;
+	size_t len;
+
+	rd_engine_send_error(c, RD_ESTOPPED, text);
+	rd_conn_flush(c, wait_ms);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		while (rd_conn_recv(c, &buf, &len) == 1)
+			rd_conn_recv_done(c); /* its GETs and CREDITs: nothing to answer now */
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    wait_ms)
+			return;
+		if (rd_conn_poll(c, 50) < 0)
+			return; /* it closed: everything before our ERROR was in its hands */
+	}
+}
+
 /*
  * The peer's text goes into our message escaped: it can never carry a
  * line break or a terminal control sequence into what we print (issue 7

@@ -6,13 +6,17 @@
  * answers one with a WRITE; so whichever side carries a limit holds the
  * flow to it, and with limits on both the lower wins.
  *
- * The bucket may go into debt: a chunk may leave whenever the balance is
- * not negative, and its bytes are charged after. A chunk larger than the
- * burst still moves (at the rate), and the long-run rate is exact: over
- * any window the bytes moved exceed rate x window by at most one chunk
- * plus the burst. Waiting is never busy: rd_pace_wait() says how long,
- * and the engine's loop sleeps in its poll for that long (or until a
- * message comes).
+ * A chunk of len bytes leaves once the bucket holds len tokens, which
+ * fill at the rate from a tenth of a second's worth when the session
+ * starts: chunk k leaves (k + 1) x len / rate - 0.1 s after the start, so
+ * over a copy the rate is the limit, not a chunk and a burst above it
+ * (the tenth of a second about makes up for the last chunk's own time on
+ * the link and the receiver's commit, which the copy's time includes). The
+ * bucket holds at most the chunk and a tenth of a second's worth more, so
+ * a loop that woke late (a loaded host) catches up on that much and no
+ * more, and a long pause is not followed by a burst. Waiting is never busy:
+ * rd_pace_wait() says how long, and the engine's loop sleeps in its poll
+ * for that long (or until a message comes).
  */
 #include <time.h>
 
@@ -46,21 +50,21 @@ static uint64_t pace_rate(struct rd_pace *p, double now)
 	return p->rate;
 }
 
-/* Bring the balance up to now; the burst is a tenth of a second's worth. */
-static void refill(struct rd_pace *p, double now, uint64_t rate)
+/* Bring the balance up to now: at most the chunk and a tenth of a second. */
+static void refill(struct rd_pace *p, double now, uint64_t rate, uint64_t len)
 {
-	double burst = (double)rate / 10;
+	double cap = (double)len + (double)rate / 10;
 
 	if (p->last == 0)
-		p->tokens = burst; /* a session starts with one burst */
+		p->tokens = (double)rate / 10; /* a session starts with a tenth of a second */
 	else
 		p->tokens += (now - p->last) * (double)rate;
-	if (p->tokens > burst)
-		p->tokens = burst;
+	if (p->tokens > cap)
+		p->tokens = cap;
 	p->last = now;
 }
 
-int rd_pace_wait(struct rd_pace *p)
+int rd_pace_wait(struct rd_pace *p, uint64_t len)
 {
 	double now, ms;
 	uint64_t rate;
@@ -71,10 +75,10 @@ int rd_pace_wait(struct rd_pace *p)
 	rate = pace_rate(p, now);
 	if (!rate)
 		return 0;
-	refill(p, now, rate);
-	if (p->tokens >= 0)
+	refill(p, now, rate, len);
+	if (p->tokens >= (double)len)
 		return 0;
-	ms = -p->tokens * 1000.0 / (double)rate;
+	ms = ((double)len - p->tokens) * 1000.0 / (double)rate;
 	return ms < 1 ? 1 : ms > RD_PACE_WAIT_MAX_MS ? RD_PACE_WAIT_MAX_MS : (int)(ms + 0.999);
 }
 

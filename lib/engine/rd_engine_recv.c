@@ -101,6 +101,7 @@ struct rfile {
 	unsigned items; /* RD_IT_*: what it changed here (DONE's items) */
 	uint64_t bytes;
 	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
+	int kept;    /* a regular file the quick check (1) or a transfer rule (2) left */
 	int batch;   /* named by the latest publish() */
 	int range;   /* RD_FF_RANGE or RD_FF_COMMIT: begun at its META RANGE */
 	int has_map; /* -S: only these extents move; the rest are holes */
@@ -144,6 +145,8 @@ struct receiver {
 	struct rd_wpool *pool;
 };
 
+/* a session ending early waits this long for the chunks on workers (ms) */
+#define FINISH_JOBS_MS 5000
 /* --fsync: the longest a sealed file waits for its batch (ms) */
 #define PUBLISH_MS    50
 #define PUBLISH_FILES 32 /* a batch of sealed files is named at this many */
@@ -228,6 +231,21 @@ static void sink_result(struct receiver *r, struct rfile *f, int ret)
 		add_note(f, rd_sink_err(r->sink)->msg);
 }
 
+/* What the last sink call changed of f (nothing when it failed), with what it changed before. */
+static void took(struct receiver *r, struct rfile *f, int ret)
+{
+	if (ret >= 0)
+		f->items |= rd_sink_items(r->sink);
+}
+
+/* The sink's root argument for an entry's wire flags (the same bits). */
+_Static_assert(RD_SINK_ROOT == RD_FF_ROOT && RD_SINK_CONTENTS == RD_FF_CONTENTS,
+	       "sink and wire flags differ");
+static int sink_how(uint8_t flags)
+{
+	return flags & (RD_FF_ROOT | RD_FF_CONTENTS);
+}
+
 static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 {
 	sm->mode = m->mode;
@@ -238,10 +256,27 @@ static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 	sm->mtime_nsec = m->mtime_nsec;
 }
 
+static int on_file_entry(struct receiver *r, const struct rd_msg_file *m);
+
+/*
+ * One entry; a sink failure that is the destination's rather than the
+ * entry's (rd_sink_fatal) ends the session: said once, to both sides.
+ */
 static int on_file(struct receiver *r, const struct rd_msg_file *m)
 {
+	int ret = on_file_entry(r, m);
+
+	if (ret || !r->sink || !rd_sink_fatal(r->sink)) /* a listing has no sink */
+		return ret;
+	rd_err_copy(&r->e->err, rd_sink_err(r->sink));
+	rd_engine_send_error(r->c, -rd_sink_fatal(r->sink), r->e->err.msg);
+	return rd_sink_fatal(r->sink);
+}
+
+static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
+{
 	struct rfile *f;
-	int root = !!(m->flags & RD_FF_ROOT), ret;
+	int root = sink_how(m->flags), ret;
 
 	if (r->end_seen)
 		return proto_err(r, "FILE after END");
@@ -300,16 +335,16 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		if (m->flags & RD_FF_POST)
 			return 0; /* applied once it is the oldest entry */
 		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
+		took(r, f, ret);
 		if (ret)
 			sink_fail(r, f, ret);
-		f->items = rd_sink_items(r->sink);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;
 		return 0;
 	case RD_FT_SPECIAL:
-		sink_result(r, f,
-			    rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size));
-		f->items = rd_sink_items(r->sink);
+		ret = rd_sink_special(r->sink, f->path, f->plen, root, &f->meta, m->size);
+		took(r, f, ret);
+		sink_result(r, f, ret);
 		f->state = RF_DONE;
 		return 0;
 	case RD_FT_HLINK:
@@ -323,9 +358,9 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 	case RD_FT_SYMLINK:
 		ret = rd_sink_symlink(r->sink, f->path, f->plen, root, m->target.ptr, m->target.len,
 				      &f->meta);
+		took(r, f, ret);
 		if (ret)
 			sink_fail(r, f, ret);
-		f->items = rd_sink_items(r->sink);
 		if (m->target.len <= RD_PATH_MAX) { /* for the report: "-> target" */
 			memcpy(f->target, m->target.ptr, m->target.len);
 			f->target[m->target.len] = '\0';
@@ -338,6 +373,28 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 			if (!r->e->o.ranges)
 				return proto_err(r, "a range entry without ranges agreed");
 			f->range = 1; /* its sink file comes with its META RANGE */
+			return 0;
+		}
+		/* rsync's rules: the quick check and the transfer rules first, by stat */
+		ret = rd_sink_file_check(r->sink, f->path, f->plen, root, &f->meta);
+		took(r, f, ret);
+		if (ret == RD_SINK_SEND && r->e->o.dry_run) {
+			f->items |= RD_IT_XFER; /* it would be sent: nothing else happens */
+			ret = RD_SINK_LEAVE;
+		}
+		if (ret < 0 || ret == RD_SINK_SAME || ret == RD_SINK_LEAVE) {
+			if (ret < 0)
+				sink_fail(r, f, ret);
+			else
+				f->kept = ret == RD_SINK_SAME ? 1 : 2;
+			/* a group's first file left as it is: its links name it all the same */
+			if (ret >= 0 && !r->e->o.dry_run && r->e->o.hardlinks &&
+			    (!r->e->o.link_marks || (m->flags & RD_FF_LINKED)))
+				rd_sink_link_kept(r->sink, f->path, f->plen, root);
+			if (ret == RD_SINK_SAME)
+				r->e->st.files_same++;
+			if (!f->more || ret < 0) /* else done at its last META */
+				f->state = RF_DONE;
 			return 0;
 		}
 		ret = rd_sink_file_begin(r->sink, f->path, f->plen, root, &f->meta, &f->f);
@@ -357,7 +414,8 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
 		f->nchunks = rd_nchunks(m->size, r->e->o.chunk_size);
 		f->items = rd_sink_file_items(f->f);
 		f->check = rd_sink_file_has_existing(f->f) && r->e->dg->size > 0;
-		f->all_same = f->check;
+		/* past the quick check (or -I): an equal file is written anew too */
+		f->all_same = f->check && !rd_sink_rewrites(r->sink);
 		/*
 		 * A partial started over (the source changed): a note in its
 		 * DONE, so the sender's user hears it too (a push to rdcpd).
@@ -377,7 +435,7 @@ static int on_file(struct receiver *r, const struct rd_msg_file *m)
  */
 static int on_range(struct receiver *r, struct rfile *f, const struct rd_msg_meta *m)
 {
-	int root = !!(f->flags & RD_FF_ROOT), commit = !!(f->flags & RD_FF_COMMIT), ret;
+	int root = sink_how(f->flags), commit = !!(f->flags & RD_FF_COMMIT), ret;
 	uint32_t cs = r->e->o.chunk_size;
 
 	if (!f->range || f->f || f->failed || f->state != RF_ACTIVE)
@@ -420,6 +478,24 @@ static int on_range(struct receiver *r, struct rfile *f, const struct rd_msg_met
 	return 0;
 }
 
+/* An ACL META: onto the temporary, the directory, or (kept) the existing file. */
+static int meta_acl(struct receiver *r, struct rfile *f, const struct rd_msg_meta *m, int root,
+		    int kept)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++) {
+		struct rd_acl_ent a = rd_meta_acl(m, i);
+
+		r->acl[i] = (struct rd_sink_acl){a.tag, a.perm, a.id};
+	}
+	if (kept)
+		return rd_sink_node_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl, m->n);
+	if (f->type == RD_FT_REG)
+		return rd_sink_file_acl(f->f, m->acl_type, r->acl, m->n);
+	return rd_sink_dir_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl, m->n);
+}
+
 /* One META item for the entry just announced (rd_proto.h, META). */
 static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 {
@@ -436,7 +512,22 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 		}
 		return 0;
 	}
-	root = !!(f->flags & RD_FF_ROOT);
+	root = sink_how(f->flags);
+	if (f->kept) {
+		/* a file left as it is: its xattrs and ACLs (SAME only), nothing to send */
+		if (f->kept == 1 && !f->failed && m->kind == RD_META_XATTR)
+			ret = rd_sink_node_xattr(r->sink, f->path, f->plen, root, m->name.ptr,
+						 m->name.len, m->value, m->vlen);
+		else if (f->kept == 1 && !f->failed && m->kind == RD_META_ACL)
+			ret = meta_acl(r, f, m, root, 1);
+		took(r, f, ret);
+		sink_result(r, f, ret);
+		if (m->flags & RD_MF_LAST) {
+			f->more = 0;
+			f->state = RF_DONE;
+		}
+		return 0;
+	}
 	if (f->range && !f->f && !f->failed && f->state == RF_ACTIVE && m->kind != RD_META_RANGE)
 		return proto_err(r, "a range entry's first META is not its RANGE");
 	if (m->kind == RD_META_RANGE) {
@@ -470,17 +561,10 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 		else
 			ret = rd_sink_dir_xattr(r->sink, f->path, f->plen, root, m->name.ptr,
 						m->name.len, m->value, m->vlen);
+		took(r, f, ret);
 	} else { /* ACL */
-		for (i = 0; i < m->n; i++) {
-			struct rd_acl_ent a = rd_meta_acl(m, i);
-
-			r->acl[i] = (struct rd_sink_acl){a.tag, a.perm, a.id};
-		}
-		if (f->type == RD_FT_REG)
-			ret = rd_sink_file_acl(f->f, m->acl_type, r->acl, m->n);
-		else
-			ret = rd_sink_dir_acl(r->sink, f->path, f->plen, root, m->acl_type, r->acl,
-					      m->n);
+		ret = meta_acl(r, f, m, root, 0);
+		took(r, f, ret);
 	}
 	sink_result(r, f, ret);
 	if (m->flags & RD_MF_LAST) {
@@ -1159,7 +1243,7 @@ static int schedule(struct receiver *r)
 
 		if (s->state != SL_RETRY)
 			continue;
-		if (s->kind != RD_GET_SUM && (r->pace_ms = rd_pace_wait(r->e->o.pace)))
+		if (s->kind != RD_GET_SUM && (r->pace_ms = rd_pace_wait(r->e->o.pace, s->rb.cap)))
 			return (int)n;
 		ret = send_get(r, i, s);
 		if (ret)
@@ -1175,7 +1259,7 @@ static int schedule(struct receiver *r)
 		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
 			continue;
 		/* --bwlimit / max rate: the next chunk waits its turn */
-		if ((r->pace_ms = rd_pace_wait(r->e->o.pace)))
+		if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size)))
 			return (int)n;
 		if (r->e->o.pack && packable(r, f)) {
 			ret = send_pack(r, k);
@@ -1232,8 +1316,11 @@ static int schedule(struct receiver *r)
 			if (ret)
 				return ret < 0 ? ret : (int)n;
 			if (s->kind == RD_GET_DATA) {
-				rd_pace_charge(r->e->o.pace, s->rb.cap);
-				if ((r->pace_ms = rd_pace_wait(r->e->o.pace))) {
+				/* the chunk's bytes (a slot may be larger than its chunk) */
+				rd_pace_charge(
+				    r->e->o.pace,
+				    rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next));
+				if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size))) {
 					s->state = SL_BUSY;
 					f->inflight++;
 					f->next++;
@@ -1267,6 +1354,9 @@ static void commit(struct receiver *r, struct rfile *f, int keep)
 	int ret = rd_sink_file_commit(f->f, keep);
 
 	f->items = file_items(f->items, keep);
+	/* -c: compared chunk by chunk, and the contents differed (rsync's 'c') */
+	if (!keep && f->check && rd_sink_checksums(r->sink))
+		f->items |= RD_IT_CHANGE;
 	f->f = NULL;
 	if (ret) {
 		f->failed = 1;
@@ -1386,6 +1476,7 @@ static void item_done(struct receiver *r, const struct rfile *f, uint16_t status
 	it.bytes = f->bytes;
 	it.status = status ? -(int)status : 0;
 	it.msg = f->msg[0] ? f->msg : NULL;
+	it.dry_run = r->e->o.dry_run;
 	r->e->item(r->e->report_ctx, &it);
 }
 
@@ -1453,19 +1544,20 @@ static int settle(struct receiver *r)
 			continue; /* its META are still coming */
 		if (f->state == RF_ACTIVE && f->type == RD_FT_HLINK && k == 0) {
 			/* every earlier entry is done: its target is in place */
-			ret = rd_sink_hardlink(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+			ret = rd_sink_hardlink(r->sink, f->path, f->plen, sink_how(f->flags),
 					       f->target, f->tlen, !!(f->flags & RD_FF_LINK_LAST));
+			took(r, f, ret);
 			if (ret)
 				sink_fail(r, f, ret);
-			f->items = rd_sink_items(r->sink);
 			f->state = RF_DONE;
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
 			f->state = RF_DONE;
 		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && (f->flags & RD_FF_POST) &&
 		    k == 0) {
-			ret = rd_sink_dir_post(r->sink, f->path, f->plen, !!(f->flags & RD_FF_ROOT),
+			ret = rd_sink_dir_post(r->sink, f->path, f->plen, sink_how(f->flags),
 					       &f->meta);
+			took(r, f, ret);
 			if (ret)
 				sink_fail(r, f, ret);
 			f->state = RF_DONE;
@@ -1598,6 +1690,30 @@ static int recv_loop(struct receiver *r)
 	}
 }
 
+/*
+ * The session ends early (the peer stopped, went away, a signal): the
+ * chunks workers are verifying and writing now are waited for (bounded)
+ * and recorded, so the partials keep everything that arrived and a rerun
+ * moves it only once.
+ */
+static void finish_jobs(struct receiver *r)
+{
+	struct timespec t0, now;
+
+	if (!r->pool)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if (reap_jobs(r) < 0 || !rd_wpool_busy(r->pool))
+			return;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    FINISH_JOBS_MS)
+			return;
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	}
+}
+
 int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 {
 	struct receiver *r;
@@ -1666,6 +1782,8 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 	if (ret)
 		goto out;
 	ret = recv_loop(r);
+	if (ret < 0)
+		finish_jobs(r);
 	if (ret < 0)
 		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)

@@ -67,6 +67,10 @@ struct swin {
 	int range;     /* rd_proto.h section 6: only chunks lo..hi - 1 may be asked */
 	uint32_t cs;
 	uint64_t lo, hi;
+	/* --remove-source-files: the entry's directory, name and what the walk saw */
+	int pfd;
+	char pname[256];
+	struct rd_tree_seen seen;
 };
 
 /* One GET's data work; a worker reads only these fields and w's fd/map. */
@@ -230,6 +234,9 @@ static void win_close(struct sender *s, struct swin *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
+	if (w->pfd >= 0)
+		close(w->pfd);
+	w->pfd = -1;
 	w->used = 0;
 	w->done_seen = 0;
 	free(w->target);
@@ -417,7 +424,8 @@ static void entry_done(struct sender *s, const struct swin *w, const struct rd_m
 	en.size = w->type == RD_FT_REG ? w->size : 0;
 	en.mtime_sec = w->mtime_sec;
 	en.bytes = d->bytes;
-	en.same = w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map;
+	en.same = w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map &&
+		  !(d->items & RD_IT_SKIPPED);
 	en.status = -(int)d->status;
 	s->e->entry(s->e->entry_ctx, &en);
 }
@@ -444,7 +452,26 @@ static void item_done(struct sender *s, const struct swin *w, const struct rd_ms
 	it.bytes = d->bytes;
 	it.status = d->status ? -(int)d->status : 0;
 	it.msg = msg[0] ? msg : NULL;
+	it.dry_run = s->e->o.dry_run;
 	s->e->item(s->e->report_ctx, &it);
+}
+
+/*
+ * --remove-source-files: the receiver confirmed w; its source goes if it
+ * is still what was sent, else it stays and that is a failure, said.
+ */
+static void remove_source(struct sender *s, struct swin *w)
+{
+	struct rd_err err;
+
+	rd_err_clear(&err);
+	if (!rd_tree_remove_source(w->pfd, w->pname, &w->seen, &err)) {
+		s->e->st.sources_removed++;
+		return;
+	}
+	s->e->st.files_failed++;
+	if (s->e->report)
+		s->e->report(s->e->report_ctx, w->path, w->plen, -RD_ESYS, err.msg);
 }
 
 /* One entry confirmed (DONE, or an entry of DONES). */
@@ -468,19 +495,24 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		s->e->st.files_ok++;
 		if (w->type == RD_FT_REG)
 			s->e->st.bytes_files += w->size;
-		/* The receiver already had it: no byte of it moved. */
-		if (w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map)
-			s->e->st.files_same++;
 		/*
-		 * What it held already (resumed, existing prefix) did not move;
-		 * with -S only the data pieces count: a hole is not "kept".
+		 * The receiver already had it: no byte of it moved. What it
+		 * held already (resumed, existing prefix) did not move; with
+		 * -S only the data pieces count: a hole is not "kept". A file
+		 * a transfer rule left (--existing, -u, ...) is neither.
 		 */
-		if (w->type == RD_FT_REG && win_data_bytes(w) > d->bytes)
+		if (w->type == RD_FT_REG && w->size && !d->bytes && !w->has_map &&
+		    !(d->items & RD_IT_SKIPPED) && !s->e->o.dry_run)
+			s->e->st.files_same++;
+		if (w->type == RD_FT_REG && win_data_bytes(w) > d->bytes &&
+		    !(d->items & RD_IT_SKIPPED) && !s->e->o.dry_run)
 			rd_stat_add(&s->e->st.bytes_resumed, win_data_bytes(w) - d->bytes);
 		/* status 0 with text: done, with a note (metadata not kept) */
 		if (s->e->report)
 			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);
 	}
+	if (!d->status && s->e->o.remove_source && w->type != RD_FT_DIR)
+		remove_source(s, w);
 	entry_done(s, w, d);
 	if (!(w->flags & RD_FF_POST))
 		rd_stat_add(&s->e->st.entries_done, 1);
@@ -685,6 +717,25 @@ static int ra_reclaim(struct sender *s)
 }
 
 /*
+ * Paced (--bwlimit, max rate): chunks leave at the rate, so preparing more
+ * than half a second's worth ahead only pins buffers (and registering one
+ * on a loaded host stalled the loop past the chunks' turns). The most
+ * buffers answers and read-ahead may hold then; all of them unpaced.
+ */
+static unsigned bufs_max(const struct sender *s)
+{
+	const struct rd_pace *p = s->e->o.pace;
+	uint64_t n;
+
+	if (!p || !p->rate)
+		return s->nbufs;
+	n = (p->rate / 2 + s->e->o.chunk_size - 1) / s->e->o.chunk_size;
+	if (n < 2)
+		n = 2;
+	return n < s->nbufs ? (unsigned)n : s->nbufs;
+}
+
+/*
  * Nothing asked for now: read the next chunk of the oldest open file
  * into a free buffer, at most half of them so. 1 = started one.
  */
@@ -697,7 +748,7 @@ static int start_ra(struct sender *s)
 	uint32_t want;
 	int r;
 
-	if (s->gq_count || s->n_ra >= s->nbufs / 2 || s->ring_count + s->n_ra >= s->nbufs)
+	if (s->gq_count || s->n_ra >= bufs_max(s) / 2 || s->ring_count + s->n_ra >= bufs_max(s))
 		return 0;
 	for (i = 0; i < win_reached(s); i++) {
 		w = &s->win[i];
@@ -705,6 +756,13 @@ static int start_ra(struct sender *s)
 			continue;
 		/* packs: the receiver asks for small files many at once */
 		if (s->e->o.pack && w->size <= RD_PACK_FILE_MAX && w->size <= s->e->o.chunk_size)
+			continue;
+		/*
+		 * Only once the receiver asked for some of it: a file its quick
+		 * check leaves as it is must never be read (issue 28: a rerun
+		 * of an unchanged tree reads no file data).
+		 */
+		if (!w->asked_hi)
 			continue;
 		/* never behind what was asked for already (a SUM too): read once */
 		if (w->ra_next < w->asked_hi)
@@ -813,7 +871,7 @@ static int start_get(struct sender *s)
 	uint32_t want;
 	int r;
 
-	if (!s->gq_count || s->ring_count >= s->nbufs)
+	if (!s->gq_count || s->ring_count >= bufs_max(s))
 		return 0;
 	g = &s->getq[s->gq_head];
 	if (g->kind == RD_GET_PACK)
@@ -988,7 +1046,7 @@ static int answer_head(struct sender *s)
 	}
 #endif
 	/* --bwlimit / max rate: the chunk waits its turn (the loop polls meanwhile) */
-	if ((s->pace_ms = rd_pace_wait(s->e->o.pace)))
+	if ((s->pace_ms = rd_pace_wait(s->e->o.pace, j->want)))
 		return 0;
 	rk.n = 1 + j->g.nx;
 	rk.k[0] = j->g.rkey;
@@ -1225,6 +1283,8 @@ static int emit_entry(struct sender *s)
 	w->data_hi = w->asked_hi = w->sum_next = 0;
 	if (w->type == RD_FT_REG)
 		s->announced += w->size;
+	w->flags = m.u.file.flags;
+	w->mode = s->ent.mode;
 	memcpy(w->path, s->ent.path, s->ent.path_len);
 	w->path[s->ent.path_len] = '\0';
 	w->plen = s->ent.path_len;
@@ -1253,6 +1313,10 @@ static int emit_entry(struct sender *s)
 		memcpy(w->map, s->ent.meta[s->ent.nmeta - 1].ext, w->nmap * sizeof(w->map[0]));
 	}
 	s->ent.fd = -1;
+	w->pfd = s->ent.pfd; /* --remove-source-files: owned by the window now */
+	s->ent.pfd = -1;
+	memcpy(w->pname, s->ent.pname, sizeof(w->pname));
+	w->seen = s->ent.seen;
 	s->outstanding++;
 	s->e->st.entries++;
 	if (!(w->flags & RD_FF_POST)) {
@@ -1372,6 +1436,7 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->t = t;
 	s->next_id = 1;
 	s->ent.fd = -1;
+	s->ent.pfd = -1;
 	s->wn = e->o.window;
 	rd_tree_set_link_table(t, e->o.link_table);
 	s->win = calloc(s->wn, sizeof(*s->win));
@@ -1412,6 +1477,8 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	rd_conn_set_sent_cb(c, on_sent, s);
 
 	ret = send_loop(s);
+	if (ret == -RD_ESTOPPED && e->o.stop_text)
+		rd_engine_stop_peer(c, e->o.stop_text, 2000);
 	if (ret < 0)
 		ret = rd_engine_conn_lost(e, c, ret);
 	if (ret == 0 && e->st.files_failed)
@@ -1427,10 +1494,14 @@ out:
 	for (i = 0; s->win && i < win_reached(s); i++) {
 		if (s->win[i].used && s->win[i].fd >= 0)
 			close(s->win[i].fd);
+		if (s->win[i].used && s->win[i].pfd >= 0)
+			close(s->win[i].pfd);
 		free(s->win[i].target);
 	}
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
+	if (s->ent.pfd >= 0)
+		close(s->ent.pfd);
 	free(s->bufs);
 	free(s->ring);
 	free(s->win);

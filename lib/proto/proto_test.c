@@ -638,6 +638,165 @@ static void test_window(void **state)
 	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
 }
 
+/* OPEN with RD_OF_SELECT: one path, then the block with the given fields. */
+static void b_open_sel(struct bld *b, uint8_t mode, const char *path, uint8_t cmp, uint16_t rules,
+		       int32_t window, uint8_t pflags, uint16_t skip, uint16_t nrules,
+		       uint32_t nnames)
+{
+	b_hdr(b, RD_MSG_OPEN);
+	b_u8(b, mode);
+	b_u32(b, RD_OF_RECURSIVE | RD_OF_SELECT);
+	b_u32(b, RD_CHUNK_DEFAULT);
+	b_strz(b, "");
+	b_u16(b, 1);
+	b_strz(b, path);
+	b_u8(b, cmp);
+	b_u16(b, rules);
+	b_u32(b, (uint32_t)window);
+	b_u64(b, 0);
+	b_u64(b, RD_SIZE_NONE);
+	b_u8(b, pflags);
+	b_u16(b, skip);
+	b_u16(b, nrules);
+	b_u32(b, nnames);
+	b_fix(b);
+}
+
+/* Version 7: OPEN's SELECT block, checked per mode (rd_proto.h, OPEN). */
+static void test_select(void **state)
+{
+	struct rd_msg m;
+	struct bld b;
+
+	(void)state;
+	b_open_sel(&b, RD_MODE_PUSH, "m/d", RD_CMP_QUICK, RD_SEL_DEST_DIR | RD_SEL_MKPATH,
+		   RD_WINDOW_NS, 0, 0, 3, 0);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.sel.rules, RD_SEL_DEST_DIR | RD_SEL_MKPATH);
+	assert_int_equal(m.u.open.sel.modify_window, -1);
+	assert_int_equal(m.u.open.sel.max_size, RD_SIZE_NONE);
+	assert_int_equal(m.u.open.sel.nrules, 3);
+	b_open_sel(&b, RD_MODE_PULL, "m/a/b/c", RD_CMP_SIZE, RD_SEL_RELATIVE, 2, RD_PF_CONTENTS, 2,
+		   0, 7);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.sel.skip[0], 2);
+	assert_int_equal(m.u.open.sel.pflags[0], RD_PF_CONTENTS);
+	assert_int_equal(m.u.open.sel.nnames, 7);
+	b_open_sel(&b, RD_MODE_PUSH, "m", RD_CMP_ALL, 0, 0, 0, 0, 0, 0);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.sel.compare, RD_CMP_ALL);
+	b_open_sel(&b, RD_MODE_PUSH, "m", RD_CMP_ALL + 1, 0, 0, 0, 0, 0, 0);
+	expect_refused(&b, "bad SELECT compare");
+	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0x100, 0, 0, 0, 0, 0);
+	expect_refused(&b, "unknown SELECT rules");
+	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0, -2, 0, 0, 0, 0);
+	expect_refused(&b, "bad SELECT modify window");
+	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0, 0, 0, 0, RD_RULES_MAX + 1, 0);
+	expect_refused(&b, "too many filter rules");
+	b_open_sel(&b, RD_MODE_PULL, "m", 0, 0, 0, 0, 0, 0, RD_NAMES_MAX + 1);
+	expect_refused(&b, "too many --files-from names");
+	b_open_sel(&b, RD_MODE_PULL, "m", 0, RD_SEL_DEST_DIR, 0, 0, 0, 0, 0);
+	expect_refused(&b, "destination rules on a PULL");
+	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0, 0, 0, 0, 0, 1);
+	expect_refused(&b, "--files-from names on a PUSH");
+	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0, 0, RD_PF_CONTENTS, 0, 0, 0);
+	expect_refused(&b, "SELECT path flags on a PUSH");
+	b_open_sel(&b, RD_MODE_PULL, "m", 0, 0, 0, 0x2, 0, 0, 0);
+	expect_refused(&b, "unknown SELECT path flags");
+	b_open_sel(&b, RD_MODE_PULL, "m/a/b", 0, 0, 0, 0, 2, 0, 0);
+	expect_refused(&b, "SELECT skip without RELATIVE");
+	/* skip must end just past a '/' inside the path after the module */
+	b_open_sel(&b, RD_MODE_PULL, "m/a/b", 0, RD_SEL_RELATIVE, 0, 0, 1, 0, 0);
+	expect_refused(&b, "bad SELECT skip");
+	b_open_sel(&b, RD_MODE_PULL, "m/a/b", 0, RD_SEL_RELATIVE, 0, 0, 3, 0, 0);
+	expect_refused(&b, "bad SELECT skip");
+	b_open_sel(&b, RD_MODE_PULL, "m", 0, RD_SEL_RELATIVE, 0, 0, 1, 0, 0);
+	expect_refused(&b, "bad SELECT skip");
+	/* the block cut short */
+	b_open_sel(&b, RD_MODE_PUSH, "m", 0, 0, 0, 0, 0, 0, 0);
+	b.n -= 4;
+	b_fix(&b);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the encoder refuses what the decoder would */
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN, 1));
+	m.u.open.sel.compare = 9;
+	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
+}
+
+static void b_rules(struct bld *b, uint8_t kind, const char *const *v, unsigned n)
+{
+	unsigned i;
+
+	b_hdr(b, RD_MSG_RULES);
+	b_u8(b, kind);
+	b_u16(b, (uint16_t)n);
+	for (i = 0; i < n; i++)
+		b_strz(b, v[i]);
+	b_fix(b);
+}
+
+/* Version 9: RULES; the FILE flag CONTENTS; the item SKIPPED. */
+static void test_rules_contents(void **state)
+{
+	static const char *const good[] = {"- *.o", "+ /dir/", ": /.rsync-filter", "!"};
+	static const char *const names[] = {"a", "a/b c/d"};
+	struct rd_msg m;
+	struct rd_str x;
+	struct bld b;
+	size_t off = 0;
+	uint8_t buf[64];
+	size_t len = 0;
+	const char *bad1[] = {""}, *bad2[] = {"- a\nb"}, *bad3[] = {"- a\rb"};
+	const char *badn[] = {"a/../b"};
+
+	(void)state;
+	b_rules(&b, RD_RULES_FILTER, good, 4);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.rules.n, 4);
+	assert_int_equal(rd_rules_next(&m.u.rules, &off, &x), 0);
+	assert_int_equal(x.len, 5);
+	assert_memory_equal(x.ptr, "- *.o", 5);
+	b_rules(&b, RD_RULES_NAMES, names, 2);
+	expect_ok(&b, &m);
+	b_rules(&b, RD_RULES_FILTER, bad1, 1);
+	expect_refused(&b, "filter rule empty or too long");
+	b_rules(&b, RD_RULES_FILTER, bad2, 1);
+	expect_refused(&b, "NUL or line break in a filter rule");
+	b_rules(&b, RD_RULES_FILTER, bad3, 1);
+	expect_refused(&b, "NUL or line break in a filter rule");
+	b_rules(&b, RD_RULES_NAMES, badn, 1);
+	expect_refused(&b, "'..' path component");
+	b_rules(&b, 3, good, 1);
+	expect_refused(&b, "unknown RULES kind");
+	b_rules(&b, RD_RULES_FILTER, good, 0);
+	expect_refused(&b, "RULES without strings");
+	/* a count larger than the strings there */
+	b_rules(&b, RD_RULES_FILTER, good, 2);
+	b.b[RD_HDR_LEN + 2] = 3;
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the builder refuses a string the decoder would */
+	assert_int_equal(rd_rules_put(buf, sizeof(buf), &len, RD_RULES_FILTER, "a\nb", 3),
+			 -RD_EUSAGE);
+	assert_int_equal(rd_rules_put(buf, sizeof(buf), &len, RD_RULES_NAMES, "/etc", 4),
+			 -RD_EUSAGE);
+	assert_int_equal(len, 0);
+
+	assert_string_equal(rd_msg_type_name(RD_MSG_RULES), "RULES");
+
+	/* CONTENTS on a root that is not a directory */
+	b_file_head(&b, RD_FT_REG, 0);
+	b.b[RD_HDR_LEN + 5] = RD_FF_ROOT | RD_FF_CONTENTS;
+	b_strz(&b, "f");
+	b_strz(&b, "");
+	b_fix(&b);
+	expect_refused(&b, "contents of an entry that is not a directory");
+	b.b[RD_HDR_LEN + 5] = RD_FF_CONTENTS; /* below such a root: fine */
+	expect_ok(&b, &m);
+	/* every bit of the flags byte is taken now (0x40, 0x80: ranges): COMMIT without META */
+	b.b[RD_HDR_LEN + 5] = RD_FF_COMMIT;
+	expect_refused(&b, "range or commit flag on an entry that cannot take it");
+}
+
 static void test_refuse_open_mode(void **state)
 {
 	static const uint8_t modes[] = {0, 3, 0xff};
@@ -1680,6 +1839,8 @@ int main(void)
 	    cmocka_unit_test(test_refuse_open_mode),
 	    cmocka_unit_test(test_open_partial_dir),
 	    cmocka_unit_test(test_window),
+	    cmocka_unit_test(test_select),
+	    cmocka_unit_test(test_rules_contents),
 	    cmocka_unit_test(test_refuse_open_path),
 	    cmocka_unit_test(test_refuse_chunk_size),
 	    cmocka_unit_test(test_refuse_ftype),

@@ -74,6 +74,52 @@ static const char *window_check(uint32_t flags, uint16_t window)
 	return NULL;
 }
 
+/* RELATIVE's skip: within the path after "module/", just past a '/'. */
+static int skip_ok(const struct rd_str *p, uint16_t skip)
+{
+	const char *slash = p->ptr ? memchr(p->ptr, '/', p->len) : NULL;
+	size_t rest;
+
+	if (!slash)
+		return 0;
+	slash++;
+	rest = p->len - (size_t)(slash - p->ptr);
+	return skip < rest && slash[skip - 1] == '/' && slash[skip] != '/';
+}
+
+/* OPEN's SELECT block: the values of RD_PROTO_SELECT's spec, per mode. */
+static const char *select_check(const struct rd_msg_open *o)
+{
+	const struct rd_select *x = &o->sel;
+	uint16_t i;
+
+	if (x->compare > RD_CMP_ALL)
+		return "bad SELECT compare";
+	if (x->rules & ~RD_SEL_KNOWN)
+		return "unknown SELECT rules";
+	if (x->modify_window < RD_WINDOW_NS)
+		return "bad SELECT modify window";
+	if (x->nrules > RD_RULES_MAX)
+		return "too many filter rules";
+	if (x->nnames > RD_NAMES_MAX)
+		return "too many --files-from names";
+	if (o->mode == RD_MODE_PULL && (x->rules & (RD_SEL_DEST_DIR | RD_SEL_MKPATH)))
+		return "destination rules on a PULL";
+	if (o->mode == RD_MODE_PUSH && x->nnames)
+		return "--files-from names on a PUSH";
+	for (i = 0; i < o->npaths; i++) {
+		if (x->pflags[i] & ~RD_PF_KNOWN)
+			return "unknown SELECT path flags";
+		if (o->mode == RD_MODE_PUSH && (x->pflags[i] || x->skip[i]))
+			return "SELECT path flags on a PUSH";
+		if (x->skip[i] && !(x->rules & RD_SEL_RELATIVE))
+			return "SELECT skip without RELATIVE";
+		if (x->skip[i] && !skip_ok(&o->paths[i], x->skip[i]))
+			return "bad SELECT skip";
+	}
+	return NULL;
+}
+
 static const char *open_check(const struct rd_msg_open *o)
 {
 	const char *why;
@@ -101,7 +147,10 @@ static const char *open_check(const struct rd_msg_open *o)
 	} else if (o->partial_dir.len) {
 		return "partial dir without RD_OF_PARTIAL_DIR";
 	}
-	return window_check(o->flags, o->window);
+	why = window_check(o->flags, o->window);
+	if (why || !(o->flags & RD_OF_SELECT))
+		return why;
+	return select_check(o);
 }
 
 static const char *special_check(const struct rd_msg_file *f)
@@ -136,6 +185,8 @@ static const char *file_check(const struct rd_msg_file *f)
 	    (f->type != RD_FT_REG || (f->flags & RD_FF_RANGE && f->flags & RD_FF_COMMIT) ||
 	     !(f->flags & RD_FF_MORE)))
 		return "range or commit flag on an entry that cannot take it";
+	if ((f->flags & RD_FF_CONTENTS) && (f->flags & RD_FF_ROOT) && f->type != RD_FT_DIR)
+		return "contents of an entry that is not a directory";
 	if (f->mtime_nsec >= NSEC_PER_SEC)
 		return "mtime nanoseconds out of range";
 	why = wire_path_check(&f->path);
@@ -356,6 +407,78 @@ static const char *modules_check(const struct rd_msg_modules *m)
 	return why;
 }
 
+const char *rd_rules_check(uint8_t kind, const char *s, size_t n)
+{
+	const char *why;
+	size_t i;
+
+	if (kind == RD_RULES_NAMES)
+		return rd_path_check(s, n, &why) ? why : NULL;
+	if (kind != RD_RULES_FILTER)
+		return "unknown RULES kind";
+	if (n == 0 || n > RD_RULE_MAX)
+		return "filter rule empty or too long";
+	for (i = 0; i < n; i++)
+		if (s[i] == '\0' || s[i] == '\n' || s[i] == '\r')
+			return "NUL or line break in a filter rule";
+	return NULL;
+}
+
+/* Every string of a RULES, checked as its kind says. */
+static const char *rules_check(const struct rd_msg_rules *m)
+{
+	struct rd_rcur r;
+	struct rd_str x;
+	const char *why;
+	unsigned i;
+
+	if (m->kind != RD_RULES_FILTER && m->kind != RD_RULES_NAMES)
+		return "unknown RULES kind";
+	if (m->n == 0)
+		return "RULES without strings";
+	if (!m->raw && m->rawlen)
+		return "RULES without bytes";
+	rd_rcur_init(&r, m->raw, m->rawlen);
+	for (i = 0; i < m->n; i++) {
+		rd_get_str(&r, &x, RD_RULE_MAX, "filter rule too long");
+		if (r.why)
+			return r.why;
+		why = rd_rules_check(m->kind, x.ptr, x.len);
+		if (why)
+			return why;
+	}
+	return rd_rcur_left(&r) ? "trailing bytes after payload" : NULL;
+}
+
+int rd_rules_next(const struct rd_msg_rules *m, size_t *off, struct rd_str *s)
+{
+	struct rd_rcur r;
+
+	if (*off > m->rawlen)
+		return -RD_EPROTO;
+	rd_rcur_init(&r, m->raw + *off, m->rawlen - *off);
+	rd_get_str(&r, s, RD_RULE_MAX, "filter rule too long");
+	if (r.why || rd_rules_check(m->kind, s->ptr, s->len))
+		return -RD_EPROTO;
+	*off += r.off;
+	return 0;
+}
+
+int rd_rules_put(uint8_t *buf, size_t cap, size_t *len, uint8_t kind, const char *s, size_t n)
+{
+	struct rd_wcur w;
+	struct rd_str x = {s, (uint16_t)n};
+
+	if (*len > cap || n > RD_RULE_MAX || rd_rules_check(kind, s, n))
+		return -RD_EUSAGE;
+	rd_wcur_init(&w, buf + *len, cap - *len);
+	rd_put_str(&w, &x);
+	if (w.full)
+		return -RD_EUSAGE;
+	*len += w.off;
+	return 0;
+}
+
 static const char *text_check(const struct rd_str *s)
 {
 	return str_check(s, RD_MSG_TEXT_MAX, "message text too long");
@@ -414,6 +537,8 @@ static const char *msg_check(const struct rd_msg *m)
 		return dones_check(&m->u.dones);
 	case RD_MSG_WANT:
 		return rd_proto__want_check(&m->u.want);
+	case RD_MSG_RULES:
+		return rules_check(&m->u.rules);
 	default:
 		return "unknown message type";
 	}
@@ -434,6 +559,19 @@ static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
 		rd_put_str(w, &o->partial_dir);
 	if (o->flags & RD_OF_WINDOW)
 		rd_put_u16(w, o->window);
+	if (o->flags & RD_OF_SELECT) {
+		rd_put_u8(w, o->sel.compare);
+		rd_put_u16(w, o->sel.rules);
+		rd_put_u32(w, (uint32_t)o->sel.modify_window);
+		rd_put_u64(w, o->sel.min_size);
+		rd_put_u64(w, o->sel.max_size);
+		for (i = 0; i < o->npaths && i < RD_OPEN_PATHS_MAX; i++) {
+			rd_put_u8(w, o->sel.pflags[i]);
+			rd_put_u16(w, o->sel.skip[i]);
+		}
+		rd_put_u16(w, o->sel.nrules);
+		rd_put_u32(w, o->sel.nnames);
+	}
 }
 
 static void put_file(struct rd_wcur *w, const struct rd_msg_file *f)
@@ -617,6 +755,11 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 			rd_put_str(w, &m->u.modules.comment[i]);
 		}
 		break;
+	case RD_MSG_RULES:
+		rd_put_u8(w, m->u.rules.kind);
+		rd_put_u16(w, m->u.rules.n);
+		rd_put_bytes(w, m->u.rules.raw, m->u.rules.rawlen);
+		break;
 	case RD_MSG_FIN:
 		rd_put_u32(w, m->u.fin.files_ok);
 		rd_put_u32(w, m->u.fin.files_failed);
@@ -674,6 +817,19 @@ static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
 		rd_get_str(r, &o->partial_dir, RD_PARTIAL_DIR_MAX, "partial dir too long");
 	if (o->flags & RD_OF_WINDOW)
 		o->window = rd_get_u16(r);
+	if (o->flags & RD_OF_SELECT) {
+		o->sel.compare = rd_get_u8(r);
+		o->sel.rules = rd_get_u16(r);
+		o->sel.modify_window = (int32_t)rd_get_u32(r);
+		o->sel.min_size = rd_get_u64(r);
+		o->sel.max_size = rd_get_u64(r);
+		for (i = 0; i < o->npaths; i++) {
+			o->sel.pflags[i] = rd_get_u8(r);
+			o->sel.skip[i] = rd_get_u16(r);
+		}
+		o->sel.nrules = rd_get_u16(r);
+		o->sel.nnames = rd_get_u32(r);
+	}
 }
 
 static void get_file(struct rd_rcur *r, struct rd_msg_file *f)
@@ -908,6 +1064,12 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 			rd_get_str(r, &m->u.modules.comment[i], RD_LIST_COMMENT_MAX,
 				   "module comment too long");
 		}
+		break;
+	case RD_MSG_RULES:
+		m->u.rules.kind = rd_get_u8(r);
+		m->u.rules.n = rd_get_u16(r);
+		m->u.rules.rawlen = r->why ? 0 : rd_rcur_left(r);
+		m->u.rules.raw = rd_rcur_take(r, m->u.rules.rawlen); /* checked in rules_check */
 		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = rd_get_u32(r);

@@ -8,7 +8,8 @@
  * RD_OF_COPY_LINKS; 8 a JOIN's proof bound to its lane, its rail and a
  * nonce from the server: the LANES message; 9 password logins inside TLS:
  * section 4, Login; 10 link groups named: RD_FF_LINKED and
- * RD_FF_LINK_LAST; 11 is another branch's; 12 listings: LIST, MODULES and
+ * RD_FF_LINK_LAST; 11 rsync's rules: RD_OF_SELECT, OPEN's SELECT block,
+ * RULES, FILE flag CONTENTS, item SKIPPED; 12 listings: LIST, MODULES and
  * RD_OF_LIST, section 3, Listings). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
@@ -187,6 +188,45 @@
  *			  RD_WINDOW_FILES..RD_WINDOW_MAX, else refused: the most
  *			  entries not yet DONE the client can hold (its memory
  *			  and open files)
+ *	 + SELECT	  only with RD_OF_SELECT (version 11): rsync's rules
+ *			  for what is compared, placed and selected (issue 28):
+ *	   u8  compare	  RD_CMP_QUICK 0: a regular file whose size and mtime
+ *			  match (modify_window) is left as it is, unread;
+ *			  RD_CMP_CHECKSUM 1 (-c): contents compared chunk by
+ *			  chunk (GET SUM), as before version 11; RD_CMP_SIZE 2
+ *			  (--size-only): equal sizes match; RD_CMP_ALL 3
+ *			  (-I): compared as CHECKSUM, and every file written
+ *			  anew even when equal (rsync's --ignore-times
+ *			  rewrites each one); else refused
+ *	   u16 rules	  RD_SEL_*: UPDATE 0x1 (-u: a receiver's file newer
+ *			  than the sender's stays), IGNORE_EXISTING 0x2,
+ *			  EXISTING 0x4 (nothing new is created), DRY_RUN 0x8
+ *			  (the receiver changes nothing; DONE's items say
+ *			  what it would have done),
+ *			  DEST_DIR 0x10 (PUSH: the destination is a directory,
+ *			  made if missing), MKPATH 0x20 (PUSH: its missing
+ *			  parents too), RELATIVE 0x40 (-R: paths keep their
+ *			  implied directories), DELETE_EXCLUDED 0x80 (filter
+ *			  rules without a side are the sender's only); other
+ *			  bits, and DEST_DIR or MKPATH on a PULL, refused
+ *	   s32 modify_window  RD_WINDOW_NS (-1): mtimes equal to the ns
+ *			  where both have ns (one side's 0 ns: seconds); 0..:
+ *			  whole seconds that may differ (rsync's
+ *			  --modify-window); below -1 refused
+ *	   u64 min_size	  files smaller are not transferred (0: none)
+ *	   u64 max_size	  files larger are not transferred (RD_SIZE_NONE:
+ *			  none)
+ *	   npaths x { u8 pflags, u16 skip }  PULL (a PUSH: all 0, else
+ *			  refused): pflags RD_PF_CONTENTS 0x1: the path names
+ *			  the directory's contents (rsync's "dir/"; a module's
+ *			  root always does): the server flags that source's
+ *			  entries RD_FF_CONTENTS; skip (RELATIVE only, else 0):
+ *			  bytes of the path after "module/" that are not sent
+ *			  (rsync's "/./"), 0 or just past a '/', less than the
+ *			  path's rest; other bits or values refused
+ *	   u16 nrules	  filter rules that follow in RULES, 0..RD_RULES_MAX
+ *	   u32 nnames	  PULL (a PUSH: 0): --files-from names that follow in
+ *			  RULES, 0..RD_NAMES_MAX
  *
  *    OPEN_OK (3), server -> client:
  *	 0 u32 flags	  RD_OF_* the server will honour (a subset of OPEN's)
@@ -227,6 +267,13 @@
  *			  wire path (rd_path_check()) of an earlier REG entry
  *			  of this session, the first of its link group (-H);
  *			  others: empty
+ *    FILE flags: RD_FF_ROOT 0x1 (the first component is a top-level
+ *    source), RD_FF_POST 0x2 (a directory after its contents: apply its
+ *    metadata), RD_FF_MORE 0x4 (META follow), RD_FF_CONTENTS 0x20 (only
+ *    with RD_OF_SELECT honoured: the entry belongs to a source that named
+ *    a directory's contents; the receiver places it without its first
+ *    component, so that source's root directory is the destination
+ *    itself; on a root only with type DIR); others refused.
  *    SPECIAL is sent only with RD_OF_SPECIALS (fifo, socket) or
  *    RD_OF_DEVICES (char, block) honoured, HLINK only with RD_OF_HARDLINKS
  *    (a receiver refuses an HLINK without it as a protocol error).
@@ -380,6 +427,27 @@
  *    still send FILE and DONE (a DONE with a failure or a note always
  *    goes alone).
  *
+ *    RULES (19), client -> server, only after an OPEN whose SELECT
+ *    announced nrules + nnames > 0: exactly that many strings, filter
+ *    rules first, in as many RULES as the client likes, before the server
+ *    answers OPEN (anything else first, more than announced, or more than
+ *    RD_RULES_BYTES_MAX / RD_NAMES_BYTES_MAX bytes in all: refused):
+ *	 0 u8  kind	  RD_RULES_FILTER 1, RD_RULES_NAMES 2
+ *	 1 u16 n	  1..: strings in this message
+ *	 3 n x str	  FILTER: one rule in rsync's syntax ("- *.o", "+ /dir/",
+ *			  ": .rsync-filter", "P keep", "!"), 1..RD_RULE_MAX
+ *			  bytes, no NUL, CR or LF; the server parses each and
+ *			  refuses the OPEN (ERROR naming the rule) for one it
+ *			  cannot parse or will not run (a merge file, which
+ *			  names a file of the client's). NAMES: a --files-from
+ *			  name, relative to the first OPEN path
+ *			  (rd_path_check()).
+ *    Filters run where rsync runs them: the sender leaves out what its
+ *    rules exclude (hide) while it walks, reading per-directory merge
+ *    files (": NAME") from the directories it walks, through their
+ *    descriptors; a receiver keeps them for what it protects (--delete).
+ *    A server's own confinement (its module) is never widened by a rule.
+ *
  *    LIST (20), client -> server, version RD_PROTO_LIST, instead of OPEN
  *    (section 3, Listings): empty payload (length 0).
  *
@@ -405,7 +473,8 @@
  *    refuses them, and the TLS layer refuses anything else once TLS is up.
  *
  * 3. Session.
- *    client: OPEN (mode PUSH = client sends files, PULL = client receives)
+ *    client: OPEN (mode PUSH = client sends files, PULL = client receives),
+ *	      then the RULES its SELECT announced (version 11)
  *    server: OPEN_OK, or ERROR and disconnect.
  *    Then the side that has the files is the "sender", the other the
  *    "receiver", whatever the mode:
@@ -441,6 +510,14 @@
  *		  RD_SUM_PROGRESS_BYTES of SUMs count as one step (so a
  *		  resume that compares a large partial at a few MB/s is not
  *		  cut, and a drip of SUMs does not hold a session open).
+ *		  With RD_OF_SELECT (version 11) the receiver applies rsync's
+ *		  rules first, by stat alone (its SELECT block): where an
+ *		  entry lands (DEST_DIR, RD_FF_CONTENTS), and whether a
+ *		  regular file moves at all (the quick check: size and mtime
+ *		  per compare and modify_window; the transfer rules UPDATE,
+ *		  IGNORE_EXISTING, EXISTING, min_size, max_size). A file they
+ *		  leave is answered DONE (bytes 0) without any GET, so the
+ *		  sender never reads it; compare CHECKSUM keeps the SUMs above.
  *		  DONE per entry (any type) with a status; the sender keeps at
  *		  most the window's entries not yet DONE (RD_WINDOW_FILES, or
  *		  OPEN_OK's window with RD_OF_WINDOW). Entry id N lives in
@@ -640,6 +717,7 @@
 #define RD_PROTO_LANE_PROOF  8 /* the first with LANES and per-lane JOIN proofs */
 #define RD_PROTO_LOGIN	     9 /* password logins inside TLS (section 4, Login) */
 #define RD_PROTO_LINKS	     10 /* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
+#define RD_PROTO_SELECT	     11 /* the first version with RD_OF_SELECT */
 #define RD_PROTO_LIST	     12 /* the first with LIST, MODULES and RD_OF_LIST */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
@@ -715,6 +793,7 @@ enum rd_msg_type {
 	RD_MSG_DONES = 16,
 	RD_MSG_RAILS = 17,
 	RD_MSG_LANES = 18,
+	RD_MSG_RULES = 19,
 	RD_MSG_LIST = 20,
 	RD_MSG_MODULES = 21,
 	RD_MSG_TYPE_MAX,
@@ -780,6 +859,13 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_OF_ONE_FS2	 0x80000u
 #define RD_OF_COPY_LINKS 0x100000u
 /*
+ * rsync's rules (version 11, issue 28): OPEN carries the SELECT block (its
+ * last field), RULES may follow it, the FILE flag CONTENTS and the item
+ * SKIPPED are allowed; asked and refused like RD_OF_PACK. Without it a
+ * receiver places and compares as before version 11.
+ */
+#define RD_OF_SELECT 0x200000u
+/*
  * Version 12 (RD_PROTO_LIST), PULL only: the client lists, it fetches
  * nothing (section 3, Listings); without RD_OF_RECURSIVE a directory is
  * walked one level.
@@ -804,7 +890,10 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * data ('c': a directory, a symlink, a device); HLINK: made as a hard
  * link ('h'); the rest are the letters: CHANGE (contents compared and
  * different, a symlink's target, a device's number), SIZE, TIME, PERMS,
- * OWNER, GROUP, ACL, XATTR. None of them: nothing changed.
+ * OWNER, GROUP, ACL, XATTR. None of them: nothing changed. SKIPPED
+ * (version 11, with RD_OF_SELECT only): a transfer rule left the entry as
+ * it is (--existing, --ignore-existing, -u, --max-size, ...): rsync
+ * itemizes nothing for it.
  */
 #define RD_IT_NEW    0x0001u
 #define RD_IT_XFER   0x0002u
@@ -817,8 +906,9 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
 #define RD_IT_OWNER  0x0100u
 #define RD_IT_GROUP  0x0200u
 #define RD_IT_ACL    0x0400u
-#define RD_IT_XATTR  0x0800u
-#define RD_IT_KNOWN  0x0fffu
+#define RD_IT_XATTR   0x0800u
+#define RD_IT_SKIPPED 0x1000u
+#define RD_IT_KNOWN   0x1fffu
 
 enum rd_ftype {
 	RD_FT_REG = 1,
@@ -834,9 +924,39 @@ enum rd_ftype {
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
 #define RD_FF_LINKED	0x8u /* REG, version 10: starts a link group */
 #define RD_FF_LINK_LAST 0x10u /* HLINK, version 10: its group's last link */
+/* RD_OF_SELECT: part of a source that named a directory's contents ("dir/") */
+#define RD_FF_CONTENTS 0x20u
 #define RD_FF_COMMIT	0x40u /* section 6: give a file in ranges its final name */
 #define RD_FF_RANGE	0x80u /* section 6: the entry is one range of the file */
-#define RD_FF_KNOWN	(0x1fu | RD_FF_COMMIT | RD_FF_RANGE)
+#define RD_FF_KNOWN	(0x3fu | RD_FF_COMMIT | RD_FF_RANGE)
+
+/* OPEN's SELECT block (RD_OF_SELECT, version 11): how files are compared */
+enum rd_cmp {
+	RD_CMP_QUICK = 0,    /* size and mtime (rsync's quick check) */
+	RD_CMP_CHECKSUM = 1, /* -c: contents, chunk by chunk */
+	RD_CMP_SIZE = 2,     /* --size-only */
+	RD_CMP_ALL = 3	     /* -I: as CHECKSUM, every file written anew */
+};
+/* ... and the transfer rules (SELECT rules) */
+#define RD_SEL_UPDATE	       0x1u  /* -u: keep files newer on the receiver */
+#define RD_SEL_IGNORE_EXISTING 0x2u  /* --ignore-existing */
+#define RD_SEL_EXISTING	       0x4u  /* --existing: create nothing new */
+#define RD_SEL_DRY_RUN	       0x8u  /* -n: change nothing, report */
+#define RD_SEL_DEST_DIR	       0x10u /* PUSH: the destination is a directory */
+#define RD_SEL_MKPATH	       0x20u /* PUSH: --mkpath */
+#define RD_SEL_RELATIVE	       0x40u /* -R: paths keep their implied directories */
+#define RD_SEL_DELETE_EXCLUDED 0x80u /* filter rules without s/r: sender side only */
+#define RD_SEL_KNOWN	       0xffu
+#define RD_PF_CONTENTS	       0x1u /* SELECT pflags: the path names its contents */
+#define RD_PF_KNOWN	       0x1u
+#define RD_WINDOW_NS	       (-1)		  /* SELECT modify_window: exact, to the ns */
+#define RD_SIZE_NONE	       UINT64_MAX	  /* SELECT max_size: no limit */
+#define RD_RULES_MAX	       4096		  /* filter rules one OPEN announces */
+#define RD_RULE_MAX	       (RD_PATH_MAX + 64) /* bytes of one rule */
+#define RD_RULES_BYTES_MAX     (256u << 10)	  /* all of them */
+#define RD_NAMES_MAX	       100000u		  /* --files-from names of a pull */
+#define RD_NAMES_BYTES_MAX     (4u << 20)	  /* all of them */
+enum rd_rules_kind { RD_RULES_FILTER = 1, RD_RULES_NAMES = 2 };
 
 /* META */
 enum rd_meta_kind {
@@ -923,6 +1043,19 @@ struct rd_str {
 	uint16_t len;
 };
 
+/* OPEN's SELECT block (RD_OF_SELECT). */
+struct rd_select {
+	uint8_t compare;		   /* enum rd_cmp */
+	uint16_t rules;			   /* RD_SEL_* */
+	int32_t modify_window;		   /* RD_WINDOW_NS, or seconds 0.. */
+	uint64_t min_size;		   /* 0: none */
+	uint64_t max_size;		   /* RD_SIZE_NONE: none */
+	uint8_t pflags[RD_OPEN_PATHS_MAX]; /* per path: RD_PF_* (PULL) */
+	uint16_t skip[RD_OPEN_PATHS_MAX];  /* per path: RELATIVE's unsent prefix (PULL) */
+	uint16_t nrules;		   /* RULES FILTER strings that follow */
+	uint32_t nnames;		   /* RULES NAMES strings that follow (PULL) */
+};
+
 struct rd_msg_open {
 	uint8_t mode;	/* enum rd_open_mode */
 	uint32_t flags; /* RD_OF_* */
@@ -932,6 +1065,7 @@ struct rd_msg_open {
 	struct rd_str paths[RD_OPEN_PATHS_MAX]; /* "module/path" */
 	struct rd_str partial_dir;		/* RD_OF_PARTIAL_DIR only: one name */
 	uint16_t window;			/* RD_OF_WINDOW only */
+	struct rd_select sel;			/* RD_OF_SELECT only */
 };
 
 struct rd_msg_open_ok {
@@ -1106,6 +1240,26 @@ struct rd_msg_dones {
 };
 
 /*
+ * RULES: raw holds the n strings (decoding checked every one); read them
+ * in order with rd_rules_next().
+ */
+struct rd_msg_rules {
+	uint8_t kind; /* enum rd_rules_kind */
+	uint16_t n;
+	const uint8_t *raw;
+	size_t rawlen;
+};
+/* The string at *off of a decoded RULES (pointing into raw); *off moves on. 0 or -RD_EPROTO. */
+int rd_rules_next(const struct rd_msg_rules *m, size_t *off, struct rd_str *s);
+/*
+ * Append one string to a RULES payload being built at buf + *len (cap
+ * bytes): 0, or -RD_EUSAGE (does not fit, or not a valid string of kind).
+ */
+int rd_rules_put(uint8_t *buf, size_t cap, size_t *len, uint8_t kind, const char *s, size_t n);
+/* Is s a valid RULES string of kind? NULL if so, else why not. */
+const char *rd_rules_check(uint8_t kind, const char *s, size_t n);
+
+/*
  * Append f's FILE payload at buf + *len (cap bytes in all): 0 and *len
  * grown, or -RD_EUSAGE (does not fit, or f is not a valid FILE).
  */
@@ -1135,6 +1289,7 @@ struct rd_msg {
 		struct rd_msg_lanes lanes;
 		struct rd_msg_want want;
 		struct rd_msg_modules modules;
+		struct rd_msg_rules rules;
 	} u;
 };
 

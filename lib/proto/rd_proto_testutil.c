@@ -40,7 +40,7 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	uint16_t i;
 
 	o->mode = variant ? RD_MODE_PULL : RD_MODE_PUSH;
-	o->flags = variant ? 0xffffffffu
+	o->flags = variant ? RD_OF_KNOWN
 			   : RD_OF_RECURSIVE | RD_OF_PRESERVE | RD_OF_PARTIAL_DIR | RD_OF_WINDOW;
 	o->chunk_size = variant ? RD_CHUNK_MAX : RD_CHUNK_DEFAULT;
 	o->digest = variant ? str_n(long_digest, sizeof(long_digest)) : str_of("sha256");
@@ -50,6 +50,39 @@ static void sample_open(struct rd_msg_open *o, int variant)
 		o->paths[i] = str_of(paths[i % 4]);
 	o->partial_dir = variant ? str_n(long_name, sizeof(long_name)) : str_of(".rdcp-partials");
 	o->window = variant ? RD_WINDOW_MAX : RD_WINDOW_FILES * 4;
+	if (!variant)
+		return; /* no SELECT */
+	o->sel.compare = RD_CMP_SIZE;
+	o->sel.rules = RD_SEL_KNOWN & ~(RD_SEL_DEST_DIR | RD_SEL_MKPATH); /* a PULL */
+	o->sel.modify_window = INT32_MAX;
+	o->sel.min_size = UINT64_MAX - 1;
+	o->sel.max_size = RD_SIZE_NONE;
+	for (i = 0; i < o->npaths; i++) {
+		o->sel.pflags[i] = RD_PF_CONTENTS;
+		o->sel.skip[i] = i % 4 == 1 ? 4 : 0; /* "home/a b/c": skip "a b/" */
+	}
+	o->sel.nrules = RD_RULES_MAX;
+	o->sel.nnames = RD_NAMES_MAX;
+}
+
+/* RULES: variant 0 two filter rules; 1: --files-from names up to the brim */
+static void sample_rules(struct rd_msg_rules *m, int variant)
+{
+	static uint8_t raw[RD_MSG_MAX];
+	size_t len = 0;
+
+	m->kind = variant ? RD_RULES_NAMES : RD_RULES_FILTER;
+	if (!variant) {
+		rd_rules_put(raw, sizeof(raw), &len, RD_RULES_FILTER, "- *.o", 5);
+		rd_rules_put(raw, sizeof(raw), &len, RD_RULES_FILTER, ": /.rsync-filter", 16);
+		m->n = 2;
+	} else {
+		rd_rules_put(raw, sizeof(raw), &len, RD_RULES_NAMES, long_path, 3000);
+		rd_rules_put(raw, sizeof(raw), &len, RD_RULES_NAMES, "a/b", 3);
+		m->n = 2;
+	}
+	m->raw = raw;
+	m->rawlen = len;
 }
 
 /* Variant 0: an access ACL; 1: the largest sparse map. */
@@ -231,6 +264,9 @@ static void sample_payload(struct rd_msg *m, int v)
 	case RD_MSG_DONES:
 		sample_dones(&m->u.dones, v);
 		break;
+	case RD_MSG_RULES:
+		sample_rules(&m->u.rules, v);
+		break;
 	case RD_MSG_MODULES:
 		/* v: a full batch of the longest names and comments, not the last */
 		m->u.modules.flags = v ? 0 : RD_LSF_LAST;
@@ -282,7 +318,14 @@ static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
 		if (!str_eq(&a->paths[i], &b->paths[i]))
 			return false;
 	}
-	return str_eq(&a->partial_dir, &b->partial_dir) && a->window == b->window;
+	if (!str_eq(&a->partial_dir, &b->partial_dir) || a->window != b->window)
+		return false;
+	return a->sel.compare == b->sel.compare && a->sel.rules == b->sel.rules &&
+	       a->sel.modify_window == b->sel.modify_window && a->sel.min_size == b->sel.min_size &&
+	       a->sel.max_size == b->sel.max_size &&
+	       !memcmp(a->sel.pflags, b->sel.pflags, sizeof(a->sel.pflags)) &&
+	       !memcmp(a->sel.skip, b->sel.skip, sizeof(a->sel.skip)) &&
+	       a->sel.nrules == b->sel.nrules && a->sel.nnames == b->sel.nnames;
 }
 
 static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)
@@ -394,6 +437,10 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return a->u.dones.n == b->u.dones.n &&
 		       !memcmp(a->u.dones.id, b->u.dones.id, a->u.dones.n * sizeof(uint32_t)) &&
 		       !memcmp(a->u.dones.bytes, b->u.dones.bytes, a->u.dones.n * sizeof(uint64_t));
+	case RD_MSG_RULES:
+		return a->u.rules.kind == b->u.rules.kind && a->u.rules.n == b->u.rules.n &&
+		       a->u.rules.rawlen == b->u.rules.rawlen &&
+		       !memcmp(a->u.rules.raw, b->u.rules.raw, a->u.rules.rawlen);
 	case RD_MSG_FIN:
 		return a->u.fin.files_ok == b->u.fin.files_ok &&
 		       a->u.fin.files_failed == b->u.fin.files_failed &&

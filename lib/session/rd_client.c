@@ -11,6 +11,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
+#include "lib/filter/rd_filter.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session_priv.h"
 #include "lib/sink/rd_sink.h"
@@ -90,11 +93,69 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *as
 	}
 }
 
+/* Strings of one kind, in as many RULES as they need (rd_proto.h, RULES). */
+static int send_strings_fn(struct rd_client *cl, struct rd_conn *c, uint8_t kind, unsigned n,
+			   const char *(*at)(const void *ctx, unsigned i, size_t *len),
+			   const void *ctx)
+{
+	static __thread uint8_t raw[RD_MSG_MAX - RD_HDR_LEN - 3];
+	unsigned i = 0, k;
+	struct rd_msg m;
+	size_t len, tl = 0;
+	const char *t = "";
+	int ret = 0;
+
+	while (i < n && !ret) {
+		for (len = 0, k = 0; i < n && k < 0xffff; i++, k++) {
+			t = at(ctx, i, &tl);
+			if (rd_rules_put(raw, sizeof(raw), &len, kind, t, tl))
+				break;
+		}
+		if (!k)
+			return rd_err_set(&cl->err, RD_EUSAGE, 0, "%s %u ('%.*s') is not one",
+					  kind == RD_RULES_NAMES ? "--files-from name"
+								 : "filter rule",
+					  i + 1, (int)(tl > 80 ? 80 : tl), t);
+		memset(&m, 0, sizeof(m));
+		m.hdr.type = RD_MSG_RULES;
+		m.u.rules.kind = kind;
+		m.u.rules.n = (uint16_t)k;
+		m.u.rules.raw = raw;
+		m.u.rules.rawlen = len;
+		ret = rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+	}
+	return ret;
+}
+
+static const char *rule_at(const void *ctx, unsigned i, size_t *len)
+{
+	return rd_filter_text(ctx, i, len);
+}
+
+static const char *name_at(const void *ctx, unsigned i, size_t *len)
+{
+	const char *const *v = ctx;
+
+	*len = strlen(v[i]);
+	return v[i];
+}
+
+static int send_rules(struct rd_client *cl, struct rd_conn *c, const struct rd_filter *f)
+{
+	return send_strings_fn(cl, c, RD_RULES_FILTER, rd_filter_count(f), rule_at, f);
+}
+
+static int send_strings(struct rd_client *cl, struct rd_conn *c, uint8_t kind, const char *const *v,
+			unsigned n)
+{
+	return send_strings_fn(cl, c, kind, n, name_at, v);
+}
+
 static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_client_opts *o,
 		     uint32_t flags)
 {
 	struct rd_msg m;
-	int i;
+	int i, ret;
 
 	memset(&m, 0, sizeof(m));
 	m.hdr.type = RD_MSG_OPEN;
@@ -124,7 +185,72 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	}
 	if (flags & RD_OF_WINDOW)
 		m.u.open.window = (uint16_t)cl->e.o.window;
-	return rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+	if (flags & RD_OF_SELECT) {
+		m.u.open.sel = o->sel;
+		m.u.open.sel.nrules = (uint16_t)rd_filter_count(o->filter);
+		m.u.open.sel.nnames = o->push ? 0 : o->nnames;
+		if (o->push) {
+			memset(m.u.open.sel.pflags, 0, sizeof(m.u.open.sel.pflags));
+			memset(m.u.open.sel.skip, 0, sizeof(m.u.open.sel.skip));
+		} else {
+			/* the receiver is here: where things land is ours alone */
+			m.u.open.sel.rules &= (uint16_t) ~(RD_SEL_DEST_DIR | RD_SEL_MKPATH);
+		}
+	}
+	ret = rd_engine_send_msg_wait(c, &m, &cl->err, -1);
+	if (!ret && (flags & RD_OF_SELECT))
+		ret = send_rules(cl, c, o->filter);
+	if (!ret && (flags & RD_OF_SELECT) && !o->push && o->nnames)
+		ret = send_strings(cl, c, RD_RULES_NAMES, o->names, o->nnames);
+	return ret;
+}
+
+/*
+ * --mkpath: the deepest directory of dest that exists; *rel (into d, a
+ * copy of dest) is the rest, which the sink makes beneath it. An fd or -1.
+ */
+static int open_ancestor(char *d, const char **rel)
+{
+	char *cut = d + strlen(d);
+	int fd;
+
+	while (cut > d + 1 && cut[-1] == '/')
+		*--cut = '\0';
+	for (;;) {
+		while (cut > d && *cut != '/')
+			cut--;
+		if (cut == d) {
+			*rel = *d == '/' ? d + 1 : d;
+			return open(*d == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		}
+		*cut = '\0';
+		fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		*cut = '/';
+		if (fd >= 0 || errno != ENOENT) {
+			*rel = cut + 1;
+			return fd;
+		}
+		cut--;
+	}
+}
+
+void rd_session_sink_select(struct rd_sink *sink, const struct rd_select *sel)
+{
+	struct rd_sink_select x;
+
+	memset(&x, 0, sizeof(x));
+	x.compare = sel->compare == RD_CMP_CHECKSUM ? RD_SINK_CMP_CHECKSUM
+		    : sel->compare == RD_CMP_SIZE   ? RD_SINK_CMP_SIZE
+		    : sel->compare == RD_CMP_ALL    ? RD_SINK_CMP_ALL
+						    : RD_SINK_CMP_QUICK;
+	x.update = !!(sel->rules & RD_SEL_UPDATE);
+	x.ignore_existing = !!(sel->rules & RD_SEL_IGNORE_EXISTING);
+	x.existing = !!(sel->rules & RD_SEL_EXISTING);
+	x.modify_window = sel->modify_window < 0 ? RD_SINK_WINDOW_NS : sel->modify_window;
+	x.min_size = sel->min_size;
+	x.max_size = sel->max_size;
+	x.dry_run = !!(sel->rules & RD_SEL_DRY_RUN);
+	rd_sink_set_select(sink, &x);
 }
 
 int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink **sink,
@@ -146,6 +272,11 @@ int rd_local_sink(const char *dest, unsigned flags, mode_t umask, struct rd_sink
 		base = "";
 	}
 	fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && errno == ENOENT && (flags & RD_SINK_MKPATH) && *base) {
+		strcpy(d2, dest);
+		fd = open_ancestor(d2, &base);
+		parent = "its nearest existing parent";
+	}
 	if (fd < 0) {
 		ret = rd_err_set(err, errno == ENOENT ? RD_ENOENT : RD_ESYS, errno,
 				 "destination directory %s", parent);
@@ -187,8 +318,9 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 {
 	char names[RD_OPEN_PATHS_MAX][NAME_MAX + 1]; /* the sink copies them */
 	const char *ptrs[RD_OPEN_PATHS_MAX];
-	const char *const *asked = o->asked ? o->asked : o->remote;
-	int n = o->asked ? o->nasked : o->nremote, i;
+	unsigned char contents[RD_OPEN_PATHS_MAX];
+	const char *const *asked = o->expect ? o->expect : o->asked ? o->asked : o->remote;
+	int n = o->expect ? (int)o->nexpect : o->asked ? o->nasked : o->nremote, i;
 
 	if (n < 1 || n > RD_OPEN_PATHS_MAX)
 		return rd_err_set(&cl->err, RD_EUSAGE, 0, "between 1 and %d remote paths",
@@ -201,8 +333,9 @@ static int expect_roots(struct rd_client *cl, struct rd_sink *sink,
 		 */
 		rd_expected_root(asked[i], names[i], sizeof(names[i]));
 		ptrs[i] = names[i];
+		contents[i] = !o->expect && (o->sel.pflags[i] & RD_PF_CONTENTS);
 	}
-	if (rd_sink_expect_roots(sink, ptrs, (unsigned)n))
+	if (rd_sink_expect_roots(sink, ptrs, contents, (unsigned)n))
 		return rd_err_copy(&cl->err, rd_sink_err(sink));
 	return 0;
 }
@@ -228,6 +361,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	struct rd_msg_open_ok ok = {0};
 	struct rd_want_state ws = {0};
 	struct rd_conn *c = NULL;
+	struct rd_local *loc = NULL;
+	struct rd_tls_cfg ltls;
+	const struct rd_tls_cfg *tc;
 	struct rd_tree *t = NULL;
 	struct rd_sink *sink = NULL;
 	rd_engine_report_fn report = cl->e.report;
@@ -251,11 +387,27 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	}
 	if (o->push && o->tree) {
 		t = o->tree;
-	} else if (o->push) {
-		ret = rd_tree_open_paths(&t, o->local, o->nlocal,
-				   o->flags & RD_TREE_FLAGS, &cl->err);
+	} else if (o->push && o->names) {
+		/* --files-from: the names beneath the one source directory */
+		int base = open(o->local[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		ret = base < 0 ? rd_err_set(&cl->err, RD_ENOENT, errno, "%s", o->local[0])
+			       : rd_tree_open_names(&t, base, o->names, (int)o->nnames,
+						    (o->flags & RD_TREE_FLAGS) |
+							(o->dirs ? RD_TREE_DIRS : 0),
+						    &cl->err);
+		if (base >= 0)
+			close(base);
 		if (ret)
 			goto out;
+	} else if (o->push) {
+		ret = rd_tree_open_paths(
+		    &t, o->local, o->nlocal,
+		    (o->flags & RD_TREE_FLAGS) | (o->relative ? RD_TREE_RELATIVE : 0), &cl->err);
+		if (ret)
+			goto out;
+		/* --remove-source-files: each source's directory, to remove it once confirmed */
+		rd_tree_keep_parents(t, o->eo.remove_source);
 	} else if (o->list || o->module) {
 		/* a listing: nothing lands here (rd_engine_opts.list) */
 	} else {
@@ -277,6 +429,8 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		ret = o->wants ? 0 : expect_roots(cl, sink, o);
 		if (ret)
 			goto out;
+		/* we receive: the quick check and transfer rules are ours, whoever sends */
+		rd_session_sink_select(sink, &o->sel);
 	}
 	if (!o->list && !o->module)
 		phase(cl, o->push ? "sources opened" : "destination opened");
@@ -285,14 +439,19 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	req.ver_min = RD_PROTO_MIN;
 	req.ver_max = RD_PROTO_MAX;
 	cl->stage = RD_CL_CONNECT;
-	ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
+	if (o->local_dest)
+		ret = rd_local_start(&loc, o, &c, &ltls, &cl->err);
+	else
+		ret = rd_conn_connect(&c, o->host, o->port, &o->co, &req, &rep, &cl->err);
 	if (ret)
 		goto out;
 	cl->connected = 1;
 	cl->t.connected = mono_s();
 	cl->info = *rd_conn_info(c);
+	/* a local copy keys its loopback TLS with a one-time secret (rd_local.c) */
+	tc = o->local_dest ? &ltls : &o->tls;
 	/* never a password login an observer could test guesses against (item 27.5) */
-	if (o->tls.auth == RD_AUTH_USER && rd_conn_info(c)->version < RD_PROTO_LOGIN) {
+	if (tc->auth == RD_AUTH_USER && rd_conn_info(c)->version < RD_PROTO_LOGIN) {
 		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
 				 "%s speaks protocol %u, whose password login lets anyone who "
 				 "sees it test guesses of the secret; this rdcp logs in with "
@@ -300,8 +459,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_LOGIN);
 		goto out;
 	}
-	ret = rd_conn_start_tls(&c, &o->tls, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000,
-				&cl->err);
+	ret = rd_conn_start_tls(&c, tc, o->co.timeout_ms > 0 ? o->co.timeout_ms : 30000, &cl->err);
 	if (ret)
 		goto out;
 	cl->tls = *rd_tls_peer(rd_conn_tls(c));
@@ -349,6 +507,18 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	/* what each entry changed, for -v, -i and --out-format (version 7) */
 	if (rd_conn_info(c)->version >= RD_PROTO_ITEMS)
 		flags |= RD_OF_ITEMS;
+	/* rsync's rules (version 11): a copy that depends on them needs them */
+	if (rd_conn_info(c)->version >= RD_PROTO_SELECT) {
+		flags |= RD_OF_SELECT;
+	} else if (o->need_select) {
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+				 "%s speaks protocol %u, which has none of rsync's rules this "
+				 "copy asks for (a directory copied by its name or its contents, "
+				 "several sources, a destination directory, selection or "
+				 "transfer options: version %u); upgrade it",
+				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_SELECT);
+		goto out;
+	}
 	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
 	if (o->push && o->partial_dir) {
 		if (rd_conn_info(c)->version < RD_PROTO_PARTIAL_DIR) {
@@ -377,12 +547,18 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = await_open_ok(cl, c, o->eo.digest, flags, &ok);
 	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
 	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
+	cl->e.o.select = !ret && (ok.flags & RD_OF_SELECT);
 	cl->e.o.window = !ret && (ok.flags & RD_OF_WINDOW) ? ok.window : RD_WINDOW_FILES;
 	cl->e.o.items = !ret && (ok.flags & RD_OF_ITEMS);
 	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */
 	cl->e.o.hardlinks = !ret && (ok.flags & RD_OF_HARDLINKS);
 	cl->e.o.link_marks = cl->e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
 	cl->e.o.ranges = !ret && (ok.flags & RD_OF_RANGES);
+	/* -n: a pull's receiver is ours; a push's must have agreed to the rules */
+	cl->e.o.dry_run = !!(o->sel.rules & RD_SEL_DRY_RUN);
+	if (!ret && cl->e.o.dry_run && o->push && !cl->e.o.select)
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0, "%s did not agree to a dry run",
+				 cl->info.peer);
 	if (!ret)
 		phase(cl, "OPEN answered");
 	if (!ret)
@@ -405,8 +581,13 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	}
 	/* Read only what the server will keep (OPEN_OK: a subset of ours). */
 	if (t)
-		rd_tree_set_flags(t, ((ok.flags & o->flags) | (o->flags & RD_TREE_WALK_ONLY)) &
+		rd_tree_set_flags(t, ((ok.flags & flags) | (o->flags & RD_TREE_WALK_ONLY)) &
 					 RD_TREE_FLAGS);
+	/* we send: our filter rules leave out what they exclude (whatever the server) */
+	if (t && rd_tree_set_filter(t, o->filter, &cl->err)) {
+		ret = -RD_EUSAGE;
+		goto out;
+	}
 	cl->stage = RD_CL_TRANSFER;
 	if (o->push)
 		ret = rd_engine_send(&cl->e, c, t);
@@ -435,6 +616,8 @@ out:
 		cl->info.failovers = rd_conn_info(c)->failovers;
 	}
 	rd_conn_close(c);
+	rd_local_finish(loc, NULL, 0);
+	OPENSSL_cleanse(&ltls, sizeof(ltls));
 	if (cl->connected) {
 		cl->t.closed = mono_s();
 		phase(cl, "connection closed");

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/filter/rd_filter.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/session/rd_session_priv.h"
 #include "lib/sink/rd_sink.h"
@@ -138,6 +139,117 @@ static int await_open(struct rd_conn *c, volatile int *stop, int timeout_ms, uin
 }
 
 /*
+ * The RULES an OPEN announced (rd_proto.h): exactly as many filter rules,
+ * then names, as it said, within the byte bounds, each parsed here (a
+ * merge rule, which would name a file of ours, is refused like any rule
+ * that does not parse). 0, or a refusal sent to the client.
+ */
+struct names {
+	char **v;
+	unsigned n;
+	size_t bytes;
+};
+
+static void names_free(struct names *x)
+{
+	unsigned i;
+
+	for (i = 0; i < x->n; i++)
+		free(x->v[i]);
+	free(x->v);
+	memset(x, 0, sizeof(*x));
+}
+
+/* A --files-from name (checked as a path by the decoder) kept; -1: ferr said why. */
+static int add_name(struct names *nm, const struct rd_str *x, struct rd_err *ferr)
+{
+	nm->bytes += x->len;
+	if (nm->bytes > RD_NAMES_BYTES_MAX) {
+		snprintf(ferr->msg, sizeof(ferr->msg),
+			 "the --files-from names are over %u bytes in all", RD_NAMES_BYTES_MAX);
+		return -1;
+	}
+	nm->v[nm->n] = strndup(x->ptr, x->len);
+	if (!nm->v[nm->n]) {
+		snprintf(ferr->msg, sizeof(ferr->msg), "out of memory");
+		return -1;
+	}
+	nm->n++;
+	return 0;
+}
+
+static int read_rules(struct rd_conn *c, const struct rd_server_cfg *cfg,
+		      const struct rd_msg_open *o, struct rd_filter **fp, struct names *nm,
+		      struct rd_err *err)
+{
+	unsigned want = o->sel.nrules + o->sel.nnames, got = 0, k;
+	const uint8_t *buf;
+	const char *why;
+	struct rd_msg m;
+	struct rd_str x;
+	struct rd_err ferr;
+	size_t len, off, bytes = 0;
+	double t0 = now_s();
+	int r;
+
+	if (rd_filter_new(
+		fp, (o->sel.rules & RD_SEL_DELETE_EXCLUDED) ? RD_FILTER_DELETE_EXCLUDED : 0, err))
+		return refuse(c, err, RD_ENOMEM, "out of memory");
+	if (o->sel.nnames) {
+		nm->v = calloc(o->sel.nnames, sizeof(*nm->v));
+		if (!nm->v)
+			return refuse(c, err, RD_ENOMEM, "out of memory");
+	}
+	while (got < want) {
+		if (rd_conn_recv(c, &buf, &len) != 1) {
+			if (cfg->eo.stop && *cfg->eo.stop)
+				return refuse(c, err, RD_ESTOPPED, "the server is shutting down");
+			if (cfg->open_timeout_ms > 0 &&
+			    (now_s() - t0) * 1000 >= cfg->open_timeout_ms)
+				return refuse(c, err, RD_ETIMEOUT,
+					      "%s sent its filter rules too slowly; closing",
+					      rd_conn_info(c)->peer);
+			r = rd_conn_poll(c, 200);
+			if (r < 0)
+				return rd_err_copy(err, rd_conn_err(c));
+			continue;
+		}
+		r = rd_msg_decode(buf, len, &m, &why);
+		/* the filter rules first, then the names */
+		if (r || m.hdr.type != RD_MSG_RULES ||
+		    m.u.rules.kind != (got < o->sel.nrules ? RD_RULES_FILTER : RD_RULES_NAMES) ||
+		    m.u.rules.n > (got < o->sel.nrules ? o->sel.nrules : want) - got) {
+			rd_conn_recv_done(c);
+			return refuse(c, err, RD_EPROTO, "bad filter rules from %s after OPEN: %s",
+				      rd_conn_info(c)->peer,
+				      r				   ? why
+				      : m.hdr.type != RD_MSG_RULES ? "another message came first"
+								   : "more than announced");
+		}
+		for (off = 0, k = 0; k < m.u.rules.n; k++, got++) {
+			r = rd_rules_next(&m.u.rules, &off, &x);
+			if (!r && m.u.rules.kind == RD_RULES_NAMES) {
+				if (!add_name(nm, &x, &ferr))
+					continue;
+			} else if (!r) {
+				bytes += x.len;
+				if (bytes > RD_RULES_BYTES_MAX)
+					snprintf(ferr.msg, sizeof(ferr.msg),
+						 "the filter rules are over %u bytes in all",
+						 RD_RULES_BYTES_MAX);
+				else if (!rd_filter_add(*fp, x.ptr, x.len, RD_FILTER_RULE, &ferr))
+					continue;
+			}
+			rd_conn_recv_done(c);
+			return refuse(c, err, r ? RD_EPROTO : RD_EUSAGE, "%s",
+				      r ? "filter rules that do not decode" : ferr.msg);
+		}
+		rd_conn_recv_done(c);
+	}
+	return 0;
+}
+
+/*
  * Resolve rel beneath dirfd without following any symlink (not even one
  * inside the module: what a client sees must be what lies in the module
  * directory). Returns an fd or -errno.
@@ -191,8 +303,9 @@ static int normalize_rel(const char *in, char *out)
  * resolved by path again (issue 7 item 1). The module root is sent under
  * the module's name (the client knows it; issue 7 item 3).
  */
-static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd,
-		       const char *asked, struct rd_tree_src *src, char *rel, struct rd_err *err)
+static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd, const char *asked,
+		       int contents, int relative, unsigned skip, struct rd_tree_src *src,
+		       char *rel, struct rd_err *err)
 {
 	struct stat st;
 	char *slash;
@@ -200,6 +313,7 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 
 	memset(src, 0, sizeof(*src));
 	src->dirfd = -1;
+	src->contents = contents;
 	if (normalize_rel(asked, rel))
 		return refuse(c, err, RD_EPERM, "%s/%s: '..' is not allowed", mod->name, asked);
 	/* other clients' partials and temporaries: refused by name, found or not */
@@ -208,7 +322,11 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 		    c, err, RD_EPERM,
 		    "%s/%s: names an rdcp partial or temporary file; those are never sent",
 		    mod->name, rel);
+	if (!rel[0] && relative)
+		return refuse(c, err, RD_EUSAGE, "-R names no path in module '%s'", mod->name);
 	if (!rel[0]) {
+		/* rsync's "host::module": the module's contents */
+		src->contents = 1;
 		src->dirfd = fcntl(modfd, F_DUPFD_CLOEXEC, 0);
 		src->wire = mod->name;
 		return src->dirfd < 0 ? refuse(c, err, RD_ESYS, "module '%s': %s", mod->name,
@@ -229,6 +347,24 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 			      "a symlink; paths through symlinks are refused");
 	}
 	close(fd);
+	if (relative) {
+		/* -R: sent under its path from the base (the part before "/./") */
+		if (skip >= strlen(rel))
+			return refuse(c, err, RD_EPROTO, "a -R base past the path's end");
+		if (skip) {
+			rel[skip - 1] = '\0';
+			fd = open_beneath(modfd, rel, O_RDONLY | O_DIRECTORY);
+			rel[skip - 1] = '/';
+		} else {
+			fd = fcntl(modfd, F_DUPFD_CLOEXEC, 0);
+		}
+		if (fd < 0)
+			return refuse(c, err, RD_EPERM, "%s/%s: %s", mod->name, rel,
+				      "changed while checking it");
+		src->dirfd = fd;
+		src->rel = rel + skip;
+		return 0;
+	}
 	slash = strrchr(rel, '/');
 	if (slash) {
 		*slash = '\0';
@@ -246,6 +382,9 @@ static int pull_source(struct rd_conn *c, const struct rd_module *mod, int modfd
 		src->name = rel;
 	}
 	src->dirfd = fd;
+	/* rsync's -F: the merge files of its parents in the module count */
+	src->top_fd = modfd;
+	src->top_path = rel;
 	return 0;
 }
 
@@ -353,6 +492,15 @@ static void summarize(char *summary, size_t sumlen, const char *what, const char
 		 ret && ret != -RD_EPARTIAL ? e->err.msg : "");
 }
 
+/* rsync's placement rules for a push's receiver (RD_OF_SELECT). */
+static unsigned select_sink_flags(const struct rd_msg_open *o, uint32_t honoured_flags)
+{
+	if (!(honoured_flags & RD_OF_SELECT))
+		return 0;
+	return RD_SINK_RSYNC | ((o->sel.rules & RD_SEL_DEST_DIR) ? RD_SINK_DEST_DIR : 0) |
+	       ((o->sel.rules & RD_SEL_MKPATH) ? RD_SINK_MKPATH : 0);
+}
+
 static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
 {
 	uint32_t f = honoured(cfg, o);
@@ -366,7 +514,7 @@ static unsigned sink_flags_for(const struct rd_server_cfg *cfg, const struct rd_
 	       ((f & RD_OF_TRUST_PARTIAL) ? RD_SINK_TRUST_PARTIAL : 0) |
 	       ((f & RD_OF_XATTRS) ? RD_SINK_XATTRS : 0) | ((f & RD_OF_ACLS) ? RD_SINK_ACLS : 0) |
 	       ((f & RD_OF_DEVICES) ? RD_SINK_DEVICES : 0) |
-	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0);
+	       ((f & RD_OF_SPECIALS) ? RD_SINK_SPECIALS : 0) | select_sink_flags(o, f);
 }
 
 /* Refuse with the message already in err (it is reused for the reply). */
@@ -394,6 +542,8 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 		return "items, -x or -L";
 	if ((o->flags & RD_OF_LIST) && version < RD_PROTO_LIST)
 		return "a listing";
+	if ((o->flags & RD_OF_SELECT) && version < RD_PROTO_SELECT)
+		return "rsync's rules";
 	return NULL;
 }
 
@@ -432,6 +582,8 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	struct rd_want_list *wl = NULL;
 
 	ret = set_partial_dir(c, sink, o, err);
+	if (sink && (honoured(cfg, o) & RD_OF_SELECT))
+		rd_session_sink_select(sink, &o->sel);
 	if (!ret)
 		ret = send_open_ok(c, cfg, e, o, err);
 	if (!ret)
@@ -494,11 +646,39 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	return ret;
 }
 
+/* --files-from's walk: -R always, the listed directories alone without -r. */
+static unsigned names_flags(const struct rd_server_cfg *cfg, const struct rd_msg_open *o)
+{
+	unsigned f = honoured(cfg, o) & RD_TREE_FLAGS;
+
+	return f | RD_TREE_RELATIVE | ((f & RD_TREE_RECURSIVE) ? 0 : RD_TREE_DIRS);
+}
+
+/* The directory a pull's --files-from names are beneath: checked as any path is. */
+static int names_base(struct rd_conn *c, const struct rd_module *mod, int modfd, const char *asked,
+		      struct rd_tree_src *src, char *rel, struct rd_err *err)
+{
+	int fd;
+
+	memset(src, 0, sizeof(*src));
+	src->dirfd = -1;
+	if (normalize_rel(asked, rel))
+		return refuse(c, err, RD_EPERM, "%s/%s: '..' is not allowed", mod->name, asked);
+	fd = rel[0] ? open_beneath(modfd, rel, O_RDONLY | O_DIRECTORY)
+		    : fcntl(modfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return refuse(c, err, RD_ENOENT, "%s/%s: %s (--files-from names lie beneath it)",
+			      mod->name, rel, strerror(fd == -1 ? errno : -fd));
+	src->dirfd = fd;
+	return 0;
+}
+
 /* The ssh-started case: the job is fixed by our command line. */
 static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struct rd_engine *e,
-		       const struct rd_msg_open *o, char *summary, size_t sumlen,
-		       struct rd_err *err)
+		       const struct rd_msg_open *o, const struct rd_filter *filter,
+		       const struct names *names, char *summary, size_t sumlen, struct rd_err *err)
 {
+	int fd;
 	struct rd_sink *sink = NULL;
 	struct rd_tree *t = NULL;
 	int ret;
@@ -512,9 +692,24 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 	if (o->mode == RD_MODE_PUSH)
 		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
 				    err);
-	else
-		ret =
-		    rd_tree_open_paths(&t, cfg->fixed_paths, cfg->nfixed, tree_flags(cfg, o), err);
+	else if (names->n) {
+		/* --files-from: the names lie beneath our one path (the user's own) */
+		fd = open(cfg->fixed_paths[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		ret = fd < 0 ? rd_err_set(err, RD_ENOENT, errno, "%s", cfg->fixed_paths[0])
+			     : rd_tree_open_names(&t, fd, (const char *const *)names->v,
+						  (int)names->n, names_flags(cfg, o), err);
+		if (fd >= 0)
+			close(fd);
+	} else
+		ret = rd_tree_open_paths(
+		    &t, cfg->fixed_paths, cfg->nfixed,
+		    tree_flags(cfg, o) |
+			((o->flags & RD_OF_SELECT) && (o->sel.rules & RD_SEL_RELATIVE)
+			     ? RD_TREE_RELATIVE
+			     : 0),
+		    err);
+	if (!ret && t)
+		ret = rd_tree_set_filter(t, filter, err);
 	if (ret) {
 		ret = refuse_err(c, err, ret);
 		goto out;
@@ -542,7 +737,9 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	struct rd_tree_src srcs[RD_OPEN_PATHS_MAX];
 	char (*rels)[RD_PATH_MAX + 1] = NULL;
 	const char *feature;
-	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i;
+	struct rd_filter *filter = NULL;
+	struct names names = {NULL, 0, 0};
+	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i, relative;
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
@@ -580,6 +777,17 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			     "--partial-dir and --no-partial ask for opposite things");
 		goto out;
 	}
+	/* its filter rules come right after OPEN, before anything is answered */
+	if ((o->flags & RD_OF_SELECT) && (o->sel.nrules || o->sel.nnames)) {
+		ret = read_rules(c, cfg, o, &filter, &names, err);
+		if (ret)
+			goto out;
+	}
+	relative = (o->flags & RD_OF_SELECT) && (o->sel.rules & RD_SEL_RELATIVE);
+	if (names.n && o->npaths != 1) {
+		ret = refuse(c, err, RD_EUSAGE, "--files-from names one source directory");
+		goto out;
+	}
 	snprintf(digest, sizeof(digest), "%.*s", (int)o->digest.len, o->digest.ptr);
 	/* The chunk size is ours to decide: at most what the client asked. */
 	eo.chunk_size = o->chunk_size;
@@ -599,13 +807,15 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.hardlinks = !!(honoured(cfg, o) & RD_OF_HARDLINKS);
 	e.o.link_marks = e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
 	e.o.ranges = !!(honoured(cfg, o) & RD_OF_RANGES);
+	e.o.select = !!(honoured(cfg, o) & RD_OF_SELECT);
+	e.o.dry_run = e.o.select && (o->sel.rules & RD_SEL_DRY_RUN);
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;
 	else if (o->window < e.o.window)
 		e.o.window = o->window;
 	if (cfg->fixed_mode) {
-		ret = serve_fixed(cfg, c, &e, o, summary, sumlen, err);
+		ret = serve_fixed(cfg, c, &e, o, filter, &names, summary, sumlen, err);
 		goto out;
 	}
 	if (o->mode == RD_MODE_PUSH && o->npaths != 1) {
@@ -697,11 +907,28 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 					goto out;
 				}
 			}
-			ret = pull_source(c, mod, modfd, rel, &srcs[nsrcs], rels[nsrcs], err);
+			if (names.n) {
+				/* --files-from: the names lie beneath this directory */
+				ret =
+				    names_base(c, mod, modfd, rel, &srcs[nsrcs], rels[nsrcs], err);
+			} else {
+				ret = pull_source(c, mod, modfd, rel,
+						  (o->flags & RD_OF_SELECT) &&
+						      (o->sel.pflags[i] & RD_PF_CONTENTS),
+						  relative, o->sel.skip[i], &srcs[nsrcs],
+						  rels[nsrcs], err);
+			}
 			if (ret)
 				goto out;
 			nsrcs++;
 		}
+	}
+	if (cfg->chunk_limit) {
+		/* a paced session (max rate): chunks it can move well within the idle timeout */
+		uint32_t lim = cfg->chunk_limit(cfg->auth_ctx);
+
+		if (lim >= RD_CHUNK_MIN && lim < e.o.chunk_size)
+			e.o.chunk_size = lim;
 	}
 	ret = rd_engine_set_digest(&e, digest[0] ? digest : RD_DIGEST_KEYED);
 	if (ret) {
@@ -709,7 +936,13 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 		goto out;
 	}
 	if (o->mode == RD_MODE_PULL && wantfd < 0) {
-		ret = rd_tree_open(&t, srcs, nsrcs, tree_flags(cfg, o), err);
+		if (names.n)
+			ret = rd_tree_open_names(&t, srcs[0].dirfd, (const char *const *)names.v,
+						 (int)names.n, names_flags(cfg, o), err);
+		else
+			ret = rd_tree_open(&t, srcs, nsrcs, tree_flags(cfg, o), err);
+		if (!ret)
+			ret = rd_tree_set_filter(t, filter, err);
 		if (ret) {
 			ret = refuse_err(c, err, ret);
 			goto out;
@@ -723,6 +956,8 @@ out:
 		close(wantfd);
 	free(rels);
 	rd_tree_close(t);
+	rd_filter_free(filter);
+	names_free(&names);
 	rd_sink_close(sink);
 	if (modfd >= 0)
 		close(modfd);

@@ -20,6 +20,8 @@
 
 #define RD_MODULE_NAME_MAX 64
 
+struct rd_filter;
+
 /*
  * Open files one session may hold at most (counted again for issue 27
  * item 2). A receiver keeps up to four per entry of its window (the
@@ -138,6 +140,42 @@ struct rd_client_opts {
 	void (*list)(void *ctx, const struct rd_msg_file *f);
 	void (*module)(void *ctx, const char *name, size_t nlen, const char *comment, size_t clen);
 	void *list_ctx;
+	/*
+	 * rsync's rules (RD_OF_SELECT, version 11; issue 28): OPEN's SELECT
+	 * block as the command line asks (compare, rules, sizes, window; the
+	 * per-path flags are filled here from the paths asked for). A server
+	 * older than version 11 is refused when need_select says the copy
+	 * depends on them (else it runs as before: a single file).
+	 */
+	struct rd_select sel;
+	int need_select;
+	/*
+	 * rsync's filter rules (lib/filter; NULL: none): a push walks with
+	 * them, and every copy sends them to the server in RULES (a pull's
+	 * server walks with them; a receiver keeps them for what deletions
+	 * leave). sel.nrules is filled from it.
+	 */
+	const struct rd_filter *filter;
+	/*
+	 * -R (rsync's --relative; sel.rules has RD_SEL_RELATIVE): a push walks
+	 * every source under its whole path (lib/tree RD_TREE_RELATIVE).
+	 * --files-from: names (each a relative path) to send from beneath
+	 * the one source (a push: local[0]; a pull: remote[0], in RULES);
+	 * dirs: their directories without what they hold (no -r).
+	 */
+	int relative, dirs;
+	const char *const *names;
+	unsigned nnames;
+	/* pulls: the top-level names to accept instead of asked's last components (-R, --files-from) */
+	const char *const *expect;
+	unsigned nexpect;
+	/*
+	 * A local copy (every operand local): the receiving half runs in this
+	 * process (lib/session/rd_local.c) and receives into local_dest (as
+	 * given: a trailing '/' says it is a directory); host and port are
+	 * not used.
+	 */
+	const char *local_dest;
 };
 
 /*
@@ -241,7 +279,15 @@ struct rd_server_cfg {
 	 * modules (LIST)? 1 with its comment in comment (cap bytes), else 0.
 	 * NULL: every module, without a comment.
 	 */
-	int (*listable)(void *ctx, const struct rd_module *mod, char *comment, size_t cap); /*
+	int (*listable)(void *ctx, const struct rd_module *mod, char *comment, size_t cap);
+	/*
+	 * Daemon, optional: after every module was authorized, the largest
+	 * chunk this session may get (0: no limit of its own), so that a
+	 * session paced to its share of a max rate (eo.pace) never goes
+	 * silent past the peer's idle timeout between two chunks.
+	 */
+	uint32_t (*chunk_limit)(void *auth_ctx);
+	/*
 	 * The client's OPEN must arrive within this (ms; 0: no deadline but
 	 * the connection's silence timeout), or it is refused and the session
 	 * ends: messages that are not OPEN (even empty CREDITs) do not extend it.

@@ -20,12 +20,12 @@
  */
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_fsid.h"
+#include "lib/sink/rd_sink_int.h"
 #include "lib/sink/rd_sink_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,299 +39,9 @@
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink_partial.h"
 
-/* Where a wire path lands: parent dir fd (borrowed) + final name. */
-struct place {
-	int pfd;
-	const char *name;
-	size_t depth; /* components */
-};
-
-static const char *esc(struct rd_sink *s, const char *p, size_t len)
-{
-	if (rd_escape(s->esc, sizeof(s->esc), p, len) >= sizeof(s->esc))
-		memcpy(s->esc + sizeof(s->esc) - 4, "...", 4);
-	return s->esc;
-}
-
-static int sys_status(int e)
-{
-	switch (e) {
-	case ENOSPC:
-	case EDQUOT:
-		return RD_ENOSPC;
-	case EACCES:
-	case EPERM:
-	case EROFS:
-		return RD_EPERM;
-	case ENOENT:
-		return RD_ENOENT;
-	case ENOMEM:
-		return RD_ENOMEM;
-	default:
-		return RD_ESYS;
-	}
-}
-
-static int fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
-{
-	return rd_err_set(&s->err, sys_status(errnum), errnum, "%s%s%s%s%s", what ? what : "",
-			  what ? " " : "", esc(s, p, len), s->label[0] ? " in " : "", s->label);
-}
-
-const char *rd_sink_renames_to(const struct rd_sink *s)
-{
-	return s && !s->into ? s->dest_base : NULL;
-}
-
-void rd_sink_set_label(struct rd_sink *s, const char *label)
-{
-	rd_escape(s->label, sizeof(s->label), label, strlen(label));
-}
-
-/* Relative, no empty / "." / ".." component, no NUL, no leading '/'. */
-static int check_path(struct rd_sink *s, const char *p, size_t len)
-{
-	size_t i = 0, c;
-
-	if (!p || len == 0 || len > SINK_PATH_MAX || memchr(p, '\0', len))
-		return rd_err_set(&s->err, RD_EPROTO, 0, "refused path: empty, too long or NUL");
-	while (i <= len) {
-		c = i;
-		while (c < len && p[c] != '/')
-			c++;
-		if (c == i || c - i > NAME_MAX || (c - i == 1 && p[i] == '.') ||
-		    (c - i == 2 && p[i] == '.' && p[i + 1] == '.'))
-			return rd_err_set(&s->err, RD_EPROTO, 0, "refused path %s: %s",
-					  esc(s, p, len),
-					  c == i ? "empty component or absolute"
-						 : "\".\", \"..\" or over-long component");
-		i = c + 1;
-	}
-	/* rdcp's own files are never sent: a sender that does is planting them */
-	if (rd_path_reserved(p, len))
-		return rd_err_set(&s->err, RD_EPROTO, 0,
-				  "refused path %s: a name rdcp keeps for its partial, range "
-				  "and temporary files",
-				  esc(s, p, len));
-	return 0;
-}
-
-static int open_how(int dirfd, const char *path, int flags, unsigned long long resolve)
-{
-	struct open_how how;
-	long r;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (unsigned long long)flags;
-	how.resolve = resolve;
-	do {
-		r = rd_openat2(dirfd, path, &how, sizeof(how));
-	} while (r < 0 && (errno == EAGAIN || errno == EINTR));
-	return (int)r;
-}
-
-/*
- * Open directory path beneath dirfd. Symlinks are refused unless
- * allow_links (the destination itself may go through links that stay
- * beneath root_fd); the fallback walk refuses them always. path's ".."
- * components were refused before; "." and empty ones are skipped.
- */
-static int open_dir_beneath(struct rd_sink *s, int dirfd, const char *path, int allow_links)
-{
-	char comp[NAME_MAX + 1];
-	const char *p = path, *slash;
-	int fd, nfd, flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
-
-	if (!s->no_openat2) {
-		fd = open_how(dirfd, path, flags,
-			      RESOLVE_BENEATH |
-				  (allow_links ? 0 : RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS));
-		if (fd >= 0 || errno != ENOSYS)
-			return fd;
-		s->no_openat2 = 1;
-	}
-	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	while (fd >= 0 && *p) {
-		size_t n;
-
-		slash = strchr(p, '/');
-		n = slash ? (size_t)(slash - p) : strlen(p);
-		if (n > NAME_MAX) {
-			close(fd);
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(comp, p, n);
-		comp[n] = '\0';
-		p += n + (slash ? 1 : 0);
-		if (n == 0 || !strcmp(comp, "."))
-			continue;
-		nfd = rd_openat(fd, comp, flags | O_NOFOLLOW, 0);
-		close(fd);
-		fd = nfd;
-	}
-	return fd;
-}
-
-static void cache_drop(struct rd_sink *s)
-{
-	if (s->cache_fd >= 0)
-		close(s->cache_fd);
-	s->cache_fd = -1;
-	s->cache_len = 0;
-}
-
-static int root_seen(const struct rd_sink *s, const char *p, size_t n)
-{
-	unsigned i;
-
-	for (i = 0; i < s->nseen; i++)
-		if (strlen(s->seen[i]) == n && !memcmp(s->seen[i], p, n))
-			return 1;
-	return 0;
-}
-
-/* First component of path must be a requested top-level entry. */
-static int check_expected(struct rd_sink *s, const char *path, size_t len, size_t flen, int root)
-{
-	unsigned i, any = SINK_ROOTS_MAX;
-
-	if (!s->expect_on || root_seen(s, path, flen))
-		return 0;
-	if (!root)
-		return rd_err_set(&s->err, RD_EPROTO, 0,
-				  "refused path %s: not under a requested top-level entry",
-				  esc(s, path, len));
-	for (i = 0; i < s->nexpect; i++) {
-		if (s->expect_used[i])
-			continue;
-		if (strlen(s->expect[i]) == flen && !memcmp(s->expect[i], path, flen))
-			break;
-		if (!s->expect[i][0] && any == SINK_ROOTS_MAX)
-			any = i;
-	}
-	if (i == s->nexpect)
-		i = any;
-	if (i == SINK_ROOTS_MAX || s->nseen >= SINK_ROOTS_MAX)
-		return rd_err_set(&s->err, RD_EPROTO, 0, "refused %s: top-level entry not requested",
-				  esc(s, path, len));
-	s->expect_used[i] = 1;
-	memcpy(s->seen[s->nseen], path, flen);
-	s->seen[s->nseen++][flen] = '\0';
-	return 0;
-}
-
-int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n)
-{
-	unsigned i;
-
-	if (n > SINK_ROOTS_MAX)
-		return rd_err_set(&s->err, RD_EUSAGE, 0, "too many requested paths");
-	for (i = 0; i < n; i++) {
-		if (strlen(names[i]) > NAME_MAX)
-			return rd_err_set(&s->err, RD_EUSAGE, 0, "requested name too long");
-		/*
-		 * "" is "any one name": safe only where that one entry gets
-		 * the destination's name (rename mode), never inside an
-		 * existing directory (scp CVE-2019-6111 class).
-		 */
-		if (!names[i][0] && s->into)
-			return rd_err_set(&s->err, RD_EUSAGE, 0,
-					  "%s is an existing directory and a requested path "
-					  "names no file (like \".\" or \"~/\"): name the "
-					  "entry to copy, or a destination that does not exist yet",
-					  s->dest_esc);
-		strcpy(s->expect[i], names[i]);
-		s->expect_used[i] = 0;
-	}
-	s->nexpect = n;
-	s->nseen = 0;
-	s->expect_on = 1;
-	return 0;
-}
-
-/*
- * Check the wire path, map it to the effective path below dest_fd (rename
- * mode: the root component becomes dest_base) and open its parent.
- */
-static int resolve(struct rd_sink *s, const char *path, size_t len, int root, struct place *pl)
-{
-	const char *first_end, *rest, *slash;
-	size_t flen, elen, plen, i;
-	int ret, fd;
-
-	ret = check_path(s, path, len);
-	if (ret < 0)
-		return ret;
-	first_end = memchr(path, '/', len);
-	flen = first_end ? (size_t)(first_end - path) : len;
-	rest = path + flen;
-	if (root && first_end)
-		return rd_err_set(&s->err, RD_EPROTO, 0,
-				  "refused path %s: top-level entry with '/'", esc(s, path, len));
-	ret = check_expected(s, path, len, flen, root);
-	if (ret < 0)
-		return ret;
-	if (!s->into) {
-		if (root && !s->have_root) {
-			memcpy(s->root_name, path, flen);
-			s->root_name[flen] = '\0';
-			s->have_root = 1;
-		} else if (!s->have_root || strlen(s->root_name) != flen ||
-			   memcmp(s->root_name, path, flen)) {
-			return rd_err_set(&s->err, root ? RD_EUSAGE : RD_EPROTO, 0,
-					  root ? "destination %s: is not a directory"
-					       : "refused path %s: outside the transfer's root",
-					  root ? s->dest_esc : esc(s, path, len));
-		}
-		elen = strlen(s->dest_base);
-		memcpy(s->eff, s->dest_base, elen);
-		memcpy(s->eff + elen, rest, len - flen);
-		elen += len - flen;
-	} else {
-		memcpy(s->eff, path, len);
-		elen = len;
-	}
-	s->eff[elen] = '\0';
-	pl->depth = 1;
-	for (i = 0; i < elen; i++)
-		pl->depth += s->eff[i] == '/';
-	slash = strrchr(s->eff, '/');
-	if (!slash) {
-		pl->pfd = s->dest_fd;
-		pl->name = s->eff;
-		return 0;
-	}
-	plen = (size_t)(slash - s->eff);
-	pl->name = slash + 1;
-	if (s->cache_fd >= 0 && s->cache_len == plen && !memcmp(s->cache_path, s->eff, plen)) {
-		pl->pfd = s->cache_fd;
-		return 0;
-	}
-	cache_drop(s);
-	s->eff[plen] = '\0';
-	fd = open_dir_beneath(s, s->dest_fd, s->eff, 0);
-	s->eff[plen] = '/';
-	if (fd < 0) {
-		int e = errno;
-
-		if (e == ELOOP || e == EXDEV)
-			return rd_err_set(&s->err, RD_EPERM, 0,
-					  "%s: a parent is a symlink; refusing to follow",
-					  esc(s, path, len));
-		return rd_err_set(&s->err, sys_status(e), e, "%s: parent directory",
-				  esc(s, path, len));
-	}
-	memcpy(s->cache_path, s->eff, plen);
-	s->cache_len = plen;
-	s->cache_fd = fd;
-	pl->pfd = fd;
-	return 0;
-}
-
 static int readonly(struct rd_sink *s, const char *path, size_t len)
 {
-	return rd_err_set(&s->err, RD_EPERM, 0, "%s: read-only", esc(s, path, len));
+	return rd_err_set(&s->err, RD_EPERM, 0, "%s: read-only", sink_esc(s, path, len));
 }
 
 static int want_owner(const struct rd_sink *s)
@@ -369,32 +79,6 @@ static int chown_meta(const struct rd_sink *s, int fd, const char *name,
 	return rd_fchown(fd, uid, gid);
 }
 
-unsigned rd_sink_items(const struct rd_sink *s)
-{
-	return s->items;
-}
-
-unsigned rd_sink__set_items(struct rd_sink *s, unsigned items)
-{
-	s->items = items;
-	return items;
-}
-
-mode_t rd_sink__final_mode(const struct rd_sink *s, const struct rd_sink_meta *m)
-{
-	return final_mode(s, m);
-}
-
-int rd_sink__want_owner(const struct rd_sink *s)
-{
-	return want_owner(s);
-}
-
-int rd_sink__want_group(const struct rd_sink *s)
-{
-	return want_group(s);
-}
-
 static void meta_times(const struct rd_sink_meta *m, struct timespec ts[2])
 {
 	ts[0].tv_sec = (time_t)m->mtime_sec;
@@ -413,125 +97,8 @@ static void tmp_name(char *out, const char *name)
 		 (unsigned long long)r);
 }
 
-static int has_dotdot(const char *p)
-{
-	const char *c = p;
-
-	for (;;) {
-		const char *e = strchrnul(c, '/');
-
-		if (e - c == 2 && c[0] == '.' && c[1] == '.')
-			return 1;
-		if (!*e)
-			return 0;
-		c = e + 1;
-	}
-}
-
-mode_t rd_sink_process_umask(void)
-{
-	mode_t m = umask(022);
-
-	umask(m);
-	return m;
-}
-
-int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned flags,
-		 mode_t um, struct rd_err *err)
-{
-	struct rd_sink *s;
-	const char *base;
-	char *parent = NULL;
-	size_t n;
-	int ret = 0, fd;
-
-	*out = NULL;
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return rd_err_set(err, RD_ENOMEM, ENOMEM, "destination");
-	s->flags = flags;
-	s->no_openat2 = !!(flags & RD_SINK_TEST_NO_OPENAT2);
-	s->dest_fd = -1;
-	s->cache_fd = -1;
-	s->umask = um & 0777;
-	if (!dest || !*dest)
-		dest = ".";
-	rd_escape(s->dest_esc, sizeof(s->dest_esc), dest, strlen(dest));
-	memcpy(s->label, s->dest_esc, sizeof(s->label));
-	n = strlen(dest);
-	if (dest[0] == '/' || has_dotdot(dest)) {
-		ret = rd_err_set(err, RD_EUSAGE, 0, "destination %s: must be relative, without ..",
-				 s->dest_esc);
-		goto out;
-	}
-	/* a push to "module/.rdcp-partial.x" would plant one under its final name */
-	if (rd_path_reserved(dest, n)) {
-		ret = rd_err_set(err, RD_EUSAGE, 0,
-				 "destination %s: a name rdcp keeps for its partial and temporary "
-				 "files",
-				 s->dest_esc);
-		goto out;
-	}
-	fd = open_dir_beneath(s, root_fd, dest, 1);
-	if (fd >= 0) {
-		s->dest_fd = fd;
-		s->into = 1;
-		goto out;
-	}
-	if (errno != ENOENT && errno != ENOTDIR) {
-		ret = rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
-		goto out;
-	}
-	/* Rename mode: the parent must exist, the base name is the root's. */
-	if (dest[n - 1] == '/') {
-		ret = rd_err_set(err, RD_ENOENT, ENOENT, "destination %s", s->dest_esc);
-		goto out;
-	}
-	base = strrchr(dest, '/');
-	parent = strndup(dest, base ? (size_t)(base - dest) : 0);
-	if (!parent) {
-		ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "destination %s", s->dest_esc);
-		goto out;
-	}
-	base = base ? base + 1 : dest;
-	if (strlen(base) > NAME_MAX || !strcmp(base, ".")) {
-		ret = rd_err_set(err, RD_EUSAGE, 0, "destination %s: bad name", s->dest_esc);
-		goto out;
-	}
-	strcpy(s->dest_base, base);
-	fd = open_dir_beneath(s, root_fd, *parent ? parent : ".", 1);
-	if (fd < 0) {
-		ret = rd_err_set(err, sys_status(errno), errno, "destination %s", s->dest_esc);
-		goto out;
-	}
-	s->dest_fd = fd;
-out:
-	free(parent);
-	if (ret < 0)
-		rd_sink_close(s);
-	else
-		*out = s;
-	return ret;
-}
-
-void rd_sink_close(struct rd_sink *s)
-{
-	if (!s)
-		return;
-	cache_drop(s);
-	if (s->dest_fd >= 0)
-		close(s->dest_fd);
-	rd_sink__links_free(s);
-	free(s);
-}
-
-const struct rd_err *rd_sink_err(const struct rd_sink *s)
-{
-	return &s->err;
-}
-
 /* Remember a directory we created (by inode) until its dir_post. */
-static void dir_note(struct rd_sink *s, int pfd, const char *name)
+void sink_dir_note(struct rd_sink *s, int pfd, const char *name)
 {
 	struct stat st;
 
@@ -542,20 +109,114 @@ static void dir_note(struct rd_sink *s, int pfd, const char *name)
 	s->ncreated++;
 }
 
-/* Was the directory open as fd created by us? Forgets it (dir_post is once). */
-static int dir_created(struct rd_sink *s, int fd)
+/* Did we create the directory st? Forgets it (dir_post is once). */
+static int dir_created(struct rd_sink *s, const struct stat *st)
 {
-	struct stat st;
 	unsigned i;
 
-	if (fstat(fd, &st) < 0)
-		return 0;
 	for (i = s->ncreated; i-- > 0;) {
-		if (s->created[i].dev == st.st_dev && s->created[i].ino == st.st_ino) {
+		if (s->created[i].dev == st->st_dev && s->created[i].ino == st->st_ino) {
 			s->created[i] = s->created[--s->ncreated];
 			return 1;
 		}
 	}
+	return 0;
+}
+
+/*
+ * rsync's --existing and --ignore-existing for what is not a regular
+ * file (a directory, its POST, a symlink, a special, a hard link; files
+ * have rd_sink_file_check): 1 when the entry is left as it is (items:
+ * RD_IT_SKIPPED), else 0 (an error is the entry call's to say).
+ * --existing: nothing missing is made, nor anything beneath a directory
+ * it did not make; --ignore-existing: whatever is there stays, but a
+ * directory over a directory goes ahead (its attributes), as rsync's
+ * generator does.
+ */
+static int sel_leave(struct rd_sink *s, const char *path, size_t len, unsigned how)
+{
+	struct place pl;
+	struct stat st;
+	int ret;
+
+	if (!s->sel_on || !(s->sel.existing || s->sel.ignore_existing))
+		return 0;
+	ret = sink_resolve(s, path, len, how, &pl);
+	if (ret < 0) {
+		if (ret != -RD_ENOENT || !s->sel.existing)
+			return 0;
+	} else if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (!s->sel.ignore_existing || ((how & HOW_DIR) && S_ISDIR(st.st_mode)))
+			return 0;
+	} else if (errno != ENOENT || !s->sel.existing) {
+		return 0;
+	}
+	rd_err_clear(&s->err);
+	s->items = RD_IT_SKIPPED;
+	return 1;
+}
+
+static int dry(const struct rd_sink *s)
+{
+	return s->sel_on && s->sel.dry_run;
+}
+
+/* A dry run's entry beneath a directory that would be made: new. Else ret. */
+static int dry_new(struct rd_sink *s, int ret)
+{
+	if (ret >= 0 || !s->absent)
+		return ret;
+	rd_err_clear(&s->err);
+	s->items = RD_IT_NEW | RD_IT_LOCAL;
+	return 0;
+}
+
+/*
+ * A non-directory goes where a directory is: rsync's rules remove an
+ * empty one (what replaces it is new) and leave a full one ("cannot
+ * delete non-empty directory": that entry fails); without them it is
+ * refused.
+ */
+static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
+{
+	struct stat st;
+
+	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+		return 0;
+	if (!(s->flags & RD_SINK_RSYNC))
+		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", sink_esc(s, path, len));
+	if (dry(s))
+		return 0; /* it would go, if empty */
+	if (s->cache_fd >= 0 && s->cache_fd != pl->pfd)
+		sink_cache_drop(s); /* it may be the directory going */
+	if (rd_unlinkat(pl->pfd, pl->name, AT_REMOVEDIR) == 0)
+		return 0;
+	if (errno == ENOTEMPTY || errno == EEXIST)
+		return rd_err_set(&s->err, RD_ESYS, 0,
+				  "%s: cannot delete the non-empty directory in its way",
+				  sink_esc(s, path, len));
+	return sink_fail(s, errno, path, len, "remove the directory in the way of");
+}
+
+/*
+ * A directory goes where a non-directory is (rsync's rules: never
+ * followed, a symlink too is replaced): 0 when it went.
+ */
+static int not_a_nondir(struct rd_sink *s, const struct place *pl, const struct stat *st,
+			const char *path, size_t len)
+{
+	if (!(s->flags & RD_SINK_RSYNC) || !strcmp(pl->name, ".") || (!s->into && pl->depth == 1)) {
+		if (S_ISLNK(st->st_mode))
+			return rd_err_set(&s->err, RD_EPERM, 0,
+					  "%s: is a symlink; refusing to follow",
+					  sink_esc(s, path, len));
+		return rd_err_set(&s->err, RD_ESYS, 0, "%s: exists and is not a directory",
+				  sink_esc(s, path, len));
+	}
+	if (dry(s))
+		return 0;
+	if (rd_unlinkat(pl->pfd, pl->name, 0) < 0)
+		return sink_fail(s, errno, path, len, "remove what is in the way of");
 	return 0;
 }
 
@@ -569,27 +230,60 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	s->items = 0;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	if (sel_leave(s, path, len, (unsigned)root | HOW_DIR))
+		return 0;
+	ret = sink_resolve(s, path, len, (unsigned)root | HOW_DIR, &pl);
 	if (ret < 0)
+		return dry_new(s, ret);
+	if (dry(s)) {
+		/* what mkdir would find */
+		if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT)
+				return sink_fail(s, errno, path, len, "stat");
+			s->items = RD_IT_NEW | RD_IT_LOCAL;
+			return 0;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			s->items = rd_sink__attr_items(s, &st, m);
+			return 0;
+		}
+		ret = not_a_nondir(s, &pl, &st, path, len);
+		s->items = ret < 0 ? 0 : RD_IT_NEW | RD_IT_LOCAL;
 		return ret;
-	if (rd_mkdirat(pl.pfd, pl.name, 0700) == 0) {
-		dir_note(s, pl.pfd, pl.name);
-		s->items = RD_IT_NEW | RD_IT_LOCAL;
+	}
+	if (rd_mkdirat(pl.pfd, pl.name, 0700) == 0)
+		goto made;
+	if (errno != EEXIST)
+		return sink_fail(s, errno, path, len, "mkdir");
+	if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return sink_fail(s, errno, path, len, "mkdir");
+	if (S_ISDIR(st.st_mode)) {
+		/* as rsync: what the directory's own metadata will change, judged now */
+		s->items = rd_sink__attr_items(s, &st, m);
 		return 0;
 	}
-	if (errno != EEXIST)
-		return fail(s, errno, path, len, "mkdir");
-	if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return fail(s, errno, path, len, "mkdir");
-	if (S_ISLNK(st.st_mode))
-		return rd_err_set(&s->err, RD_EPERM, 0, "%s: is a symlink; refusing to follow",
-				  esc(s, path, len));
-	if (!S_ISDIR(st.st_mode))
-		return rd_err_set(&s->err, RD_ESYS, 0, "%s: exists and is not a directory",
-				  esc(s, path, len));
-	/* as rsync: what the directory's own metadata will change, judged now */
-	s->items = rd_sink__attr_items(s, &st, m);
+	ret = not_a_nondir(s, &pl, &st, path, len);
+	if (ret < 0)
+		return ret;
+	if (rd_mkdirat(pl.pfd, pl.name, 0700) < 0)
+		return sink_fail(s, errno, path, len, "mkdir");
+made:
+	sink_dir_note(s, pl.pfd, pl.name);
+	s->items = RD_IT_NEW | RD_IT_LOCAL;
 	return 0;
+}
+
+/*
+ * A directory's POST (or its metadata): the root's comes without
+ * RD_FF_ROOT in rename mode (only its name is checked); a directory.
+ */
+static unsigned post_how(const struct rd_sink *s, int root)
+{
+	unsigned how = ((unsigned)root & RD_SINK_CONTENTS) | HOW_DIR;
+
+	if ((root & (int)RD_SINK_ROOT) && !s->have_root)
+		how |= RD_SINK_ROOT;
+	return how;
 }
 
 int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
@@ -597,30 +291,51 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 {
 	struct timespec ts[2];
 	struct place pl;
-	int ret = 0, fd;
+	struct stat st;
+	unsigned diff;
+	int ret = 0, fd, created;
 
+	s->items = 0; /* a directory's changes were judged at its mkdir */
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	/* The root's POST comes without RD_FF_ROOT: only the name is checked. */
-	ret = resolve(s, path, len, root && !s->have_root, &pl);
-	if (ret < 0)
+	if (sel_leave(s, path, len, post_how(s, root)))
+		return 0;
+	ret = sink_resolve(s, path, len, post_how(s, root), &pl);
+	if (ret < 0) {
+		ret = dry_new(s, ret);
+		s->items = 0; /* a directory that would be made was new at its mkdir */
 		return ret;
-	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
+	}
+	fd = sink_open_dir(s, pl.pfd, pl.name, 0);
+	if (fd < 0 && dry(s) && (errno == ENOENT || errno == ENOTDIR || errno == ELOOP))
+		return 0; /* it would be made (or replace what is there): new already */
 	if (fd < 0)
-		return fail(s, errno, path, len, "open directory");
-	if (chown_meta(s, fd, NULL, m) < 0) {
-		ret = fail(s, errno, path, len, "chown");
+		return sink_fail(s, errno, path, len, "open directory");
+	/* what differs only (a rerun of an unchanged tree changes nothing) */
+	if (fstat(fd, &st) < 0) {
+		ret = sink_fail(s, errno, path, len, "stat directory");
 		goto out;
 	}
-	if ((dir_created(s, fd) || (s->flags & RD_SINK_PRESERVE_MODE)) &&
-	    rd_fchmod(fd, final_mode(s, m)) < 0) {
-		ret = fail(s, errno, path, len, "chmod");
+	/*
+	 * Compared after its entries were written, with the window: rsync's
+	 * touch_up_dirs (a directory this copy wrote into is newer now)
+	 */
+	created = dir_created(s, &st);
+	diff = rd_sink__attr_diff(s, &st, m, created || (s->flags & RD_SINK_PRESERVE_MODE));
+	if (dry(s))
+		goto out;
+	if ((diff & (RD_IT_OWNER | RD_IT_GROUP)) && chown_meta(s, fd, NULL, m) < 0) {
+		ret = sink_fail(s, errno, path, len, "chown");
 		goto out;
 	}
-	if (s->flags & RD_SINK_PRESERVE_TIMES) {
+	if ((diff & RD_IT_PERMS) && rd_fchmod(fd, final_mode(s, m)) < 0) {
+		ret = sink_fail(s, errno, path, len, "chmod");
+		goto out;
+	}
+	if (diff & RD_IT_TIME) {
 		meta_times(m, ts);
 		if (rd_futimens(fd, ts) < 0) {
-			ret = fail(s, errno, path, len, "set times of");
+			ret = sink_fail(s, errno, path, len, "set times of");
 			goto out;
 		}
 	}
@@ -629,14 +344,20 @@ out:
 	return ret;
 }
 
-/* Refuse to put a non-directory where a directory is. */
-static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
+/*
+ * rsync's rules: a symlink with the same target is kept (its owner and
+ * times brought in line): 0. 1: make it (the items say why), or < 0.
+ * Without them (an older peer) it is always made again.
+ */
+static int same_link(struct rd_sink *s, const struct place *pl, const char *tgt, size_t tlen,
+		     const struct rd_sink_meta *m, const char *path, size_t len)
 {
-	struct stat st;
+	unsigned items = rd_sink__link_items(s, pl->pfd, pl->name, tgt, tlen, m);
 
-	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode))
-		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
-	return 0;
+	s->items = items;
+	if (!s->sel_on || (items & (RD_IT_NEW | RD_IT_CHANGE)))
+		return 1;
+	return rd_sink__fix_attrs(s, pl->pfd, pl->name, items, m, path, len);
 }
 
 int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
@@ -652,40 +373,51 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	s->items = 0;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
-	if (ret < 0)
-		return ret;
+	if (sel_leave(s, path, len, (unsigned)root))
+		return 0;
 	if (!target || tlen == 0 || tlen > SINK_PATH_MAX || memchr(target, '\0', tlen))
 		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad symlink target",
-				  esc(s, path, len));
+				  sink_esc(s, path, len));
+	ret = sink_resolve(s, path, len, (unsigned)root, &pl);
+	if (ret < 0)
+		return dry_new(s, ret);
 	ret = not_a_dir(s, &pl, path, len);
 	if (ret < 0)
 		return ret;
 	tgt = strndup(target, tlen);
 	if (!tgt)
-		return fail(s, ENOMEM, path, len, "symlink");
-	items = rd_sink__link_items(s, pl.pfd, pl.name, tgt, tlen, m);
+		return sink_fail(s, ENOMEM, path, len, "symlink");
+	ret = same_link(s, &pl, tgt, tlen, m, path, len);
+	items = s->items;
+	s->items = 0; /* set once it is done */
+	if (ret == 1 && dry(s))
+		ret = 0; /* it would be made */
+	if (ret != 1) {
+		/* the same link is there already or would be made (0), or an error */
+		s->items = ret ? 0 : items;
+		goto out;
+	}
 	do {
 		tmp_name(tmp, pl.name);
 		ret = rd_symlinkat(tgt, pl.pfd, tmp);
 	} while (ret < 0 && errno == EEXIST && ++tries < 8);
 	if (ret < 0) {
-		ret = fail(s, errno, path, len, "symlink");
+		ret = sink_fail(s, errno, path, len, "symlink");
 		goto out;
 	}
 	if (chown_meta(s, pl.pfd, tmp, m) < 0) {
-		ret = fail(s, errno, path, len, "chown");
+		ret = sink_fail(s, errno, path, len, "chown");
 		goto unlink;
 	}
 	if (s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(m, ts);
 		if (rd_utimensat(pl.pfd, tmp, ts, AT_SYMLINK_NOFOLLOW) < 0) {
-			ret = fail(s, errno, path, len, "set times of");
+			ret = sink_fail(s, errno, path, len, "set times of");
 			goto unlink;
 		}
 	}
 	if (rd_renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
-		ret = fail(s, errno, path, len, "rename into place");
+		ret = sink_fail(s, errno, path, len, "rename into place");
 		goto unlink;
 	}
 	ret = 0;
@@ -716,7 +448,7 @@ static void file_free(struct rd_sink_file *f)
 
 int rd_sink__ffail(struct rd_sink_file *f, int errnum, const char *what)
 {
-	return fail(f->s, errnum, f->path, f->path_len, what);
+	return sink_fail(f->s, errnum, f->path, f->path_len, what);
 }
 
 /* Temporary: O_TMPFILE in the parent, else a named O_EXCL file. */
@@ -758,18 +490,25 @@ static int file_new(struct rd_sink *s, const char *path, size_t len, int root,
 	*out = NULL;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	if (dry(s))
+		return rd_err_set(&s->err, RD_EUSAGE, 0, "%s: a dry run writes no file",
+				  sink_esc(s, path, len));
+	ret = sink_resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return ret;
 	*ex = rd_fstatat(pl.pfd, pl.name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
-	if (!*ex && S_ISDIR(st->st_mode))
-		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", esc(s, path, len));
+	if (!*ex && S_ISDIR(st->st_mode)) {
+		ret = not_a_dir(s, &pl, path, len);
+		if (ret < 0)
+			return ret;
+		*ex = ENOENT; /* an empty directory went */
+	}
 	items = *ex || !S_ISREG(st->st_mode) ? RD_IT_NEW : rd_sink__attr_items(s, st, m);
 	if (m->size > (uint64_t)INT64_MAX)
-		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", esc(s, path, len));
+		return rd_err_set(&s->err, RD_EPROTO, 0, "%s: bad size", sink_esc(s, path, len));
 	f = calloc(1, sizeof(*f));
 	if (!f)
-		return fail(s, ENOMEM, path, len, "open");
+		return sink_fail(s, ENOMEM, path, len, "open");
 	f->s = s;
 	f->tmpfd = f->exfd = f->ppfd = -1;
 	f->m = *m;
@@ -812,10 +551,12 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 	 * appended logs, grown images; only with chunking set). A resumed
 	 * partial is newer than it.
 	 */
-	if (f->resumed) {
-		/* a resumed partial is newer than any existing file */
-	} else if (ex) {
+	if (!f->resumed && ex)
 		f->absent = ex == ENOENT; /* commit may link it straight there */
+	if (!ex && S_ISREG(st.st_mode))
+		f->ex_mode = st.st_mode;
+	if (f->resumed || ex) {
+		/* a resumed partial is newer than any existing file; or there is none */
 	} else if (!(s->flags & RD_SINK_FRESH) && S_ISREG(st.st_mode) &&
 		   ((uint64_t)st.st_size == m->size || (s->part_chunk && st.st_size > 0))) {
 		/* (RD_SINK_FRESH, a write-only module: nothing there is compared) */
@@ -898,7 +639,7 @@ static int range_ok(struct rd_sink_file *f, size_t len, uint64_t off)
 {
 	if (past_end(f, len, off))
 		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
-				  esc(f->s, f->path, f->path_len));
+				  sink_esc(f->s, f->path, f->path_len));
 	return 0;
 }
 
@@ -945,13 +686,13 @@ int rd_sink_file_read_error(struct rd_sink_file *f, int existing, int errnum)
 		return 0;
 	case EBADF:
 		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
-				  esc(f->s, f->path, f->path_len));
+				  sink_esc(f->s, f->path, f->path_len));
 	case ERANGE:
 		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
-				  esc(f->s, f->path, f->path_len));
+				  sink_esc(f->s, f->path, f->path_len));
 	case ENODATA:
 		return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: %s file shrank",
-				  esc(f->s, f->path, f->path_len), which);
+				  sink_esc(f->s, f->path, f->path_len), which);
 	default:
 		return rd_sink__ffail(f, errnum, existing ? "read existing" : "read partial of");
 	}
@@ -1016,7 +757,7 @@ int rd_sink_file_write_error(struct rd_sink_file *f, int errnum)
 {
 	if (errnum == ERANGE)
 		return rd_err_set(&f->s->err, RD_EPROTO, 0, "%s: range past the end of the file",
-				  esc(f->s, f->path, f->path_len));
+				  sink_esc(f->s, f->path, f->path_len));
 	return rd_sink__ffail(f, errnum, "write");
 }
 
@@ -1029,7 +770,7 @@ int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
 
 	if (f->exfd < 0)
 		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
-				  esc(f->s, f->path, f->path_len));
+				  sink_esc(f->s, f->path, f->path_len));
 	if (range_ok(f, len, off) < 0)
 		return -RD_EPROTO;
 	while (len) {
@@ -1040,7 +781,7 @@ int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
 		}
 		if (r == 0)
 			return rd_err_set(&f->s->err, RD_ESYS, 0, "%s: existing file shrank",
-					  esc(f->s, f->path, f->path_len));
+					  sink_esc(f->s, f->path, f->path_len));
 		if (errno == EINTR)
 			continue;
 		if (errno == ENOSPC || errno == EDQUOT || errno == EIO)
@@ -1065,9 +806,14 @@ static int apply_meta(struct rd_sink_file *f, int fd)
 {
 	struct timespec ts[2];
 
+	mode_t mode = final_mode(f->s, &f->m);
+
+	/* rsync's rules without -p: a file that was there keeps its permissions */
+	if (f->ex_mode && f->s->sel_on && !(f->s->flags & RD_SINK_PRESERVE_MODE))
+		mode = f->ex_mode & 07777;
 	if (chown_meta(f->s, fd, NULL, &f->m) < 0)
 		return rd_sink__ffail(f, errno, "chown");
-	if (rd_fchmod(fd, final_mode(f->s, &f->m)) < 0)
+	if (rd_fchmod(fd, mode) < 0)
 		return rd_sink__ffail(f, errno, "chmod");
 	if (f->s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(&f->m, ts);
@@ -1132,7 +878,7 @@ int rd_sink_file_seal(struct rd_sink_file *f)
 int rd_sink_sync(struct rd_sink *s)
 {
 	if (syncfs(s->dest_fd) < 0)
-		return rd_err_set(&s->err, sys_status(errno), errno, "%s: syncfs", s->dest_esc);
+		return rd_err_set(&s->err, sink_status(errno), errno, "%s: syncfs", s->dest_esc);
 	return 0;
 }
 
@@ -1155,7 +901,7 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	if (keep_existing) {
 		if (f->exfd < 0) {
 			ret = rd_err_set(&s->err, RD_EUSAGE, 0, "%s: no existing file to keep",
-					 esc(s, f->path, f->path_len));
+					 sink_esc(s, f->path, f->path_len));
 			goto out;
 		}
 		ret = apply_meta(f, f->exfd);
@@ -1257,14 +1003,79 @@ unsigned rd_sink__flags(const struct rd_sink *s)
 	return s->flags;
 }
 
+void rd_sink_set_select(struct rd_sink *s, const struct rd_sink_select *sel)
+{
+	s->sel = *sel;
+	s->sel_on = 1;
+}
+
+const struct rd_sink_select *rd_sink__select(const struct rd_sink *s)
+{
+	return s->sel_on ? &s->sel : NULL;
+}
+
+unsigned rd_sink_items(const struct rd_sink *s)
+{
+	return s->items;
+}
+
+unsigned rd_sink__set_items(struct rd_sink *s, unsigned items)
+{
+	s->items = items;
+	return items;
+}
+
+int rd_sink__want_owner(const struct rd_sink *s)
+{
+	return want_owner(s);
+}
+
+int rd_sink__want_group(const struct rd_sink *s)
+{
+	return want_group(s);
+}
+
+mode_t rd_sink__final_mode(const struct rd_sink *s, const struct rd_sink_meta *m)
+{
+	return final_mode(s, m);
+}
+
+int rd_sink__sel_leave(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	return sel_leave(s, path, len, (unsigned)root);
+}
+
+int rd_sink__dry(const struct rd_sink *s)
+{
+	return dry(s);
+}
+
+int rd_sink__dry_new(struct rd_sink *s, int ret)
+{
+	return dry_new(s, ret);
+}
+
+int rd_sink__resolve(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
+		     const char **name)
+{
+	struct place pl;
+	int ret = sink_resolve(s, path, len, (unsigned)root, &pl);
+
+	if (ret < 0)
+		return ret;
+	*pfd = pl.pfd;
+	*name = pl.name;
+	return 0;
+}
+
 const char *rd_sink__esc(struct rd_sink *s, const char *p, size_t len)
 {
-	return esc(s, p, len);
+	return sink_esc(s, p, len);
 }
 
 int rd_sink__fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what)
 {
-	return fail(s, errnum, p, len, what);
+	return sink_fail(s, errnum, p, len, what);
 }
 
 void rd_sink__tmp_name(char *out, const char *name)
@@ -1278,12 +1089,12 @@ int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root)
 	struct place pl;
 	int ret, fd;
 
-	ret = resolve(s, path, len, root && !s->have_root, &pl);
+	ret = sink_resolve(s, path, len, post_how(s, root), &pl);
 	if (ret < 0)
 		return ret;
-	fd = open_dir_beneath(s, pl.pfd, pl.name, 0);
+	fd = sink_open_dir(s, pl.pfd, pl.name, 0);
 	if (fd < 0)
-		return fail(s, errno, path, len, "open directory");
+		return sink_fail(s, errno, path, len, "open directory");
 	return fd;
 }
 
@@ -1300,7 +1111,7 @@ int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, in
 	*pfd = -1;
 	if (s->flags & RD_SINK_READONLY)
 		return readonly(s, path, len);
-	ret = resolve(s, path, len, root, &pl);
+	ret = sink_resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return ret;
 	ret = not_a_dir(s, &pl, path, len);
@@ -1308,7 +1119,7 @@ int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, in
 		return ret;
 	*pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
 	if (*pfd < 0)
-		return fail(s, errno, path, len, "open parent of");
+		return sink_fail(s, errno, path, len, "open parent of");
 	snprintf(name, NAME_MAX + 1, "%s", pl.name);
 	return 0;
 }
@@ -1322,19 +1133,19 @@ int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struc
 	int fd, ret = 0;
 
 	if (chown_meta(s, pfd, name, m) < 0)
-		return fail(s, errno, path, len, "chown");
+		return sink_fail(s, errno, path, len, "chown");
 	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
 	if (fd < 0)
-		return fail(s, errno, path, len, "open");
+		return sink_fail(s, errno, path, len, "open");
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
 	if (rd_fchmodat(AT_FDCWD, proc, final_mode(s, m), 0) < 0) {
-		ret = fail(s, errno, path, len, "chmod");
+		ret = sink_fail(s, errno, path, len, "chmod");
 		goto out;
 	}
 	if (s->flags & RD_SINK_PRESERVE_TIMES) {
 		meta_times(m, ts);
 		if (rd_utimensat(pfd, name, ts, AT_SYMLINK_NOFOLLOW) < 0)
-			ret = fail(s, errno, path, len, "set times of");
+			ret = sink_fail(s, errno, path, len, "set times of");
 	}
 out:
 	close(fd);
@@ -1380,4 +1191,14 @@ void rd_sink__chunking(const struct rd_sink *s, uint32_t *cs, int *sum, const ch
 	*cs = s->part_chunk;
 	*sum = s->part_sum;
 	*digest = s->part_digest;
+}
+
+int rd_sink_rewrites(const struct rd_sink *s)
+{
+	return s->sel_on && s->sel.compare != RD_SINK_CMP_CHECKSUM;
+}
+
+int rd_sink_checksums(const struct rd_sink *s)
+{
+	return s->sel_on && s->sel.compare == RD_SINK_CMP_CHECKSUM;
 }

@@ -54,6 +54,19 @@
  */
 #define RD_SINK_FRESH 0x1000u
 /*
+ * rsync's placement (RD_OF_SELECT, issue 28), instead of the scp-like one
+ * above: an existing directory is entered; otherwise the destination is a
+ * directory, made if missing (its last component; with RD_SINK_MKPATH its
+ * missing parents too), when RD_SINK_DEST_DIR says so (a trailing '/',
+ * several sources) or the first top-level entry is a directory; only a
+ * single non-directory takes the destination's name. An entry flagged
+ * RD_SINK_CONTENTS (a source "dir/") lands without its first component:
+ * that source's root directory is the destination itself.
+ */
+#define RD_SINK_RSYNC	 0x2000u
+#define RD_SINK_DEST_DIR 0x4000u
+#define RD_SINK_MKPATH	 0x8000u
+/*
  * Files up to this size keep no partial (rd_sink_partial.h): sending one
  * again costs less than its record, and each would cost several calls.
  */
@@ -101,13 +114,24 @@ void rd_sink_close(struct rd_sink *s); /* accepts NULL */
  * is the last component of the i-th requested path, or "" for a request
  * that names no component ("." or "~/" over ssh: any one name, allowed
  * only when the destination does not exist, so that the entry is renamed
- * to it). Once called, every RD_FF_ROOT entry must match an unused name,
+ * to it, or, RD_SINK_RSYNC, when it asked for contents). contents (NULL:
+ * none; RD_SINK_RSYNC only): contents[i] says the i-th request named a
+ * directory's contents; its entries are placed so whatever flag they
+ * carry, and RD_FF_CONTENTS on another's is refused. Once called, every RD_FF_ROOT entry must match an unused name,
  * and every other entry must lie under a top-level entry accepted before;
  * anything else fails with -RD_EPROTO. Returns 0 or -RD_EUSAGE (too many
  * names, or a "" where the destination is an existing directory).
  */
-int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, unsigned n);
+int rd_sink_expect_roots(struct rd_sink *s, const char *const *names, const unsigned char *contents,
+			 unsigned n);
 const struct rd_err *rd_sink_err(const struct rd_sink *s);
+/*
+ * A failure that ends the whole transfer rather than one entry (the
+ * destination cannot be what the entries need: RD_SINK_RSYNC's decision):
+ * its negative status, rd_sink_err() saying why; else 0. Every entry call
+ * after it fails the same way.
+ */
+int rd_sink_fatal(const struct rd_sink *s);
 /* How error messages name the destination (default: dest as given). */
 void rd_sink_set_label(struct rd_sink *s, const char *label);
 /*
@@ -118,22 +142,85 @@ void rd_sink_set_label(struct rd_sink *s, const char *label);
 const char *rd_sink_renames_to(const struct rd_sink *s);
 
 /*
- * What the last rd_sink_mkdir, _symlink, _special or _hardlink changed,
- * as rsync itemizes it (RD_IT_* of lib/proto/rd_proto.h): made anew (NEW
- * with LOCAL, or HLINK), or what differed in the entry already there (a
- * symlink's target or a device's number: CHANGE; size, TIME, PERMS with
- * RD_SINK_PRESERVE_MODE, OWNER and GROUP where they are kept). Compared
- * with what was there before the call. 0 after a failure.
+ * What the last entry call (rd_sink_mkdir, _symlink, _special, _hardlink,
+ * _file_check, the xattr and ACL calls) changed, as rsync itemizes it
+ * (RD_IT_* of lib/proto/rd_proto.h): made anew (NEW with LOCAL, or HLINK;
+ * also what replaced an entry of another type), or what differed in the
+ * entry already there (a symlink's target or a device's number: CHANGE;
+ * SIZE, TIME by the select window, PERMS with RD_SINK_PRESERVE_MODE,
+ * OWNER and GROUP where they are kept, ACL, XATTR). Compared with what
+ * was there before the call; a directory's own attributes are judged at
+ * its rd_sink_mkdir (as rsync does), its POST reports nothing. SKIPPED: a
+ * transfer rule left it. In a dry run: what the call would have changed.
+ * 0 after a failure.
  */
 unsigned rd_sink_items(const struct rd_sink *s);
 
-/* Entries with RD_FF_ROOT pass root = 1. All return 0 or -RD_E*. */
+/*
+ * The root argument of the entry calls below: RD_SINK_ROOT (the entry has
+ * RD_FF_ROOT: a top-level source) | RD_SINK_CONTENTS (RD_FF_CONTENTS). The
+ * values are the wire flags', so root = flags & (RD_FF_ROOT | RD_FF_CONTENTS).
+ */
+#define RD_SINK_ROOT	 0x1u
+#define RD_SINK_CONTENTS 0x20u
+
+/* All return 0 or -RD_E*. */
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		  const struct rd_sink_meta *m);
 int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 		     const struct rd_sink_meta *m);
 int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		    size_t tlen, const struct rd_sink_meta *m);
+
+/*
+ * rsync's quick check and transfer rules (RD_OF_SELECT, issue 28), set
+ * before the first entry; without them every regular file is begun and
+ * compared as before. Times compare as rsync's --modify-window says:
+ * modify_window seconds (0: whole seconds), or RD_SINK_WINDOW_NS: to the
+ * nanosecond where both sides have nanoseconds (one side's 0 ns: seconds).
+ */
+/* ALL (-I): every file sent, compared chunk by chunk and written anew (rd_sink_rewrites) */
+enum { RD_SINK_CMP_QUICK = 0, RD_SINK_CMP_CHECKSUM = 1, RD_SINK_CMP_SIZE = 2, RD_SINK_CMP_ALL = 3 };
+#define RD_SINK_WINDOW_NS (-1)
+struct rd_sink_select {
+	int compare;	       /* RD_SINK_CMP_*: QUICK size and mtime, SIZE size alone */
+	int update;	       /* -u: a file newer here stays */
+	int ignore_existing;   /* --ignore-existing: whatever exists stays */
+	int existing;	       /* --existing: nothing new is made */
+	int32_t modify_window; /* seconds, or RD_SINK_WINDOW_NS */
+	uint64_t min_size;     /* smaller files are not transferred (0: none) */
+	uint64_t max_size;     /* larger ones neither (UINT64_MAX: none) */
+	/*
+	 * -n: nothing changes here (no directory, partial, link, node or
+	 * attribute); each entry call says what it would do (items),
+	 * an entry beneath a directory that would be made is new.
+	 * rd_sink_file_check's SEND then means "would be sent":
+	 * rd_sink_file_begin refuses.
+	 */
+	int dry_run;
+};
+void rd_sink_set_select(struct rd_sink *s, const struct rd_sink_select *sel);
+/*
+ * A file begun after the quick check (or -I) let it through is written
+ * anew even when its contents turn out equal, as rsync writes every file
+ * it sends (a new inode: hard links of the old one stay with it); with -c
+ * (RD_SINK_CMP_CHECKSUM) an equal file is kept as it is.
+ */
+int rd_sink_rewrites(const struct rd_sink *s);
+/* -c (RD_SINK_CMP_CHECKSUM): contents decide; a file that differed is rsync's 'c' */
+int rd_sink_checksums(const struct rd_sink *s);
+
+/*
+ * A regular file about to be announced (rd_sink_set_select() given): look
+ * at what is under its name, by stat alone. RD_SINK_SEND: begin it
+ * (rd_sink_file_begin); RD_SINK_SAME: the quick check says it is there
+ * already, its owner, mode and times were brought in line (no data was
+ * read); RD_SINK_LEAVE: a transfer rule (-u, --ignore-existing,
+ * --existing, --max-size, --min-size) leaves it as it is. Or < 0.
+ */
+enum { RD_SINK_SEND = 0, RD_SINK_SAME = 1, RD_SINK_LEAVE = 2 };
+int rd_sink_file_check(struct rd_sink *s, const char *path, size_t len, int root,
+		       const struct rd_sink_meta *m);
 
 /*
  * Start a regular file. On success *out is a handle with a temporary file
@@ -299,6 +386,15 @@ int rd_sink_dir_xattr(struct rd_sink *s, const char *path, size_t len, int root,
 int rd_sink_dir_acl(struct rd_sink *s, const char *path, size_t len, int root, int type,
 		    const struct rd_sink_acl *a, unsigned n);
 /*
+ * On a regular file rd_sink_file_check() left SAME: its existing file.
+ * Every one of these sets an xattr or ACL only when it differs from what
+ * is there (items: XATTR / ACL).
+ */
+int rd_sink_node_xattr(struct rd_sink *s, const char *path, size_t len, int root, const char *name,
+		       size_t nlen, const void *val, size_t vlen);
+int rd_sink_node_acl(struct rd_sink *s, const char *path, size_t len, int root, int type,
+		     const struct rd_sink_acl *a, unsigned n);
+/*
  * A fifo, socket or device (m->mode's type bits; rdev = major << 32 |
  * minor), made under a temporary name, given owner/mode/times, renamed.
  */
@@ -313,9 +409,15 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
  * path of this session that must name a regular file this sink placed and
  * remembered (checked by inode; both confined as all paths are); last: the
  * group's last link (RD_FF_LINK_LAST), which forgets it.
+ * rd_sink_link_kept: a group's first file that rsync's rules left as it
+ * is (rd_sink_file_check: RD_SINK_SAME, or RD_SINK_LEAVE where it exists)
+ * is this copy's result for that entry too: the regular file under its
+ * name now is remembered, as a commit would (rsync links to it as well).
+ * Nothing when there is none, or in a dry run.
  */
 void rd_sink_set_link_table(struct rd_sink *s, uint64_t max_bytes);
 void rd_sink_file_link_first(struct rd_sink_file *f);
+void rd_sink_link_kept(struct rd_sink *s, const char *path, size_t len, int root);
 int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		     size_t tlen, int last);
 /*

@@ -12,28 +12,38 @@
 #include "lib/sink/rd_sink_priv.h"
 
 /*
- * What applying m (and, for a regular file, its size) to st, an entry of
- * the same type already there, changes: rsync's itemize letters. Modes
- * count with RD_SINK_PRESERVE_MODE only (rsync's 'p' needs --perms).
+ * What applying m to st, an entry of the same type already there, changes
+ * of its attributes (what rd_sink__fix_attrs then sets): times by the
+ * select window, the mode when perms, owner and group where kept.
  */
-unsigned rd_sink__attr_items(const struct rd_sink *s, const struct stat *st,
-			     const struct rd_sink_meta *m)
+unsigned rd_sink__attr_diff(const struct rd_sink *s, const struct stat *st,
+			    const struct rd_sink_meta *m, int perms)
 {
 	unsigned it = 0;
 
-	if (S_ISREG(st->st_mode) && (uint64_t)st->st_size != m->size)
-		it |= RD_IT_SIZE;
-	if ((rd_sink__flags(s) & RD_SINK_PRESERVE_TIMES) &&
-	    (st->st_mtim.tv_sec != (time_t)m->mtime_sec ||
-	     (uint32_t)st->st_mtim.tv_nsec != m->mtime_nsec))
+	if ((rd_sink__flags(s) & RD_SINK_PRESERVE_TIMES) && !rd_sink__same_time(s, st, m))
 		it |= RD_IT_TIME;
-	if ((rd_sink__flags(s) & RD_SINK_PRESERVE_MODE) && !S_ISLNK(st->st_mode) &&
-	    (st->st_mode & 07777) != rd_sink__final_mode(s, m))
+	if (perms && !S_ISLNK(st->st_mode) && (st->st_mode & 07777) != rd_sink__final_mode(s, m))
 		it |= RD_IT_PERMS;
 	if (rd_sink__want_owner(s) && st->st_uid != (uid_t)m->uid)
 		it |= RD_IT_OWNER;
 	if (rd_sink__want_group(s) && st->st_gid != (gid_t)m->gid)
 		it |= RD_IT_GROUP;
+	return it;
+}
+
+/*
+ * What applying m (and, for a regular file, its size) to st changes:
+ * rsync's itemize letters. Modes count with RD_SINK_PRESERVE_MODE only
+ * (rsync's 'p' needs --perms).
+ */
+unsigned rd_sink__attr_items(const struct rd_sink *s, const struct stat *st,
+			     const struct rd_sink_meta *m)
+{
+	unsigned it = rd_sink__attr_diff(s, st, m, !!(rd_sink__flags(s) & RD_SINK_PRESERVE_MODE));
+
+	if (S_ISREG(st->st_mode) && (uint64_t)st->st_size != m->size)
+		it |= RD_IT_SIZE;
 	return it;
 }
 

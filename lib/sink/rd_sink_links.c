@@ -152,14 +152,6 @@ static int links_add(struct rd_sink *s, const struct stat *st)
 	return 0;
 }
 
-void rd_sink__link_record(struct rd_sink_file *f, int fd)
-{
-	struct stat st;
-
-	if (f->link_first && fd >= 0 && fstat(fd, &st) == 0)
-		links_add(f->s, &st);
-}
-
 int rd_sink_link_adopt(struct rd_sink *s, const char *path, size_t len,
 		       const struct rd_sink_meta *m)
 {
@@ -187,6 +179,34 @@ out:
 	if (pfd >= 0)
 		close(pfd);
 	return ret;
+}
+
+void rd_sink__link_record(struct rd_sink_file *f, int fd)
+{
+	struct stat st;
+
+	if (!f->link_first || fd < 0 || fstat(fd, &st) < 0)
+		return;
+	links_add(f->s, &st);
+}
+
+void rd_sink_link_kept(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	const char *name;
+	struct stat st;
+	int pfd, fd;
+
+	if (rd_sink__dry(s) || rd_sink__resolve(s, path, len, root, &pfd, &name) < 0) {
+		rd_err_clear(rd_sink__err(s));
+		return;
+	}
+	/* the inode under the name now, opened (never followed) and checked */
+	fd = rd_openat(pfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		links_add(s, &st);
+	close(fd);
 }
 
 static int links_has(const struct rd_sink_links *l, const struct stat *st)
@@ -228,6 +248,56 @@ static int link_fd(int fd, int pfd, const char *name)
 	return r < 0 ? -errno : 0;
 }
 
+/* A dry run: is path a link of target's file already (no items), or would it be made? */
+static int dry_hardlink(struct rd_sink *s, const char *path, size_t len, int root,
+			const char *target, size_t tlen)
+{
+	char tname[NAME_MAX + 1], name[NAME_MAX + 1];
+	int tfd = -1, pfd = -1, ret, same = 0;
+	struct stat st, cur;
+
+	ret = rd_sink__place(s, path, len, root, &pfd, name);
+	if (ret < 0) {
+		ret = rd_sink__dry_new(s, ret);
+		if (!ret)
+			rd_sink__set_items(s, RD_IT_NEW | RD_IT_HLINK);
+		return ret;
+	}
+	if (rd_fstatat(pfd, name, &cur, AT_SYMLINK_NOFOLLOW) < 0) {
+		rd_sink__set_items(s, RD_IT_NEW | RD_IT_HLINK);
+	} else {
+		if (rd_sink__place(s, target, tlen, RD_SINK__TARGET, &tfd, tname) == 0 &&
+		    rd_fstatat(tfd, tname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+			same = cur.st_dev == st.st_dev && cur.st_ino == st.st_ino;
+		rd_err_clear(rd_sink__err(s));
+		rd_sink__set_items(s, same ? 0 : RD_IT_HLINK);
+	}
+	if (tfd >= 0)
+		close(tfd);
+	close(pfd);
+	return 0;
+}
+
+/*
+ * A link a transfer rule leaves (--existing, --ignore-existing): its
+ * group's file is forgotten all the same at the group's last link.
+ */
+static void forget_target(struct rd_sink *s, const char *target, size_t tlen)
+{
+	char tname[NAME_MAX + 1];
+	struct stat st;
+	int tdir = -1;
+
+	if (!s->links || !s->links->n)
+		return;
+	if (rd_sink__place(s, target, tlen, RD_SINK__TARGET, &tdir, tname) == 0 &&
+	    rd_fstatat(tdir, tname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		links_forget(s->links, &st);
+	rd_err_clear(rd_sink__err(s));
+	if (tdir >= 0)
+		close(tdir);
+}
+
 int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, const char *target,
 		     size_t tlen, int last)
 {
@@ -238,8 +308,15 @@ int rd_sink_hardlink(struct rd_sink *s, const char *path, size_t len, int root, 
 	unsigned items;
 
 	rd_sink__set_items(s, 0);
+	if (rd_sink__sel_leave(s, path, len, root)) {
+		if (last)
+			forget_target(s, target, tlen);
+		return 0;
+	}
+	if (rd_sink__dry(s))
+		return dry_hardlink(s, path, len, root, target, tlen);
 	/* The target: an earlier entry, resolved under the same rules. */
-	ret = rd_sink__place(s, target, tlen, 0, &tdir, tname);
+	ret = rd_sink__place(s, target, tlen, RD_SINK__TARGET, &tdir, tname);
 	if (ret < 0)
 		goto out;
 	tfd = rd_openat(tdir, tname, O_PATH | O_NOFOLLOW | O_CLOEXEC, 0);

@@ -30,6 +30,7 @@
 #include "lib/proto/rd_proto.h"
 
 #define ACL_MAX_ENTRIES 1024 /* RD_ACL_MAX of lib/proto/rd_proto.h */
+#define XATTR_VAL_MAX	15360 /* RD_XATTR_VAL_MAX */
 #define KACL_VERSION	2
 
 static int note(struct rd_sink *s, const char *path, size_t len, const char *what, int errnum)
@@ -58,6 +59,18 @@ static const char *why_not(int e)
 	}
 }
 
+/* Does fd hold xattr name with exactly these vlen bytes? */
+static int same_xattr(int fd, const char *name, const void *val, size_t vlen)
+{
+	static __thread uint8_t cur[XATTR_VAL_MAX + 1];
+	ssize_t n;
+
+	if (vlen > XATTR_VAL_MAX)
+		return 0;
+	n = fgetxattr(fd, name, cur, vlen + 1);
+	return n == (ssize_t)vlen && !memcmp(cur, val, vlen);
+}
+
 static int set_xattr(struct rd_sink *s, int fd, const char *path, size_t len, const char *name,
 		     size_t nlen, const void *val, size_t vlen)
 {
@@ -69,8 +82,12 @@ static int set_xattr(struct rd_sink *s, int fd, const char *path, size_t len, co
 		return note(s, path, len, "only user.* xattrs are kept; one skipped", 0);
 	memcpy(n, name, nlen);
 	n[nlen] = '\0';
-	if (rd_fsetxattr(fd, n, val, vlen, 0) == 0)
+	if (same_xattr(fd, n, val, vlen))
+		return 0; /* there already: nothing to change */
+	if (rd_fsetxattr(fd, n, val, vlen, 0) == 0) {
+		rd_sink__set_items(s, rd_sink_items(s) | RD_IT_XATTR);
 		return 0;
+	}
 	snprintf(msg, sizeof(msg), "xattr %s %s", n, why_not(errno));
 	return note(s, path, len, msg, errno);
 }
@@ -124,11 +141,18 @@ static int set_acl(struct rd_sink *s, int fd, const char *path, size_t len, int 
 		put_le(blob + 6 + 8 * i, sorted[i].perm & 7u, 2);
 		put_le(blob + 8 + 8 * i, qual ? sorted[i].id : 0xffffffffu, 4);
 	}
+	if (same_xattr(fd,
+		       type == RD_SINK_ACL_DEFAULT ? "system.posix_acl_default"
+						   : "system.posix_acl_access",
+		       blob, 4 + 8 * (size_t)n))
+		return 0;
 	if (rd_fsetxattr(fd,
 			 type == RD_SINK_ACL_DEFAULT ? "system.posix_acl_default"
 						     : "system.posix_acl_access",
-			 blob, 4 + 8 * (size_t)n, 0) == 0)
+			 blob, 4 + 8 * (size_t)n, 0) == 0) {
+		rd_sink__set_items(s, rd_sink_items(s) | RD_IT_ACL);
 		return 0;
+	}
 	snprintf(msg, sizeof(msg), "%sACL %s", type == RD_SINK_ACL_DEFAULT ? "default " : "",
 		 why_not(errno));
 	return note(s, path, len, msg, errno);
@@ -154,10 +178,64 @@ int rd_sink_file_acl(struct rd_sink_file *f, int type, const struct rd_sink_acl 
 	return set_acl(rd_sink__file_sink(f), rd_sink__file_fd(f), p, len, type, a, n);
 }
 
+/* The existing file a SAME entry left (never followed), for its xattrs and ACLs. */
+static int open_node(struct rd_sink *s, const char *path, size_t len, int root)
+{
+	const char *name;
+	int pfd, ret, fd;
+
+	ret = rd_sink__resolve(s, path, len, root, &pfd, &name);
+	if (ret < 0)
+		return ret;
+	fd = rd_openat(pfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return rd_sink__fail(s, errno, path, len, "open");
+	return fd;
+}
+
+int rd_sink_node_xattr(struct rd_sink *s, const char *path, size_t len, int root, const char *name,
+		       size_t nlen, const void *val, size_t vlen)
+{
+	int fd, ret;
+
+	rd_sink__set_items(s, 0);
+	if (rd_sink__dry(s))
+		return 0; /* a dry run sets no xattr or ACL */
+	fd = open_node(s, path, len, root);
+	if (fd < 0)
+		return fd;
+	ret = set_xattr(s, fd, path, len, name, nlen, val, vlen);
+	close(fd);
+	return ret;
+}
+
+int rd_sink_node_acl(struct rd_sink *s, const char *path, size_t len, int root, int type,
+		     const struct rd_sink_acl *a, unsigned n)
+{
+	int fd, ret;
+
+	rd_sink__set_items(s, 0);
+	if (rd_sink__dry(s))
+		return 0; /* a dry run sets no xattr or ACL */
+	if (type != RD_SINK_ACL_ACCESS)
+		return note(s, path, len, "default ACL on a file skipped", 0);
+	fd = open_node(s, path, len, root);
+	if (fd < 0)
+		return fd;
+	ret = set_acl(s, fd, path, len, type, a, n);
+	close(fd);
+	return ret;
+}
+
 int rd_sink_dir_xattr(struct rd_sink *s, const char *path, size_t len, int root, const char *name,
 		      size_t nlen, const void *val, size_t vlen)
 {
-	int fd = rd_sink__open_dir(s, path, len, root), ret;
+	int fd, ret;
+
+	rd_sink__set_items(s, 0);
+	if (rd_sink__dry(s))
+		return 0; /* a dry run sets no xattr or ACL */
+	fd = rd_sink__open_dir(s, path, len, root);
 
 	if (fd < 0)
 		return fd;
@@ -169,13 +247,43 @@ int rd_sink_dir_xattr(struct rd_sink *s, const char *path, size_t len, int root,
 int rd_sink_dir_acl(struct rd_sink *s, const char *path, size_t len, int root, int type,
 		    const struct rd_sink_acl *a, unsigned n)
 {
-	int fd = rd_sink__open_dir(s, path, len, root), ret;
+	int fd, ret;
+
+	rd_sink__set_items(s, 0);
+	if (rd_sink__dry(s))
+		return 0; /* a dry run sets no xattr or ACL */
+	fd = rd_sink__open_dir(s, path, len, root);
 
 	if (fd < 0)
 		return fd;
 	ret = set_acl(s, fd, path, len, type, a, n);
 	close(fd);
 	return ret;
+}
+
+/*
+ * rsync's rules: a node of the same type (and device number) is kept, its
+ * attributes brought in line: 0. 1: make it (the items say why), < 0.
+ * Without them (an older peer) it is always made again.
+ */
+static int same_node(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
+		     uint64_t rdev, const char *path, size_t len)
+{
+	mode_t type = (mode_t)m->mode & S_IFMT;
+	struct stat st;
+	unsigned items;
+	int ret;
+
+	/* what was there: nothing of this type (new), or a node to compare */
+	ret = rd_fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW);
+	items = rd_sink__made_items(s, ret, &st, type, m);
+	if (!(items & RD_IT_NEW) && (type == S_IFCHR || type == S_IFBLK) &&
+	    st.st_rdev != makedev((unsigned)(rdev >> 32), (unsigned)rdev))
+		items |= RD_IT_LOCAL | RD_IT_CHANGE;
+	rd_sink__set_items(s, items);
+	if (!rd_sink__select(s) || (items & (RD_IT_NEW | RD_IT_CHANGE)))
+		return 1;
+	return rd_sink__fix_attrs(s, pfd, name, rd_sink__attr_diff(s, &st, m, 1), m, path, len);
 }
 
 int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
@@ -185,7 +293,6 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 	int dev = type == S_IFCHR || type == S_IFBLK, pfd = -1, ret, tries = 0;
 	char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
 	unsigned items;
-	struct stat st;
 
 	rd_sink__set_items(s, 0);
 	if (!dev && type != S_IFIFO && type != S_IFSOCK)
@@ -198,15 +305,21 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 			    0);
 	if (dev && geteuid() != 0)
 		return note(s, path, len, "only root may make a device; skipped", EPERM);
+	if (rd_sink__sel_leave(s, path, len, root))
+		return 0;
 	ret = rd_sink__place(s, path, len, root, &pfd, name);
 	if (ret < 0)
-		return ret;
-	/* what was there: nothing of this type (new), or a node to compare */
-	ret = rd_fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW);
-	items = rd_sink__made_items(s, ret, &st, type, m);
-	if (!(items & RD_IT_NEW) && dev &&
-	    st.st_rdev != makedev((unsigned)(rdev >> 32), (unsigned)rdev))
-		items |= RD_IT_LOCAL | RD_IT_CHANGE;
+		return rd_sink__dry_new(s, ret);
+	ret = same_node(s, pfd, name, m, rdev, path, len);
+	items = rd_sink_items(s);
+	rd_sink__set_items(s, 0); /* set once it is done */
+	if (ret == 1 && rd_sink__dry(s))
+		ret = 0; /* it would be made */
+	if (ret != 1) {
+		/* the same node is there already or would be made (0), or an error */
+		rd_sink__set_items(s, ret ? 0 : items);
+		goto out;
+	}
 	do {
 		rd_sink__tmp_name(tmp, name);
 		ret = rd_mknodat(pfd, tmp, type | 0600,

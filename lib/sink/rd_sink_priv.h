@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Private to lib/sink: the sink's state, and what rd_sink_meta.c,
- * rd_sink_part.c and rd_sink_links.c may use of rd_sink.c.
+ * _check.c, _items.c, _part.c and _links.c may use of rd_sink.c.
  */
 #ifndef RDCP_SINK_RD_SINK_PRIV_H
 #define RDCP_SINK_RD_SINK_PRIV_H
@@ -31,6 +31,28 @@ struct rd_sink {
 	int dest_fd; /* into: the destination dir; rename: its parent */
 	int into;
 	int have_root;
+	/*
+	 * RD_SINK_RSYNC: into or rename is decided at the first top-level
+	 * entry (decide()); until then dest_fd is the parent (-1: missing,
+	 * made under root_fd by --mkpath) and dest_there says a non-directory
+	 * is under the destination's name.
+	 */
+	int pending, dest_there, root_fd;
+	int fatal; /* decide() failed: every entry fails so (rd_sink_fatal) */
+	struct rd_err fatal_err;
+	char *dest_rel; /* the destination beneath root_fd */
+	/* rd_sink_set_select(): rsync's quick check and transfer rules */
+	int sel_on;
+	struct rd_sink_select sel;
+	/*
+	 * Dry run (sel.dry_run): dry_void: the destination would be made
+	 * (nothing beneath it exists); absent: the last resolution failed
+	 * because a parent would be made (or replaced) first.
+	 */
+	int dry_void, absent;
+	/* RD_SINK_RSYNC pushes: top-level names of contents sources (hard links) */
+	unsigned ncroots;
+	char croots[SINK_ROOTS_MAX][NAME_MAX + 1];
 	int no_openat2;
 	char dest_base[NAME_MAX + 1]; /* rename mode: the root's new name */
 	char root_name[NAME_MAX + 1]; /* rename mode: the root's wire name */
@@ -51,7 +73,9 @@ struct rd_sink {
 	unsigned nexpect, nseen;
 	char expect[SINK_ROOTS_MAX][NAME_MAX + 1];
 	unsigned char expect_used[SINK_ROOTS_MAX];
+	unsigned char expect_contents[SINK_ROOTS_MAX];
 	char seen[SINK_ROOTS_MAX][NAME_MAX + 1];
+	unsigned char seen_contents[SINK_ROOTS_MAX];
 	/* rd_sink_set_chunking(): partial files (rd_sink_partial.h) */
 	uint32_t part_chunk;
 	int part_sum;
@@ -78,10 +102,11 @@ struct rd_range;
 struct rd_sink_file {
 	struct rd_sink *s;
 	int pfd, tmpfd, exfd;
-	int ppfd;   /* --partial-dir inside pfd, holding the partial; else -1 */
-	int named;  /* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
-	int absent; /* nothing was under the final name at begin */
-	int sealed; /* rd_sink_file_seal(): only the rename is left */
+	int ppfd;	/* --partial-dir inside pfd, holding the partial; else -1 */
+	int named;	/* tmpfd has the name tmpname in pfd (a partial: in ppfd) */
+	int absent;	/* nothing was under the final name at begin */
+	mode_t ex_mode; /* an existing regular file's mode: kept without -p (rsync) */
+	int sealed;	/* rd_sink_file_seal(): only the rename is left */
 	struct rd_sink_meta m;
 	char name[NAME_MAX + 1];
 	char tmpname[NAME_MAX + 1];
@@ -111,7 +136,28 @@ void rd_sink__part_release(struct rd_sink_file *f);
 void rd_sink__link_record(struct rd_sink_file *f, int fd);
 void rd_sink__links_free(struct rd_sink *s);
 
+/* rd_sink__place's root for a hard link's target (an earlier entry) */
+#define RD_SINK__TARGET 0x200u
+
 struct rd_err *rd_sink__err(struct rd_sink *s);
+/* rsync's rules (rd_sink_check.c): the select settings, or NULL when none were set */
+const struct rd_sink_select *rd_sink__select(const struct rd_sink *s);
+/* a dry run (rd_sink_select.dry_run): nothing may change */
+int rd_sink__dry(const struct rd_sink *s);
+/* a dry run's entry beneath a directory that would be made: new (0); else ret */
+int rd_sink__dry_new(struct rd_sink *s, int ret);
+/* --existing, --ignore-existing for a non-directory that is not a regular file: 1: left */
+int rd_sink__sel_leave(struct rd_sink *s, const char *path, size_t len, int root);
+/* Where path lands, borrowed: *pfd its parent (valid until the next entry), *name in it. */
+int rd_sink__resolve(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
+		     const char **name);
+/*
+ * Bring pfd/name (never followed) in line for the items of diff (OWNER,
+ * GROUP, PERMS, TIME): owner and group, then the mode (through an O_PATH
+ * descriptor), then the times. Nothing in a dry run.
+ */
+int rd_sink__fix_attrs(struct rd_sink *s, int pfd, const char *name, unsigned diff,
+		       const struct rd_sink_meta *m, const char *path, size_t len);
 unsigned rd_sink__flags(const struct rd_sink *s);
 const char *rd_sink__esc(struct rd_sink *s, const char *p, size_t len);
 int rd_sink__fail(struct rd_sink *s, int errnum, const char *p, size_t len, const char *what);
@@ -122,13 +168,25 @@ int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, in
 int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
 		       const char *path, size_t len);
 int rd_sink__file_fd(const struct rd_sink_file *f);
-/* rd_sink_items(): set it; what making an entry of S_IFMT type where st was changes */
+/* rd_sink_items(): set it (returned); what making an entry of S_IFMT type where st was changes */
 unsigned rd_sink__set_items(struct rd_sink *s, unsigned items);
 unsigned rd_sink__made_items(const struct rd_sink *s, int ret, const struct stat *st, mode_t type,
 			     const struct rd_sink_meta *m);
-/* rd_sink_items.c: what m changes on st (same type); a symlink made as name in pfd */
+/*
+ * rd_sink_items.c: what m changes on st (same type): SIZE (a regular
+ * file), TIME (by the select window, rd_sink__same_time), PERMS (with
+ * RD_SINK_PRESERVE_MODE, or perms: a directory this sink made), OWNER,
+ * GROUP (asked for and allowed). attr_items is attr_diff with the sink's
+ * own perms rule: what rsync itemizes.
+ */
 unsigned rd_sink__attr_items(const struct rd_sink *s, const struct stat *st,
 			     const struct rd_sink_meta *m);
+unsigned rd_sink__attr_diff(const struct rd_sink *s, const struct stat *st,
+			    const struct rd_sink_meta *m, int perms);
+/* rsync's same_time() by the select window (rd_sink_check.c) */
+int rd_sink__same_time(const struct rd_sink *s, const struct stat *st,
+		       const struct rd_sink_meta *m);
+/* a symlink to be made as name in pfd: NEW|LOCAL, LOCAL|CHANGE (another target), or attributes */
 unsigned rd_sink__link_items(struct rd_sink *s, int pfd, const char *name, const char *tgt,
 			     size_t tlen, const struct rd_sink_meta *m);
 /* The sink's policies the items judge by (rd_sink.c) */

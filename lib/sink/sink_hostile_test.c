@@ -394,21 +394,10 @@ static void test_restart_empties_partial(void **state)
 /* A file placed by the sink; link_first: it starts a link group. */
 static int place(struct rd_sink *s, const char *name, const char *content, int link_first)
 {
-	struct rd_sink_meta m = meta(S_IFREG | 0644, strlen(content));
-	struct rd_sink_file *f;
-	int ret;
+	int root = !strchr(name, '/');
 
-	ret = rd_sink_file_begin(s, name, strlen(name), !strchr(name, '/'), &m, &f);
-	if (ret < 0)
-		return ret;
-	if (link_first)
-		rd_sink_file_link_first(f);
-	ret = rd_sink_file_write(f, content, strlen(content), 0);
-	if (ret < 0) {
-		rd_sink_file_abort(f);
-		return ret;
-	}
-	return rd_sink_file_commit(f, 0);
+	return link_first ? put_group_file(s, name, root, content)
+			  : put_file(s, name, root, content, 0644);
 }
 
 static int hl(struct rd_sink *s, const char *path, const char *target, int last)

@@ -21,38 +21,6 @@
 #include "lib/sink/rd_sink.h"
 #include "lib/sink/sink_testutil.h"
 
-static int put_file(struct rd_sink *s, const char *path, int root, const char *content,
-		    uint32_t mode)
-{
-	struct rd_sink_meta m = meta(S_IFREG | mode, strlen(content));
-	struct rd_sink_file *f;
-	int ret;
-
-	ret = rd_sink_file_begin(s, path, strlen(path), root, &m, &f);
-	if (ret < 0)
-		return ret;
-	ret = rd_sink_file_write(f, content, strlen(content), 0);
-	if (ret < 0) {
-		rd_sink_file_abort(f);
-		return ret;
-	}
-	return rd_sink_file_commit(f, 0);
-}
-
-static int mk(struct rd_sink *s, const char *path, int root)
-{
-	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
-
-	return rd_sink_mkdir(s, path, strlen(path), root, &m);
-}
-
-static int post(struct rd_sink *s, const char *path, int root)
-{
-	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
-
-	return rd_sink_dir_post(s, path, strlen(path), root, &m);
-}
-
 static void test_sink_into_mode(void **state)
 {
 	struct fx *x = *state;
@@ -295,9 +263,9 @@ static void test_sink_expect_roots(void **state)
 	const char *nameless[] = {"want", ""};
 
 	/* issue 7 item 3: into an existing directory "" is never "any name" */
-	assert_int_equal(rd_sink_expect_roots(s, nameless, 2), -RD_EUSAGE);
+	assert_int_equal(rd_sink_expect_roots(s, nameless, NULL, 2), -RD_EUSAGE);
 	assert_non_null(strstr(rd_sink_err(s)->msg, "names no file"));
-	assert_int_equal(rd_sink_expect_roots(s, names, 2), 0);
+	assert_int_equal(rd_sink_expect_roots(s, names, NULL, 2), 0);
 	assert_int_equal(put_file(s, "want", 1, "ok", 0644), 0);
 	assert_int_equal(mk(s, "any", 1), 0);
 	assert_int_equal(put_file(s, "any/x", 0, "ok", 0644), 0);
@@ -318,7 +286,7 @@ static void test_sink_expect_nameless_rename(void **state)
 	struct rd_sink *s = sopen(x, "dest/new", 0);
 	const char *nameless[] = {""};
 
-	assert_int_equal(rd_sink_expect_roots(s, nameless, 1), 0);
+	assert_int_equal(rd_sink_expect_roots(s, nameless, NULL, 1), 0);
 	assert_int_equal(mk(s, "home", 1), 0);
 	assert_int_equal(put_file(s, "home/.bashrc", 0, "ok", 0644), 0);
 	assert_int_equal(put_file(s, ".bashrc", 1, "evil", 0644), -RD_EPROTO);
@@ -505,16 +473,11 @@ static void test_sink_hardlink_again(void **state)
 {
 	struct fx *x = *state;
 	struct rd_sink *s = sopen(x, "dest", RD_SINK_PRESERVE_TIMES);
-	struct rd_sink_meta m = meta(S_IFREG | 0644, 6);
-	struct rd_sink_file *f;
 	struct stat a, b;
 	int round;
 
 	/* the group's first file, placed by this sink */
-	assert_int_equal(rd_sink_file_begin(s, "f", 1, 1, &m, &f), 0);
-	rd_sink_file_link_first(f);
-	assert_int_equal(rd_sink_file_write(f, "group\n", 6, 0), 0);
-	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	assert_int_equal(put_group_file(s, "f", 1, "group\n"), 0);
 	for (round = 0; round < 2; round++) {
 		assert_int_equal(rd_sink_hardlink(s, "g", 1, 1, "f", 1, 0), 0);
 		assert_int_equal(stat(tp(x, "dest/f"), &a), 0);

@@ -125,10 +125,13 @@ struct rd_sink *sopen(struct fx *x, const char *dest, unsigned flags)
 {
 	struct rd_sink *s;
 	struct rd_err err;
+	int ret;
 
 	rd_err_clear(&err);
-	assert_int_equal(
-	    rd_sink_open(&s, x->top_fd, dest, flags | x->extra, rd_sink_process_umask(), &err), 0);
+	ret = rd_sink_open(&s, x->top_fd, dest, flags | x->extra, rd_sink_process_umask(), &err);
+	if (ret)
+		print_error("rd_sink_open %s: %s\n", dest, err.msg);
+	assert_int_equal(ret, 0);
 	return s;
 }
 
@@ -139,4 +142,48 @@ struct rd_sink_meta meta(uint32_t mode, uint64_t size)
 	m.mtime_sec = 1234567890;
 	m.mtime_nsec = 123456789;
 	return m;
+}
+
+static int place_file(struct rd_sink *s, const char *path, int root, const char *content,
+		      uint32_t mode, int link_first)
+{
+	struct rd_sink_meta m = meta(S_IFREG | mode, strlen(content));
+	struct rd_sink_file *f;
+	int ret;
+
+	ret = rd_sink_file_begin(s, path, strlen(path), root, &m, &f);
+	if (ret < 0)
+		return ret;
+	if (link_first)
+		rd_sink_file_link_first(f);
+	ret = rd_sink_file_write(f, content, strlen(content), 0);
+	if (ret < 0) {
+		rd_sink_file_abort(f);
+		return ret;
+	}
+	return rd_sink_file_commit(f, 0);
+}
+
+int put_file(struct rd_sink *s, const char *path, int root, const char *content, uint32_t mode)
+{
+	return place_file(s, path, root, content, mode, 0);
+}
+
+int put_group_file(struct rd_sink *s, const char *path, int root, const char *content)
+{
+	return place_file(s, path, root, content, 0644, 1);
+}
+
+int mk(struct rd_sink *s, const char *path, int root)
+{
+	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
+
+	return rd_sink_mkdir(s, path, strlen(path), root, &m);
+}
+
+int post(struct rd_sink *s, const char *path, int root)
+{
+	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
+
+	return rd_sink_dir_post(s, path, strlen(path), root, &m);
 }

@@ -52,6 +52,8 @@
 #include <unistd.h>
 
 #include "lib/base/rd_escape.h"
+#include "lib/base/rd_path.h"
+#include "lib/filter/rd_filter.h"
 #include "lib/tree/rd_tree_priv.h"
 
 #define SHOW_MAX (PATH_MAX + RD_PATH_MAX + 2)
@@ -66,6 +68,12 @@ struct level {
 		    * 2: lost (could not be opened again): say so first */
 	dev_t dev; /* of the directory: -L loops, -x mount points, opened again */
 	ino_t ino;
+	/*
+	 * -R's implied directories (and --files-from's listed ones without
+	 * -r): no listing (d is NULL); ifd is the directory, and once its one
+	 * child was started (started) the level ends with its POST
+	 */
+	int implied, started, ifd;
 	size_t wire_len, show_len;
 	uint32_t mode, uid, gid;
 	int64_t mtime_sec;
@@ -77,6 +85,15 @@ struct src {
 	int dirfd;  /* else: our dup of the caller's descriptor */
 	char *name; /* one component beneath dirfd, or NULL: dirfd itself */
 	char *wire; /* wire name (NULL: from path or name) */
+	int contents;	/* names a directory's contents (RD_TREE_SELECT) */
+	int top_fd;	/* -F parents beneath this (a module's root), or -1 */
+	char *top_path; /* the source's path beneath top_fd, or NULL */
+	/*
+	 * -R (rd_tree_set_relative): the path from the base sent whole, its
+	 * directories as implied ones; the base is path's part before "/./"
+	 * (path sources), dirfd (fd sources), or the tree's base_fd (-2)
+	 */
+	char *rel;
 };
 
 struct rd_tree {
@@ -88,8 +105,26 @@ struct rd_tree {
 	size_t depth, cap;
 	dev_t root_dev;		   /* -x: the file system of the current source */
 	size_t nclosed;		   /* lv[1 .. nclosed] are closed (lv[0] never is) */
+	int keep_parents;	   /* rd_tree_keep_parents() */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
 	struct rd_tree_list *list; /* rd_tree_open_list: no walk */
+	uint8_t eflags;		   /* RD_FF_CONTENTS: on every entry of the current source */
+	/*
+	 * rsync's filter rules (rd_tree_set_filter): the walk's view of them,
+	 * and how much of a wire path is not part of the transfer path (a
+	 * contents source's root name and its '/')
+	 */
+	/* -R and --files-from (rd_tree_set_relative, rd_tree_open_names) */
+	int relative, dirs;
+	int base_fd;	  /* the names' base (rd_tree_open_names), or -1 */
+	int rel_base;	  /* the current source's base, ours to close, or -1 */
+	const char *rel;  /* the current source's rel */
+	size_t rel_off;	  /* of its next component */
+	int rel_nofollow; /* its components opened O_NOFOLLOW (a server's) */
+	struct rd_filter_walk *fw;
+	const struct rd_filter *fw_rules;
+	size_t tpre;
+	unsigned fparents; /* parent levels entered for the current source (-F) */
 	char wire[RD_PATH_MAX + 1];
 	char show[SHOW_MAX];
 	char esc[RD_ERR_MSG_MAX / 2]; /* leaves room for the reason */
@@ -111,9 +146,41 @@ static void entry_reset(struct rd_tree_entry *e)
 	e->target[0] = '\0';
 	e->target_len = 0;
 	e->fd = -1;
+	e->pfd = -1;
 	e->nmeta = 0;
 	e->meta = NULL;
 	e->note[0] = '\0';
+}
+
+static void seen_of(struct rd_tree_seen *v, const struct stat *st)
+{
+	v->dev = st->st_dev;
+	v->ino = st->st_ino;
+	v->size = (uint64_t)st->st_size;
+	v->nlink = st->st_nlink;
+	v->mode = st->st_mode;
+	v->mtime_sec = st->st_mtim.tv_sec;
+	v->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	v->ctime_sec = st->st_ctim.tv_sec;
+	v->ctime_nsec = (uint32_t)st->st_ctim.tv_nsec;
+}
+
+/*
+ * --remove-source-files: a non-directory entry found as name in dirfd
+ * (st: what fstatat saw) carries its parent and name. Only when the walk
+ * is asked to; a descriptor that cannot be had leaves the entry without
+ * (its source then stays, said when it would be removed).
+ */
+static void keep_parent(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
+			const struct stat *st)
+{
+	if (!t->keep_parents || S_ISDIR(st->st_mode) || strlen(name) >= sizeof(e->pname))
+		return;
+	e->pfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (e->pfd < 0)
+		return;
+	snprintf(e->pname, sizeof(e->pname), "%s", name);
+	seen_of(&e->seen, st);
 }
 
 static void entry_stat(struct rd_tree_entry *e, const struct stat *st)
@@ -185,21 +252,72 @@ static void set_wire(struct rd_tree_entry *e, const char *p, size_t n)
 	e->path_len = n;
 }
 
+/* Room for one more level: 0, or -1 (out of memory). */
+static int grow_levels(struct rd_tree *t)
+{
+	size_t cap = t->cap ? t->cap * 2 : 16;
+	struct level *n;
+
+	if (t->depth < t->cap)
+		return 0;
+	n = realloc(t->lv, cap * sizeof(*n));
+	if (!n)
+		return -1;
+	t->lv = n;
+	t->cap = cap;
+	return 0;
+}
+
+static void level_set(struct level *l, const struct stat *st, size_t wire_len, size_t show_len)
+{
+	l->wire_len = wire_len;
+	l->show_len = show_len;
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->mode = st->st_mode;
+	l->uid = st->st_uid;
+	l->gid = st->st_gid;
+	l->mtime_sec = st->st_mtim.tv_sec;
+	l->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+}
+
+/* Level l's directory descriptor (a listing's, or an implied one's), or -1: closed. */
+static int level_fd(const struct level *l)
+{
+	if (l->implied)
+		return l->ifd;
+	return l->d ? dirfd(l->d) : -1;
+}
+
+/*
+ * Beyond the bound: the shallowest open level but the source's closes (a
+ * listing keeps where it stood; an implied level -R made has none).
+ */
+static void bound_levels(struct rd_tree *t)
+{
+	struct level *l;
+
+	if (t->depth - t->nclosed <= RD_TREE_OPEN_DIRS)
+		return;
+	l = &t->lv[++t->nclosed];
+	if (l->implied) {
+		close(l->ifd);
+		l->ifd = -1;
+		return;
+	}
+	l->pos = telldir(l->d);
+	closedir(l->d);
+	l->d = NULL;
+}
+
 static int push_level(struct rd_tree *t, int fd, const struct stat *st, size_t wire_len,
 		      size_t show_len)
 {
 	struct level *l;
 
-	if (t->depth == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct level *n = realloc(t->lv, cap * sizeof(*n));
-
-		if (!n) {
-			close(fd);
-			return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
-		}
-		t->lv = n;
-		t->cap = cap;
+	if (grow_levels(t) < 0) {
+		close(fd);
+		return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
 	}
 	l = &t->lv[t->depth];
 	memset(l, 0, sizeof(*l));
@@ -211,23 +329,20 @@ static int push_level(struct rd_tree *t, int fd, const struct stat *st, size_t w
 		return rd_err_set(&t->err, e == ENOMEM ? RD_ENOMEM : RD_ESYS, e, "walk %s",
 				  esc(t, t->show));
 	}
-	l->wire_len = wire_len;
-	l->show_len = show_len;
-	l->dev = st->st_dev;
-	l->ino = st->st_ino;
-	l->mode = st->st_mode;
-	l->uid = st->st_uid;
-	l->gid = st->st_gid;
-	l->mtime_sec = st->st_mtim.tv_sec;
-	l->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-	t->depth++;
-	/* beyond the bound: the shallowest open level but the source's closes */
-	if (t->depth - t->nclosed > RD_TREE_OPEN_DIRS) {
-		l = &t->lv[++t->nclosed];
-		l->pos = telldir(l->d);
-		closedir(l->d);
-		l->d = NULL;
+	if (t->fw) {
+		/* its per-directory merge files, read through its descriptor */
+		size_t tl = wire_len > t->tpre ? wire_len - t->tpre : 0;
+
+		if (rd_filter_enter(t->fw, fd, t->wire + (tl ? t->tpre : wire_len), tl, &t->err) <
+		    0) {
+			closedir(l->d);
+			l->d = NULL;
+			return 1; /* skip it: what its rules exclude is not known */
+		}
 	}
+	level_set(l, st, wire_len, show_len);
+	t->depth++;
+	bound_levels(t);
 	return 0;
 }
 
@@ -251,8 +366,8 @@ static int reopen_fd(struct rd_tree *t, size_t i)
 	size_t k, a, b;
 	int fd = -1, nfd;
 
-	if (t->lv[i + 1].d)
-		fd = rd_openat(dirfd(t->lv[i + 1].d), "..", flags, 0);
+	if (level_fd(&t->lv[i + 1]) >= 0)
+		fd = rd_openat(level_fd(&t->lv[i + 1]), "..", flags, 0);
 	if (fd >= 0 && same_dir(fd, &t->lv[i]))
 		return fd;
 	if (fd >= 0)
@@ -260,8 +375,11 @@ static int reopen_fd(struct rd_tree *t, size_t i)
 	/* -L: the levels may have been reached through symlinks */
 	if (t->flags & RD_TREE_COPY_LINKS)
 		flags &= ~O_NOFOLLOW;
-	fd = fcntl(dirfd(t->lv[0].d), F_DUPFD_CLOEXEC, 0);
+	fd = fcntl(level_fd(&t->lv[0]), F_DUPFD_CLOEXEC, 0);
 	for (k = 1; k <= i && fd >= 0; k++) {
+		/* -R's implied directories of a local path were opened as cp -H would */
+		int kflags = t->lv[k].implied && !t->rel_nofollow ? flags & ~O_NOFOLLOW : flags;
+
 		/* level k's name: its part of the wire path */
 		a = t->lv[k - 1].wire_len + 1;
 		b = t->lv[k].wire_len;
@@ -271,7 +389,7 @@ static int reopen_fd(struct rd_tree *t, size_t i)
 		}
 		memcpy(name, t->wire + a, b - a);
 		name[b - a] = '\0';
-		nfd = rd_openat(fd, name, flags, 0);
+		nfd = rd_openat(fd, name, kflags, 0);
 		close(fd);
 		fd = nfd;
 		if (fd >= 0 && !same_dir(fd, &t->lv[k])) {
@@ -288,6 +406,14 @@ static void reopen_level(struct rd_tree *t, size_t i)
 	struct level *l = &t->lv[i];
 	int fd = reopen_fd(t, i);
 
+	if (l->implied) {
+		/* no listing to resume: lost, it says so before its POST */
+		l->ifd = fd;
+		if (fd < 0)
+			l->dead = 2;
+		t->nclosed--;
+		return;
+	}
 	l->d = fd >= 0 ? fdopendir(fd) : NULL;
 	if (l->d) {
 		seekdir(l->d, l->pos);
@@ -307,7 +433,13 @@ static void pop_level(struct rd_tree *t)
 	/* its parent was closed: open it again while l still is */
 	if (t->nclosed && t->depth - 1 == t->nclosed)
 		reopen_level(t, t->depth - 1);
-	if (l->d)
+	if (t->fw && !l->implied)
+		rd_filter_leave(t->fw);
+	if (l->implied) {
+		if (l->ifd >= 0)
+			close(l->ifd);
+		l->ifd = -1;
+	} else if (l->d)
 		closedir(l->d);
 	l->d = NULL;
 	if (t->depth) {
@@ -315,6 +447,34 @@ static void pop_level(struct rd_tree *t)
 		t->wire[l->wire_len] = '\0';
 		t->show[l->show_len] = '\0';
 	}
+}
+
+static int next_relative(struct rd_tree *t, struct rd_tree_entry *e, int parent);
+
+/* A level for an implied directory (fd taken): no listing, its POST after one child. */
+static int push_implied(struct rd_tree *t, int fd, const struct stat *st, size_t wl, size_t sl)
+{
+	struct level *l;
+
+	if (grow_levels(t) < 0) {
+		close(fd);
+		return rd_err_set(&t->err, RD_ENOMEM, ENOMEM, "walk %s", esc(t, t->show));
+	}
+	l = &t->lv[t->depth++];
+	memset(l, 0, sizeof(*l));
+	l->implied = 1;
+	l->ifd = fd;
+	level_set(l, st, wl, sl);
+	bound_levels(t);
+	return 0;
+}
+
+/* Does a filter rule leave out the entry whose wire path is t->wire (wl bytes)? */
+static int excluded(struct rd_tree *t, size_t wl, int is_dir)
+{
+	if (!t->fw || wl <= t->tpre)
+		return 0;
+	return rd_filter_excluded(t->fw, t->wire + t->tpre, wl - t->tpre, is_dir, RD_FILTER_SENDER);
 }
 
 /*
@@ -369,6 +529,16 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 			    top ? "not a regular file, directory or symlink; skipped"
 				: "changed while walking; skipped");
 	}
+	if (top && !(t->flags & RD_TREE_RECURSIVE) && t->dirs) {
+		/* --files-from without -r: the directory, not what it holds */
+		ret = push_implied(t, fd, &st, wl, sl);
+		if (ret < 0)
+			return ret;
+		t->lv[t->depth - 1].started = 1;
+		e->type = RD_FT_DIR;
+		entry_stat(e, &st);
+		return RD_TREE_ENTRY;
+	}
 	if (top && !(t->flags & (RD_TREE_RECURSIVE | RD_TREE_LIST_LEVEL))) {
 		close(fd);
 		return skip(t, e, t->show, 0, "is a directory (use -r)");
@@ -395,6 +565,13 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 	ret = push_level(t, fd, &st, wl, sl);
 	if (ret < 0)
 		return ret;
+	if (ret > 0) {
+		/* its merge file could not be read: neither it nor what is below goes */
+		char why[RD_ERR_MSG_MAX];
+
+		snprintf(why, sizeof(why), "%s; skipped", t->err.msg);
+		return skip(t, e, t->show, 0, why);
+	}
 	t->lv[t->depth - 1].dead = other_fs;
 	e->type = RD_FT_DIR;
 	entry_stat(e, &st);
@@ -463,10 +640,12 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 {
 	struct stat st;
 	ssize_t n;
-	int fd;
+	int fd, ret;
 
 	if (rd_fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return gone(t, e, t->show, top, errno);
+	if (!top && excluded(t, wl, S_ISDIR(st.st_mode)))
+		return AGAIN; /* left out by a filter rule: not a word about it */
 	if (S_ISLNK(st.st_mode) && (t->flags & RD_TREE_COPY_LINKS))
 		return referent(t, e, dirfd, name, wl, sl);
 	if (S_ISLNK(st.st_mode)) {
@@ -478,10 +657,13 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 		e->target_len = (size_t)n;
 		e->type = RD_FT_SYMLINK;
 		entry_stat(e, &st);
+		keep_parent(t, e, dirfd, name, &st);
 		return RD_TREE_ENTRY;
 	}
-	if (special(t, e, &st))
+	if (special(t, e, &st)) {
+		keep_parent(t, e, dirfd, name, &st);
 		return RD_TREE_ENTRY;
+	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return left_out(e, t->show);
 	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
@@ -490,7 +672,10 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 			return skip(t, e, t->show, 0, "changed while walking; skipped");
 		return gone(t, e, t->show, top, errno);
 	}
-	return emit_fd(t, e, fd, top, wl, sl);
+	ret = emit_fd(t, e, fd, top, wl, sl);
+	if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR)
+		keep_parent(t, e, dirfd, name, &st);
+	return ret;
 }
 
 /* Wire name of a command-line source: its base name, or realpath's. */
@@ -530,6 +715,201 @@ out:
 	return ret;
 }
 
+static void leave_parents(struct rd_tree *t)
+{
+	for (; t->fparents; t->fparents--)
+		rd_filter_leave(t->fw);
+}
+
+/*
+ * rsync's "-F" (a ':' rule whose file name begins with '/'): the merge
+ * files of the parent directories of the transfer root count too. top: a
+ * directory (-1: "/"); rel: the source's path beneath it; the parents are
+ * top and every directory on rel before its last name, each opened
+ * beneath the last (never following a link); the transfer root is the
+ * source itself (contents) or its parent. 0, or < 0 with t->err set.
+ */
+static int enter_parents(struct rd_tree *t, int top, const char *rel, int contents)
+{
+	const char *p = rel, *slash, *troot_end;
+	int fd, nfd, ret = 0;
+
+	if (!t->fw || !rd_filter_wants_parents(t->fw_rules))
+		return 0;
+	while (*p == '/')
+		p++;
+	troot_end = contents ? p + strlen(p) : strrchr(p, '/');
+	if (!troot_end)
+		troot_end = p; /* a name right beneath top: top is the transfer root */
+	fd = top >= 0 ? fcntl(top, F_DUPFD_CLOEXEC, 0) : open("/", OPEN_RD | O_DIRECTORY);
+	while (fd >= 0 && !ret) {
+		ret = rd_filter_enter_parent(t->fw, fd, p,
+					     p < troot_end ? (size_t)(troot_end - p) : 0, &t->err);
+		if (!ret)
+			t->fparents++;
+		slash = strchr(p, '/');
+		if (!slash || (!contents && !strchr(slash + 1, '/')) || (contents && !*(slash + 1)))
+			break; /* the next is the source itself */
+		{
+			char comp[NAME_MAX + 1];
+			size_t n = (size_t)(slash - p);
+
+			if (n > NAME_MAX)
+				break;
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			nfd = rd_openat(fd, comp, OPEN_RD | O_DIRECTORY | O_NOFOLLOW, 0);
+			close(fd);
+			fd = nfd;
+		}
+		p = slash + 1;
+		while (*p == '/')
+			p++;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/*
+ * A source's start under filter rules: the -F parents' merge files, and
+ * the source itself when it is an item of the transfer (not contents): a
+ * rule may leave it out (AGAIN). RD_TREE_ENTRY to go on, or a skip.
+ */
+static int start_filter(struct rd_tree *t, struct rd_tree_entry *e, int top, const char *rel,
+			int is_dir, size_t wl)
+{
+	char *real = NULL;
+	int ret;
+
+	if (!t->fw)
+		return RD_TREE_ENTRY;
+	if (rel && top < 0) {
+		/* a local path: its parents as the file system has them */
+		real = realpath(rel, NULL);
+		if (!real && rd_filter_wants_parents(t->fw_rules))
+			return skip(t, e, t->show, errno, NULL);
+		rel = real;
+	}
+	ret = rel ? enter_parents(t, top, rel, !!t->eflags) : 0;
+	free(real);
+	if (ret < 0) {
+		char why[RD_ERR_MSG_MAX];
+
+		leave_parents(t);
+		snprintf(why, sizeof(why), "%s; skipped", t->err.msg);
+		return skip(t, e, t->show, 0, why);
+	}
+	if (!t->eflags && rd_filter_excluded(t->fw, t->wire, wl, is_dir, RD_FILTER_SENDER))
+		return AGAIN;
+	return RD_TREE_ENTRY;
+}
+
+/*
+ * -R: the next component of the current source's rel, beneath parent:
+ * an implied directory (a DIR entry and a level of its own, sent however
+ * the filter rules say, as rsync does), or the item itself, sent as a
+ * top-level source would be under its whole path.
+ */
+static int next_relative(struct rd_tree *t, struct rd_tree_entry *e, int parent)
+{
+	const char *c = t->rel + t->rel_off, *slash = strchr(c, '/');
+	char comp[NAME_MAX + 1];
+	size_t n = slash ? (size_t)(slash - c) : strlen(c), wl = t->rel_off + n;
+	struct stat st;
+	int fd;
+
+	if (n > NAME_MAX || wl > RD_PATH_MAX)
+		return skip(t, e, t->rel, ENAMETOOLONG, NULL);
+	memcpy(comp, c, n);
+	comp[n] = '\0';
+	memcpy(t->wire, t->rel, wl);
+	t->wire[wl] = '\0';
+	memcpy(t->show, t->rel, wl + 1);
+	set_wire(e, t->wire, wl);
+	e->flags = t->rel_off ? 0 : RD_FF_ROOT;
+	if (!slash) {
+		/* the item: its whole path is its transfer path, the rules see it */
+		if (t->fw) {
+			int is_dir = !rd_fstatat(parent, comp, &st, AT_SYMLINK_NOFOLLOW) &&
+				     S_ISDIR(st.st_mode);
+
+			if (rd_filter_excluded(t->fw, t->wire, wl, is_dir, RD_FILTER_SENDER))
+				return AGAIN;
+		}
+		return emit_at(t, e, parent, comp, 1, wl, wl);
+	}
+	fd = rd_openat(parent, comp, OPEN_RD | O_DIRECTORY | (t->rel_nofollow ? O_NOFOLLOW : 0), 0);
+	if (fd < 0)
+		return skip(t, e, t->show, errno, NULL);
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return skip(t, e, t->show, errno, NULL);
+	}
+	t->rel_off = wl + 1;
+	if (push_implied(t, fd, &st, wl, wl) < 0)
+		return -RD_ENOMEM;
+	e->type = RD_FT_DIR;
+	entry_stat(e, &st);
+	return RD_TREE_ENTRY;
+}
+
+/*
+ * A -R source: its base opened (path sources: the part before "/./", or
+ * "." / "/"), then its first component. rel has no empty, "." or ".."
+ * component (rd_tree_open_paths refused those).
+ */
+static int start_relative(struct rd_tree *t, struct rd_tree_entry *e, const struct src *s)
+{
+	int base;
+
+	t->rel = s->rel;
+	t->rel_off = 0;
+	t->rel_nofollow = !s->path;
+	if (s->path) {
+		base = open(s->path, OPEN_RD | O_DIRECTORY);
+		if (base < 0)
+			return skip(t, e, s->path, errno, NULL);
+		t->rel_base = base;
+	} else {
+		base = s->dirfd == -2 ? t->base_fd : s->dirfd;
+	}
+	return next_relative(t, e, base);
+}
+
+/*
+ * The parent of a command-line source that is not a directory (path: n
+ * bytes), when its last name there is the file itself (st: what stat(2)
+ * gave for it); one named through a symlink gets none: the link is not
+ * what was sent, so nothing is removed.
+ */
+static void path_parent(struct rd_tree *t, struct rd_tree_entry *e, const char *path, size_t n,
+			const struct stat *st)
+{
+	char dir[PATH_MAX];
+	const char *slash = memrchr(path, '/', n);
+	struct stat lst;
+	int fd;
+
+	if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	snprintf(e->pname, sizeof(e->pname), "%.*s", (int)(path + n - (slash ? slash + 1 : path)),
+		 slash ? slash + 1 : path);
+	if (fstatat(fd, e->pname, &lst, AT_SYMLINK_NOFOLLOW) || lst.st_dev != st->st_dev ||
+	    lst.st_ino != st->st_ino) {
+		close(fd);
+		e->pname[0] = '\0';
+		return;
+	}
+	e->pfd = fd;
+	seen_of(&e->seen, &lst);
+}
+
 /* A command-line source: symlinks named there are followed (cp -H). */
 static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct src *s)
 {
@@ -559,10 +939,19 @@ static int start_path(struct rd_tree *t, struct rd_tree_entry *e, const struct s
 	memcpy(t->wire, name, wl + 1);
 	set_wire(e, name, wl);
 	e->flags = RD_FF_ROOT;
+	if (S_ISDIR(st.st_mode) && (t->flags & RD_TREE_SELECT) && rd_path_names_contents(s->path))
+		t->eflags = RD_FF_CONTENTS;
+	t->tpre = t->eflags ? wl + 1 : 0;
+	ret = start_filter(t, e, -1, s->path, S_ISDIR(st.st_mode), wl);
+	if (ret != RD_TREE_ENTRY)
+		return ret;
 	fd = open(s->path, OPEN_RD | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0));
 	if (fd < 0)
 		return skip(t, e, t->show, errno, NULL);
-	return emit_fd(t, e, fd, 1, wl, n);
+	ret = emit_fd(t, e, fd, 1, wl, n);
+	if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR && t->keep_parents)
+		path_parent(t, e, s->path, n, &st);
+	return ret;
 }
 
 /* A descriptor source: shown by its wire name only. */
@@ -578,8 +967,27 @@ static int start_fd(struct rd_tree *t, struct rd_tree_entry *e, const struct src
 	if (s->name && rd_path_reserved(s->name, strlen(s->name)))
 		return skip(t, e, t->show, 0, RESERVED_SKIP);
 	e->flags = RD_FF_ROOT;
-	if (s->name)
-		return emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
+	if (s->contents && (t->flags & RD_TREE_SELECT))
+		t->eflags = RD_FF_CONTENTS;
+	t->tpre = t->eflags ? wl + 1 : 0;
+	if (t->fw) {
+		struct stat st;
+		int is_dir =
+		    !s->name || (rd_fstatat(s->dirfd, s->name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+				 S_ISDIR(st.st_mode));
+		int ret = start_filter(t, e, s->top_fd, s->top_path, is_dir, wl);
+
+		if (ret != RD_TREE_ENTRY)
+			return ret;
+	}
+	if (s->name) {
+		int ret = emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
+
+		/* contents: of a directory only (a file is itself) */
+		if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR)
+			t->eflags = 0;
+		return ret;
+	}
 	fd = fcntl(s->dirfd, F_DUPFD_CLOEXEC, 0);
 	if (fd < 0)
 		return skip(t, e, t->show, errno, NULL);
@@ -617,8 +1025,13 @@ static int step_level(struct rd_tree *t, struct rd_tree_entry *e)
 			    "changed while walking (moved or replaced); the rest of this "
 			    "directory is skipped");
 	}
-	if (l->dead)
+	if (l->dead || (l->implied && l->started))
 		return emit_post(t, e);
+	if (l->implied) {
+		/* -R: the next implied directory, or the item itself */
+		l->started = 1;
+		return next_relative(t, e, l->ifd);
+	}
 	errno = 0;
 	de = readdir(l->d);
 	if (!de) {
@@ -667,10 +1080,21 @@ int rd_tree_next(struct rd_tree *t, struct rd_tree_entry *e)
 			ret = step_level(t, e);
 		} else if (t->next_source < t->nsources) {
 			s = &t->src[t->next_source++];
-			ret = s->path ? start_path(t, e, s) : start_fd(t, e, s);
+			t->eflags = 0;
+			t->tpre = 0;
+			if (t->fw)
+				leave_parents(t);
+			if (t->rel_base >= 0)
+				close(t->rel_base);
+			t->rel_base = -1;
+			ret = s->rel	? start_relative(t, e, s)
+			      : s->path ? start_path(t, e, s)
+					: start_fd(t, e, s);
 		} else {
 			ret = RD_TREE_END;
 		}
+		if (ret == RD_TREE_ENTRY)
+			e->flags |= t->eflags;
 		if (ret != AGAIN)
 			return ret;
 	}
@@ -699,8 +1123,9 @@ static int tree_new(struct rd_tree **out, int n, unsigned flags, struct rd_err *
 		}
 	}
 	for (i = 0; i < n; i++)
-		t->src[i].dirfd = -1;
+		t->src[i].dirfd = t->src[i].top_fd = -1;
 	t->nsources = n;
+	t->base_fd = t->rel_base = -1;
 	*out = t;
 	return 0;
 }
@@ -709,6 +1134,91 @@ static int one_name(const char *n)
 {
 	return n && n[0] && !strchr(n, '/') && strcmp(n, ".") && strcmp(n, "..") &&
 	       strlen(n) <= NAME_MAX;
+}
+
+/*
+ * -R's path from its base: empty and "." components dropped; ".." or
+ * nothing left refused. *out malloc'd.
+ */
+static int rel_clean(const char *in, char **out, struct rd_err *err)
+{
+	const char *p = in, *e;
+	char *o = malloc(strlen(in) + 1);
+	size_t n, k = 0;
+
+	*out = NULL;
+	if (!o)
+		return rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+	for (; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '/');
+		n = (size_t)(e - p);
+		if (!n || (n == 1 && *p == '.'))
+			continue;
+		if (n == 2 && p[0] == '.' && p[1] == '.') {
+			free(o);
+			return rd_err_set(err, RD_EUSAGE, 0,
+					  "%s: '..' in a -R path; name it from a base with /./",
+					  in);
+		}
+		if (k)
+			o[k++] = '/';
+		memcpy(o + k, p, n);
+		k += n;
+	}
+	o[k] = '\0';
+	if (!k) {
+		free(o);
+		return rd_err_set(err, RD_EUSAGE, 0, "%s: no name to send under -R", in);
+	}
+	*out = o;
+	return 0;
+}
+
+/* A -R command-line source: its base (before "/./", else "." or "/") and its rel. */
+static int rel_split(struct src *d, const char *path, struct rd_err *err)
+{
+	const char *dot = strstr(path, "/./");
+	int ret;
+
+	if (dot) {
+		d->path = dot == path ? strdup("/") : strndup(path, (size_t)(dot - path));
+		ret = rel_clean(dot + 3, &d->rel, err);
+	} else {
+		d->path = strdup(path[0] == '/' ? "/" : ".");
+		ret = rel_clean(path, &d->rel, err);
+	}
+	if (!ret && !d->path)
+		ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
+	return ret;
+}
+
+int rd_tree_open_names(struct rd_tree **out, int base_fd, const char *const *names, int n,
+		       unsigned flags, struct rd_err *err)
+{
+	struct rd_tree *t;
+	int i, ret;
+
+	ret = tree_new(&t, n, flags, err);
+	if (ret)
+		return ret;
+	t->relative = 1;
+	t->dirs = !!(flags & RD_TREE_DIRS);
+	t->base_fd = fcntl(base_fd, F_DUPFD_CLOEXEC, 0);
+	if (t->base_fd < 0) {
+		ret = rd_err_set(err, RD_ESYS, errno, "walk");
+		goto fail;
+	}
+	for (i = 0; i < n; i++) {
+		t->src[i].dirfd = -2; /* the tree's base_fd */
+		ret = rel_clean(names[i], &t->src[i].rel, err);
+		if (ret)
+			goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	rd_tree_close(t);
+	return ret;
 }
 
 int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int nsources,
@@ -727,7 +1237,7 @@ int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int ns
 		struct src *d = &t->src[i];
 
 		if ((s->name && !one_name(s->name)) || (s->wire && !one_name(s->wire)) ||
-		    (!s->name && !s->wire)) {
+		    (!s->name && !s->wire && !s->rel)) {
 			ret = rd_err_set(err, RD_EUSAGE, 0, "source %d: bad name", i);
 			goto fail;
 		}
@@ -739,6 +1249,21 @@ int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int ns
 		}
 		d->name = s->name ? strdup(s->name) : NULL;
 		d->wire = s->wire ? strdup(s->wire) : NULL;
+		d->contents = !!s->contents;
+		if (s->rel) {
+			ret = rel_clean(s->rel, &d->rel, err);
+			if (ret)
+				goto fail;
+			t->relative = 1;
+		}
+		if (s->top_path && s->top_fd >= 0) {
+			d->top_fd = fcntl(s->top_fd, F_DUPFD_CLOEXEC, 0);
+			d->top_path = strdup(s->top_path);
+			if (d->top_fd < 0 || !d->top_path) {
+				ret = rd_err_set(err, RD_ENOMEM, errno, "walk");
+				goto fail;
+			}
+		}
 		if ((s->name && !d->name) || (s->wire && !d->wire)) {
 			ret = rd_err_set(err, RD_ENOMEM, ENOMEM, "walk");
 			goto fail;
@@ -762,7 +1287,17 @@ int rd_tree_open_paths(struct rd_tree **out, const char *const *paths, int npath
 	ret = tree_new(&t, npaths, flags, err);
 	if (ret)
 		return ret;
+	t->relative = !!(flags & RD_TREE_RELATIVE);
+	t->dirs = !!(flags & RD_TREE_DIRS);
 	for (i = 0; i < npaths; i++) {
+		if (t->relative) {
+			ret = rel_split(&t->src[i], paths[i] ? paths[i] : "", err);
+			if (ret) {
+				rd_tree_close(t);
+				return ret;
+			}
+			continue;
+		}
 		t->src[i].path = strdup(paths[i] ? paths[i] : "");
 		if (!t->src[i].path) {
 			rd_tree_close(t);
@@ -790,12 +1325,51 @@ int rd_tree_open_list(struct rd_tree **out, rd_tree_list_fn next, void *ctx, uns
 
 void rd_tree_set_flags(struct rd_tree *t, unsigned flags)
 {
-	t->flags = flags;
+	t->flags = flags & RD_TREE_FLAGS;
+}
+
+int rd_tree_set_filter(struct rd_tree *t, const struct rd_filter *f, struct rd_err *err)
+{
+	if (t->fw || !f || !rd_filter_count(f))
+		return 0;
+	t->fw_rules = f;
+	return rd_filter_walk_new(&t->fw, f, err);
 }
 
 void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes)
 {
 	rd_tree_meta_set_links(t->meta, max_bytes);
+}
+
+void rd_tree_keep_parents(struct rd_tree *t, int on)
+{
+	t->keep_parents = on;
+}
+
+int rd_tree_remove_source(int pfd, const char *name, const struct rd_tree_seen *v,
+			  struct rd_err *err)
+{
+	struct stat st;
+
+	if (pfd < 0)
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "not removed: named through a symlink (or its directory could "
+				  "not be held)");
+	if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW))
+		return rd_err_set(err, RD_ESYS, errno, "not removed");
+	if ((uint64_t)st.st_dev != v->dev || (uint64_t)st.st_ino != v->ino ||
+	    (st.st_mode & S_IFMT) != (v->mode & S_IFMT) || S_ISDIR(st.st_mode))
+		return rd_err_set(err, RD_ESYS, 0, "not removed: another file has its name now");
+	if ((uint64_t)st.st_size != v->size || st.st_mtim.tv_sec != v->mtime_sec ||
+	    (uint32_t)st.st_mtim.tv_nsec != v->mtime_nsec ||
+	    (v->nlink == 1 &&
+	     (st.st_ctim.tv_sec != v->ctime_sec || (uint32_t)st.st_ctim.tv_nsec != v->ctime_nsec)))
+		return rd_err_set(
+		    err, RD_ESYS, 0,
+		    "not removed: it changed since it was sent (size, time or status)");
+	if (unlinkat(pfd, name, 0))
+		return rd_err_set(err, RD_ESYS, errno, "not removed");
+	return 0;
 }
 
 const struct rd_err *rd_tree_err(const struct rd_tree *t)
@@ -809,16 +1383,32 @@ void rd_tree_close(struct rd_tree *t)
 
 	if (!t)
 		return;
-	while (t->depth)
-		if (t->lv[--t->depth].d)
-			closedir(t->lv[t->depth].d);
+	while (t->depth) {
+		struct level *l = &t->lv[--t->depth];
+
+		if (l->implied && l->ifd >= 0)
+			close(l->ifd);
+		else if (!l->implied && l->d)
+			closedir(l->d);
+	}
 	free(t->lv);
+	if (t->fw)
+		leave_parents(t);
+	rd_filter_walk_free(t->fw);
+	if (t->rel_base >= 0)
+		close(t->rel_base);
+	if (t->base_fd >= 0)
+		close(t->base_fd);
 	for (i = 0; i < t->nsources; i++) {
+		free(t->src[i].rel);
 		free(t->src[i].path);
 		free(t->src[i].name);
 		free(t->src[i].wire);
+		free(t->src[i].top_path);
 		if (t->src[i].dirfd >= 0)
 			close(t->src[i].dirfd);
+		if (t->src[i].top_fd >= 0)
+			close(t->src[i].top_fd);
 	}
 	free(t->src);
 	rd_tree__list_free(t->list);

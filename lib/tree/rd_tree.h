@@ -55,10 +55,15 @@
  * skipped as an error.
  */
 #define RD_TREE_COPY_LINKS RD_OF_COPY_LINKS
+/*
+ * rsync's rules (RD_OF_SELECT): a source that names a directory's contents
+ * ("dir/", "dir/.", ".") flags every entry of it RD_FF_CONTENTS.
+ */
+#define RD_TREE_SELECT RD_OF_SELECT
 #define RD_TREE_FLAGS                                                                             \
 	(RD_TREE_RECURSIVE | RD_TREE_HARDLINKS | RD_TREE_XATTRS | RD_TREE_ACLS | RD_TREE_SPARSE | \
 	 RD_TREE_DEVICES | RD_TREE_SPECIALS | RD_TREE_ONE_FS | RD_TREE_ONE_FS2 |                  \
-	 RD_TREE_COPY_LINKS)
+	 RD_TREE_COPY_LINKS | RD_TREE_SELECT)
 /* The walk flags that concern the walking side alone: a push sends them nowhere. */
 /*
  * A listing's walk (RD_OF_LIST without RD_OF_RECURSIVE; never on the wire
@@ -74,13 +79,39 @@
  * back up: rd_tree.c). The entry it returns (e->fd) is not counted here.
  */
 #define RD_TREE_OPEN_DIRS 16
+/*
+ * Opening flags of this walk alone (never on the wire): -R (every source
+ * sent under its whole path from its base, its directories as implied
+ * ones: rsync's --relative, "/./" ends the base), and --files-from's
+ * directories without -r (sent, their contents not).
+ */
+#define RD_TREE_RELATIVE 0x40000000u
+#define RD_TREE_DIRS	 0x20000000u
 
 /* rd_tree_next() results (>= 0) */
 enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 3 };
 /* e->note of RD_TREE_LEFT_OUT for a type the flags leave out (rsync's words) */
 #define RD_TREE_NONREG "skipping non-regular file"
 
+/* What the walk saw of a non-directory (rd_tree_keep_parents). */
+struct rd_tree_seen {
+	uint64_t dev, ino, size, nlink;
+	uint32_t mode;
+	int64_t mtime_sec, ctime_sec;
+	uint32_t mtime_nsec, ctime_nsec;
+};
+
 struct rd_tree_entry {
+	/*
+	 * With rd_tree_keep_parents(), a non-directory entry also carries
+	 * the directory it was found in (pfd: a descriptor the caller owns
+	 * and closes; -1 when there is none, e.g. a source named through a
+	 * symlink), its name there, and what the walk saw of it: what
+	 * rd_tree_remove_source() needs (--remove-source-files).
+	 */
+	int pfd;
+	char pname[256];
+	struct rd_tree_seen seen;
 	uint8_t type;  /* enum rd_ftype */
 	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST; -H: RD_FF_LINKED, RD_FF_LINK_LAST */
 	uint32_t mode; /* st_mode */
@@ -120,7 +151,28 @@ struct rd_tree_src {
 	int dirfd;
 	const char *name;
 	const char *wire;
+	int contents; /* a directory's contents (rsync's "dir/"): see RD_TREE_SELECT */
+	/*
+	 * For rsync's "-F" (parent merge files): the directory the source
+	 * lies beneath (a module's root; dup'ed) and its path there; -1 and
+	 * NULL: none. Zero-initialised sources have top_fd 0: set it.
+	 */
+	int top_fd;
+	const char *top_path;
+	/*
+	 * -R: the path from dirfd (the base) sent whole, its directories
+	 * as implied ones (name and wire unused); NULL: not relative.
+	 */
+	const char *rel;
 };
+
+/*
+ * --files-from: every name a -R source beneath base_fd (dup'ed; opened
+ * O_NOFOLLOW one component at a time). flags as rd_tree_open's, with
+ * RD_TREE_DIRS for directories without -r.
+ */
+int rd_tree_open_names(struct rd_tree **out, int base_fd, const char *const *names, int n,
+		       unsigned flags, struct rd_err *err);
 
 int rd_tree_open(struct rd_tree **out, const struct rd_tree_src *sources, int nsources,
 		 unsigned flags, struct rd_err *err);
@@ -158,6 +210,32 @@ void rd_tree_set_flags(struct rd_tree *t, unsigned flags);
  * RD_FF_LINK_LAST (the caller drops them for peers before protocol 10).
  */
 void rd_tree_set_link_table(struct rd_tree *t, uint64_t max_bytes);
+
+/*
+ * rsync's filter rules (issue 28), before the first rd_tree_next: what
+ * they exclude for the sender is left out of the walk without a word (an
+ * excluded directory is not entered); per-directory merge files are read
+ * from the directories walked. f must outlive the tree. 0 or < 0.
+ */
+struct rd_filter;
+int rd_tree_set_filter(struct rd_tree *t, const struct rd_filter *f, struct rd_err *err);
+
+/*
+ * --remove-source-files (issue 29): give non-directory entries their
+ * parent directory's descriptor (rd_tree_entry.pfd) from now on.
+ */
+void rd_tree_keep_parents(struct rd_tree *t, int on);
+
+/*
+ * Remove a source the receiver confirmed (verified, in place): name in
+ * pfd, only if it still is what the walk saw: the same device and inode,
+ * size, mtime to the ns, and ctime to the ns when it had one link (a hard
+ * link's ctime moves when another of its names goes). Never a directory,
+ * never through a symlink (unlinkat on the held descriptor). 0 removed,
+ * or a negative status with err saying why it stays.
+ */
+int rd_tree_remove_source(int pfd, const char *name, const struct rd_tree_seen *seen,
+			  struct rd_err *err);
 
 void rd_tree_close(struct rd_tree *t); /* accepts NULL */
 

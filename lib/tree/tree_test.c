@@ -629,6 +629,68 @@ static void test_tree_fd_sources(void **state)
 	assert_int_equal(rd_tree_open(&t, src, 1, 0, &err), -RD_EUSAGE);
 }
 
+/* -R: implied directories before the item, "/./" ends the base, ".." refused. */
+static void test_tree_relative(void **state)
+{
+	const char *src[] = {"src/sub/deep", "src/./sub/g"};
+	const char *bad[] = {"src/../file1"};
+	const char *names[] = {"sub/g", "sub/deep", "a.txt"};
+	char cwd[PATH_MAX];
+	struct rd_tree *t;
+	struct rd_err err;
+	struct walk w;
+	int i, fds = count_fds(), dfd;
+
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(base), 0);
+	walk(&w, src, 2, RD_TREE_RECURSIVE | RD_TREE_RELATIVE);
+	/* implied: src, src/sub (no listing: src/a.txt not sent), then the item */
+	assert_true(find(&w, "src", 0) >= 0 && find(&w, "src/sub", 0) > find(&w, "src", 0));
+	assert_int_equal(w.e[find(&w, "src", 0)].type, RD_FT_DIR);
+	assert_true(find(&w, "src/sub/deep", 0) > find(&w, "src/sub", 0));
+	check_file(&w, "src/sub/deep/f", "abc");
+	assert_int_equal(find(&w, "src/a.txt", 0), -1);
+	assert_int_equal(find(&w, "src/sub/g", 0), -1);
+	/* the second source: base "src", sent as sub/g with sub implied */
+	assert_true(find(&w, "sub", 0) >= 0);
+	check_file(&w, "sub/g", "gg");
+	check_nesting(&w);
+	walk_free(&w);
+	rd_err_clear(&err);
+	assert_int_equal(rd_tree_open_paths(&t, bad, 1, RD_TREE_RELATIVE, &err), -RD_EUSAGE);
+	assert_non_null(strstr(err.msg, ".."));
+	assert_int_equal(chdir(cwd), 0);
+
+	/* --files-from: names beneath a base; a directory without -r: itself only */
+	dfd = open(bp("src"), O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_int_equal(
+	    rd_tree_open_names(&t, dfd, names, 3, RD_TREE_RELATIVE | RD_TREE_DIRS, &err), 0);
+	close(dfd);
+	memset(&w, 0, sizeof(w));
+	for (;;) {
+		w.e = realloc(w.e, (w.n + 1) * sizeof(*w.e));
+		w.kind = realloc(w.kind, (w.n + 1) * sizeof(*w.kind));
+		w.msg = realloc(w.msg, (w.n + 1) * sizeof(*w.msg));
+		assert_true(w.e && w.kind && w.msg);
+		i = rd_tree_next(t, &w.e[w.n]);
+		assert_true(i >= 0);
+		if (i == RD_TREE_END)
+			break;
+		w.kind[w.n] = i;
+		w.msg[w.n] = NULL;
+		w.n++;
+	}
+	rd_tree_close(t);
+	check_file(&w, "sub/g", "gg");
+	check_file(&w, "a.txt", "hello");
+	assert_true(find(&w, "sub/deep", 0) >= 0);
+	assert_int_equal(find(&w, "sub/deep/f", 0), -1);
+	assert_int_equal(find(&w, "g", 0), -1);
+	walk_free(&w);
+	assert_int_equal(count_fds(), fds);
+}
+
 /*
  * Issue 7 item 1: a local user swaps "x" and a symlink to a secret
  * outside the source (renameat2 RENAME_EXCHANGE) as fast as it can while
@@ -1012,6 +1074,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_copy_links),
 	    cmocka_unit_test(test_tree_close_midway_no_leak),
 	    cmocka_unit_test(test_tree_fd_sources),
+	    cmocka_unit_test(test_tree_relative),
 	    cmocka_unit_test(test_tree_swap_never_leaks),
 	    cmocka_unit_test(test_tree_deep_bounded_fds),
 	    cmocka_unit_test(test_tree_skips_partials),

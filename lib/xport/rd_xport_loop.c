@@ -534,3 +534,8 @@ int rd_loop_pair(struct rd_conn **a, struct rd_conn **b, const struct rd_conn_op
 	*b = &y->c;
 	return 0;
 }
+
+void rd_loop_name_peer(struct rd_conn *c, const char *name)
+{
+	snprintf(c->info.peer, sizeof(c->info.peer), "%s", name);
+}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The loopback transport, for tests: both ends of one connection in this
- * process, in memory, each end used from its own thread. A bulk write is
+ * The loopback transport: both ends of one connection in this process, in
+ * memory, each end used from its own thread (a local copy's two halves,
+ * lib/session/rd_local.c; tests). A bulk write is
  * copied into the peer's registered region when it is sent (checked
  * against that region's key and bounds, like a NIC would), and the control
  * message behind it is queued for the peer, so the data is in place before
@@ -45,5 +46,8 @@ typedef enum rd_loop_action (*rd_loop_hook_fn)(void *ctx, struct rd_loop_event *
  */
 int rd_loop_pair(struct rd_conn **a, struct rd_conn **b, const struct rd_conn_opts *o,
 		 rd_loop_hook_fn hook, void *ctx, struct rd_err *err);
+
+/* How messages name the peer of end c (default "loopback peer N"). */
+void rd_loop_name_peer(struct rd_conn *c, const char *name);
 
 #endif

@@ -22,6 +22,9 @@ adds each side's per-thread CPU shares: /proc/PID/task/*/stat sampled every
 up to 20 ms of a thread's work may be missed), summed by thread name
 (rdcp-workN: the workers; rdcp-bulk-in/-out: the TCP transport's bulk
 payload threads, from --threads 2 on; the rest: loop, TLS, daemon threads).
+--pace 0,100M,50M (issue 29) instead pushes with the default checksum unpaced
+(0) and at each rate, paced by the client (--bwlimit) and by the daemon (a
+module's max rate), and prints each side's CPU seconds per GiB.
 Exit status: 0 measured (target met or not), 1 a step failed.
 """
 import argparse
@@ -133,7 +136,7 @@ class TaskSampler:
         return shares
 
 
-def rdcp_run(args, src, work, checksum, threads=None, sampler=None):
+def rdcp_run(args, src, work, checksum, threads=None, sampler=None, copts=(), max_rate=None):
     mod = os.path.join(work, "mod")
     shutil.rmtree(mod, ignore_errors=True)
     os.mkdir(mod)
@@ -141,8 +144,15 @@ def rdcp_run(args, src, work, checksum, threads=None, sampler=None):
     if os.path.exists(ready):
         os.unlink(ready)
     topt = ["--threads", str(threads)] if threads else []
-    d = subprocess.Popen([args.rdcpd, "--foreground", "--no-auth", "--module", "m=" + mod,
-                          "--transport", "tcp", "--listen", "127.0.0.1", "--port", "0",
+    modopt = ["--module", "m=" + mod]
+    if max_rate:
+        # the module's own max rate: the daemon paces (rdcpd.conf)
+        conf = os.path.join(work, "rate.conf")
+        with open(conf, "w") as f:
+            f.write("[m]\npath = %s\nauth = none\nmax rate = %s\n" % (mod, max_rate))
+        modopt = ["--config", conf]
+    d = subprocess.Popen([args.rdcpd, "--foreground", "--no-auth"] + modopt +
+                         ["--transport", "tcp", "--listen", "127.0.0.1", "--port", "0",
                           "--ready-file", ready] + topt, stderr=subprocess.DEVNULL)
     if sampler:
         sampler.add("recv", d.pid)
@@ -152,7 +162,7 @@ def rdcp_run(args, src, work, checksum, threads=None, sampler=None):
         time.sleep(0.05)
     port = open(ready).read().strip()
     cmd = [args.rdcp, "-q", "--transport", "tcp", "--port", port, "--checksum-choice", checksum,
-           "--no-fsync"] + topt + [src, "127.0.0.1::m/"]
+           "--no-fsync"] + topt + list(copts) + [src, "127.0.0.1::m/"]
     t0 = time.monotonic()
     c = subprocess.Popen(cmd)
     if sampler:
@@ -241,9 +251,13 @@ def main():
     ap.add_argument("--target", type=float, default=0.8)
     ap.add_argument("--threads", help="e.g. 1,2,4: the --threads matrix instead of nc/socat")
     ap.add_argument("--checksums", default="none,gmac,sha256")
+    ap.add_argument("--pace", help="e.g. 0,100M,50M: CPU per GiB unpaced (0) and at each rate, "
+                    "paced by the client (--bwlimit) and by the daemon (max rate)")
     args = ap.parse_args()
     if args.threads:
         return matrix(args)
+    if args.pace:
+        return pace(args)
     work = tempfile.mkdtemp(prefix="rdcp-hostbench.", dir="/dev/shm")
     rows, failed = [], False
     try:
@@ -302,6 +316,39 @@ def main():
     print("rdcp --checksum-choice none / nc = %.2f (target >= %.2f: %s)" %
           (none_rate / nc_rate, args.target, "met" if none_rate / nc_rate >= args.target
            else "NOT met"))
+    return 1 if failed else 0
+
+
+def pace(args):
+    """CPU seconds per GiB of both sides, unpaced and at each rate of --pace
+    (issue 29: pacing waits in the poll, so a paced GiB costs no more)."""
+    work = tempfile.mkdtemp(prefix="rdcp-hostbench.", dir="/dev/shm")
+    rows, failed = [], False
+    try:
+        src = os.path.join(work, "file")
+        with open(src, "wb") as f:
+            for _ in range(args.mb):
+                f.write(os.urandom(1 << 20))
+        gib = os.path.getsize(src) / GIB
+        for rate in args.pace.split(","):
+            if rate in ("0", ""):
+                ok, dt, c, d = rdcp_run(args, src, work, "gmac")
+                rows.append(("unpaced", ok, dt, c, d))
+                continue
+            ok, dt, c, d = rdcp_run(args, src, work, "gmac", copts=["--bwlimit=" + rate])
+            rows.append(("--bwlimit=" + rate + " (client)", ok, dt, c, d))
+            ok, dt, c, d = rdcp_run(args, src, work, "gmac", max_rate=rate)
+            rows.append(("max rate = " + rate + " (daemon)", ok, dt, c, d))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("host bench, pacing: %d MiB push, gmac, tmpfs -> tmpfs over TCP 127.0.0.1, %d CPUs, %s" %
+          (args.mb, os.cpu_count(), time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    print("%-30s %9s %10s %14s %14s  %s" % ("limit", "seconds", "MiB/s", "CPU s/GiB send",
+                                            "CPU s/GiB recv", "verified"))
+    for name, ok, dt, c, d in rows:
+        failed |= not ok
+        print("%-30s %9.2f %10.1f %14.3f %14.3f  %s" % (name, dt, args.mb / dt if dt else 0,
+                                                       c / gib, d / gib, "yes" if ok else "NO"))
     return 1 if failed else 0
 
 

@@ -162,6 +162,51 @@ run --check-config --config "$tmp/user.conf"
 check "max connections per user = 4097: exit 1, out of range" \
 	eval '[ "$RC" -eq 1 ] && err_has "$tmp/user.conf:1: max connections per user: 4097 is out of range (0 to 4096)"'
 
+# --- max rate and delete (issue 29) ---
+cat >"$tmp/mirror.conf" <<CONF
+max rate = 1G
+[data]
+    path = $tmp/data
+    auth = none
+    max rate = 30M
+    delete = yes
+[wo]
+    path = $tmp/pub
+    auth = none
+    write only = yes
+    delete = yes
+[ro]
+    path = $tmp/extra
+    auth = none
+    read only = yes
+    delete = yes
+    max rate = 10
+CONF
+run --check-config --config "$tmp/mirror.conf"
+check "max rate and delete are known; a write-only or read-only module that deletes: exit 1" \
+	[ "$RC" -eq 1 ]
+check "  a write-only module never deletes" \
+	err_has "$tmp/mirror.conf:11: module [wo] is 'write only': it never deletes (its clients cannot see what they would delete); remove 'delete = yes'"
+check "  nor one nobody may write" \
+	err_has "$tmp/mirror.conf:16: module [ro] allows deleting but nobody may write to it ('read only' and no auth users entry with rw): a read-only module never deletes"
+check "  max rate is enforced: no word about it" bash -c '! grep -q "max rate" "$1"' _ "$tmp/err"
+check "  two problems" err_has "rdcpd: 2 problems in the configuration"
+printf 'max rate = 5X\n[m]\n    path = %s\n    auth = none\n    max rate = 100b\n' "$tmp/data" \
+	>"$tmp/rate.conf"
+run --check-config --config "$tmp/rate.conf"
+check "a rate that is no rate: exit 1, both named" \
+	sh -c '[ "$1" -eq 1 ]' _ "$RC"
+check "  the unit" err_has "$tmp/rate.conf:1: max rate: '5X' is not a rate (e.g. 30M, 500K, 0 for none)"
+check "  too slow" err_has "$tmp/rate.conf:5: max rate: '100b' is too small (at least 512 bytes per second, or 0)"
+head -11 "$tmp/mirror.conf" | sed '/^\[wo\]/,$d' >"$tmp/mirror-ok.conf"
+printf '[ro]\n    path = %s\n    auth = none\n    read only = yes\n    max rate = 10\n' "$tmp/extra" \
+	>>"$tmp/mirror-ok.conf"
+run --check-config --config "$tmp/mirror-ok.conf"
+check "without them: passes" [ "$RC" -eq 0 ]
+run --dump-config --config "$tmp/mirror-ok.conf"
+check "--dump-config writes them back" \
+	sh -c 'grep -qx "max rate = 1G" "$1" && grep -qx "	max rate = 30M" "$1" && grep -qx "	delete = yes" "$1" && grep -qx "	max rate = 10K" "$1" && grep -qx "	delete = no" "$1"' _ "$tmp/out"
+
 # --- the open files max connections need (issue 7 item 5) ---
 printf 'max connections = 4096\nmemory budget = 16T\n' >"$tmp/fds.conf"
 (ulimit -n 1024 && "$rdcpd" --check-config --config "$tmp/fds.conf") >"$tmp/out" 2>"$tmp/err"

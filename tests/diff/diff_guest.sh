@@ -7,7 +7,7 @@
 #     (copy_1vm_test), with DIFF_ARGS naming them.
 #   diff_guest.sh RDCP RDCPD [GUEST_LIB [EVIL]]
 # DIFF_ARGS: run.py's options (default: the self-test, then every supported
-# case in every mode it supports with DIFF_SEEDS seeds, default 12).
+# case in every mode it supports with DIFF_SEEDS seeds, default 3).
 set -u
 here=$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")
 py=/usr/bin/python3 # Debian's: no pip, no pyenv
@@ -16,4 +16,4 @@ transport=rdma
 [ "${E2E_TRANSPORT:-rdma}" = tcp ] && transport=tcp
 # shellcheck disable=SC2086 # DIFF_ARGS is a list of options
 exec "$py" -B "$here/run.py" --rdcp "$1" --rdcpd "$2" --host "${RIG_SELF_IP:-127.0.0.1}" \
-	--transport "$transport" ${DIFF_ARGS:---selftest --seeds ${DIFF_SEEDS:-12}}
+	--transport "$transport" ${DIFF_ARGS:---selftest --seeds ${DIFF_SEEDS:-3}}

@@ -36,7 +36,7 @@ pids=""
 for i in $(seq 1 "$N"); do
 	"$RDCP" -q $CO -r "/tmp/csrc/t$i" "rdcp://$S:$CP/m/" >"/tmp/cpush$i.out" 2>&1 &
 	pids="$pids $!"
-	"$RDCP" -q $CO -r "rdcp://$S:$CP/m/seed" "/tmp/cpull/seed$i" >"/tmp/cpull$i.out" 2>&1 &
+	"$RDCP" -q $CO -r "rdcp://$S:$CP/m/seed/" "/tmp/cpull/seed$i" >"/tmp/cpull$i.out" 2>&1 &
 	pids="$pids $!"
 done
 failed=0

@@ -153,14 +153,14 @@ client() {
 	check "pull it back with -r" [ "$RC" -eq 0 ]
 	check "  identical to the original" same_tree /tmp/src/tree /tmp/back/tree
 	check "  symlinks arrive as links" [ -L /tmp/back/tree/link-to-dir ]
-	rcp --lanes 2 -v -r /tmp/src/tree "$S:/tmp/dst/lanes-tree"
+	rcp --lanes 2 -v -r /tmp/src/tree/ "$S:/tmp/dst/lanes-tree"
 	check "push a tree over ssh with --lanes 2" [ "$RC" -eq 0 ]
 	check "  identical on b" same_on_b /tmp/src/tree /tmp/dst/lanes-tree
 	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
-	rcp --lanes 2 -v -r "$S:/tmp/dst/lanes-tree" /tmp/back/lanes-tree
+	rcp --lanes 2 -v -r "$S:/tmp/dst/lanes-tree/" /tmp/back/lanes-tree
 	check "pull it back over ssh with --lanes 2" same_tree /tmp/src/tree /tmp/back/lanes-tree
 	over_rdma && check "  over 2 lanes" out_has "rdcp: 2 lanes"
-	rcp -r "$S:/tmp/srv/tree" /tmp/back/srvtree
+	rcp -r "$S:/tmp/srv/tree/" /tmp/back/srvtree
 	check "pull a tree made on b onto a new name" [ "$RC" -eq 0 ]
 	(cd /tmp/back/srvtree && manifest .) >/tmp/m.pulled 2>&1
 	check "  identical to b's tree" same_text "$SH/srv-tree.manifest" /tmp/m.pulled
@@ -170,7 +170,7 @@ client() {
 
 	# --- 2. -p -o -g: exact modes, owners, nanosecond mtimes; -p alone; without -p ---
 	meta /tmp/src/perm >/tmp/meta.src
-	rcp -rp -o -g /tmp/src/perm "$S:/tmp/dst/permp"
+	rcp -rp -o -g /tmp/src/perm/ "$S:/tmp/dst/permp"
 	check "push -rp -o -g" [ "$RC" -eq 0 ]
 	b_meta /tmp/dst/permp >/tmp/meta.b 2>&1
 	check "  modes (0777, 4755, 0751 dirs, ...), owners and ns mtimes kept exactly" \
@@ -189,12 +189,12 @@ client() {
 	meta /tmp/back/permp >/tmp/meta.back
 	check "  modes, owners and ns mtimes kept exactly" same_text /tmp/meta.src /tmp/meta.back
 	# issue 7 item 4: -p alone keeps modes and times, never owners or setuid
-	rcp -rp /tmp/src/perm "$S:/tmp/dst/permp2"
+	rcp -rp /tmp/src/perm/ "$S:/tmp/dst/permp2"
 	check "push -rp (no -o/-g)" [ "$RC" -eq 0 ]
 	check "  the 4755 file arrives 755, owned by root; the 65534 file by root" \
 		[ "$(on_b 'stat -c "%a %u:%g" /tmp/dst/permp2/f4755 /tmp/dst/permp2/f600' | tr '\n' ' ')" = "755 0:0 600 0:0 " ]
 
-	rcp -r /tmp/src/perm "$S:/tmp/dst/permnp"
+	rcp -r /tmp/src/perm/ "$S:/tmp/dst/permnp"
 	check "push -r without -p to a fresh name" [ "$RC" -eq 0 ]
 	masked "$rumask" </tmp/meta.src >/tmp/meta.want
 	b_meta /tmp/dst/permnp >/tmp/meta.b 2>&1

@@ -189,6 +189,23 @@ if grep -q "OPEN refused: .*unknown flags 0x80000000" $LOGS/flags.out &&
 else
 	fail "OPEN with an unknown flag bit: $(grep OPEN $LOGS/flags.out | sort -u | tr '\n' ' ')"
 fi
+# Issue 28: a pull's filter rules are the client's word only where they are
+# harmless: a merge file (a file of the server's), an unknown rule, more
+# rules than announced, another message in their place, too many bytes:
+# each refused with its reason, and the daemon serves on.
+mkdir -p /tmp/mod/rules && echo r >/tmp/mod/rules/r
+if "$EVIL" rules "$IP" $DPORT m/rules >$LOGS/rules.out 2>&1 &&
+	[ "$(grep -c ': refused: ' $LOGS/rules.out)" -ge 8 ]; then
+	pass "hostile filter rules on a pull: each refused with its reason"
+else
+	fail "hostile filter rules: $(cat $LOGS/rules.out)"
+fi
+if timeout 60 "$RDCP" -r --exclude x --timeout 10 "$IP::m/rules/" /tmp/rules.back/ \
+	>>$LOGS/rules.out 2>&1 && [ -f /tmp/rules.back/r ]; then
+	pass "  rdcpd serves a pull with good rules after them"
+else
+	fail "  a pull with good rules after the hostile ones: $(tail -3 $LOGS/rules.out)"
+fi
 # Issue 7 item 4: rdcp -p keeps modes and times, never owners (and so no
 # setuid/setgid); -o -g keep them, as root.
 cp -p /tmp/own/suid /tmp/mod/suid2
@@ -219,8 +236,9 @@ fi
 mkdir -p /tmp/pullall
 timeout 60 "$RDCP" -r --timeout 10 "$IP::m" /tmp/pullall/ >$LOGS/pull-all.out 2>&1
 rc=$?
-if [ $rc -ne 124 ] && [ -L /tmp/pullall/m/link ] && ! grep -rqs secret /tmp/pullall; then
-	pass "pull -r m: the module root arrived named m, the planted link as a link, no target data (exit $rc)"
+# rsync's rules (issue 28): "host::m" is the module's contents
+if [ $rc -ne 124 ] && [ -L /tmp/pullall/link ] && ! grep -rqs secret /tmp/pullall; then
+	pass "pull -r m: the module's contents arrived, the planted link as a link, no target data (exit $rc)"
 else
 	fail "pull -r m: exit $rc; $(cat $LOGS/pull-all.out); $(find /tmp/pullall -exec ls -ld {} + 2>&1)"
 fi

@@ -64,6 +64,10 @@
  *	Lanes that do not belong, and connection requests that never
  *	complete, against rdcpd over RDMA: see rdcp_evil_lanes.c.
  *
+ *   rdcp_evil rules HOST PORT MODULE/PATH
+ *	Hostile filter rules for a pull (rdcp_evil_rules.c): exit 0 only if
+ *	rdcpd refused every case with the reason expected.
+ *
  *   rdcp_evil swap DIR A B SECONDS
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
  *	RENAME_EXCHANGE) in a tight loop for SECONDS; prints the count.
@@ -1443,7 +1447,8 @@ static void usage(void)
 		"       rdcp_evil push-probe HOST PORT MODULE\n"
 		"       rdcp_evil sum-flood HOST PORT MODULE/FILE [COUNT]\n"
 		"       rdcp_evil sum-drip HOST PORT MODULE/FILE SECONDS\n"
-		"       rdcp_evil link-tree DIR OUTSIDE N [DEPTH]\n" RDCP_EVIL_PREAUTH_USAGE);
+		"       rdcp_evil link-tree DIR OUTSIDE N [DEPTH]\n"
+		"       rdcp_evil rules HOST PORT MODULE/PATH\n" RDCP_EVIL_PREAUTH_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -1471,6 +1476,8 @@ int main(int argc, char **argv)
 		return evil_join(argv[2], argv[3]);
 	if (argc == 6 && !strcmp(argv[1], "flood"))
 		return evil_flood(argv[2], argv[3], atoi(argv[4]), atof(argv[5]));
+	if (argc == 5 && !strcmp(argv[1], "rules"))
+		return evil_rules(argv[2], argv[3], argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "swap"))
 		return swap_loop(argv[2], argv[3], argv[4], argv[5]);
 	r = rdcp_evil_preauth(argc, argv);

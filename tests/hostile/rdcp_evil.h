@@ -18,6 +18,8 @@ int send_pull_open(struct rd_conn *c, const char *path, struct rd_err *err);
 /* rdcp_evil join / flood (rdcp_evil_lanes.c): exit statuses. */
 int evil_join(const char *host, const char *port);
 int evil_flood(const char *host, const char *port, int n, double secs);
+/* rdcp_evil rules HOST PORT MODULE/PATH (rdcp_evil_rules.c) */
+int evil_rules(const char *host, const char *port, const char *path);
 
 /* rdcp_evil_data.c: a receiver that only asks for SUMs (see rdcp_evil.c's usage). */
 int sum_flood(const char *host, const char *port, const char *path, int count);
