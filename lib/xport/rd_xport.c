@@ -296,7 +296,7 @@ const char *rd_transport_name(int t)
 
 int rd_xport_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen)
 {
-	return rd_rdma_probe(host, dev, devlen, why, whylen) ? RD_XPORT_RDMA : RD_XPORT_TCP;
+	return rd_xport_rdma.probe(host, dev, devlen, why, whylen) ? RD_XPORT_RDMA : RD_XPORT_TCP;
 }
 
 int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
@@ -307,18 +307,18 @@ int rd_conn_connect(struct rd_conn **out, const char *host, const char *port,
 	struct rd_err rerr;
 
 	if (t == RD_XPORT_TCP) {
-		ret = rd_xport_tcp.connect(out, host, port, o, req, rep, err);
+		ret = rd_xport_tcp.connect(out, host, port, o, req, rep, &no_route, err);
 		goto out;
 	}
 	rd_err_clear(&rerr);
-	ret = rd_rdma_connect(out, host, port, o, req, rep, &no_route, &rerr);
+	ret = rd_xport_rdma.connect(out, host, port, o, req, rep, &no_route, &rerr);
 	if (!ret || t == RD_XPORT_RDMA || !no_route) {
 		if (ret)
 			rd_err_copy(err, &rerr);
 		goto out;
 	}
 	/* auto, and no RDMA device reaches host: TCP, and say so */
-	ret = rd_xport_tcp.connect(out, host, port, o, req, rep, err);
+	ret = rd_xport_tcp.connect(out, host, port, o, req, rep, &no_route, err);
 	if (!ret) {
 		snprintf((*out)->info.note, sizeof((*out)->info.note),
 			 "rdcp: no RDMA route to %s (%s); using TCP", host,
@@ -526,7 +526,7 @@ int rd_listener_open(struct rd_listener **out, const char *addr, const char *por
 {
 	*out = NULL;
 	if (transport != RD_XPORT_TCP)
-		rd_rdma_hold_devices();
+		rd_xport_rdma.hold_devices();
 	if (transport == RD_XPORT_RDMA)
 		return rd_xport_rdma.listen(out, addr, port, backlog, err);
 	if (transport == RD_XPORT_TCP)

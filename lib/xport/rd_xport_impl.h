@@ -174,32 +174,33 @@ struct rd_conn_req {
 	struct timespec t0; /* when the connection arrived; zero: unknown */
 };
 
-/* One transport's entry points. */
+/*
+ * One transport's entry points: rd_xport.c reaches a transport only
+ * through its table (rd_xport_rdma, rd_xport_tcp).
+ */
 struct rd_xport {
 	const char *name;
+	/*
+	 * Connect; on failure *no_route says whether it failed before
+	 * reaching the network (no device of this transport, or none whose
+	 * route reaches host: a plain sentence in err). rdcp's auto mode then
+	 * uses TCP.
+	 */
 	int (*connect)(struct rd_conn **out, const char *host, const char *port,
 		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		       struct rd_cm_rep *rep, struct rd_err *err);
+		       struct rd_cm_rep *rep, int *no_route, struct rd_err *err);
 	int (*listen)(struct rd_listener **out, const char *addr, const char *port, int backlog,
 		      struct rd_err *err);
+	/* Optional (RDMA): does the route to host go through one of this
+	 * transport's devices? 1 with the device name in dev, else 0 with
+	 * the reason in why. */
+	int (*probe)(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
+	/* Optional (RDMA): open every device now, for good (a listener). */
+	void (*hold_devices)(void);
 };
 
 extern const struct rd_xport rd_xport_rdma;
 extern const struct rd_xport rd_xport_tcp;
-
-/*
- * RDMA connect that also says whether it failed before reaching the
- * network: no RDMA device, or none whose route reaches host (*no_route
- * = 1, a plain sentence in *why). rdcp's auto mode then uses TCP.
- */
-int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
-		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err);
-/* Open every RDMA device's context now, for good (rd_xport_rdma_dev.c). */
-void rd_rdma_hold_devices(void);
-/* Does the route to host resolve to an RDMA device? 1 with the device
- * name in dev, else 0 with the reason in why. */
-int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
 
 /* --- the credit layer shared by every transport (rd_xport.c) --- */
 #define RD_XC_DEFAULT_DEPTH   64

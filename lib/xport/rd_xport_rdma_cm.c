@@ -245,15 +245,6 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 	return ok;
 }
 
-static int rdma_connect_(struct rd_conn **out, const char *host, const char *port,
-			 const struct rd_conn_opts *o, const struct rd_cm_req *req,
-			 struct rd_cm_rep *rep, struct rd_err *err)
-{
-	int no_route;
-
-	return rd_rdma_connect(out, host, port, o, req, rep, &no_route, err);
-}
-
 int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
 		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err)
@@ -668,6 +659,8 @@ static const struct rd_listener_ops rdma_listener_ops = {
 
 const struct rd_xport rd_xport_rdma = {
 	.name = "rdma",
-	.connect = rdma_connect_,
+	.connect = rd_rdma_connect,
 	.listen = rdma_listen_,
+	.probe = rd_rdma_probe,
+	.hold_devices = rd_rdma_hold_devices,
 };

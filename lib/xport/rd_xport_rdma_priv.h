@@ -161,6 +161,14 @@ void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p);
 
 extern const struct rd_conn_ops rd_rdma_conn_ops;
 
+/* rd_xport_rdma.connect, .probe (rd_xport_rdma_cm.c), .hold_devices
+ * (rd_xport_rdma_dev.c). */
+int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
+		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
+		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err);
+int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
+void rd_rdma_hold_devices(void);
+
 struct rd_rdma_conn *rd_rdma_conn_new(void);
 int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, int pre);
 int rd_cm_wait(struct rdma_event_channel *ch, int timeout_ms, struct rdma_cm_event **ev);

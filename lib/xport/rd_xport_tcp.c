@@ -1010,7 +1010,7 @@ fail:
 
 static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		       struct rd_cm_rep *rep, struct rd_err *err)
+		       struct rd_cm_rep *rep, int *no_route, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL, *a;
 	struct tcp_conn *t = NULL;
@@ -1022,6 +1022,7 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 	int ret, gai, fd = -1, tmo = o && o->timeout_ms ? o->timeout_ms : RD_XC_DEFAULT_TIMEOUT;
 
 	*out = NULL;
+	*no_route = 0; /* TCP needs no device: every failure is the network's */
 	rd_xc_peer_name(peer, sizeof(peer), host, port);
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = o && o->family ? o->family : AF_UNSPEC;
