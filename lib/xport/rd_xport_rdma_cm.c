@@ -241,7 +241,7 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 	}
 	if (ai)
 		freeaddrinfo(ai);
-	rd_conn_close(&rc->c);
+	rc->c.ops->close(&rc->c);
 	return ok;
 }
 
@@ -358,7 +358,7 @@ out:
 		freeaddrinfo(ai);
 	if (rc) {
 		rd_err_copy(err, &rc->c.err);
-		rd_conn_close(&rc->c);
+		rc->c.ops->close(&rc->c);
 	}
 	return ret;
 }
@@ -451,7 +451,7 @@ out:
 	if (ai)
 		freeaddrinfo(ai);
 	if (rl)
-		rd_listener_close(&rl->l);
+		rl->l.ops->close(&rl->l);
 	return ret;
 }
 
@@ -627,7 +627,7 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 out:
 	if (rc) {
 		rd_err_copy(err, &rc->c.err);
-		rd_conn_close(&rc->c);
+		rc->c.ops->close(&rc->c);
 	}
 	return ret;
 }

@@ -293,13 +293,13 @@ static int server_join(struct rd_rdma_conn *rc, rd_lane_proof_fn proof, void *ct
 		}
 		if (rc->lanes_from) {
 			/* Nobody else reads this listener: JOINs come through here. */
-			r = rd_listener_next(rc->lanes_from, 20, &req, &creq);
+			r = rc->lanes_from->ops->next(rc->lanes_from, 20, &req, &creq);
 			if (r == 0) {
 				memset(&rej, 0, sizeof(rej));
 				rej.reason = RD_REJ_BUSY;
 				rej.ver_min = RD_PROTO_MIN;
 				rej.ver_max = RD_PROTO_MAX;
-				rd_conn_reject(req, &rej);
+				req->ops->reject(req, &rej);
 			}
 			r = 0;
 		} else {

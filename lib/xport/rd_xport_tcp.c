@@ -1092,7 +1092,7 @@ static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
 out:
 	if (t) {
 		rd_err_copy(err, &t->c.err);
-		rd_conn_close(&t->c);
+		t->c.ops->close(&t->c);
 	}
 	return ret;
 }
@@ -1114,7 +1114,7 @@ int rd_tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	if (!t) {
 		struct rd_cm_rej rej = {.reason = RD_REJ_BUSY};
 
-		rd_conn_reject(req, &rej);
+		req->ops->reject(req, &rej);
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
 	}
 	snprintf(t->c.info.peer, sizeof(t->c.info.peer), "%s", req->peer);
@@ -1127,7 +1127,7 @@ int rd_tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	if (ret) {
 		rd_err_set(err, RD_ECONN, -ret, "%s: connection lost while accepting", t->c.info.peer);
 		t->c.established = 0;
-		rd_conn_close(&t->c);
+		t->c.ops->close(&t->c);
 		return -RD_ECONN;
 	}
 	rd_xc_start(&t->c, peer_depth, rep->version);

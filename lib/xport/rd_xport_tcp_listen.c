@@ -590,7 +590,7 @@ out:
 	if (ai)
 		freeaddrinfo(ai);
 	if (tl)
-		rd_listener_close(&tl->l);
+		tl->l.ops->close(&tl->l);
 	return ret;
 }
 
