@@ -3,7 +3,10 @@
  * RDMA transport, data path: one RC QP per connection, one PD, one CQ
  * with a completion channel so the loop can sleep in poll() and still
  * notice CM events (a peer that went away) on the same wait. Credits are
- * counted by the shared layer in rd_xport.c; this file posts and reaps.
+ * counted by the shared layer in rd_xport_credit.c; this file posts and
+ * reaps. The bottom of the RDMA transport: it calls nothing of the lanes
+ * (rd_xport_rdma_lanes.c) or of connection setup (rd_xport_rdma_cm.c), whose
+ * ops table (rd_rdma_conn_ops) points at the rd_rdma_* functions here.
  *
  * wr_id layout (64 bits), so completions need no lookup table:
  *   bits 63..56  kind (WR_RECV, WR_CTRL, WR_DATA; WR_WRITE: the unsignaled
@@ -124,7 +127,7 @@ static void fill_info(struct rd_rdma_conn *rc)
 }
 
 /* Receive buffer idx goes back to its rail's queue (idx / rdepth). */
-static int post_recv(struct rd_conn *c, unsigned idx)
+int rd_rdma_post_recv(struct rd_conn *c, unsigned idx)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct rd_rail *ra = &rc->rail[idx / c->rdepth];
@@ -157,12 +160,12 @@ static int reg_fail(struct rd_conn *c, size_t len, int errnum)
 			  errnum == ENOMEM ? " (raise the locked-memory limit: ulimit -l)" : "");
 }
 
-struct rd_rdma_conn *rd_rdma_conn_new(void)
+struct rd_rdma_conn *rd_rdma_conn_new(const struct rd_conn_ops *ops)
 {
 	struct rd_rdma_conn *rc = calloc(1, sizeof(*rc));
 
 	if (rc) {
-		rc->c.ops = &rd_rdma_conn_ops;
+		rc->c.ops = ops;
 		rc->c.rq_cur = -1;
 	}
 	return rc;
@@ -259,7 +262,7 @@ static int post_rail(struct rd_rdma_conn *rc, unsigned r, unsigned from, unsigne
 	int ret = 0;
 
 	for (i = from; i < to && i < rc->c.rdepth && !ret; i++)
-		ret = post_recv(&rc->c, r * rc->c.rdepth + i);
+		ret = rd_rdma_post_recv(&rc->c, r * rc->c.rdepth + i);
 	return ret;
 }
 
@@ -320,7 +323,7 @@ int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs)
 /*
  * Create rail 0 (PD, CQ, QP) and the control buffers for rc->id. A server
  * that waits for its peer to authenticate (pre) registers and posts only
- * RD_XC_PREAUTH_DEPTH of them; rdma_authenticated() adds the rest.
+ * RD_XC_PREAUTH_DEPTH of them; rd_rdma_authenticated() adds the rest.
  */
 int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, int pre)
 {
@@ -367,7 +370,7 @@ int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, i
  * registered on every rail open so far and their receives posted; the
  * send buffers beyond the first RD_XC_PREAUTH_DEPTH become usable.
  */
-static int rdma_authenticated(struct rd_conn *c)
+int rd_rdma_authenticated(struct rd_conn *c)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	unsigned r, i;
@@ -430,7 +433,7 @@ static int recv_wc(struct rd_rdma_conn *rc, const struct ibv_wc *wc, unsigned id
 				  "%s broke the protocol: a message out of its lanes' order",
 				  c->info.peer);
 	if (r == 1) /* a copy from a failed-over lane: already had it */
-		return post_recv(c, idx);
+		return rd_rdma_post_recv(c, idx);
 	while (rd_reseq_pop(&rc->rx, &idx, &len)) {
 		r = rd_xc_rx(c, idx, len);
 		if (r)
@@ -530,7 +533,7 @@ static int handle_wc(struct rd_rdma_conn *rc, unsigned ra, const struct ibv_wc *
  * Reap every completion. After a failed one, the messages that arrived
  * still count (a stopping peer sends its ERROR just before it drops its
  * buffers, so our writes fail right behind it): the failure is reported
- * once they have been read (rdma_poll returns it when none is queued).
+ * once they have been read (rd_rdma_poll returns it when none is queued).
  */
 static int drain_cq(struct rd_rdma_conn *rc)
 {
@@ -635,7 +638,7 @@ static int progress(struct rd_rdma_conn *rc)
 	return r ? r : n;
 }
 
-static int rdma_poll(struct rd_conn *c, int timeout_ms)
+int rd_rdma_poll(struct rd_conn *c, int timeout_ms)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct pollfd p[RD_RAILS_MAX + 2];
@@ -687,7 +690,7 @@ static int rdma_poll(struct rd_conn *c, int timeout_ms)
 	return n == 0 && !woken ? rd_xc_check_silence(c) : 0;
 }
 
-static int rdma_can_xmit(const struct rd_conn *c)
+int rd_rdma_can_xmit(const struct rd_conn *c)
 {
 	return rdma_ofc(c)->nsfree > 0;
 }
@@ -793,7 +796,7 @@ static int resend(struct rd_rdma_conn *rc, unsigned idx)
 
 /* Post one SEND (credits already patched), preceded by an unsignaled WRITE
  * if w is set: RC ordering places the data before the message arrives. */
-static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w)
+int rd_rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct rd_rdma_sent *t;
@@ -830,10 +833,8 @@ static int rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const st
 	return 0;
 }
 
-static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr);
-
 /* Register on every rail: the keys of rails 1.. go in mr->x*. */
-static int rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr)
+int rd_rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct ibv_mr *m;
@@ -848,7 +849,7 @@ static int rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, 
 		if (!m) {
 			int e = errno;
 
-			rdma_dereg(c, mr);
+			rd_rdma_dereg(c, mr);
 			return reg_fail(c, len, e);
 		}
 		if (r == 0) {
@@ -866,7 +867,7 @@ static int rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, 
 	return 0;
 }
 
-static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr)
+void rd_rdma_dereg(struct rd_conn *c, struct rd_mr *mr)
 {
 	unsigned r;
 
@@ -881,16 +882,12 @@ static void rdma_dereg(struct rd_conn *c, struct rd_mr *mr)
 	mr->priv = NULL;
 }
 
-static int rdma_flush(struct rd_conn *c, int timeout_ms);
-
-static void rdma_close(struct rd_conn *c)
+void rd_rdma_close(struct rd_conn *c)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct rdma_cm_event *ev;
-
 	unsigned i;
 
-	rd_lane_reg_close(rc);
 	if (rc->id && c->established && !c->disconnected && rd_rdma_port_up(rc->id)) {
 		/*
 		 * rdma_disconnect() moves the QP to the error state, which
@@ -901,7 +898,7 @@ static void rdma_close(struct rd_conn *c)
 		 * (rd_xport_rdma_retire.c); the ids are retired below.
 		 */
 		if (!c->dead)
-			rdma_flush(c, 1000);
+			rd_rdma_flush(c, 1000);
 		for (i = 1; i < rc->nlanes; i++)
 			if (rd_rdma_port_up(rc->lane[i]))
 				rdma_disconnect(rc->lane[i]);
@@ -933,7 +930,7 @@ static void rdma_close(struct rd_conn *c)
 	free(rc);
 }
 
-static int rdma_flush(struct rd_conn *c, int timeout_ms)
+int rd_rdma_flush(struct rd_conn *c, int timeout_ms)
 {
 	struct rd_rdma_conn *rc = rdma_of(c);
 	struct timespec t0;
@@ -945,48 +942,24 @@ static int rdma_flush(struct rd_conn *c, int timeout_ms)
 			return rd_xc_fail(c, RD_ETIMEOUT, 0,
 					  "%s did not acknowledge our last messages",
 					  c->info.peer);
-		r = rdma_poll(c, 50);
+		r = rd_rdma_poll(c, 50);
 		if (r < 0)
 			return r;
 	}
 	return 0;
 }
 
-static unsigned rdma_lanes(const struct rd_conn *c)
+unsigned rd_rdma_lanes(const struct rd_conn *c)
 {
 	return rdma_ofc(c)->lanes;
 }
 
-static uint64_t rdma_lane_bytes(const struct rd_conn *c, unsigned i)
+uint64_t rd_rdma_lane_bytes(const struct rd_conn *c, unsigned i)
 {
 	return i < rdma_ofc(c)->nlanes ? rdma_ofc(c)->lane_bytes[i] : 0;
 }
 
-static unsigned rdma_lane_rail(const struct rd_conn *c, unsigned i)
+unsigned rd_rdma_lane_rail(const struct rd_conn *c, unsigned i)
 {
 	return i < rdma_ofc(c)->nlanes ? rdma_ofc(c)->lane_rail[i] : 0;
 }
-
-const struct rd_conn_ops rd_rdma_conn_ops = {
-	.name = "rdma",
-	.lanes = rdma_lanes,
-	.join_lanes = rd_rdma_join_lanes,
-	.authenticated = rdma_authenticated,
-	.lane_bytes = rdma_lane_bytes,
-	.lane_rail = rdma_lane_rail,
-	.rails_out = rd_rdma_rails_out,
-	.rails_in = rd_rdma_rails_in,
-	.poll = rdma_poll,
-	.send = rd_xc_send,
-	.can_send = rd_xc_can_send,
-	.write_send = rd_xc_write_send,
-	.recv = rd_xc_recv,
-	.recv_done = rd_xc_recv_done,
-	.reg = rdma_reg,
-	.dereg = rdma_dereg,
-	.flush = rdma_flush,
-	.close = rdma_close,
-	.can_xmit = rdma_can_xmit,
-	.xmit = rdma_xmit,
-	.repost = post_recv,
-};

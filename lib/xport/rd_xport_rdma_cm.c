@@ -16,6 +16,8 @@
 
 #define RESOLVE_MS 5000
 
+static const struct rd_conn_ops rdma_conn_ops;
+
 static int nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -43,129 +45,6 @@ static void addr_str(const struct sockaddr *sa, char *buf, size_t len)
 	} else {
 		snprintf(buf, len, "?");
 	}
-}
-
-/* Wait for one specific CM event; anything else is an explained failure. */
-int rd_rdma_expect(struct rd_rdma_conn *rc, enum rdma_cm_event_type want, int timeout_ms,
-		   const char *what, struct rdma_cm_event **out)
-{
-	struct rd_conn *c = &rc->c;
-	struct rdma_cm_event *ev;
-	int r = rd_cm_wait(rc->ech, timeout_ms, &ev);
-
-	if (r == -ETIMEDOUT)
-		return rd_err_set(&c->err, RD_ECONN, 0, "%s: no answer over RDMA while %s (%d s)",
-				  c->info.peer, what, timeout_ms / 1000);
-	if (r)
-		return rd_err_set(&c->err, RD_ECONN, -r, "%s: waiting for RDMA CM while %s",
-				  c->info.peer, what);
-	if (ev->event == want) {
-		*out = ev;
-		return 0;
-	}
-	r = ev->status;
-	switch (ev->event) {
-	case RDMA_CM_EVENT_ADDR_ERROR:
-		rd_err_set(&c->err, RD_ECONN, r < 0 ? -r : 0,
-			   "%s: no RDMA device can reach this address (address resolution "
-			   "failed; is there an RDMA-capable interface on that subnet? see "
-			   "rdcp --list-devices)",
-			   c->info.peer);
-		break;
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-		rd_err_set(&c->err, RD_ECONN, r < 0 ? -r : 0, "%s: no RDMA route (route resolution failed)",
-			   c->info.peer);
-		break;
-	case RDMA_CM_EVENT_UNREACHABLE:
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-		rd_err_set(&c->err, RD_ECONN, 0,
-			   "%s: unreachable over RDMA (no reply to the connection request; "
-			   "check the address, the link, and that rdcpd runs there)",
-			   c->info.peer);
-		break;
-	case RDMA_CM_EVENT_REJECTED: {
-		struct rd_cm_rej rej;
-		const void *pd = ev->param.conn.private_data;
-
-		if (pd && !rd_cm_rej_decode(pd, ev->param.conn.private_data_len, &rej)) {
-			if (rej.reason == RD_REJ_VERSION)
-				rd_err_set(&c->err, RD_EVERSION, 0,
-					   "%s: protocol version mismatch: peer speaks %u..%u, "
-					   "this rdcp %u..%u; upgrade the older side",
-					   c->info.peer, rej.ver_min, rej.ver_max, RD_PROTO_MIN,
-					   RD_PROTO_MAX);
-			else
-				rd_err_set(&c->err, rd_rej_status(rej.reason), 0,
-					   "%s refused the connection: %s", c->info.peer,
-					   rd_rej_reason_str(rej.reason));
-		} else {
-			rd_err_set(&c->err, RD_ECONN, 0,
-				   "%s: connection refused (nothing listening on that port: is "
-				   "rdcpd running there, and is the port right?)",
-				   c->info.peer);
-		}
-		break;
-	}
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		rd_err_set(&c->err, RD_ECONN, 0, "RDMA device removed while %s", what);
-		break;
-	default:
-		rd_err_set(&c->err, RD_ECONN, 0, "%s: unexpected RDMA CM event %s while %s",
-			   c->info.peer, rdma_event_str(ev->event), what);
-		break;
-	}
-	rdma_ack_cm_event(ev);
-	c->dead = 1;
-	return -c->err.status;
-}
-
-/* The connection parameters, the same both ways. */
-void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t len)
-{
-	memset(p, 0, sizeof(*p));
-	p->private_data = pdata;
-	p->private_data_len = len;
-	p->responder_resources = 1;
-	p->initiator_depth = 1;
-	p->retry_count = 7;
-	p->rnr_retry_count = 7;
-}
-
-int rd_rdma_devices_has(const char *list, const char *dev)
-{
-	size_t n = strlen(dev);
-	const char *p = list;
-
-	if (!list || !*list)
-		return 1;
-	while (*p) {
-		if (!strncmp(p, dev, n) && (p[n] == ',' || !p[n]))
-			return 1;
-		p = strchr(p, ',');
-		if (!p)
-			break;
-		p++;
-	}
-	return 0;
-}
-
-unsigned rd_rdma_device_count(void)
-{
-	struct ibv_device **list;
-	int n = 0;
-
-	list = ibv_get_device_list(&n);
-	if (list)
-		ibv_free_device_list(list);
-	return list && n > 0 ? (unsigned)n : 0;
-}
-
-void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p)
-{
-	uint8_t t = RD_LANE_ACK_TIMEOUT;
-
-	p->retry_count = RD_LANE_RETRY;
-	rdma_set_option(id, RDMA_OPTION_ID, RDMA_OPTION_ID_ACK_TIMEOUT, &t, sizeof(t));
 }
 
 static int open_cm(struct rdma_event_channel **ech, struct rd_err *err)
@@ -221,7 +100,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen)
 {
 	struct addrinfo hints, *ai = NULL;
-	struct rd_rdma_conn *rc = rd_rdma_conn_new();
+	struct rd_rdma_conn *rc = rd_rdma_conn_new(&rdma_conn_ops);
 	int ok = 0, no_route;
 
 	*dev = *why = 0;
@@ -260,7 +139,7 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 
 	*out = NULL;
 	*no_route = 0;
-	rc = rd_rdma_conn_new();
+	rc = rd_rdma_conn_new(&rdma_conn_ops);
 	if (!rc)
 		return rd_err_set(err, RD_ENOMEM, ENOMEM, "connection");
 	c = &rc->c;
@@ -455,28 +334,6 @@ out:
 	return ret;
 }
 
-static void reject_id(struct rdma_cm_id *id, const struct rd_cm_rej *rej)
-{
-	uint8_t pd[RD_CM_REJ_LEN];
-
-	rd_cm_rej_encode(pd, rej);
-	if (rd_rdma_port_up(id))
-		rdma_reject(id, pd, sizeof(pd));
-	rd_rdma_retire_id(id);
-}
-
-static void reject_bad(struct rdma_cm_id *id, uint16_t reason)
-{
-	struct rd_cm_rej rej = {.reason = reason, .ver_min = RD_PROTO_MIN, .ver_max = RD_PROTO_MAX};
-
-	reject_id(id, &rej);
-}
-
-void rd_rdma_reject_id(struct rdma_cm_id *id, uint16_t reason)
-{
-	reject_bad(id, reason);
-}
-
 static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req **req,
 		     struct rd_cm_req *creq)
 {
@@ -503,7 +360,7 @@ static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req *
 		}
 		r = calloc(1, sizeof(*r));
 		if (!r) {
-			reject_bad(ev->id, RD_REJ_BUSY);
+			rd_rdma_reject_id(ev->id, RD_REJ_BUSY);
 			rdma_ack_cm_event(ev);
 			continue;
 		}
@@ -515,7 +372,7 @@ static int rdma_next(struct rd_listener *l, int timeout_ms, struct rd_conn_req *
 				     creq) ||
 		    !creq->ctrl_depth) {
 			rdma_ack_cm_event(ev);
-			reject_bad(r->id, RD_REJ_BADREQ);
+			rd_rdma_reject_id(r->id, RD_REJ_BADREQ);
 			free(r);
 			continue;
 		}
@@ -539,7 +396,7 @@ static void rdma_reject_(struct rd_conn_req *req, const struct rd_cm_rej *rej)
 {
 	struct rd_rdma_req *r = (struct rd_rdma_req *)req;
 
-	reject_id(r->id, rej);
+	rd_rdma_reject(r->id, rej);
 	free(r);
 }
 
@@ -557,7 +414,7 @@ static int rdma_accept_(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	int ret, wait_ms, rails = (req->flags & RD_CMF_RAILS) && req->wild && !(o && o->one_rail);
 
 	*out = NULL;
-	rc = rd_rdma_conn_new();
+	rc = rd_rdma_conn_new(&rdma_conn_ops);
 	if (!rc) {
 		struct rd_cm_rej rej = {.reason = RD_REJ_BUSY};
 
@@ -655,6 +512,42 @@ static const struct rd_listener_ops rdma_listener_ops = {
 	.accept = rdma_accept_,
 	.reject = rdma_reject_,
 	.close = rdma_listener_close,
+};
+
+/* rd_conn_ops.close: the lanes' registration first (a server's session
+ * waiting for JOINs), then the verbs. */
+static void rdma_close(struct rd_conn *c)
+{
+	rd_lane_reg_close((struct rd_rdma_conn *)c);
+	rd_rdma_close(c);
+}
+
+/*
+ * The connection as the seam sees it: the data path of the verbs layer
+ * (rd_xport_rdma.c), the lanes and rails above it, the credit layer below.
+ */
+static const struct rd_conn_ops rdma_conn_ops = {
+	.name = "rdma",
+	.lanes = rd_rdma_lanes,
+	.join_lanes = rd_rdma_join_lanes,
+	.authenticated = rd_rdma_authenticated,
+	.lane_bytes = rd_rdma_lane_bytes,
+	.lane_rail = rd_rdma_lane_rail,
+	.rails_out = rd_rdma_rails_out,
+	.rails_in = rd_rdma_rails_in,
+	.poll = rd_rdma_poll,
+	.send = rd_xc_send,
+	.can_send = rd_xc_can_send,
+	.write_send = rd_xc_write_send,
+	.recv = rd_xc_recv,
+	.recv_done = rd_xc_recv_done,
+	.reg = rd_rdma_reg,
+	.dereg = rd_rdma_dereg,
+	.flush = rd_rdma_flush,
+	.close = rdma_close,
+	.can_xmit = rd_rdma_can_xmit,
+	.xmit = rd_rdma_xmit,
+	.repost = rd_rdma_post_recv,
 };
 
 const struct rd_xport rd_xport_rdma = {

@@ -276,6 +276,35 @@ int rd_memlock_enough(const struct rd_memlock *m, uint64_t need, char *msg, size
 	return 0;
 }
 
+int rd_rdma_devices_has(const char *list, const char *dev)
+{
+	size_t n = strlen(dev);
+	const char *p = list;
+
+	if (!list || !*list)
+		return 1;
+	while (*p) {
+		if (!strncmp(p, dev, n) && (p[n] == ',' || !p[n]))
+			return 1;
+		p = strchr(p, ',');
+		if (!p)
+			break;
+		p++;
+	}
+	return 0;
+}
+
+unsigned rd_rdma_device_count(void)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = ibv_get_device_list(&n);
+	if (list)
+		ibv_free_device_list(list);
+	return list && n > 0 ? (unsigned)n : 0;
+}
+
 /*
  * librdmacm opens a device's context the first time an id needs it and
  * keeps it until exit. A listener on every address has none until its

@@ -132,7 +132,9 @@ void rd_lane_route_join(struct rdma_cm_id *id, const struct rd_cm_req *creq);
 /* Lanes a client asks for by default on this device: 1 on Soft-RoCE. */
 unsigned rd_rdma_default_lanes(struct ibv_context *ctx);
 /* Reject and destroy a connect request's id (retired instead while its
- * port is down: the REJ goes when the port is back). */
+ * port is down: the REJ goes when the port is back); rd_xport_rdma_id.c. */
+void rd_rdma_reject(struct rdma_cm_id *id, const struct rd_cm_rej *rej);
+/* The same with a bare reason and this rdcp's versions. */
 void rd_rdma_reject_id(struct rdma_cm_id *id, uint16_t reason);
 /*
  * Is the port of id ACTIVE (or id bound to no port yet)? While it is not,
@@ -159,8 +161,6 @@ void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t le
 #define RD_LANE_RETRY	    6
 void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p);
 
-extern const struct rd_conn_ops rd_rdma_conn_ops;
-
 /* rd_xport_rdma.connect, .probe (rd_xport_rdma_cm.c), .hold_devices
  * (rd_xport_rdma_dev.c). */
 int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
@@ -169,9 +169,28 @@ int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
 int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
 void rd_rdma_hold_devices(void);
 
-struct rd_rdma_conn *rd_rdma_conn_new(void);
+/*
+ * The verbs layer (rd_xport_rdma.c): a connection with ops (connection
+ * setup's table), its buffers and queues, and the data path that table
+ * points at.
+ */
+struct rd_rdma_conn *rd_rdma_conn_new(const struct rd_conn_ops *ops);
 int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, int pre);
 int rd_cm_wait(struct rdma_event_channel *ch, int timeout_ms, struct rdma_cm_event **ev);
 const char *rd_wc_status_explain(int status);
+int rd_rdma_poll(struct rd_conn *c, int timeout_ms);
+int rd_rdma_can_xmit(const struct rd_conn *c);
+int rd_rdma_xmit(struct rd_conn *c, const uint8_t *msg, size_t len, const struct rd_xwrite *w);
+int rd_rdma_post_recv(struct rd_conn *c, unsigned idx);
+int rd_rdma_reg(struct rd_conn *c, void *buf, size_t len, int remote_write, struct rd_mr *mr);
+void rd_rdma_dereg(struct rd_conn *c, struct rd_mr *mr);
+int rd_rdma_flush(struct rd_conn *c, int timeout_ms);
+int rd_rdma_authenticated(struct rd_conn *c);
+unsigned rd_rdma_lanes(const struct rd_conn *c);
+uint64_t rd_rdma_lane_bytes(const struct rd_conn *c, unsigned i);
+unsigned rd_rdma_lane_rail(const struct rd_conn *c, unsigned i);
+/* The verbs' share of closing: QPs, ids, rails, buffers (the lanes'
+ * registration is gone already). */
+void rd_rdma_close(struct rd_conn *c);
 
 #endif
