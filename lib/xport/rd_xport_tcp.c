@@ -1008,9 +1008,9 @@ fail:
 	return r;
 }
 
-static int tcp_connect(struct rd_conn **out, const char *host, const char *port,
-		       const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		       struct rd_cm_rep *rep, int *no_route, struct rd_err *err)
+int rd_tcp_connect(struct rd_conn **out, const char *host, const char *port,
+		   const struct rd_conn_opts *o, const struct rd_cm_req *req, struct rd_cm_rep *rep,
+		   int *no_route, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL, *a;
 	struct tcp_conn *t = NULL;
@@ -1134,9 +1134,3 @@ int rd_tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 	*out = &t->c;
 	return 0;
 }
-
-const struct rd_xport rd_xport_tcp = {
-    .name = "tcp",
-    .connect = tcp_connect,
-    .listen = rd_tcp_listen,
-};

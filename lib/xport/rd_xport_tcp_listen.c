@@ -612,3 +612,10 @@ void rd_tcp_addr_str(const struct sockaddr *sa, char *buf, size_t len)
 		snprintf(buf, len, "?");
 	}
 }
+
+/* TCP's entry points: connect (rd_xport_tcp.c) and listen (here). */
+const struct rd_xport rd_xport_tcp = {
+    .name = "tcp",
+    .connect = rd_tcp_connect,
+    .listen = rd_tcp_listen,
+};

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Private to lib/xport: what the TCP listener (rd_xport_tcp_listen.c)
- * shares with the TCP connection (rd_xport_tcp.c).
+ * Private to lib/xport: what the TCP listener (rd_xport_tcp_listen.c, the
+ * top of TCP: it holds the entry table) uses of the TCP connection
+ * (rd_xport_tcp.c), which calls nothing of the listener.
  */
 #ifndef RDCP_XPORT_RD_XPORT_TCP_PRIV_H
 #define RDCP_XPORT_RD_XPORT_TCP_PRIV_H
@@ -22,6 +23,10 @@ struct rd_tcp_req {
 int rd_tcp_listen(struct rd_listener **out, const char *addr, const char *port, int backlog,
 		  struct rd_err *err);
 
+/* rd_xport_tcp.connect (rd_xport_tcp.c). */
+int rd_tcp_connect(struct rd_conn **out, const char *host, const char *port,
+		   const struct rd_conn_opts *o, const struct rd_cm_req *req, struct rd_cm_rep *rep,
+		   int *no_route, struct rd_err *err);
 /* Accept a request (rd_xport_tcp.c): sends RD_TF_CM_REP, takes the socket. Frees req. */
 int rd_tcp_accept(struct rd_conn_req *req, const struct rd_conn_opts *o,
 		  const struct rd_cm_rep *rep, struct rd_conn **out, struct rd_err *err);
