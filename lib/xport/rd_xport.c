@@ -6,7 +6,7 @@
  * The credit layer every transport shares is rd_xport_credit.c, below them.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

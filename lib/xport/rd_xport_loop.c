@@ -11,7 +11,7 @@
  * message behind it.
  */
 #include "lib/xport/rd_xport_loop.h"
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -9,7 +9,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 #include "lib/xport/rd_xport_reseq.h"
 
 struct rd_lane_reg;

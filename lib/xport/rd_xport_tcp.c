@@ -22,7 +22,7 @@
  * with everything else. The stream's order is the same as without it.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 #include "lib/xport/rd_xport_tcp_priv.h"
 
 #include <arpa/inet.h>

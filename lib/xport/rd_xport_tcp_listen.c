@@ -27,7 +27,7 @@
  * network errors accept(2) passes on) skip that connection.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 #include "lib/xport/rd_xport_tcp_priv.h"
 
 #include <arpa/inet.h>

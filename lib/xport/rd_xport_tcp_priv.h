@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 
 /* A connection whose request (RD_TF_CM_REQ) arrived: its socket. */
 struct rd_tcp_req {

@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "lib/tls/rd_tls.h"
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 
 struct tls_conn {
 	struct rd_conn c; /* first: the filter head */

@@ -5,7 +5,7 @@
  * Below the transports: it calls nothing of theirs but the lower hooks in
  * c->ops (can_xmit, xmit, repost).
  */
-#include "lib/xport/rd_xport_impl.h"
+#include "lib/xport/conn/rd_xport_impl.h"
 
 #include <errno.h>
 #include <stdarg.h>
