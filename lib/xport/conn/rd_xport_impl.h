@@ -176,7 +176,8 @@ struct rd_conn_req {
 
 /*
  * One transport's entry points: rd_xport.c reaches a transport only
- * through its table (rd_xport_rdma, rd_xport_tcp).
+ * through its table (rd_xport_rdma in lib/xport/rdma/rd_xport_rdma.h,
+ * rd_xport_tcp in lib/xport/tcp/rd_xport_tcp.h).
  */
 struct rd_xport {
 	const char *name;
@@ -200,7 +201,6 @@ struct rd_xport {
 };
 
 extern const struct rd_xport rd_xport_rdma;
-extern const struct rd_xport rd_xport_tcp;
 
 /* --- the credit layer shared by every transport (rd_xport.c) --- */
 #define RD_XC_DEFAULT_DEPTH   64

@@ -28,7 +28,8 @@
  */
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/conn/rd_xport_impl.h"
-#include "lib/xport/rd_xport_tcp_priv.h"
+#include "lib/xport/tcp/rd_xport_tcp.h"
+#include "lib/xport/tcp/rd_xport_tcp_priv.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
