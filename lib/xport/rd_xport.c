@@ -7,6 +7,7 @@
  */
 #include "lib/xport/rd_xport.h"
 #include "lib/xport/conn/rd_xport_impl.h"
+#include "lib/xport/rdma/rd_xport_rdma.h"
 #include "lib/xport/tcp/rd_xport_tcp.h"
 
 #include <arpa/inet.h>

@@ -200,8 +200,6 @@ struct rd_xport {
 	void (*hold_devices)(void);
 };
 
-extern const struct rd_xport rd_xport_rdma;
-
 /* --- the credit layer shared by every transport (rd_xport.c) --- */
 #define RD_XC_DEFAULT_DEPTH   64
 #define RD_XC_DEPTH_MAX	      1024

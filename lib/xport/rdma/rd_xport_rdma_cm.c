@@ -5,7 +5,9 @@
  * failure turned into a sentence that names the peer and the device.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma.h"
+#include "lib/xport/rdma/rd_xport_rdma_lanes.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +17,18 @@
 #include <string.h>
 
 #define RESOLVE_MS 5000
+
+struct rd_rdma_listener {
+	struct rd_listener l;
+	struct rdma_event_channel *ech;
+	struct rdma_cm_id *id;
+	int wild; /* bound to every address */
+};
+
+struct rd_rdma_req {
+	struct rd_conn_req r;
+	struct rdma_cm_id *id;
+};
 
 static const struct rd_conn_ops rdma_conn_ops;
 
@@ -97,7 +111,7 @@ static int resolve(struct rd_rdma_conn *rc, const struct addrinfo *ai, int *no_r
 	return 0;
 }
 
-int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen)
+static int rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct rd_rdma_conn *rc = rd_rdma_conn_new(&rdma_conn_ops);
@@ -124,9 +138,9 @@ int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t 
 	return ok;
 }
 
-int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
-		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err)
+static int rdma_connect_(struct rd_conn **out, const char *host, const char *port,
+			 const struct rd_conn_opts *o, const struct rd_cm_req *req,
+			 struct rd_cm_rep *rep, int *no_route, struct rd_err *err)
 {
 	struct addrinfo hints, *ai = NULL;
 	struct rdma_conn_param param;
@@ -552,8 +566,8 @@ static const struct rd_conn_ops rdma_conn_ops = {
 
 const struct rd_xport rd_xport_rdma = {
 	.name = "rdma",
-	.connect = rd_rdma_connect,
+	.connect = rdma_connect_,
 	.listen = rdma_listen_,
-	.probe = rd_rdma_probe,
+	.probe = rdma_probe,
 	.hold_devices = rd_rdma_hold_devices,
 };

@@ -15,7 +15,7 @@
  *   bits 39..0   caller's cookie (WR_DATA, WR_WRITE)
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>

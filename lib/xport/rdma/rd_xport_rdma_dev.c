@@ -13,7 +13,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 static const char *port_state_str(enum ibv_port_state s)
 {

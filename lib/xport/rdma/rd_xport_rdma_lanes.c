@@ -10,7 +10,8 @@
  * pair, no registered memory.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma_lanes.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to the RDMA transport (lib/xport/rd_xport_rdma*.c). */
+/*
+ * Private to the RDMA transport (lib/xport/rdma/): its connection and the
+ * verbs layer's functions (//lib/xport/rdma:verbs), which the lanes and
+ * connection setup above it use. Nothing here names a function of theirs.
+ */
 #ifndef RDCP_XPORT_RD_XPORT_RDMA_PRIV_H
 #define RDCP_XPORT_RD_XPORT_RDMA_PRIV_H
 
@@ -10,7 +14,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "lib/xport/conn/rd_xport_impl.h"
-#include "lib/xport/rd_xport_reseq.h"
+#include "lib/xport/rdma/rd_xport_reseq.h"
 
 struct rd_lane_reg;
 
@@ -97,40 +101,11 @@ struct rd_rdma_conn {
 	uint64_t lane_bytes[RD_LANES_MAX]; /* RDMA WRITE bytes per lane */
 };
 
-struct rd_rdma_listener {
-	struct rd_listener l;
-	struct rdma_event_channel *ech;
-	struct rdma_cm_id *id;
-	int wild; /* bound to every address */
-};
-
-struct rd_rdma_req {
-	struct rd_conn_req r;
-	struct rdma_cm_id *id;
-};
-
 /* Queue pair for one more lane on rail r of rc (its CQ, SRQ, PD). */
 int rd_rdma_create_qp(struct rd_rdma_conn *rc, struct rdma_cm_id *id, unsigned r);
 /* The rail of device verbs: found, or opened (1..) when rails are allowed
  * and no region is registered yet. Returns its index or a negative status. */
 int rd_rdma_rail_of(struct rd_rdma_conn *rc, struct ibv_context *verbs);
-/* Rails exchange (rd_conn_ops.rails_out / rails_in; rd_xport_rdma_rails.c). */
-int rd_rdma_rails_out(struct rd_conn *c, struct rd_msg_rails *m);
-int rd_rdma_rails_in(struct rd_conn *c, const struct rd_msg_rails *m);
-/* Client: where lane k goes (lane 0's address, or a rail of the server's),
- * in dst with lane 0's port; 1 if it is one of the server's rails. */
-int rd_rdma_lane_dst(struct rd_rdma_conn *rc, unsigned k, struct sockaddr_storage *dst);
-/* rd_rdma_conn_ops.join_lanes: connect (client) or take (server) the
- * lanes 1..lanes-1 with proof; rd_xport_rdma_lanes.c. */
-int rd_rdma_join_lanes(struct rd_conn *c, rd_lane_proof_fn proof, void *ctx, int timeout_ms);
-/* Server: accept data sent, the session now waits for its JOINs. */
-int rd_lane_reg_open(struct rd_rdma_conn *rc);
-void rd_lane_reg_close(struct rd_rdma_conn *rc);
-/* Listener: a JOIN request arrived on id; queue it for its session or
- * reject it (unknown session, too many). Takes id either way. */
-void rd_lane_route_join(struct rdma_cm_id *id, const struct rd_cm_req *creq);
-/* Lanes a client asks for by default on this device: 1 on Soft-RoCE. */
-unsigned rd_rdma_default_lanes(struct ibv_context *ctx);
 /* Reject and destroy a connect request's id (retired instead while its
  * port is down: the REJ goes when the port is back); rd_xport_rdma_id.c. */
 void rd_rdma_reject(struct rdma_cm_id *id, const struct rd_cm_rej *rej);
@@ -161,14 +136,6 @@ void rd_rdma_conn_param(struct rdma_conn_param *p, const void *pdata, uint8_t le
 #define RD_LANE_RETRY	    6
 void rd_rdma_lane_opts(struct rdma_cm_id *id, struct rdma_conn_param *p);
 
-/* rd_xport_rdma.connect, .probe (rd_xport_rdma_cm.c), .hold_devices
- * (rd_xport_rdma_dev.c). */
-int rd_rdma_connect(struct rd_conn **out, const char *host, const char *port,
-		    const struct rd_conn_opts *o, const struct rd_cm_req *req,
-		    struct rd_cm_rep *rep, int *no_route, struct rd_err *err);
-int rd_rdma_probe(const char *host, char *dev, size_t devlen, char *why, size_t whylen);
-void rd_rdma_hold_devices(void);
-
 /*
  * The verbs layer (rd_xport_rdma.c): a connection with ops (connection
  * setup's table), its buffers and queues, and the data path that table
@@ -176,6 +143,8 @@ void rd_rdma_hold_devices(void);
  */
 struct rd_rdma_conn *rd_rdma_conn_new(const struct rd_conn_ops *ops);
 int rd_rdma_setup_verbs(struct rd_rdma_conn *rc, const struct rd_conn_opts *o, int pre);
+/* Open every RDMA device's context now, for good (rd_xport_rdma_dev.c). */
+void rd_rdma_hold_devices(void);
 int rd_cm_wait(struct rdma_event_channel *ch, int timeout_ms, struct rdma_cm_event **ev);
 const char *rd_wc_status_explain(int status);
 int rd_rdma_poll(struct rd_conn *c, int timeout_ms);

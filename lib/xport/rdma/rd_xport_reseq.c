@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Message order across lanes: see rd_xport_reseq.h. */
-#include "lib/xport/rd_xport_reseq.h"
+#include "lib/xport/rdma/rd_xport_reseq.h"
 
 #include <stdlib.h>
 #include <string.h>

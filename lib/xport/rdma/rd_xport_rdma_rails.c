@@ -7,7 +7,8 @@
  * opens a rail (PD, CQ, SRQ) for each device a lane lands on.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma_lanes.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 #include <ifaddrs.h>
 #include <net/if.h>

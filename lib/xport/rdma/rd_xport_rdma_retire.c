@@ -25,7 +25,7 @@
  * small kernel object per connection, until the process ends.
  */
 #include "lib/xport/rd_xport.h"
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 #include <errno.h>
 #include <fcntl.h>

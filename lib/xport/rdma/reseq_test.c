@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "lib/xport/rd_xport_reseq.h"
+#include "lib/xport/rdma/rd_xport_reseq.h"
 
 static void test_in_order(void **state)
 {

@@ -5,7 +5,7 @@
  * and explain any other, the connection parameters, reject a request.
  * Below both of them: it calls only the verbs layer and librdmacm.
  */
-#include "lib/xport/rd_xport_rdma_priv.h"
+#include "lib/xport/rdma/rd_xport_rdma_priv.h"
 
 #include <string.h>
 
