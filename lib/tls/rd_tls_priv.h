@@ -28,7 +28,7 @@ struct rd_tls {
 
 /* rd_tls_ctx.c: context set-up and the PSK callbacks. */
 int rd_tls_ctx_setup(struct rd_tls *t);
-/* rd_tls.c: record an OpenSSL failure as a sentence on t->err. */
+/* rd_tls_fail.c: record an OpenSSL failure as a sentence on t->err. */
 int rd_tls_fail(struct rd_tls *t, int status, const char *what);
 
 /*
