@@ -13,11 +13,9 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* --- dispatch --- */
 

@@ -11,7 +11,7 @@
  *
  *  - A transport (RDMA, TCP, loopback) moves control messages and bulk
  *    writes. The credit machinery is the same for all of them and lives in
- *    rd_xport.c (the rd_xc_* helpers below); a transport supplies only the
+ *    rd_xport_credit.c (the rd_xc_* helpers below); a transport supplies only the
  *    three lower hooks (can_xmit, xmit, repost) and its own poll, flush,
  *    reg/dereg and close, and points the remaining public ops at the
  *    rd_xc_* functions.
@@ -200,7 +200,7 @@ struct rd_xport {
 	void (*hold_devices)(void);
 };
 
-/* --- the credit layer shared by every transport (rd_xport.c) --- */
+/* --- the credit layer shared by every transport (rd_xport_credit.c) --- */
 #define RD_XC_DEFAULT_DEPTH   64
 #define RD_XC_DEPTH_MAX	      1024
 #define RD_XC_SEND_EXTRA      4 /* RDMA send buffers beyond the receive depth */
