@@ -303,6 +303,15 @@ same_run() {
 	cd $ST/rel
 	run "$@" $ST/r.r/
 	cd - >/dev/null
+	# SAME_RUN_UNSTABLE=DIR: a directory whose mtime rsync itself sets or
+	# not from run to run (3.5.0 on tmpfs: x implied by "../x/y" in a
+	# --files-from list, unset in about 9 runs of 10); rdcp must give it the
+	# source's, and the rest must be rsync's
+	if [ -n "${SAME_RUN_UNSTABLE:-}" ]; then
+		check "  $SAME_RUN_UNSTABLE has the source's mtime" \
+			[ "$(stat -c %Y $ST/rel/$SAME_RUN_UNSTABLE)" = "$(stat -c %Y $ST/r.r/$SAME_RUN_UNSTABLE)" ]
+		touch -r $ST/r.r/$SAME_RUN_UNSTABLE $ST/r.s/$SAME_RUN_UNSTABLE
+	fi
 	check "$what: exit 0 ($RC)" [ "$RC" -eq 0 ]
 	check "  the tree rsync makes" same_ns $ST/r.s $ST/r.r
 }
@@ -320,8 +329,8 @@ relative() {
 	same_run "local -aR a/b/c (implied a, a/b with their times)" "-aR a/b/c" -aR a/b/c
 	same_run "local -aR a/./b/c (the base left out)" "-aR a/./b/c" -aR a/./b/c
 	same_run "local -R a/b/c/f a/b/g" "-aR a/b/c/f a/b/g" -aR a/b/c/f a/b/g
-	same_run "local --files-from (-a does not imply -r)" "-a --files-from=$ST/list2 ." \
-		-a --files-from=$ST/list2 .
+	SAME_RUN_UNSTABLE=x same_run "local --files-from (-a does not imply -r)" \
+		"-a --files-from=$ST/list2 ." -a --files-from=$ST/list2 .
 	same_run "local --files-from with -r" "-ar --files-from=$ST/list ." \
 		-ar --files-from=$ST/list .
 	(cd $r && run -aR a/./b/c "$S::m/rel1/")
