@@ -182,8 +182,8 @@ else
 	fail "OPEN asking owner+group: $(grep OPEN $LOGS/flags.out | sort -u | tr '\n' ' ')"
 fi
 # Issue 7 item 11: unknown OPEN flags are refused, not echoed as honoured.
-RDCP_EVIL_OPEN_FLAGS=0x80000001 "$EVIL" push-paths "$IP" $DPORT m >$LOGS/flags.out 2>&1
-if grep -q "OPEN refused: .*unknown flags 0x80000000" $LOGS/flags.out &&
+RDCP_EVIL_OPEN_FLAGS=0x40000001 "$EVIL" push-paths "$IP" $DPORT m >$LOGS/flags.out 2>&1
+if grep -q "OPEN refused: .*unknown flags 0x40000000" $LOGS/flags.out &&
 	! grep -q "OPEN_OK" $LOGS/flags.out; then
 	pass "OPEN with an unknown flag bit refused"
 else
