@@ -68,7 +68,7 @@ fi
 meta() {
   local r
   r=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)
-  printf '%s; %s, %s CPUs, %s; git %s\n' "$*" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
+  printf '%s; %s, %s, %s CPUs, %s; git %s\n' "$*" "$(date -u '+%Y-%m-%d %H:%M UTC')" \
     "$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)" "$(nproc)" \
     "$(uname -r)" "$(git -C "$r" rev-parse --short HEAD 2>/dev/null || echo '?')"
 }
