@@ -81,10 +81,10 @@ one() {
 	sync
 	c0=$(awk '{print $14 + $15 + $16 + $17}' /proc/self/stat)
 	t0=$(date +%s.%N)
-	"$@" >$T/out 2>&1 || { cat $T/out; return 1; }
+	"$@" >$T/out 2>&1 || { cat $T/out >&2; return 1; }
 	t1=$(date +%s.%N)
 	c1=$(awk '{print $14 + $15 + $16 + $17}' /proc/self/stat)
-	diff -r $T/src $T/mod/dst >/dev/null || { echo "mpi_bench: copy differs"; return 1; }
+	diff -r $T/src $T/mod/dst >/dev/null || { echo "mpi_bench: copy differs" >&2; return 1; }
 	echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}' >$T/one
 }
 median() { sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
