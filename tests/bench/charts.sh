@@ -51,19 +51,39 @@ set grid ytics lc rgb "#dddddd"
 set key top right
 set bmargin 7'
 
-if have big; then
+# hbar NAME TITLE: one horizontal bar per row of NAME.csv (tool,mib_s,...),
+# labelled with the tool and its value; rdcp's bars blue, the reference
+# tools' orange, so the comparison reads at a glance
+hbar() {
+	local n
+	n=$(($(wc -l <"$out/$1.csv") - 1))
 	gnuplot <<EOF
 $common
-set output "$out/big.png"
-set title "One big file over Soft-RoCE: throughput (MiB/s, higher is better)"
-set label 1 "$(caption big)" at screen 0.01, 0.03 font ",8"
-set style data histograms
-set boxwidth 0.7
-set xtics rotate by -30 left font ",9"
-set ylabel "MiB/s"
-set yrange [0:*]
-plot "$out/big.csv" using 2:xtic(1) skip 1 lc rgb "#3b6ea8" notitle
+set output "$out/$1.png"
+set title "$2"
+set label 1 "$(caption "$1")" at screen 0.01, 0.03 font ",7"
+set bmargin 5
+set lmargin at screen 0.33
+set rmargin at screen 0.95
+set grid xtics lc rgb "#dddddd"
+set grid noytics
+set xlabel "MiB/s (higher is better)"
+set xrange [0:*]
+set offsets 0, graph 0.08, 0, 0
+set yrange [$n - 0.4:-0.6]
+set ytics font ",9" nomirror
+set key bottom right
+colour(s) = strstrt(s, "rdcp") == 1 ? 0x3b6ea8 : 0xd98c2b
+plot "$out/$1.csv" skip 1 using (\$2/2):0:(\$2/2):(0.35):(colour(strcol(1))):ytic(1) \\
+	with boxxyerror lc rgb variable notitle, \\
+	"" skip 1 using 2:0:(sprintf(" %.1f", \$2)) with labels left font ",9" notitle, \\
+	NaN with boxes lc rgb "#3b6ea8" title "rdcp", \\
+	NaN with boxes lc rgb "#d98c2b" title "reference tools"
 EOF
+}
+
+if have big; then
+	hbar big "One big file over Soft-RoCE, two QEMU VMs: throughput"
 	drawn=$((drawn + 1))
 fi
 
@@ -85,7 +105,7 @@ EOF
 $common
 set output "$out/small.png"
 set title "Small-file trees over Soft-RoCE: wall clock (s, lower is better)"
-set label 1 "$(caption small)" at screen 0.01, 0.03 font ",8"
+set label 1 "$(caption small)" at screen 0.01, 0.03 font ",7"
 set style data histograms
 set style histogram clustered gap 1
 set ylabel "seconds"
@@ -99,17 +119,7 @@ EOF
 fi
 
 if have host; then
-	gnuplot <<EOF
-$common
-set output "$out/host.png"
-set title "One big file over TCP on one host: throughput (MiB/s, higher is better)"
-set label 1 "$(caption host)" at screen 0.01, 0.03 font ",8"
-set style data histograms
-set boxwidth 0.7
-set ylabel "MiB/s"
-set yrange [0:*]
-plot "$out/host.csv" using 2:xtic(1) skip 1 lc rgb "#3b6ea8" notitle
-EOF
+	hbar host "One big file over TCP on one host (127.0.0.1, tmpfs): throughput"
 	drawn=$((drawn + 1))
 fi
 
@@ -133,9 +143,10 @@ EOF
 $common
 set output "$out/threads.png"
 set title "CPU seconds per GiB, sender + receiver, by chunk check and threads (lower is better)"
-set label 1 "$(caption threads)" at screen 0.01, 0.03 font ",8"
+set label 1 "$(caption threads)" at screen 0.01, 0.03 font ",7"
 set style data histograms
 set style histogram clustered gap 1
+set xlabel "chunk check (--checksum-choice)"
 set ylabel "CPU s / GiB"
 set yrange [0:*]
 plot for [i=2:$ncol] "$out/threads.dat" using i:xtic(1) title columnheader(i)
@@ -172,7 +183,7 @@ EOF
 $common
 set output "$out/mpi.png"
 set title "rdcp-mpi: job throughput against ranks (MB/s, higher is better)"
-set label 1 "$(caption mpi)" at screen 0.01, 0.03 font ",8"
+set label 1 "$(caption mpi)" at screen 0.01, 0.03 font ",7"
 set xlabel "MPI ranks"
 set ylabel "MB/s"
 set logscale x 2
