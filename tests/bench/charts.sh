@@ -179,17 +179,20 @@ EOF
 		cp "$res/mpi_rig.meta" "$out/mpi_rig.meta" 2>/dev/null || : >"$out/mpi_rig.meta"
 	fi
 	nser=$(grep -c '^"' "$out/mpi.dat")
+	# the widest rank count, for an x range gnuplot can take from one point up
+	xmax=$(awk 'NF == 2 && $1 ~ /^[0-9]+$/ && $1 > m {m = $1} END {print (m > 1 ? m : 2) * 1.25}' "$out/mpi.dat")
 	gnuplot <<EOF
 $common
 set output "$out/mpi.png"
+set datafile separator whitespace
 set title "rdcp-mpi: job throughput against ranks (MB/s, higher is better)"
 set label 1 "$(caption mpi)" at screen 0.01, 0.03 font ",7"
 set xlabel "MPI ranks"
 set ylabel "MB/s"
 set logscale x 2
-set xrange [0.8:*]
+set xrange [0.8:$xmax]
 set yrange [0:*]
-set key top left
+set key bottom left
 set style data linespoints
 plot for [i=0:$((nser - 1))] "$out/mpi.dat" index i using 1:2 title columnheader(1) lw 2 pt 7
 EOF
