@@ -58,7 +58,8 @@ static void usage(FILE *out)
 		"      --json                 one JSON object for the job on stdout (rank 0)\n"
 		"      --progress             the progress line even when stderr is not a\n"
 		"                             terminal\n"
-		"      --checksum ALG         chunk check (default: the server's choice)\n"
+		"      --checksum-choice ALG  chunk check, as rdcp's (or --cc ALG; default: the\n"
+		"                             server's choice)\n"
 		"      --chunk-size SIZE      bytes per chunk; ranges of split files fall on\n"
 		"                             chunks (default 4M)\n"
 		"      --split-min SIZE       split files of at least SIZE across ranks\n"
@@ -126,7 +127,8 @@ static const struct option longopts[] = {
     {"verbose", no_argument, NULL, 'v'},
     {"json", no_argument, NULL, OPT_JSON},
     {"progress", no_argument, NULL, OPT_PROGRESS},
-    {"checksum", required_argument, NULL, OPT_CHECKSUM},
+    {"checksum-choice", required_argument, NULL, OPT_CHECKSUM},
+    {"cc", required_argument, NULL, OPT_CHECKSUM},
     {"chunk-size", required_argument, NULL, OPT_CHUNK},
     {"split-min", required_argument, NULL, OPT_SPLIT},
     {"threads", required_argument, NULL, OPT_THREADS},
