@@ -212,7 +212,7 @@ client() {
 	rm -f /tmp/pull/data.bin
 	RDCP_PASSWORD=alice-secret run -r /tmp/src/tree "rdcp://alice@$S:$AP/team/"
 	check "RDCP_PASSWORD works too (and rdcp://user@host)" [ "$RC" -eq 0 ]
-	RDCP_PASSWORD=alice-secret run -r "alice@$S::team/tree" /tmp/pull/tree
+	RDCP_PASSWORD=alice-secret run -r "alice@$S::team/tree/" /tmp/pull/tree
 	check "  a tree round trip is exact" same_tree /tmp/src/tree /tmp/pull/tree
 	# a login and then extra lanes: their JOIN proofs come from the same TLS session
 	run -v --lanes 2 --password-file /tmp/alice.pw /tmp/src/data.bin "alice@$S::team/lanes.bin"
@@ -363,13 +363,13 @@ client() {
 	for i in $(seq 1 8); do
 		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "/tmp/m$((i + 1))" "alice@$S::many/" \
 			>"/tmp/push$i.out" 2>&1 &
-		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m1" "/tmp/pulled$i" \
+		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m1/" "/tmp/pulled$i" \
 			>"/tmp/pull$i.out" 2>&1 &
 	done
 	wait
 	local bad=0
 	for i in $(seq 1 8); do
-		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m$((i + 1))" \
+		RDCP_PASSWORD=alice-secret "$RDCP" -q -r "alice@$S::many/m$((i + 1))/" \
 			"/tmp/back$i" >"/tmp/back$i.out" 2>&1 || { bad=$((bad + 1)); cat "/tmp/back$i.out"; }
 		same_tree "/tmp/m$((i + 1))" "/tmp/back$i" || bad=$((bad + 1))
 		same_tree /tmp/m1 "/tmp/pulled$i" || bad=$((bad + 1))
