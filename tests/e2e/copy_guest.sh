@@ -230,7 +230,7 @@ rates() {
 	# one VM: the module, the source and two pulls at once share one tmpfs
 	# (the host's suite has 2 GiB there)
 	if [ "${RIG_MODE:-2}" = 1 ] && [ "${E2E_TRANSPORT:-}" != tcp ]; then
-		mb=${RATE_MB:-96}
+		mb=${RATE_MB:-32}
 	fi
 	head -c $((mb << 20)) /dev/urandom >/tmp/src/rate.bin
 	run --json /tmp/src/rate.bin "$S::m/rate.bin"
@@ -293,6 +293,7 @@ rates() {
 		echo "NOTE: the link carried $cap MiB/s unpaced just before, under 1.5 x 30: the floor is not checked"
 	fi
 	rm -f /tmp/mod/rate.bin # one host: the module is this tmpfs
+	rm -f /tmp/pull/.rdcp-partial.* # what a failed pull kept
 }
 
 # make_small_tree DIR: SMALL_DIRS directories of 100 random 4 KiB files (one
