@@ -58,6 +58,7 @@ server() {
 	cat >/tmp/pa.conf <<-EOF
 		port = $PA
 		secrets file = /tmp/secrets
+		host key = /tmp/pa-host.key
 		[up]
 		    path = /tmp/up
 		    uid = root
