@@ -782,7 +782,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		free(cl);
 		return error_out("out of memory", RD_ENOMEM);
 	}
-	memset(&co, 0, sizeof(co));
+	rd_client_opts_init(&co);
 	if (dest.kind == RD_OP_LOCAL && src0.kind == RD_OP_LOCAL) {
 		/* a local copy: both halves here (lib/session/rd_local.c) */
 		for (i = 0; i < nargs - 1; i++) {

@@ -122,7 +122,7 @@ int rdcp_list(const struct rdcp_opts *o, int nargs, char **args)
 	struct rd_err err;
 	int i, ret, code;
 
-	memset(&co, 0, sizeof(co));
+	rd_client_opts_init(&co);
 	memset(&l, 0, sizeof(l));
 	if (rd_operand_parse(&first, args[0], &err))
 		return rdcp_error_out(err.msg, RD_EUSAGE, RD_CL_LOCAL);
@@ -198,8 +198,6 @@ int rdcp_list(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	co.list_ctx = &l;
 	/* rsync's filters hide entries from a listing as from a pull: the server walks with them */
-	co.sel.modify_window = RD_WINDOW_NS;
-	co.sel.max_size = RD_SIZE_NONE;
 	if (!co.module) {
 		ret = rdcp_build_filter(o, &filter, &err);
 		if (ret) {

@@ -234,10 +234,7 @@ static void *phase_thread(void *arg)
 	char why[600];
 	int ret;
 
-	memset(&co, 0, sizeof(co));
-	/* rsync's rules at their defaults: no size limit, mtimes to the ns */
-	co.sel.max_size = RD_SIZE_NONE;
-	co.sel.modify_window = RD_WINDOW_NS;
+	rd_client_opts_init(&co);
 	co.host = o->dest->hosts.host[j->rank % (int)o->dest->hosts.n];
 	co.port = o->dest->port[0] ? o->dest->port : NULL;
 	co.push = 1;

@@ -129,7 +129,7 @@ static int copy(const char *src, const char *dst, uint16_t rules)
 	int ret;
 
 	assert_non_null(cl);
-	memset(&o, 0, sizeof(o));
+	rd_client_opts_init(&o);
 	o.push = 1;
 	o.local = local;
 	o.nlocal = 1;
@@ -139,9 +139,6 @@ static int copy(const char *src, const char *dst, uint16_t rules)
 	o.flags = RD_OF_RECURSIVE | RD_OF_PRESERVE;
 	o.sink_flags = RD_SINK_PRESERVE_TIMES | RD_SINK_PRESERVE_MODE;
 	o.umask = 022;
-	o.sel.compare = RD_CMP_QUICK;
-	o.sel.modify_window = RD_WINDOW_NS;
-	o.sel.max_size = RD_SIZE_NONE;
 	o.sel.rules = (uint16_t)(rules | RD_SEL_DEST_DIR);
 	o.need_select = 1;
 	o.eo.chunk_size = 4096;

@@ -354,6 +354,14 @@ static double mono_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+void rd_client_opts_init(struct rd_client_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->sel.compare = RD_CMP_QUICK;
+	o->sel.modify_window = RD_WINDOW_NS;
+	o->sel.max_size = RD_SIZE_NONE;
+}
+
 int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 {
 	struct rd_cm_req req;

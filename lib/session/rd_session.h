@@ -225,6 +225,13 @@ struct rd_client {
 };
 
 /*
+ * Zero o, then rsync's rules at their defaults: the quick check, mtimes to
+ * the ns, no size limit (a zeroed SELECT would say max size 0: every file
+ * left out). Every caller starts its options here.
+ */
+void rd_client_opts_init(struct rd_client_opts *o);
+
+/*
  * Run one copy. c->e.report/report_ctx may be set before. Returns 0,
  * -RD_EPARTIAL, or a negative status with c->err explaining it.
  */
