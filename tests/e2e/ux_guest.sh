@@ -263,6 +263,12 @@ EOF
 			cmp -s /tmp/l.rs /tmp/l.rd
 		cmp -s /tmp/l.rs /tmp/l.rd || diff /tmp/l.rs /tmp/l.rd | sed 's/^/    | /'
 	done
+	# rsync's filters hide entries from a listing as from a pull
+	rsync -l -r --exclude=dir "rsync://127.0.0.1:18742/pub/" 2>&1 | LC_ALL=C sort >/tmp/l.rs
+	"$RDCP" -r --exclude=dir --list-only "$L/pub/" 2>&1 | LC_ALL=C sort >/tmp/l.rd
+	check "--exclude=dir: the same lines as rsync's, dir and its tree left out ($(wc -l </tmp/l.rd))" \
+		eval 'cmp -s /tmp/l.rs /tmp/l.rd && ! grep -q " dir\(/\|$\)" /tmp/l.rd'
+	cmp -s /tmp/l.rs /tmp/l.rd || diff /tmp/l.rs /tmp/l.rd | sed 's/^/    | /'
 	rsync rsync://127.0.0.1:18742/ >/tmp/l.rs 2>&1
 	"$RDCP" "$L/" 2>&1 | grep "^pub " >/tmp/l.rd
 	check "the module line as rsync's" cmp -s /tmp/l.rs /tmp/l.rd
