@@ -1,0 +1,185 @@
+# shellcheck shell=bash
+# kill -9 during --delete (issue 29), one host (RIG_MODE 1): rdcp and an
+# rdcpd here, over RDMA in the rig (over TCP with host_test.sh). KILLS
+# rounds (default 20); each starts from the same prior destination (files
+# changed, missing and extra, a file where the source has a directory and a
+# directory where it has a file) and runs rdcp -a with a --delete mode,
+# pushing or pulling, paced so the run lasts a few seconds, and kill -9s
+# the client or the daemon (in turn) at a random moment. Then, before
+# anything else runs:
+#   - never a file lost that the source still has: every path that was a
+#     regular file in the destination and is one in the source is there,
+#     holding its old bytes or the source's;
+#   - nothing wrong under a final name: every regular file holds the
+#     source's bytes or the bytes it had before;
+#   - never a destination entry deleted whose replacement was not verified:
+#     a directory the source turned into a file is still that directory
+#     (whole) or is the source's file;
+#   - never fewer good files (equal to the source) than before.
+# Then the same command without a kill: the destination equals the source,
+# no partial left.
+#   KILLS=20 bash tests/e2e/host_test.sh 1 tests/e2e/delkill_guest.sh
+set -u
+RDCP=$1
+RDCPD=$2
+# shellcheck source=tests/e2e/guest_lib.sh
+. "$3"
+S=$(br "$RIG_SELF_IP")
+T=/tmp/delkill
+KILLS=${KILLS:-20}
+# the run lasts about DATA / RATE: kills land from its first tenth on
+if over_rdma; then RATE=8M; else RATE=8M; fi
+rm -rf "$T"
+mkdir -p "$T/mod"
+cat >"$T/d.conf" <<EOF
+[m]
+    path = $T/mod
+    uid = root
+    read only = no
+    delete = yes
+EOF
+start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
+
+# The source: 12 directories of small files, a few 1-2 MiB files among
+# them (about 14 MiB in all), one directory that the destination has as a
+# file and one file that the destination has as a directory.
+mk_src() {
+	local s=$1 d i
+	mkdir -p "$s"
+	for d in $(seq 1 12); do
+		mkdir -p "$s/d$d/sub"
+		for i in $(seq 1 15); do echo "file $d $i" >"$s/d$d/f$i"; done
+		for i in 1 2; do echo "deep $d $i" >"$s/d$d/sub/g$i"; done
+	done
+	for d in 2 5 8 11; do head -c $(((d % 3 + 1) << 20)) /dev/urandom >"$s/d$d/big"; done
+	head -c $((3 << 20)) /dev/urandom >"$s/d12/sub/large"
+	mkdir -p "$s/was-file"
+	echo inside >"$s/was-file/x"
+	echo "now a file" >"$s/was-dir"
+}
+# The prior destination, made from the source: changed files (other
+# bytes, an older mtime so the quick check sends them), missing files,
+# extra files and directories in every directory, and the type changes.
+mk_prior() {
+	local p=$1 d
+	rm -rf "$p"
+	cp -a "$T/src/." "$p"
+	for d in $(seq 1 12); do
+		echo "old $d" >"$p/d$d/f3"
+		touch -d '2001-01-01' "$p/d$d/f3"
+		rm -f "$p/d$d/f7"
+		echo "extra $d" >"$p/d$d/extra-$d"
+		mkdir -p "$p/d$d/xdir/inner"
+		echo "extra deep $d" >"$p/d$d/xdir/inner/e"
+	done
+	head -c $((1 << 20)) /dev/urandom >"$p/d2/big"
+	touch -d '2001-01-01' "$p/d2/big"
+	mkdir -p "$p/gone-dir/a"
+	echo "extra top" >"$p/gone-dir/a/t"
+	rm -rf "$p/was-file" "$p/was-dir"
+	echo "a file the source has as a directory" >"$p/was-file"
+	mkdir -p "$p/was-dir/keep"
+	echo "inside the old directory" >"$p/was-dir/keep/k"
+}
+mk_src "$T/src"
+mk_prior "$T/prior"
+cp -a "$T/src" "$T/mod/src" # for the pulls
+
+# snap DIR OUT: "type md5 path" per entry, partials and rdcp's own names left out
+snap() {
+	(cd "$1" && find . -mindepth 1 ! -name '.rdcp*' ! -path '*/.rdcp*' -printf '%y %P\n' |
+		LC_ALL=C sort | while read -r y p; do
+		if [ "$y" = f ]; then echo "f $(md5sum <"$p" | cut -c1-32) $p"; else echo "$y - $p"; fi
+	done) >"$2"
+}
+snap "$T/src" "$T/src.snap"
+snap "$T/prior" "$T/prior.snap"
+
+# judge AFTER: the invariants above, one line per breach
+judge() {
+	python3 - "$T/src.snap" "$T/prior.snap" "$1" <<-'EOF'
+		import sys
+		def load(p):
+		    m = {}
+		    for line in open(p, encoding="utf-8", errors="surrogateescape"):
+		        y, h, path = line.rstrip("\n").split(" ", 2)
+		        m[path] = (y, h)
+		    return m
+		src, prior, now = (load(p) for p in sys.argv[1:4])
+		bad = []
+		for p, (y, h) in now.items():
+		    if y == "f" and h not in {src.get(p, ("", ""))[1], prior.get(p, ("", ""))[1]}:
+		        bad.append("wrong bytes under a final name: " + p)
+		for p, (y, h) in prior.items():
+		    if y == "f" and src.get(p, ("",))[0] == "f" and now.get(p, ("",))[0] != "f":
+		        bad.append("lost a file the source has: " + p)
+		    if y == "d" and src.get(p, ("",))[0] == "f":
+		        if now.get(p, ("",))[0] == "f":
+		            continue
+		        for q in prior:
+		            if q.startswith(p + "/") and q not in now:
+		                bad.append("a directory's entry went before its replacement "
+		                           "was verified: " + q)
+		good = lambda m: sum(1 for p, v in m.items() if v[0] == "f" and src.get(p) == v)
+		if good(now) < good(prior):
+		    bad.append("fewer good files than before: %d < %d" % (good(now), good(prior)))
+		for b in bad[:20]:
+		    print(b)
+		sys.exit(1 if bad else 0)
+	EOF
+}
+
+# DELKILL_MODES: other options in place of the four --delete modes (a check of the harness)
+read -r -a modes <<<"${DELKILL_MODES:---delete --delete-after --delete-delay --delete-during}"
+ok=0 landed=0
+for r in $(seq 1 "$KILLS"); do
+	mode=${modes[$((r % ${#modes[@]}))]}
+	case $((r % 4)) in
+	0 | 1) dir=push ;;
+	*) dir=pull ;;
+	esac
+	if [ $((r % 2)) -eq 0 ]; then victim=rdcp; else victim=rdcpd; fi
+	if [ $dir = push ]; then
+		dst=$T/mod/dst
+		args=("$T/src/" "$S::m/dst/")
+	else
+		dst=$T/dst
+		args=("$S::m/src/" "$T/dst/")
+	fi
+	mk_prior "$dst"
+	daemon_alive dk || start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
+	# kill after 5..95 % of the time the paced run takes (about 1.8 s)
+	delay=$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.1 + (r % 90) / 50 }')
+	"$RDCP" -a "$mode" --retries 0 --bwlimit=$RATE --chunk-size 256K "${args[@]}" >"$T/out" 2>&1 &
+	cpid=$!
+	nap "$delay"
+	if [ $victim = rdcp ]; then
+		kill -9 $cpid 2>/dev/null
+	else
+		kill -9 "$(cat /tmp/dk.pid)" 2>/dev/null
+	fi
+	wait $cpid 2>/dev/null
+	rc=$?
+	[ $rc -eq 0 ] && landed=$((landed + 1))
+	snap "$dst" "$T/now.snap"
+	if judge "$T/now.snap" >"$T/judge.out"; then
+		ok=$((ok + 1))
+	else
+		fail "round $r ($dir $mode, kill -9 $victim after ${delay}s): $(head -3 "$T/judge.out" | tr '\n' ';')"
+	fi
+	# the same command again, to the end
+	daemon_alive dk || start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
+	"$RDCP" -a "$mode" "${args[@]}" >"$T/out" 2>&1
+	rc=$?
+	snap "$dst" "$T/end.snap"
+	if [ $rc -ne 0 ] || ! cmp -s "$T/src.snap" "$T/end.snap" ||
+		[ -n "$(find "$dst" -name '.rdcp-partial*' -print -quit)" ]; then
+		fail "round $r ($dir $mode): the rerun exits $rc and leaves $(diff "$T/src.snap" "$T/end.snap" | grep -c '^[<>]') differences"
+		sed 's/^/    | /' "$T/out" | head -5
+	fi
+done
+check "kill -9 during --delete, $KILLS rounds: every judged state safe ($ok of $KILLS; $landed finished before the kill)" \
+	[ "$ok" -eq "$KILLS" ]
+check "  the kills landed mid-run (at most a quarter finished first)" [ "$landed" -le $((KILLS / 4)) ]
+stop_daemon dk
+finish
