@@ -213,6 +213,20 @@ client() {
 }
 
 # json_rate FILE: bytes moved per second of the data phase (rdcp --json), in MiB/s.
+# cpu_run ARGS...: run rdcp as run does; CPU: its user + system seconds
+cpu_run() {
+	local t
+	t=$( (
+		"$RDCP" "$@" >/tmp/out 2>&1
+		echo "rc $?"
+		times
+	))
+	RC=$(awk '$1 == "rc" {print $2}' <<<"$t")
+	CPU=$(tail -1 <<<"$t" | awk '{
+		s = 0
+		for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); s += a[1] * 60 + a[2] }
+		printf "%.3f", s }')
+}
 json_rate() {
 	python3 -c 'import json, sys
 j = json.load(open(sys.argv[1]))
@@ -237,8 +251,19 @@ rates() {
 	cap=$(json_rate /tmp/out)
 	rm -f /tmp/src/rate.bin
 	echo "    the link unpaced: $cap MiB/s"
-	run --json --bwlimit=20M "$S::m/rate.bin" /tmp/pull/paced20.bin
+	# the client's CPU (user + system) for a pull unpaced and at 20M: pacing
+	# waits in poll, so a GiB costs about the same CPU at a limit. Judged
+	# loosely (1.5 x + 50 ms: start-up is most of 32 MiB's CPU, the clock
+	# ticks 10 ms, the host is shared); a paced loop that spun would burn
+	# the whole paced time, several times the unpaced CPU.
+	cpu_run --json "$S::m/rate.bin" /tmp/pull/free.bin
+	local cpu_free=$CPU
+	rm -f /tmp/pull/free.bin
+	cpu_run --json --bwlimit=20M "$S::m/rate.bin" /tmp/pull/paced20.bin
+	sed 's/^/    | /' /tmp/out
 	r=$(json_rate /tmp/out)
+	check "  CPU at --bwlimit=20M about as unpaced (no busy waiting): $CPU s against $cpu_free s for $mb MiB" \
+		awk -v p="$CPU" -v f="$cpu_free" 'BEGIN {exit !(p <= f * 1.5 + 0.05)}'
 	check "--bwlimit=20M: $mb MiB at $r MiB/s, not above 20 (+5 %)" \
 		awk -v r="$r" 'BEGIN {exit !(r <= 21)}'
 	if awk -v c="$cap" 'BEGIN {exit !(c >= 30)}'; then
