@@ -16,7 +16,12 @@
 #   fd00::1/64 on a, fd00::2/64 on b: RIG_SELF_IP6, RIG_PEER_IP6); --ipv6-only
 #   (those alone, no IPv4: RIG_SELF_IP and RIG_PEER_IP are the IPv6 ones);
 #   --rails 2 (run2, shell 2: a second wire, eth1 with 10.77.3.1 on a and
-#   10.77.3.2 on b, rxe1 on it: RIG_SELF_IP2, RIG_PEER_IP2, RIG_RAILS).
+#   10.77.3.2 on b, rxe1 on it: RIG_SELF_IP2, RIG_PEER_IP2, RIG_RAILS);
+#   --mem MIB (each VM's memory, default 1536, or RIG_MEM); --disk FILE (run1),
+#   --disk-a FILE, --disk-b FILE (run2): an ext4 image (raw, or qcow2 by its
+#   .qcow2 name) as the VM's /dev/vda, mounted read-write on RIG_DISK=/run/rig/disk;
+#   --disk-snapshot: the VMs' writes go to QEMU's temporary overlays, the images
+#   stay as they were (so both VMs can be given the same image).
 #
 # RIG_ROOT=DIR: the guests chroot into DIR (e.g. a debootstrap root with the
 # packages installed) instead of this host's /; it needs bash, iproute2 and
@@ -37,6 +42,9 @@ readonly GUEST_MODULES="crc32_generic configfs ib_core ib_uverbs iw_cm ib_cm rdm
 udp_tunnel ip6_udp_tunnel rdma_rxe virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev
 virtio_pci 9pnet 9pnet_virtio netfs fscache 9p failover net_failover virtio_net veth sch_netem
 virtio-rng"
+# Loaded only in a VM given a scratch disk (--disk, --disk-a, --disk-b): the
+# ext4 image appears as /dev/vda and is mounted on /run/rig/disk.
+readonly DISK_MODULES="crc32c_generic virtio_blk ext4"
 readonly HOST_PACKAGES="qemu-system-x86 busybox-static cpio kmod iproute2 rdma-core ibverbs-providers
 ibverbs-utils rdmacm-utils perftest iputils-ping"
 
@@ -46,12 +54,16 @@ RUN_TMP=""
 BINDS=()
 IPV6=0
 RAILS=1
+MEM_MIB=${RIG_MEM:-1536}
+DISK_A=""
+DISK_B=""
+DISK_SNAP=""
 KEEP_TMP="${RIG_KEEP:-0}"
 
 log() { printf 'rig: %s\n' "$*" >&2; }
 die() { printf 'rig: error: %s\n' "$*" >&2; exit "$EXIT_RIG"; }
 usage() {
-  sed -n '2,24s/^# \{0,1\}//p' "$0" >&2
+  sed -n '2,29s/^# \{0,1\}//p' "$0" >&2
   exit 2
 }
 
@@ -83,6 +95,11 @@ fail() {
 while read -r m; do
   insmod "/lib/modules/$m" || fail "insmod $m"
 done </modules.order
+if grep -q 'rig.disk=1' /proc/cmdline; then
+  while read -r m; do
+    insmod "/lib/modules/$m" || fail "insmod $m"
+  done </modules.disk
+fi
 O="trans=virtio,version=9p2000.L,msize=__MSIZE__"
 mkdir -p /rigctl /mnt/host /orig
 mount -t 9p -o "$O" rigctl /rigctl || fail "mount rigctl"
@@ -105,6 +122,10 @@ ln -sf pts/ptmx $H/dev/ptmx 2>/dev/null
 mount -t tmpfs -o mode=1777 tmpfs $H/dev/shm || fail "shm"
 mkdir -p $H/run/rig/ctl $H/run/rig/share $H/run/lock $H/run/sshd
 mount --bind /rigctl $H/run/rig/ctl || fail "bind ctl"
+if grep -q 'rig.disk=1' /proc/cmdline; then
+  mkdir -p $H/run/rig/disk
+  mount -t ext4 /dev/vda $H/run/rig/disk || fail "mount the scratch disk /dev/vda (ext4)"
+fi
 mount -t 9p -o "$O" rigshare $H/run/rig/share || fail "mount rigshare"
 # Host directories hidden by the tmpfs mounts above (e.g. a cwd under /root).
 if [ -f /rigctl/binds ]; then
@@ -332,7 +353,7 @@ build_initrd() {
   local kdir=$1 root="$1/root" key tmp m p rel seen=" "
   local init_text
   init_text=$(guest_init | sed "s/__MSIZE__/$MSIZE/")
-  key=$(printf '%s\n%s\n%s\n' "$init_text" "$GUEST_MODULES" \
+  key=$(printf '%s\n%s\n%s\n%s\n' "$init_text" "$GUEST_MODULES" "$DISK_MODULES" \
     "$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null; sha256sum /bin/busybox)" |
     sha256sum | cut -c1-16)
   INITRD="$kdir/initrd-$key.cpio.gz"
@@ -344,7 +365,10 @@ build_initrd() {
   printf '%s\n' "$init_text" >"$tmp/init"
   chmod 755 "$tmp/init"
   : >"$tmp/modules.order"
-  for m in $GUEST_MODULES; do
+  : >"$tmp/modules.disk"
+  for m in $GUEST_MODULES $DISK_MODULES; do
+    local list=modules.order
+    case " $DISK_MODULES " in *" $m "*) list=modules.disk ;; esac
     while read -r p; do
       rel=${p#"$root/lib/modules/$KVER/"}
       case "$seen" in *" $rel "*) continue ;; esac
@@ -356,7 +380,7 @@ build_initrd() {
         *.ko.gz) gzip -dc "$p" >"$tmp/lib/modules/${rel%.gz}"; rel=${rel%.gz} ;;
         *) cp "$p" "$tmp/lib/modules/$rel" ;;
       esac
-      echo "$rel" >>"$tmp/modules.order"
+      echo "$rel" >>"$tmp/$list"
     done < <(modprobe -d "$root" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}')
   done
   grep -q rdma_rxe "$tmp/modules.order" || { rm -rf "$tmp"; die "module resolution failed"; }
@@ -437,6 +461,9 @@ make_ctl() {
     printf 'export RIG_RAILS=%s RIG_SELF_IP2=%s RIG_PEER_IP2=%s\n' "$RAILS" \
       "${self/#10.77.2./10.77.3.}" "${peer/#10.77.2./10.77.3.}"
     printf 'export RIG_SHARED=/run/rig/share/data RIG_CWD=%s\n' "$(shq "$cwd")"
+    local disk=$DISK_A
+    [ "$role" = b ] && disk=$DISK_B
+    [ -n "$disk" ] && printf 'export RIG_DISK=/run/rig/disk\n'
   } >"$c/env"
   # cwd (and a Bazel output base) under a guest tmpfs is bind-mounted from the host.
   {
@@ -534,6 +561,14 @@ parse_common_opt() {
       case "$2" in 1 | 2) RAILS=$2 ;; *) log "--rails: 1 or 2"; exit 2 ;; esac
       SHIFT=2 ;;
     --bind-runfiles=*) add_runfiles_binds "${1#*=}"; SHIFT=1 ;;
+    --mem) [ "$#" -ge 2 ] || usage
+      [[ "$2" =~ ^[0-9]+$ ]] && [ "$2" -ge 512 ] || { log "--mem $2: MiB, at least 512"; exit 2; }
+      MEM_MIB=$2; SHIFT=2 ;;
+    --disk | --disk-a | --disk-b) [ "$#" -ge 2 ] || usage
+      [ -f "$2" ] || { log "$1 $2: no such image file"; exit 2; }
+      if [ "$1" = --disk-b ]; then DISK_B=$(readlink -f "$2"); else DISK_A=$(readlink -f "$2"); fi
+      SHIFT=2 ;;
+    --disk-snapshot) DISK_SNAP=",snapshot=on"; SHIFT=1 ;;
   esac
   return 0
 }
@@ -542,13 +577,19 @@ parse_common_opt() {
 start_vm() {
   local role=$1 to=$2 fg=$3
   shift 3
-  local c="$RUN_TMP/ctl-$role"
+  local c="$RUN_TMP/ctl-$role" disk=$DISK_A diskarg="" fmt=raw
+  [ "$role" = b ] && disk=$DISK_B
+  if [ -n "$disk" ]; then
+    case "$disk" in *.qcow2) fmt=qcow2 ;; esac
+    diskarg=" rig.disk=1"
+    set -- "$@" -drive "file=$disk,format=$fmt,if=virtio,cache=writeback$DISK_SNAP"
+  fi
   [ -x "$GUEST_ROOT/bin/bash" ] || die "RIG_ROOT $GUEST_ROOT: no bin/bash there"
   # shellcheck disable=SC2054 # commas belong to qemu option values
   local -a q=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi
-    -cpu qemu64,+aes,+pclmulqdq,+ssse3,+sse4.1,+sse4.2 -smp 1 -m 1536
+    -cpu qemu64,+aes,+pclmulqdq,+ssse3,+sse4.1,+sse4.2 -smp 1 -m "$MEM_MIB"
     -nographic -no-reboot -kernel "$KERNEL" -initrd "$INITRD"
-    -append "console=ttyS0 quiet loglevel=3 panic=-1 rig.role=$role"
+    -append "console=ttyS0 quiet loglevel=3 panic=-1 rig.role=$role$diskarg"
     -virtfs "local,path=$GUEST_ROOT,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
     -virtfs "local,path=$c,mount_tag=rigctl,security_model=none"
     -virtfs "local,path=$RUN_TMP/share,mount_tag=rigshare,security_model=none"
