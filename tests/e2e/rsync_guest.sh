@@ -98,6 +98,21 @@ server_same_atimes() {
 	wait_for "$SH/cmpd.$1.$2" 60 && [ "$(cat "$SH/cmpd.$1.$2")" = same ]
 }
 
+# rchar_of PID: the bytes PID read(2) so far (files and sockets), or -
+rchar_of() { sed -n 's/^rchar: //p' "/proc/$1/io" 2>/dev/null | grep . || echo -; }
+
+# daemon_rchar: rdcpd's rchar (on the daemon's host)
+RCHAR_N=0
+daemon_rchar() {
+	if [ "${RIG_MODE:-2}" = 1 ]; then
+		rchar_of "$(cat /tmp/d.pid)"
+		return
+	fi
+	RCHAR_N=$((RCHAR_N + 1))
+	touch "$SH/rchar.$RCHAR_N"
+	wait_for "$SH/rcharv.$RCHAR_N" 60 >/dev/null && cat "$SH/rcharv.$RCHAR_N" || echo -
+}
+
 # role b in RIG_MODE 2: answer the snapshot and compare requests until done
 serve_snapshots() {
 	local f t
@@ -108,6 +123,13 @@ serve_snapshots() {
 			atimes $ST/mod >"/tmp/srv-atimes.$t"
 			rm -f "$f"
 			touch "$SH/snapped.$t"
+		done
+		for f in "$SH"/rchar.*; do
+			[ -e "$f" ] || continue
+			t=${f##*/rchar.}
+			rchar_of "$(cat /tmp/d.pid)" >"$SH/rcharv.$t.tmp"
+			mv "$SH/rcharv.$t.tmp" "$SH/rcharv.$t"
+			rm -f "$f"
 		done
 		for f in "$SH"/cmp.*; do
 			[ -e "$f" ] || continue
@@ -480,6 +502,46 @@ resume() {
 	rm -rf $ST/rsrc $ST/rback
 }
 
+# --- 5b. the rerun benchmark's tiny version (tests/bench/rerun_rig.sh runs
+# 100,000 files, 10 GiB): 2,000 files of real data in 20 directories, pushed
+# once; the reruns, push and pull, move nothing and read no file's data on
+# either side (strictatime atimes), and rdcpd's read(2)s stay far below it.
+rerun_many() {
+	local S=$1 t=$ST/many d r0 r1 t0=$EPOCHREALTIME
+	for d in $(seq -w 0 19); do
+		mkdir -p $t/d$d
+		head -c 204800 /dev/urandom | (cd $t/d$d && split -b 2048 -a 3 - f)
+	done
+	run -a $t/ "$S::m/many/"
+	check "rerun, 2,000 files: the first push, exit 0, 2,000 files" \
+		eval '[ "$RC" -eq 0 ] && [ "$(find $t -type f | wc -l)" = 2000 ]'
+	atimes $t >/tmp/at.m.1
+	server_atimes m1
+	r0=$(daemon_rchar)
+	run -a --json $t/ "$S::m/many/"
+	r1=$(daemon_rchar)
+	check "  push rerun: 0 bytes moved, nothing transferred, 2,000 identical" \
+		eval '[ "$RC" -eq 0 ] && [ "$(json_num bytes_moved)" = 0 ] &&
+			[ "$(json_num transferred)" = 0 ] && [ "$(json_num identical)" = 2000 ]'
+	atimes $t >/tmp/at.m.2
+	server_atimes m2
+	check "  no file data read here" cmp -s /tmp/at.m.1 /tmp/at.m.2
+	check "  nor on the daemon's side" server_same_atimes m1 m2
+	# the tree is 4 MiB: a daemon reading it would show; its own reads are control
+	check "  rdcpd read(2) $((r1 - r0)) bytes (< 1 MiB; the tree is 4 MiB)" \
+		eval '[ "$r0" != - ] && [ "$r1" != - ] && [ $((r1 - r0)) -lt 1048576 ]'
+	run -a --json "$S::m/many/" $t/
+	check "  pull rerun: 0 bytes moved, nothing transferred" \
+		eval '[ "$RC" -eq 0 ] && [ "$(json_num bytes_moved)" = 0 ] &&
+			[ "$(json_num transferred)" = 0 ]'
+	atimes $t >/tmp/at.m.3
+	server_atimes m3
+	check "  no file data read here" cmp -s /tmp/at.m.2 /tmp/at.m.3
+	check "  nor on the daemon's side" server_same_atimes m2 m3
+	rm -rf $t
+	echo "rerun, 2,000 files: $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s"
+}
+
 client() {
 	local S=$1
 	mount_st
@@ -488,6 +550,7 @@ client() {
 	filters "$S"
 	relative "$S"
 	daemon "$S"
+	rerun_many "$S"
 	dryrun "$S"
 	resume "$S"
 }
