@@ -19,10 +19,10 @@ For every rdcp rerun: the bytes it moved (--json bytes_moved, must be 0)
 and what the client and the daemon read (/proc/PID/io rchar: every read(2),
 sockets included; the tree's data is --mb MiB, a stat-only rerun reads
 almost none of it). Prints a table and the ratio rdcp / rsync; the issue
-asks for at most 1.2 (in the rig, 100,000 files, 10 GiB: run it there with
-`--work` on the guests' disk and `--mode daemon` against the peer's
-rdcpd by hand, or on the host as here). Exit 0 when every rerun moved
-nothing (whatever the times), 1 otherwise, 2 when a step failed.
+asks for at most 1.2 in the rig, with 100,000 files and 10 GiB
+(tests/bench/rerun_rig.sh measures it there; this is the host's version).
+Exit 0 when every rerun moved nothing (whatever the times), 1 otherwise,
+2 when a step failed.
 """
 import argparse
 import json
