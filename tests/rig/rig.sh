@@ -350,43 +350,52 @@ prepare_kernel() {
 }
 
 build_initrd() {
-  local kdir=$1 root="$1/root" key tmp m p rel seen=" "
+  local kdir=$1 root="$1/root" key tmp dtmp dir m p rel seen=" "
   local init_text
   init_text=$(guest_init | sed "s/__MSIZE__/$MSIZE/")
   key=$(printf '%s\n%s\n%s\n%s\n' "$init_text" "$GUEST_MODULES" "$DISK_MODULES" \
     "$(dpkg-query -W -f='${Version}' busybox-static 2>/dev/null; sha256sum /bin/busybox)" |
     sha256sum | cut -c1-16)
   INITRD="$kdir/initrd-$key.cpio.gz"
-  [ -s "$INITRD" ] && return 0
+  # A VM with a disk boots INITRD followed by a second archive with the disk
+  # modules (the kernel unpacks both), so the others boot no larger an image.
+  INITRD_DISK="$kdir/initrd-$key.disk.cpio.gz"
+  [ -s "$INITRD" ] && [ -s "$INITRD_DISK" ] && return 0
   log "building initramfs $INITRD"
   tmp=$(mktemp -d "$kdir/initrd-build.XXXXXX")
+  dtmp=$(mktemp -d "$kdir/initrd-build.XXXXXX")
   mkdir -p "$tmp"/{bin,dev,proc,sys,mnt,lib/modules}
   cp /bin/busybox "$tmp/bin/busybox"
   printf '%s\n' "$init_text" >"$tmp/init"
   chmod 755 "$tmp/init"
   : >"$tmp/modules.order"
-  : >"$tmp/modules.disk"
+  : >"$dtmp/modules.disk"
   for m in $GUEST_MODULES $DISK_MODULES; do
     local list=modules.order
-    case " $DISK_MODULES " in *" $m "*) list=modules.disk ;; esac
+    dir=$tmp
+    case " $DISK_MODULES " in *" $m "*) list=modules.disk dir=$dtmp ;; esac
     while read -r p; do
       rel=${p#"$root/lib/modules/$KVER/"}
       case "$seen" in *" $rel "*) continue ;; esac
       seen="$seen$rel "
-      mkdir -p "$tmp/lib/modules/$(dirname "$rel")"
+      mkdir -p "$dir/lib/modules/$(dirname "$rel")"
       case "$rel" in
-        *.ko.xz) xz -dc "$p" >"$tmp/lib/modules/${rel%.xz}"; rel=${rel%.xz} ;;
-        *.ko.zst) zstd -qdc "$p" >"$tmp/lib/modules/${rel%.zst}"; rel=${rel%.zst} ;;
-        *.ko.gz) gzip -dc "$p" >"$tmp/lib/modules/${rel%.gz}"; rel=${rel%.gz} ;;
-        *) cp "$p" "$tmp/lib/modules/$rel" ;;
+        *.ko.xz) xz -dc "$p" >"$dir/lib/modules/${rel%.xz}"; rel=${rel%.xz} ;;
+        *.ko.zst) zstd -qdc "$p" >"$dir/lib/modules/${rel%.zst}"; rel=${rel%.zst} ;;
+        *.ko.gz) gzip -dc "$p" >"$dir/lib/modules/${rel%.gz}"; rel=${rel%.gz} ;;
+        *) cp "$p" "$dir/lib/modules/$rel" ;;
       esac
-      echo "$rel" >>"$tmp/$list"
+      echo "$rel" >>"$dir/$list"
     done < <(modprobe -d "$root" -S "$KVER" --show-depends "$m" | awk '$1 == "insmod" {print $2}')
   done
-  grep -q rdma_rxe "$tmp/modules.order" || { rm -rf "$tmp"; die "module resolution failed"; }
+  grep -q rdma_rxe "$tmp/modules.order" && grep -q ext4 "$dtmp/modules.disk" ||
+    { rm -rf "$tmp" "$dtmp"; die "module resolution failed"; }
   (cd "$tmp" && find . -print0 | cpio --null -o -H newc --quiet | gzip -6) >"$INITRD.tmp"
+  { cat "$INITRD.tmp" &&
+    (cd "$dtmp" && find . -print0 | cpio --null -o -H newc --quiet | gzip -6); } >"$INITRD_DISK.tmp"
+  mv "$INITRD_DISK.tmp" "$INITRD_DISK"
   mv "$INITRD.tmp" "$INITRD"
-  rm -rf "$tmp"
+  rm -rf "$tmp" "$dtmp"
 }
 
 # ---------------------------------------------------------------------------
@@ -577,18 +586,19 @@ parse_common_opt() {
 start_vm() {
   local role=$1 to=$2 fg=$3
   shift 3
-  local c="$RUN_TMP/ctl-$role" disk=$DISK_A diskarg="" fmt=raw
+  local c="$RUN_TMP/ctl-$role" disk=$DISK_A diskarg="" fmt=raw initrd=$INITRD
   [ "$role" = b ] && disk=$DISK_B
   if [ -n "$disk" ]; then
     case "$disk" in *.qcow2) fmt=qcow2 ;; esac
     diskarg=" rig.disk=1"
+    initrd=$INITRD_DISK
     set -- "$@" -drive "file=$disk,format=$fmt,if=virtio,cache=writeback$DISK_SNAP"
   fi
   [ -x "$GUEST_ROOT/bin/bash" ] || die "RIG_ROOT $GUEST_ROOT: no bin/bash there"
   # shellcheck disable=SC2054 # commas belong to qemu option values
   local -a q=(qemu-system-x86_64 -machine q35 -accel tcg,thread=multi
     -cpu qemu64,+aes,+pclmulqdq,+ssse3,+sse4.1,+sse4.2 -smp 1 -m "$MEM_MIB"
-    -nographic -no-reboot -kernel "$KERNEL" -initrd "$INITRD"
+    -nographic -no-reboot -kernel "$KERNEL" -initrd "$initrd"
     -append "console=ttyS0 quiet loglevel=3 panic=-1 rig.role=$role$diskarg"
     -virtfs "local,path=$GUEST_ROOT,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap"
     -virtfs "local,path=$c,mount_tag=rigctl,security_model=none"
