@@ -21,6 +21,7 @@
 #include "lib/sink/rd_sink.h"
 #include "lib/base/rd_fsid.h"
 #include "lib/sink/rd_sink_int.h"
+#include "lib/sink/rd_sink_backup.h"
 #include "lib/sink/rd_sink_priv.h"
 
 #include <errno.h>
@@ -215,7 +216,13 @@ static int not_a_nondir(struct rd_sink *s, const struct place *pl, const struct 
 	}
 	if (dry(s))
 		return 0;
-	if (rd_unlinkat(pl->pfd, pl->name, 0) < 0)
+	if (rd_sink__backups_on(s)) {
+		int r = rd_sink__backup(s, pl->pfd, pl->name, s->eff, RD_BACKUP_MOVE);
+
+		if (r < 0)
+			return r;
+	}
+	if (rd_unlinkat(pl->pfd, pl->name, 0) < 0 && errno != ENOENT)
 		return sink_fail(s, errno, path, len, "remove what is in the way of");
 	return 0;
 }
@@ -390,6 +397,17 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	ret = same_link(s, &pl, tgt, tlen, m, path, len);
 	items = s->items;
 	s->items = 0; /* set once it is done */
+	if (ret == 1 && (items & RD_IT_NEW)) {
+		/* --link-dest, --compare-dest, --copy-dest */
+		int alt = rd_sink__alt_node(s, pl.pfd, pl.name, tgt, tlen, 0, m, path, len);
+
+		if (alt < 0 || alt == 1) {
+			ret = alt < 0 ? alt : 0;
+			goto out;
+		}
+		if (alt == 2)
+			items = 0;
+	}
 	if (ret == 1 && dry(s))
 		ret = 0; /* it would be made */
 	if (ret != 1) {
@@ -416,6 +434,9 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 			goto unlink;
 		}
 	}
+	ret = rd_sink__backup(s, pl.pfd, pl.name, s->eff, RD_BACKUP_LINK);
+	if (ret < 0)
+		goto unlink;
 	if (rd_renameat(pl.pfd, tmp, pl.pfd, pl.name) < 0) {
 		ret = sink_fail(s, errno, path, len, "rename into place");
 		goto unlink;
@@ -443,6 +464,7 @@ static void file_free(struct rd_sink_file *f)
 	rd_sink__part_release(f); /* a partial dir we made goes when left empty */
 	if (f->pfd >= 0)
 		close(f->pfd);
+	free(f->eff);
 	free(f);
 }
 
@@ -517,6 +539,10 @@ static int file_new(struct rd_sink *s, const char *path, size_t len, int root,
 	f->path[len] = '\0';
 	f->path_len = len;
 	strcpy(f->name, pl.name);
+	if (rd_sink__backups_on(s) && !(f->eff = strdup(s->eff))) {
+		file_free(f);
+		return sink_fail(s, ENOMEM, path, len, "open");
+	}
 	f->pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);
 	if (f->pfd < 0) {
 		ret = rd_sink__ffail(f, errno, "open");
@@ -934,6 +960,10 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 			goto out;
 	}
 	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
+	if (ret < 0)
+		goto out;
+	/* -b: the old entry keeps a second name before the new one takes this */
+	ret = f->eff ? rd_sink__backup(s, f->pfd, f->name, f->eff, RD_BACKUP_LINK) : 0;
 	if (ret < 0)
 		goto out;
 	if (rd_renameat((f->part || f->rng) && f->ppfd >= 0 ? f->ppfd : f->pfd, f->tmpname, f->pfd,

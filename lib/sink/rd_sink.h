@@ -211,6 +211,61 @@ int rd_sink_rewrites(const struct rd_sink *s);
 int rd_sink_checksums(const struct rd_sink *s);
 
 /*
+ * Snapshots and backups (issue 29; rd_sink_dests.c, docs/DESIGN.md
+ * "Snapshots" and "Backups"), set before the first entry.
+ *
+ * Alternate destinations (rsync's --link-dest, --compare-dest,
+ * --copy-dest; one kind per copy, up to RD_SINK_ALT_MAX directories tried
+ * in order): a relative DIR is relative to the destination directory. A
+ * regular file, symlink or special missing here (a regular file also when
+ * present) that one of them holds under the same path, of the same type,
+ * matching by the quick check (size and mtime; a symlink's target, a
+ * device's number) and the attributes kept (-p, -o, -g) is: LINK hard-
+ * linked from there, COMPARE left out (not made here), COPY copied from
+ * there (no data moves). A regular file matching by the quick check but not
+ * the attributes is copied from there by all three. Every DIR is opened
+ * once, at the first entry; what is beneath it is reached through that
+ * descriptor (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS), never through
+ * a symlink: a symlink in a file's place is a symlink, not a match. A DIR
+ * that does not exist is skipped (rsync warns).
+ *
+ * root_fd >= 0 (a daemon's module, where the destination is dest_rel
+ * beneath it): every DIR and the backup directory are resolved beneath
+ * root_fd, ".." may not leave it, a symlink on the way is refused; -1 (the
+ * user's own files): opened as named. -RD_EUSAGE / -RD_EPERM with the
+ * sink's error naming the option and the directory.
+ */
+#define RD_SINK_ALT_MAX 20
+enum { RD_SINK_ALT_LINK = 1, RD_SINK_ALT_COMPARE = 2, RD_SINK_ALT_COPY = 3 };
+struct rd_sink_dests {
+	int kind;	/* RD_SINK_ALT_*, or 0: none */
+	unsigned n;	/* directories, 0..RD_SINK_ALT_MAX (0 iff kind 0) */
+	const char *dirs[RD_SINK_ALT_MAX];
+	int backup;		/* -b: keep what is replaced (rd_sink_backup.h) */
+	const char *backup_dir; /* --backup-dir, or NULL */
+	const char *suffix;	/* --suffix, or NULL: the default */
+};
+int rd_sink_set_dests(struct rd_sink *s, const struct rd_sink_dests *d, int root_fd,
+		      const char *dest_rel);
+/* The option's name of an RD_SINK_ALT_* ("--link-dest"...). */
+const char *rd_sink_alt_option(int kind);
+/*
+ * dir as a path beneath a module whose destination is dest_rel (relative
+ * to it unless absolute; an absolute one from the module's top): 0 and
+ * out, or -1 when ".." leaves the module, -2 too long. Lexical only: the
+ * sink still opens it beneath the module without following symlinks.
+ */
+int rd_sink_confined_path(const char *dest_rel, const char *dir, char *out, size_t cap);
+/*
+ * The backups of this copy (opened at the first need, made beneath the
+ * destination or the module as set above), for the deletion side to keep
+ * a deleted entry: rd_backup_keep(b, dirfd, name, rel, RD_BACKUP_MOVE).
+ * 0 with *out NULL when no backups are made, or a negative status.
+ */
+struct rd_backup;
+int rd_sink_backups(struct rd_sink *s, struct rd_backup **out);
+
+/*
  * A regular file about to be announced (rd_sink_set_select() given): look
  * at what is under its name, by stat alone. RD_SINK_SEND: begin it
  * (rd_sink_file_begin); RD_SINK_SAME: the quick check says it is there

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Backups on the receiving side; see rd_sink_backup.h. */
 #include "lib/sink/rd_sink_backup.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/base/rd_fsid.h"
 
 #include <errno.h>
@@ -32,49 +33,6 @@ const char *rd_backup_check(const char *dir, const char *suffix)
 	if (dir && !dir[0])
 		return "--backup-dir cannot be empty";
 	return NULL;
-}
-
-/*
- * "a/./b//../c" against "x/y": components pushed and popped lexically into
- * out (no leading '/'); -1 when ".." would leave the top, -2 too long.
- */
-static int normalize(const char *base, const char *rel, char *out, size_t cap)
-{
-	const char *parts[2] = {base, rel}, *p, *e;
-	size_t o = 0, n;
-	int k;
-
-	out[0] = '\0';
-	for (k = 0; k < 2; k++) {
-		for (p = parts[k]; p && *p; p = e) {
-			while (*p == '/')
-				p++;
-			if (!*p)
-				break;
-			e = strchrnul(p, '/');
-			n = (size_t)(e - p);
-			if (n == 1 && p[0] == '.')
-				continue;
-			if (n == 2 && p[0] == '.' && p[1] == '.') {
-				if (!o)
-					return -1;
-				while (o && out[o - 1] != '/')
-					o--;
-				if (o)
-					o--;
-				out[o] = '\0';
-				continue;
-			}
-			if (o + n + 2 > cap)
-				return -2;
-			if (o)
-				out[o++] = '/';
-			memcpy(out + o, p, n);
-			o += n;
-			out[o] = '\0';
-		}
-	}
-	return 0;
 }
 
 /*
@@ -173,7 +131,7 @@ int rd_backup_open(struct rd_backup **out, int dest_fd, int root_fd, const char 
 		goto out;
 	if (root_fd >= 0) {
 		/* a module: relative to the destination, never out of the module */
-		r = normalize(dir[0] == '/' ? "" : dest_rel, dir, path, sizeof(path));
+		r = rd_sink_confined_path(dest_rel ? dest_rel : "", dir, path, sizeof(path));
 		if (r) {
 			ret = rd_err_set(err, RD_EPERM, 0, "--backup-dir %s %s", dir,
 					 r == -1 ? "leaves the module" : "is too long");
@@ -192,7 +150,7 @@ int rd_backup_open(struct rd_backup **out, int dest_fd, int root_fd, const char 
 	} else {
 		r = dir[0] == '/' ? walk_make(AT_FDCWD, dir, 0, -1)
 				  : walk_make(dest_fd, dir, 0, -1);
-		if (dir[0] != '/' && !normalize("", dir, path, sizeof(path)))
+		if (dir[0] != '/' && !rd_sink_confined_path("", dir, path, sizeof(path)))
 			snprintf(b->inside, sizeof(b->inside), "%s", path);
 	}
 	if (r < 0) {

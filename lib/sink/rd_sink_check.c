@@ -150,7 +150,10 @@ int rd_sink_file_check(struct rd_sink *s, const char *path, size_t len, int root
 			return rd_sink__fail(s, errno, path, len, "stat");
 		if (sel->existing || out_of_size(sel, m))
 			return leave(s);
-		return send_new(s);
+		send_new(s);
+		/* --link-dest, --compare-dest, --copy-dest */
+		ret = rd_sink__alt_file(s, pfd, name, NULL, m, path, len);
+		return ret == -1 ? RD_SINK_SEND : ret;
 	}
 	if (sel->ignore_existing || out_of_size(sel, m))
 		return leave(s);
@@ -160,6 +163,10 @@ int rd_sink_file_check(struct rd_sink *s, const char *path, size_t len, int root
 	}
 	if (sel->update && newer_here(sel->modify_window, &st, m))
 		return leave(s);
+	/* rsync tries them before the quick check: an exact match replaces what is here */
+	ret = rd_sink__alt_file(s, pfd, name, &st, m, path, len);
+	if (ret != -1)
+		return ret;
 	if (sel->compare != RD_SINK_CMP_CHECKSUM && sel->compare != RD_SINK_CMP_ALL &&
 	    (uint64_t)st.st_size == m->size &&
 	    (sel->compare == RD_SINK_CMP_SIZE || rd_sink__same_time(s, &st, m))) {

@@ -15,6 +15,7 @@
  * becomes a note (RD_SINK_NOTE), never a failed entry.
  */
 #include "lib/sink/rd_sink_priv.h"
+#include "lib/sink/rd_sink_backup.h"
 #include "lib/base/rd_fsid.h"
 
 #include <errno.h>
@@ -313,6 +314,17 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 	ret = same_node(s, pfd, name, m, rdev, path, len);
 	items = rd_sink_items(s);
 	rd_sink__set_items(s, 0); /* set once it is done */
+	if (ret == 1 && (items & RD_IT_NEW)) {
+		/* --link-dest, --compare-dest, --copy-dest */
+		int alt = rd_sink__alt_node(s, pfd, name, NULL, 0, rdev, m, path, len);
+
+		if (alt < 0 || alt == 1) {
+			ret = alt < 0 ? alt : 0;
+			goto out;
+		}
+		if (alt == 2)
+			items = 0;
+	}
 	if (ret == 1 && rd_sink__dry(s))
 		ret = 0; /* it would be made */
 	if (ret != 1) {
@@ -330,6 +342,8 @@ int rd_sink_special(struct rd_sink *s, const char *path, size_t len, int root,
 		goto out;
 	}
 	ret = rd_sink__node_meta(s, pfd, tmp, m, path, len);
+	if (ret == 0)
+		ret = rd_sink__backup(s, pfd, name, rd_sink__eff(s), RD_BACKUP_LINK);
 	if (ret == 0 && rd_renameat(pfd, tmp, pfd, name) < 0)
 		ret = rd_sink__fail(s, errno, path, len, "rename into place");
 	if (ret < 0)

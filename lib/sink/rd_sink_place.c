@@ -671,6 +671,7 @@ void rd_sink_close(struct rd_sink *s)
 		close(s->root_fd);
 	free(s->dest_rel);
 	rd_sink__links_free(s);
+	rd_sink__alt_free(s);
 	free(s);
 }
 

@@ -14,6 +14,7 @@
 
 struct rd_partial;
 struct rd_sink_links;
+struct rd_sink_alt;
 
 #define SINK_PATH_MAX  4096 /* RD_PATH_MAX of lib/proto/rd_proto.h */
 #define EFF_MAX	       (SINK_PATH_MAX + NAME_MAX + 2)
@@ -90,6 +91,7 @@ struct rd_sink {
 		int used;
 	} pdirs[SINK_PDIRS_MAX];
 	struct rd_sink_links *links; /* rd_sink_links.c: files that start link groups */
+	struct rd_sink_alt *alt;     /* rd_sink_dests.c: --link-dest..., backups (or NULL) */
 	unsigned items;		     /* rd_sink_items(): what the last entry call changed */
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
@@ -120,6 +122,7 @@ struct rd_sink_file {
 	int pdir;		 /* 1 + its partial dir in s->pdirs (one we made), or 0 */
 	int link_first;		 /* starts a link group: remembered at commit */
 	unsigned items;		 /* rd_sink_file_items() */
+	char *eff;		 /* with backups: its path below the destination */
 	struct rd_range *rng;	 /* a range, or a COMMIT (rd_sink_range.c) */
 };
 
@@ -135,6 +138,26 @@ void rd_sink__part_release(struct rd_sink_file *f);
 /* rd_sink_links.c: remember f's placed inode (fd) if it starts a link group. */
 void rd_sink__link_record(struct rd_sink_file *f, int fd);
 void rd_sink__links_free(struct rd_sink *s);
+/*
+ * rd_sink_dests.c. alt_file: a regular file (st: what is under its name,
+ * or NULL when nothing) tried in the alternate destinations: RD_SINK_SAME
+ * (linked, left out or copied here: items set), -1 (nothing there: go on;
+ * an absent file's items may say what the basis differs in), or < 0.
+ * alt_node: a symlink (tgt) or special (rdev) missing here: 1 done (linked,
+ * or left out), 2 make it but itemize nothing (--copy-dest), 0 make it, < 0.
+ * backup: keep what is under name (its path below the destination rel)
+ * before something else takes the name (RD_BACKUP_LINK) or it goes
+ * (RD_BACKUP_MOVE); 0 when there are no backups.
+ */
+int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct stat *st,
+		      const struct rd_sink_meta *m, const char *path, size_t len);
+int rd_sink__alt_node(struct rd_sink *s, int pfd, const char *name, const char *tgt, size_t tlen,
+		      uint64_t rdev, const struct rd_sink_meta *m, const char *path, size_t len);
+int rd_sink__backup(struct rd_sink *s, int pfd, const char *name, const char *rel, int how);
+int rd_sink__backups_on(const struct rd_sink *s);
+/* the effective path of the last resolution (below the destination) */
+const char *rd_sink__eff(const struct rd_sink *s);
+void rd_sink__alt_free(struct rd_sink *s);
 
 /* rd_sink__place's root for a hard link's target (an earlier entry) */
 #define RD_SINK__TARGET 0x200u
