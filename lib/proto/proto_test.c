@@ -723,6 +723,105 @@ static void test_select(void **state)
 	assert_true(rd_msg_encode(b.b, sizeof(b.b), &m) < 0);
 }
 
+/* OPEN PUSH with RD_OF_SELECT | RD_OF_DESTS: a SELECT of defaults, then the DESTS block. */
+static void b_open_dests(struct bld *b, uint8_t mode, uint8_t flags, const char *bdir,
+			 const char *suffix, uint8_t kind, unsigned n, const char *dir)
+{
+	unsigned i;
+
+	b_hdr(b, RD_MSG_OPEN);
+	b_u8(b, mode);
+	b_u32(b, RD_OF_RECURSIVE | RD_OF_SELECT | RD_OF_DESTS);
+	b_u32(b, RD_CHUNK_DEFAULT);
+	b_strz(b, "");
+	b_u16(b, 1);
+	b_strz(b, "m/snap");
+	b_u8(b, RD_CMP_QUICK);
+	b_u16(b, 0);
+	b_u32(b, (uint32_t)RD_WINDOW_NS);
+	b_u64(b, 0);
+	b_u64(b, RD_SIZE_NONE);
+	b_u8(b, 0);
+	b_u16(b, 0);
+	b_u16(b, 0);
+	b_u32(b, 0);
+	b_u8(b, flags);
+	b_strz(b, bdir);
+	b_strz(b, suffix);
+	b_u8(b, kind);
+	b_u8(b, (uint8_t)n);
+	for (i = 0; i < n; i++)
+		b_strz(b, dir);
+	b_fix(b);
+}
+
+/* Version 13: OPEN's DESTS block (rd_proto.h, OPEN). */
+static void test_dests(void **state)
+{
+	struct rd_msg m, back;
+	struct bld b;
+	uint8_t buf[RD_MSG_MAX];
+	int n;
+
+	(void)state;
+	b_open_dests(&b, RD_MODE_PUSH, RD_DF_BACKUP | RD_DF_SUFFIX, "../bak", ".old", RD_DK_LINK,
+		     RD_DESTS_MAX, "../snap.1");
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.dests.flags, RD_DF_BACKUP | RD_DF_SUFFIX);
+	assert_int_equal(m.u.open.dests.kind, RD_DK_LINK);
+	assert_int_equal(m.u.open.dests.ndests, RD_DESTS_MAX);
+	assert_int_equal(m.u.open.dests.dirs[19].len, 9);
+	assert_memory_equal(m.u.open.dests.suffix.ptr, ".old", 4);
+	/* it encodes back to the same message */
+	n = rd_msg_encode(buf, sizeof(buf), &m);
+	assert_true(n > 0);
+	assert_int_equal(rd_msg_decode(buf, (size_t)n, &back, NULL), 0);
+	assert_true(rd_msg_equal(&m, &back));
+	b_open_dests(&b, RD_MODE_PUSH, RD_DF_BACKUP, "", "", RD_DK_NONE, 0, "");
+	expect_ok(&b, &m);
+	b_open_dests(&b, RD_MODE_PUSH, RD_DF_BACKUP | RD_DF_SUFFIX, "bak", "", RD_DK_COPY, 1, "/r");
+	expect_ok(&b, &m);
+	/* refused */
+	b_open_dests(&b, RD_MODE_PULL, 0, "", "", RD_DK_LINK, 1, "r");
+	expect_refused(&b, "DESTS only on a PUSH with SELECT");
+	b_open_dests(&b, RD_MODE_PUSH, 0x4, "", "", RD_DK_NONE, 0, "");
+	expect_refused(&b, "unknown DESTS flags");
+	b_open_dests(&b, RD_MODE_PUSH, 0, "bak", "", RD_DK_NONE, 0, "");
+	expect_refused(&b, "a backup dir without BACKUP");
+	b_open_dests(&b, RD_MODE_PUSH, RD_DF_BACKUP, "", "~", RD_DK_NONE, 0, "");
+	expect_refused(&b, "a suffix without SUFFIX");
+	b_open_dests(&b, RD_MODE_PUSH, RD_DF_BACKUP | RD_DF_SUFFIX, "", "", RD_DK_NONE, 0, "");
+	expect_refused(&b, "an empty suffix without a backup dir");
+	b_open_dests(&b, RD_MODE_PUSH, RD_DF_BACKUP | RD_DF_SUFFIX, "", "a/b", RD_DK_NONE, 0, "");
+	expect_refused(&b, "bad backup suffix");
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_COPY + 1, 1, "r");
+	expect_refused(&b, "bad DESTS kind or count");
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_LINK, 0, "");
+	expect_refused(&b, "bad DESTS kind or count");
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_NONE, 1, "r");
+	expect_refused(&b, "bad DESTS kind or count");
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_LINK, RD_DESTS_MAX + 1, "r");
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_LINK, 1, "");
+	expect_refused(&b, "bad DESTS dir length");
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_LINK, 1, "axb");
+	b.b[b.n - 2] = '\0'; /* "a\0b": a NUL inside */
+	expect_refused(&b, "bad DESTS dir");
+	/* the block cut short */
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_LINK, 1, "r");
+	b.n -= 2;
+	b_fix(&b);
+	assert_int_equal(rd_msg_decode(b.b, b.n, &m, NULL), -RD_EPROTO);
+	/* the encoder refuses what the decoder would, and the block without its flag */
+	b_open_dests(&b, RD_MODE_PUSH, 0, "", "", RD_DK_LINK, 1, "r");
+	expect_ok(&b, &m);
+	m.u.open.dests.kind = 7;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &m) < 0);
+	m.u.open.dests.kind = RD_DK_LINK;
+	m.u.open.flags &= ~RD_OF_DESTS;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &m) < 0);
+}
+
 static void b_rules(struct bld *b, uint8_t kind, const char *const *v, unsigned n)
 {
 	unsigned i;
@@ -1840,6 +1939,7 @@ int main(void)
 	    cmocka_unit_test(test_open_partial_dir),
 	    cmocka_unit_test(test_window),
 	    cmocka_unit_test(test_select),
+	    cmocka_unit_test(test_dests),
 	    cmocka_unit_test(test_rules_contents),
 	    cmocka_unit_test(test_refuse_open_path),
 	    cmocka_unit_test(test_refuse_chunk_size),

@@ -120,6 +120,58 @@ static const char *select_check(const struct rd_msg_open *o)
 	return NULL;
 }
 
+/* A string without NUL (and, no_slash, without '/'). */
+static const char *bytes_check(const struct rd_str *s, int no_slash, const char *what)
+{
+	if (s->len && !s->ptr)
+		return "string without bytes";
+	if (s->len && memchr(s->ptr, '\0', s->len))
+		return what;
+	if (no_slash && s->len && memchr(s->ptr, '/', s->len))
+		return what;
+	return NULL;
+}
+
+/* OPEN's DESTS block (RD_OF_DESTS, version 13): the values of its spec. */
+static const char *dests_check(const struct rd_msg_open *o)
+{
+	const struct rd_dests *d = &o->dests;
+	const char *why;
+	unsigned i;
+
+	if (!(o->flags & RD_OF_DESTS))
+		return d->flags || d->kind || d->ndests || d->backup_dir.len || d->suffix.len
+			   ? "DESTS without RD_OF_DESTS"
+			   : NULL;
+	if (!(o->flags & RD_OF_SELECT) || o->mode != RD_MODE_PUSH)
+		return "DESTS only on a PUSH with SELECT";
+	if (d->flags & ~RD_DF_KNOWN)
+		return "unknown DESTS flags";
+	if (d->backup_dir.len > RD_PATH_MAX || d->suffix.len > RD_SUFFIX_MAX)
+		return "DESTS string too long";
+	if (!(d->flags & RD_DF_BACKUP) && d->backup_dir.len)
+		return "a backup dir without BACKUP";
+	if (!(d->flags & RD_DF_SUFFIX) && d->suffix.len)
+		return "a suffix without SUFFIX";
+	if ((d->flags & RD_DF_SUFFIX) && !d->suffix.len && !d->backup_dir.len)
+		return "an empty suffix without a backup dir";
+	why = bytes_check(&d->backup_dir, 0, "bad backup dir");
+	if (!why)
+		why = bytes_check(&d->suffix, 1, "bad backup suffix");
+	if (why)
+		return why;
+	if (d->kind > RD_DK_COPY || d->ndests > RD_DESTS_MAX || !d->kind != !d->ndests)
+		return "bad DESTS kind or count";
+	for (i = 0; i < d->ndests; i++) {
+		if (!d->dirs[i].len || d->dirs[i].len > RD_PATH_MAX)
+			return "bad DESTS dir length";
+		why = bytes_check(&d->dirs[i], 0, "bad DESTS dir");
+		if (why)
+			return why;
+	}
+	return NULL;
+}
+
 static const char *open_check(const struct rd_msg_open *o)
 {
 	const char *why;
@@ -148,6 +200,8 @@ static const char *open_check(const struct rd_msg_open *o)
 		return "partial dir without RD_OF_PARTIAL_DIR";
 	}
 	why = window_check(o->flags, o->window);
+	if (!why)
+		why = dests_check(o);
 	if (why || !(o->flags & RD_OF_SELECT))
 		return why;
 	return select_check(o);
@@ -544,6 +598,20 @@ static const char *msg_check(const struct rd_msg *m)
 	}
 }
 
+/* OPEN's DESTS block (after MIRROR when that is there, else after SELECT) */
+static void put_dests(struct rd_wcur *w, const struct rd_dests *d)
+{
+	unsigned i;
+
+	rd_put_u8(w, d->flags);
+	rd_put_str(w, &d->backup_dir);
+	rd_put_str(w, &d->suffix);
+	rd_put_u8(w, d->kind);
+	rd_put_u8(w, d->ndests);
+	for (i = 0; i < d->ndests && i < RD_DESTS_MAX; i++)
+		rd_put_str(w, &d->dirs[i]);
+}
+
 static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
 {
 	uint16_t i;
@@ -572,6 +640,8 @@ static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
 		rd_put_u16(w, o->sel.nrules);
 		rd_put_u32(w, o->sel.nnames);
 	}
+	if (o->flags & RD_OF_DESTS)
+		put_dests(w, &o->dests);
 }
 
 static void put_file(struct rd_wcur *w, const struct rd_msg_file *f)
@@ -796,6 +866,25 @@ out:
 	return ret;
 }
 
+static void get_dests(struct rd_rcur *r, struct rd_dests *d)
+{
+	unsigned i;
+
+	d->flags = rd_get_u8(r);
+	rd_get_str(r, &d->backup_dir, RD_PATH_MAX, "backup dir too long");
+	rd_get_str(r, &d->suffix, RD_SUFFIX_MAX, "backup suffix too long");
+	d->kind = rd_get_u8(r);
+	d->ndests = rd_get_u8(r);
+	if (r->why)
+		return;
+	if (d->ndests > RD_DESTS_MAX) {
+		rd_rcur_fail(r, "bad DESTS kind or count");
+		return;
+	}
+	for (i = 0; i < d->ndests; i++)
+		rd_get_str(r, &d->dirs[i], RD_PATH_MAX, "DESTS dir too long");
+}
+
 static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
 {
 	uint16_t i;
@@ -830,6 +919,8 @@ static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
 		o->sel.nrules = rd_get_u16(r);
 		o->sel.nnames = rd_get_u32(r);
 	}
+	if (o->flags & RD_OF_DESTS)
+		get_dests(r, &o->dests);
 }
 
 static void get_file(struct rd_rcur *r, struct rd_msg_file *f)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The rdcp wire protocol, version 12 (2 added the GET/DATA seq; 3 added packs:
+ * The rdcp wire protocol, version 13 (2 added the GET/DATA seq; 3 added packs:
  * RD_OF_PACK, GET/DATA kind PACK; 4 added batches: RD_OF_BATCH, FILES and
  * DONES; 5 a push's partial dir in OPEN: RD_OF_PARTIAL_DIR; 6 a wider
  * window of entries: RD_OF_WINDOW; 7 what each entry changed in DONE and
@@ -10,7 +10,8 @@
  * section 4, Login; 10 link groups named: RD_FF_LINKED and
  * RD_FF_LINK_LAST; 11 rsync's rules: RD_OF_SELECT, OPEN's SELECT block,
  * RULES, FILE flag CONTENTS, item SKIPPED; 12 listings: LIST, MODULES and
- * RD_OF_LIST, section 3, Listings). This comment is the specification;
+ * RD_OF_LIST, section 3, Listings; 13 mirroring: RD_OF_DESTS, OPEN's
+ * DESTS block). This comment is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -227,6 +228,30 @@
  *	   u16 nrules	  filter rules that follow in RULES, 0..RD_RULES_MAX
  *	   u32 nnames	  PULL (a PUSH: 0): --files-from names that follow in
  *			  RULES, 0..RD_NAMES_MAX
+ *	 + DESTS	  only with RD_OF_DESTS (version 13; PUSH only, and
+ *			  only with RD_OF_SELECT): where the receiver looks
+ *			  before it asks for data, and what it keeps (rsync's
+ *			  --link-dest, --compare-dest, --copy-dest, --backup,
+ *			  --backup-dir, --suffix; issue 29). After the MIRROR
+ *			  block when RD_OF_MIRROR is set, else right after
+ *			  SELECT:
+ *	   u8  flags	  RD_DF_BACKUP 0x1 (-b: keep what is replaced),
+ *			  RD_DF_SUFFIX 0x2 (suffix given; else the default:
+ *			  "~", or "" with a backup dir); other bits refused
+ *	   str backup_dir 0..RD_PATH_MAX bytes, no NUL (0: beside each
+ *			  file); only with BACKUP. Relative to the
+ *			  destination unless it starts with '/' (then from the
+ *			  module's top); ".." may be used but never leave the
+ *			  module: such an OPEN is refused with an ERROR naming
+ *			  the option and the path
+ *	   str suffix	  0..RD_SUFFIX_MAX bytes, no '/' or NUL; only with
+ *			  SUFFIX; empty only with a backup dir
+ *	   u8  kind	  RD_DK_NONE 0, RD_DK_LINK 1 (--link-dest),
+ *			  RD_DK_COMPARE 2, RD_DK_COPY 3; else refused
+ *	   u8  ndests	  0..RD_DESTS_MAX, 0 exactly when kind is NONE
+ *	   ndests x str dir  1..RD_PATH_MAX bytes, no NUL, tried in order;
+ *			  resolved as backup_dir is (beneath the module,
+ *			  never through a symlink)
  *
  *    OPEN_OK (3), server -> client:
  *	 0 u32 flags	  RD_OF_* the server will honour (a subset of OPEN's)
@@ -708,7 +733,7 @@
 
 #define RD_MAGIC	0x52444350u /* "RDCP" */
 #define RD_PROTO_MIN	2
-#define RD_PROTO_MAX	     12
+#define RD_PROTO_MAX	     13
 #define RD_PROTO_PACK	3 /* the first version with RD_OF_PACK */
 #define RD_PROTO_BATCH	4 /* the first version with RD_OF_BATCH */
 #define RD_PROTO_PARTIAL_DIR 5 /* the first version with RD_OF_PARTIAL_DIR */
@@ -719,6 +744,7 @@
 #define RD_PROTO_LINKS	     10 /* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
 #define RD_PROTO_SELECT	     11 /* the first version with RD_OF_SELECT */
 #define RD_PROTO_LIST	     12 /* the first with LIST, MODULES and RD_OF_LIST */
+#define RD_PROTO_MIRROR	     13 /* the first with RD_OF_DESTS (and RD_OF_MIRROR) */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -871,9 +897,14 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  * walked one level.
  */
 #define RD_OF_LIST	 0x400000u
+/*
+ * Version 13 (RD_PROTO_MIRROR), PUSH only, with RD_OF_SELECT: OPEN carries
+ * the DESTS block (alternate destinations and backups, issue 29).
+ */
+#define RD_OF_DESTS 0x1000000u
 /* Ranges (section 6, issue 32): its own block of numbers, from the top. */
 #define RD_OF_RANGES	  0x80000000u
-#define RD_OF_KNOWN	  (0x7fffffu | RD_OF_RANGES)
+#define RD_OF_KNOWN	  (0x7fffffu | RD_OF_DESTS | RD_OF_RANGES)
 #define RD_WF_END	  0x1u /* WANT: the list's last message */
 #define RD_WANT_WHOLE	  1
 #define RD_WANT_RANGE	  2
@@ -1056,6 +1087,22 @@ struct rd_select {
 	uint32_t nnames;		   /* RULES NAMES strings that follow (PULL) */
 };
 
+/* OPEN's DESTS block (RD_OF_DESTS, version 13) */
+#define RD_DF_BACKUP  0x1u
+#define RD_DF_SUFFIX  0x2u
+#define RD_DF_KNOWN   0x3u
+#define RD_DESTS_MAX  20  /* rsync's limit of --link-dest & co. */
+#define RD_SUFFIX_MAX 255
+enum rd_dest_kind { RD_DK_NONE = 0, RD_DK_LINK = 1, RD_DK_COMPARE = 2, RD_DK_COPY = 3 };
+struct rd_dests {
+	uint8_t flags; /* RD_DF_* */
+	struct rd_str backup_dir;
+	struct rd_str suffix;
+	uint8_t kind; /* enum rd_dest_kind */
+	uint8_t ndests;
+	struct rd_str dirs[RD_DESTS_MAX];
+};
+
 struct rd_msg_open {
 	uint8_t mode;	/* enum rd_open_mode */
 	uint32_t flags; /* RD_OF_* */
@@ -1066,6 +1113,7 @@ struct rd_msg_open {
 	struct rd_str partial_dir;		/* RD_OF_PARTIAL_DIR only: one name */
 	uint16_t window;			/* RD_OF_WINDOW only */
 	struct rd_select sel;			/* RD_OF_SELECT only */
+	struct rd_dests dests;			/* RD_OF_DESTS only */
 };
 
 struct rd_msg_open_ok {

@@ -40,7 +40,8 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	uint16_t i;
 
 	o->mode = variant ? RD_MODE_PULL : RD_MODE_PUSH;
-	o->flags = variant ? RD_OF_KNOWN
+	/* DESTS is a PUSH's: the test of its block builds its own (proto_test.c) */
+	o->flags = variant ? RD_OF_KNOWN & ~RD_OF_DESTS
 			   : RD_OF_RECURSIVE | RD_OF_PRESERVE | RD_OF_PARTIAL_DIR | RD_OF_WINDOW;
 	o->chunk_size = variant ? RD_CHUNK_MAX : RD_CHUNK_DEFAULT;
 	o->digest = variant ? str_n(long_digest, sizeof(long_digest)) : str_of("sha256");
@@ -306,6 +307,20 @@ static bool str_eq(const struct rd_str *a, const struct rd_str *b)
 	return a->len == b->len && (a->len == 0 || memcmp(a->ptr, b->ptr, a->len) == 0);
 }
 
+static bool dests_eq(const struct rd_dests *a, const struct rd_dests *b)
+{
+	unsigned i;
+
+	if (a->flags != b->flags || a->kind != b->kind || a->ndests != b->ndests ||
+	    a->ndests > RD_DESTS_MAX || !str_eq(&a->backup_dir, &b->backup_dir) ||
+	    !str_eq(&a->suffix, &b->suffix))
+		return false;
+	for (i = 0; i < a->ndests; i++)
+		if (!str_eq(&a->dirs[i], &b->dirs[i]))
+			return false;
+	return true;
+}
+
 static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
 {
 	uint16_t i;
@@ -318,7 +333,8 @@ static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
 		if (!str_eq(&a->paths[i], &b->paths[i]))
 			return false;
 	}
-	if (!str_eq(&a->partial_dir, &b->partial_dir) || a->window != b->window)
+	if (!str_eq(&a->partial_dir, &b->partial_dir) || a->window != b->window ||
+	    !dests_eq(&a->dests, &b->dests))
 		return false;
 	return a->sel.compare == b->sel.compare && a->sel.rules == b->sel.rules &&
 	       a->sel.modify_window == b->sel.modify_window && a->sel.min_size == b->sel.min_size &&
@@ -347,8 +363,7 @@ static bool data_eq(const struct rd_msg_data *a, const struct rd_msg_data *b)
 {
 	return a->id == b->id && a->kind == b->kind && a->slot == b->slot && a->chunk == b->chunk &&
 	       a->len == b->len && a->seq == b->seq && a->dlen == b->dlen &&
-	       a->dlen <= RD_DIGEST_MAX &&
-	       memcmp(a->digest, b->digest, a->dlen) == 0;
+	       a->dlen <= RD_DIGEST_MAX && memcmp(a->digest, b->digest, a->dlen) == 0;
 }
 
 static bool meta_eq(const struct rd_msg_meta *a, const struct rd_msg_meta *b)
