@@ -19,6 +19,7 @@
 #include "cmd/rdcp/rdcp.h"
 #include "lib/addrsel/rd_addrsel.h"
 #include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_backup.h"
 #include "lib/base/rd_escape.h"
 #include "lib/base/rd_path.h"
 #include "lib/filter/rd_filter.h"
@@ -910,6 +911,18 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		goto out;
 	}
 	co.partial_dir = o->partial_dir;
+	/* issue 29: --link-dest & co. and backups, the receiver's (a push: OPEN's DESTS) */
+	if (o->backup && rd_backup_check(o->backup_dir, o->suffix)) {
+		code = error_out(rd_backup_check(o->backup_dir, o->suffix), RD_EUSAGE);
+		goto out;
+	}
+	co.dests.kind = o->alt_kind;
+	co.dests.n = (unsigned)o->nalt;
+	for (i = 0; i < o->nalt; i++)
+		co.dests.dirs[i] = o->alt_dirs[i];
+	co.dests.backup = o->backup;
+	co.dests.backup_dir = o->backup ? o->backup_dir : NULL;
+	co.dests.suffix = o->backup ? o->suffix : NULL;
 	if (o->remove_source && !co.push) {
 		/* the server would remove them: it would need a protocol change */
 		code = error_out("--remove-source-files is for pushes: "

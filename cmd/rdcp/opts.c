@@ -110,6 +110,12 @@ enum optid {
 	O_RELATIVE,
 	O_FILES_FROM,
 	O_REMOVE_SOURCE,
+	O_LINK_DEST,
+	O_COMPARE_DEST,
+	O_COPY_DEST,
+	O_BACKUP,
+	O_BACKUP_DIR,
+	O_SUFFIX,
 	O_HARMLESS, /* accepted, changes nothing (rdcp does it anyway) */
 	O_REFUSED,
 };
@@ -133,13 +139,12 @@ struct optdef {
 	"rdcp copies symlinks as they are and never follows one on the receiver; -L copies " \
 	"what they point to"
 #define R_COMPRESS "rdcp does not compress (RDMA moves data faster than compressing it); drop it"
-#define R_BACKUP                                                                             \
-	"rdcp makes no backups: it replaces a file only once the new one is complete; keep " \
-	"old versions with snapshots or cp --backup"
-#define R_BASIS	 "rdcp has no basis directories: copy into DEST and let rdcp compare there"
-#define R_OWNERS "rdcp keeps numeric owners and groups (-o, -g, as root) and maps no names"
-#define R_DAEMON "run rdcpd(8) for a daemon"
-#define R_BATCH	 "rdcp has no batch files; run the copy itself on each destination"
+#define R_BASIS                                                                      \
+	"rdcp compares a file only with the one under its name, or in --link-dest, " \
+	"--compare-dest or --copy-dest DIR"
+#define R_OWNERS   "rdcp keeps numeric owners and groups (-o, -g, as root) and maps no names"
+#define R_DAEMON   "run rdcpd(8) for a daemon"
+#define R_BATCH	   "rdcp has no batch files; run the copy itself on each destination"
 
 static const struct optdef opts[] = {
     {"recursive", 'r', A_NONE, F_NEG, O_RECURSIVE, NULL},
@@ -251,9 +256,9 @@ static const struct optdef opts[] = {
     {"debug", 0, A_REQ, 0, O_REFUSED, "rdcp has no debug flags; -vv shows its steps and timings"},
     {"stderr", 0, A_REQ, 0, O_REFUSED,
      "rdcp writes messages to stderr and file lists to stdout; redirect them as you need"},
-    {"backup", 'b', A_NONE, 0, O_REFUSED, R_BACKUP},
-    {"backup-dir", 0, A_REQ, 0, O_REFUSED, R_BACKUP},
-    {"suffix", 0, A_REQ, 0, O_REFUSED, R_BACKUP},
+    {"backup", 'b', A_NONE, F_NEG, O_BACKUP, NULL},
+    {"backup-dir", 0, A_REQ, 0, O_BACKUP_DIR, NULL},
+    {"suffix", 0, A_REQ, 0, O_SUFFIX, NULL},
     {"inplace", 0, A_NONE, 0, O_REFUSED,
      "rdcp writes each file beside its final name and renames it into place when complete"},
     {"append", 0, A_NONE, 0, O_REFUSED,
@@ -313,9 +318,9 @@ static const struct optdef opts[] = {
     {"temp-dir", 'T', A_REQ, 0, O_REFUSED,
      "rdcp keeps a file in progress beside it, or in --partial-dir DIR"},
     {"fuzzy", 'y', A_NONE, 0, O_REFUSED, R_BASIS},
-    {"compare-dest", 0, A_REQ, 0, O_REFUSED, R_BASIS},
-    {"copy-dest", 0, A_REQ, 0, O_REFUSED, R_BASIS},
-    {"link-dest", 0, A_REQ, 0, O_REFUSED, R_BASIS},
+    {"compare-dest", 0, A_REQ, 0, O_COMPARE_DEST, NULL},
+    {"copy-dest", 0, A_REQ, 0, O_COPY_DEST, NULL},
+    {"link-dest", 0, A_REQ, 0, O_LINK_DEST, NULL},
     {"cvs-exclude", 'C', A_NONE, 0, O_REFUSED,
      "rdcp has no built-in CVS list; give the patterns with --exclude"},
     {"old-args", 0, A_NONE, 0, O_REFUSED,
@@ -804,6 +809,40 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		break;
 	case O_REMOVE_SOURCE:
 		o->remove_source = 1;
+		break;
+	case O_LINK_DEST:
+	case O_COMPARE_DEST:
+	case O_COPY_DEST: {
+		/* rsync's rules: one kind, at most 20, in order */
+		int kind = d->id == O_LINK_DEST	     ? RD_SINK_ALT_LINK
+			   : d->id == O_COMPARE_DEST ? RD_SINK_ALT_COMPARE
+						     : RD_SINK_ALT_COPY;
+
+		if (o->alt_kind && o->alt_kind != kind)
+			return fail(a, "the %s option conflicts with the %s option",
+				    rd_sink_alt_option(kind), rd_sink_alt_option(o->alt_kind));
+		if (o->nalt >= RDCP_ALT_DIRS_MAX)
+			return fail(a, "at most %d %s args may be specified", RDCP_ALT_DIRS_MAX,
+				    rd_sink_alt_option(kind));
+		if (!*v || strlen(v) > RD_PATH_MAX)
+			return fail(a, "%s '%s': give a directory", rd_sink_alt_option(kind), v);
+		o->alt_kind = kind;
+		o->alt_dirs[o->nalt++] = v;
+		break;
+	}
+	case O_BACKUP:
+		o->backup = on;
+		break;
+	case O_BACKUP_DIR:
+		if (!*v || strlen(v) > RD_PATH_MAX)
+			return fail(a, "--backup-dir '%s': give a directory", v);
+		o->backup_dir = v;
+		o->backup = 1; /* as rsync: it implies --backup */
+		break;
+	case O_SUFFIX:
+		if (strchr(v, '/') || strlen(v) > RD_SUFFIX_MAX)
+			return fail(a, "--suffix '%s': no '/', at most %d bytes", v, RD_SUFFIX_MAX);
+		o->suffix = v;
 		break;
 	case O_HARMLESS:
 		break;

@@ -17,6 +17,7 @@
 #include "cmd/rdcp/opts.h"
 #include "cmd/rdcp/rdcp.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/sink/rd_sink.h"
 
 #define MAXW 16
 
@@ -38,6 +39,55 @@ static int parse(struct rdcp_opts *o, struct rdcp_args *a, const char *const *wo
 }
 
 #define W(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* Issue 29: --link-dest & co. (one kind, in order, at most 20) and backups. */
+static void test_dests(void **state)
+{
+	const char *w[RDCP_ALT_DIRS_MAX + 4];
+	struct rdcp_opts o;
+	struct rdcp_args a;
+	int i;
+
+	(void)state;
+	assert_int_equal(parse(&o, &a, W("-a", "--link-dest=../s1", "--link-dest", "/abs/s0",
+					 "src/", "dst/")),
+			 0);
+	assert_int_equal(o.alt_kind, RD_SINK_ALT_LINK);
+	assert_int_equal(o.nalt, 2);
+	assert_string_equal(o.alt_dirs[0], "../s1");
+	assert_string_equal(o.alt_dirs[1], "/abs/s0");
+	assert_int_equal(a.nops, 2);
+	free(a.ops);
+	assert_int_equal(parse(&o, &a, W("--copy-dest=r", "-b", "s", "d")), 0);
+	assert_int_equal(o.alt_kind, RD_SINK_ALT_COPY);
+	assert_int_equal(o.backup, 1);
+	assert_null(o.backup_dir);
+	free(a.ops);
+	/* --backup-dir implies -b, as rsync's */
+	assert_int_equal(parse(&o, &a, W("--backup-dir=../bak", "--suffix=.old", "s", "d")), 0);
+	assert_int_equal(o.backup, 1);
+	assert_string_equal(o.backup_dir, "../bak");
+	assert_string_equal(o.suffix, ".old");
+	free(a.ops);
+	/* 20 at most */
+	for (i = 0; i < RDCP_ALT_DIRS_MAX + 1; i++)
+		w[i] = "--compare-dest=x";
+	w[i++] = "s";
+	w[i++] = "d";
+	w[i] = NULL;
+	{
+		char *argv[RDCP_ALT_DIRS_MAX + 6];
+		int argc = 0;
+
+		argv[argc++] = (char *)"rdcp";
+		for (i = 0; w[i]; i++)
+			argv[argc++] = (char *)w[i];
+		argv[argc] = NULL;
+		rdcp_opts_defaults(&o);
+		assert_int_equal(rdcp_parse(argc, argv, &o, &a), -1);
+		assert_non_null(strstr(a.msg, "at most 20 --compare-dest args"));
+	}
+}
 
 /* The issue's cases: -avh, --partial, --checksum, each with its operands intact. */
 static void test_issue_cases(void **state)
@@ -116,10 +166,12 @@ static void test_usage_errors(void **state)
 	    {W("--transport", "ib", "s", "d"), "--transport: 'ib'"},
 	    /* rsync options rdcp does not offer: refused with what to use instead */
 	    {W("--delete", "s", "d"), "--delete is not offered: rdcp does not delete"},
-	    {W("-avb", "s", "d"), "-b/--backup is not offered"},
+	    {W("--link-dest=a", "--compare-dest=b", "s", "d"),
+	     "the --compare-dest option conflicts with the --link-dest option"},
+	    {W("--suffix=a/b", "s", "d"), "--suffix 'a/b'"},
+	    {W("--link-dest=", "s", "d"), "--link-dest '': give a directory"},
 	    {W("--rsync-path=/x", "s", "d"), "use --remote-rdcp PATH"},
 	    {W("--inplace", "s", "d"), "--inplace is not offered"},
-	    {W("--link-dest", "/x", "s", "d"), "no basis directories"},
 	    {W("--stop-after=5", "s", "d"), "--stop-after is not offered"},
 	    {W("--bwlimit=100b", "s", "d"), "--bwlimit=100b is too small"},
 	    {W("--bwlimit", "x", "s", "d"), "--bwlimit=x is invalid"},
@@ -288,6 +340,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_issue_cases),
+	    cmocka_unit_test(test_dests),
 	    cmocka_unit_test(test_usage_errors),
 	    cmocka_unit_test(test_rsync_forms),
 	    cmocka_unit_test(test_info_levels),

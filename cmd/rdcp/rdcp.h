@@ -38,6 +38,7 @@ enum rdcp_exit {
 
 #define RD_ENGINE_DEPTH_DEFAULT_CMD 16
 #define RDCP_CHMOD_MAX		    16 /* --chmod options on one command line */
+#define RDCP_ALT_DIRS_MAX	    20 /* --link-dest & co., as rsync's MAX_BASIS_DIRS */
 
 struct rdcp_opts {
 	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
@@ -107,6 +108,13 @@ struct rdcp_opts {
 	const char *files_from; /* --files-from FILE ("-": stdin) */
 	int recursive_given;	/* -r itself (with --files-from, -a does not imply it) */
 	int nF;			/* -F given this many times */
+	/* issue 29: --link-dest, --compare-dest, --copy-dest (one kind), backups */
+	int alt_kind;				 /* RD_SINK_ALT_*, 0 none */
+	const char *alt_dirs[RDCP_ALT_DIRS_MAX]; /* in order */
+	int nalt;
+	int backup;		/* -b (--backup-dir implies it) */
+	const char *backup_dir; /* --backup-dir */
+	const char *suffix;	/* --suffix */
 };
 
 /* rdcp_farg.how */

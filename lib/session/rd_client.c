@@ -93,6 +93,30 @@ static int await_open_ok(struct rd_client *cl, struct rd_conn *c, const char *as
 	}
 }
 
+/* OPEN's DESTS block (version 13) from a push's options */
+static void open_dests(struct rd_dests *w, const struct rd_sink_dests *d)
+{
+	unsigned i;
+
+	memset(w, 0, sizeof(*w));
+	w->flags =
+	    (uint8_t)((d->backup ? RD_DF_BACKUP : 0) | (d->backup && d->suffix ? RD_DF_SUFFIX : 0));
+	if (d->backup && d->backup_dir) {
+		w->backup_dir.ptr = d->backup_dir;
+		w->backup_dir.len = (uint16_t)strlen(d->backup_dir);
+	}
+	if (d->backup && d->suffix) {
+		w->suffix.ptr = d->suffix;
+		w->suffix.len = (uint16_t)strlen(d->suffix);
+	}
+	w->kind = d->n ? (uint8_t)d->kind : RD_DK_NONE; /* RD_SINK_ALT_* are RD_DK_* */
+	w->ndests = (uint8_t)(d->n <= RD_DESTS_MAX ? d->n : 0);
+	for (i = 0; i < w->ndests; i++) {
+		w->dirs[i].ptr = d->dirs[i];
+		w->dirs[i].len = (uint16_t)strlen(d->dirs[i]);
+	}
+}
+
 /* Strings of one kind, in as many RULES as they need (rd_proto.h, RULES). */
 static int send_strings_fn(struct rd_client *cl, struct rd_conn *c, uint8_t kind, unsigned n,
 			   const char *(*at)(const void *ctx, unsigned i, size_t *len),
@@ -185,6 +209,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 	}
 	if (flags & RD_OF_WINDOW)
 		m.u.open.window = (uint16_t)cl->e.o.window;
+	if (flags & RD_OF_DESTS)
+		open_dests(&m.u.open.dests, &o->dests);
 	if (flags & RD_OF_SELECT) {
 		m.u.open.sel = o->sel;
 		m.u.open.sel.nrules = (uint16_t)rd_filter_count(o->filter);
@@ -439,6 +465,12 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 			goto out;
 		/* we receive: the quick check and transfer rules are ours, whoever sends */
 		rd_session_sink_select(sink, &o->sel);
+		/* and --link-dest & co., backups: our own directories, as named */
+		ret = rd_sink_set_dests(sink, &o->dests, -1, NULL);
+		if (ret) {
+			rd_err_copy(&cl->err, rd_sink_err(sink));
+			goto out;
+		}
 	}
 	if (!o->list && !o->module)
 		phase(cl, o->push ? "sources opened" : "destination opened");
@@ -526,6 +558,20 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 				 "transfer options: version %u); upgrade it",
 				 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_SELECT);
 		goto out;
+	}
+	/* a push's snapshots and backups are the server's to make: OPEN's DESTS (13) */
+	if (o->push && (o->dests.n || o->dests.backup)) {
+		if (rd_conn_info(c)->version < RD_PROTO_MIRROR || !(flags & RD_OF_SELECT)) {
+			ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+					 "%s speaks protocol %u, which cannot make %s on the "
+					 "receiving side (needs %u); upgrade it or leave the "
+					 "option out",
+					 cl->info.peer, rd_conn_info(c)->version,
+					 o->dests.n ? rd_sink_alt_option(o->dests.kind) : "backups",
+					 RD_PROTO_MIRROR);
+			goto out;
+		}
+		flags |= RD_OF_DESTS;
 	}
 	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
 	if (o->push && o->partial_dir) {

@@ -544,6 +544,8 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 		return "a listing";
 	if ((o->flags & RD_OF_SELECT) && version < RD_PROTO_SELECT)
 		return "rsync's rules";
+	if ((o->flags & RD_OF_DESTS) && version < RD_PROTO_MIRROR)
+		return "snapshots and backups";
 	return NULL;
 }
 
@@ -565,6 +567,68 @@ static int set_partial_dir(struct rd_conn *c, struct rd_sink *sink, const struct
 		rd_err_copy(err, rd_sink_err(sink));
 		ret = refuse_err(c, err, ret);
 	}
+	return ret;
+}
+
+/* A wire string (<= RD_PATH_MAX) as a C string at *p, which moves past it. */
+static const char *wire_str(char **p, const struct rd_str *s)
+{
+	char *r = *p;
+
+	snprintf(r, RD_PATH_MAX + 1, "%.*s", (int)s->len, s->ptr ? s->ptr : "");
+	*p += RD_PATH_MAX + 1;
+	return r;
+}
+
+/*
+ * A push's --link-dest & co. and backups (OPEN's DESTS, version 13): in a
+ * module (root_fd) resolved beneath it from the destination rel, ".." may
+ * not leave it; ssh-started (root_fd -1): the user's own paths, as named.
+ * A write-only module compares nothing, so it takes no alternate
+ * destination (a match would tell what the module holds).
+ */
+static int set_dests(struct rd_conn *c, struct rd_sink *sink, const struct rd_msg_open *o,
+		     const struct rd_module *mod, int root_fd, const char *rel, struct rd_err *err)
+{
+	const struct rd_dests *w = &o->dests;
+	struct rd_sink_dests d;
+	char *buf = NULL, *p;
+	unsigned i;
+	int ret;
+
+	if (!sink || !(o->flags & RD_OF_DESTS))
+		return 0;
+	if (mod && mod->write_only && w->ndests)
+		return refuse(c, err, RD_EPERM,
+			      "module '%s' is write-only: it takes no %s (nothing there is "
+			      "compared)",
+			      mod->name, rd_sink_alt_option(w->kind));
+	/* every string NUL-terminated: the wire's are bounded (rd_proto.c checked them) */
+	buf = malloc((size_t)(RD_DESTS_MAX + 2) * (RD_PATH_MAX + 1));
+	if (!buf)
+		return refuse(c, err, RD_ENOMEM, "out of memory");
+	memset(&d, 0, sizeof(d));
+	p = buf;
+	d.kind = w->kind;
+	d.n = w->ndests;
+	for (i = 0; i < w->ndests && i < RD_DESTS_MAX; i++)
+		d.dirs[i] = wire_str(&p, &w->dirs[i]);
+	d.backup = !!(w->flags & RD_DF_BACKUP);
+	d.backup_dir = w->backup_dir.len ? wire_str(&p, &w->backup_dir) : NULL;
+	d.suffix = (w->flags & RD_DF_SUFFIX) ? wire_str(&p, &w->suffix) : NULL;
+	ret = rd_sink_set_dests(sink, &d, root_fd, rel);
+	if (ret) {
+		rd_err_copy(err, rd_sink_err(sink));
+		if (mod) {
+			char why[RD_ERR_MSG_MAX];
+
+			snprintf(why, sizeof(why), "%s", err->msg);
+			ret = refuse(c, err, -ret, "module %s: %s", mod->name, why);
+		} else {
+			ret = refuse_err(c, err, ret);
+		}
+	}
+	free(buf);
 	return ret;
 }
 
@@ -689,10 +753,15 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 			     o->mode == RD_MODE_PUSH ? "receive" : "send");
 		goto out;
 	}
-	if (o->mode == RD_MODE_PUSH)
+	if (o->mode == RD_MODE_PUSH) {
 		ret = rd_local_sink(cfg->fixed_paths[0], sink_flags_for(cfg, o), cfg->umask, &sink,
 				    err);
-	else if (names->n) {
+		if (!ret) {
+			ret = set_dests(c, sink, o, NULL, -1, NULL, err);
+			if (ret)
+				goto out;
+		}
+	} else if (names->n) {
 		/* --files-from: the names lie beneath our one path (the user's own) */
 		fd = open(cfg->fixed_paths[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		ret = fd < 0 ? rd_err_set(err, RD_ENOENT, errno, "%s", cfg->fixed_paths[0])
@@ -894,6 +963,9 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 					 rel[0] ? " at " : "", rel);
 				rd_sink_set_label(sink, label);
 			}
+			ret = set_dests(c, sink, o, mod, modfd, rel, err);
+			if (ret)
+				goto out;
 		} else if (o->flags & RD_OF_RANGES) {
 			/* a ranged pull: one base, the list comes after OPEN_OK */
 			ret = want_base(c, mod, modfd, rel, o->npaths, &wantfd, err);

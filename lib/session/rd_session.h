@@ -14,6 +14,7 @@
 
 #include "lib/base/rd_err.h"
 #include "lib/engine/rd_engine.h"
+#include "lib/sink/rd_sink.h"
 #include "lib/tls/rd_tls.h"
 #include "lib/tree/rd_tree.h"
 #include "lib/xport/rd_xport.h"
@@ -176,6 +177,13 @@ struct rd_client_opts {
 	 * not used.
 	 */
 	const char *local_dest;
+	/*
+	 * Snapshots and backups (issue 29): the receiver's --link-dest,
+	 * --compare-dest, --copy-dest and -b/--backup-dir/--suffix. A push
+	 * sends them in OPEN's DESTS (version 13; an older server is refused);
+	 * a pull gives them to its own sink (the directories are local).
+	 */
+	struct rd_sink_dests dests;
 };
 
 /*

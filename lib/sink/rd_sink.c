@@ -247,7 +247,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 			if (errno != ENOENT)
 				return sink_fail(s, errno, path, len, "stat");
-			s->items = RD_IT_NEW | RD_IT_LOCAL;
+			s->items = rd_sink__alt_dir_items(s, m, RD_IT_NEW | RD_IT_LOCAL);
 			return 0;
 		}
 		if (S_ISDIR(st.st_mode)) {
@@ -276,7 +276,7 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 		return sink_fail(s, errno, path, len, "mkdir");
 made:
 	sink_dir_note(s, pl.pfd, pl.name);
-	s->items = RD_IT_NEW | RD_IT_LOCAL;
+	s->items = rd_sink__alt_dir_items(s, m, RD_IT_NEW | RD_IT_LOCAL);
 	return 0;
 }
 
@@ -339,7 +339,8 @@ int rd_sink_dir_post(struct rd_sink *s, const char *path, size_t len, int root,
 		ret = sink_fail(s, errno, path, len, "chmod");
 		goto out;
 	}
-	if (diff & RD_IT_TIME) {
+	/* -b without --backup-dir implies rsync's --omit-dir-times */
+	if ((diff & RD_IT_TIME) && !rd_sink__omit_dir_times(s)) {
 		meta_times(m, ts);
 		if (rd_futimens(fd, ts) < 0) {
 			ret = sink_fail(s, errno, path, len, "set times of");

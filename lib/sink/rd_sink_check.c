@@ -158,8 +158,10 @@ int rd_sink_file_check(struct rd_sink *s, const char *path, size_t len, int root
 	if (sel->ignore_existing || out_of_size(sel, m))
 		return leave(s);
 	if (!S_ISREG(st.st_mode)) {
-		/* another type: replaced, whatever the dates (-u too) */
-		return send_new(s);
+		/* another type: replaced, whatever the dates (-u too); first by --link-dest & co. */
+		send_new(s);
+		ret = rd_sink__alt_file(s, pfd, name, &st, m, path, len);
+		return ret == -1 ? RD_SINK_SEND : ret;
 	}
 	if (sel->update && newer_here(sel->modify_window, &st, m))
 		return leave(s);

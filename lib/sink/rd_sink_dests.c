@@ -411,13 +411,26 @@ int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct
 	char rel[EFF_MAX];
 	const char *dname = NULL;
 	struct stat bst;
-	int level, dfd = -1, r;
+	int level, dfd = -1, r, other = st && !S_ISREG(st->st_mode);
 
 	if (!a || !a->n)
 		return -1;
 	alt_ready(s);
 	snprintf(rel, sizeof(rel), "%s", s->eff);
 	level = best_match(s, rel, S_IFREG, m, NULL, 0, 0, &dfd, &dname, &bst);
+	if (other && S_ISDIR(st->st_mode)) {
+		/* an empty directory in the way goes first (as without them); else as before */
+		if (level < 2)
+			return -1;
+		if (s->cache_fd >= 0 && s->cache_fd != pfd)
+			sink_cache_drop(s); /* it may be the directory going */
+		if (!rd_sink__dry(s) && rd_unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+			return -1;
+		other = 0;
+		st = NULL;
+	}
+	if (other)
+		st = NULL; /* rsync deletes another type first: as if nothing were there */
 	if (level == 3 && a->kind != RD_SINK_ALT_COPY) {
 		/* rsync's find_exact_for_existing: an existing file gives way */
 		if (st && a->kind == RD_SINK_ALT_LINK && st->st_dev == bst.st_dev &&
@@ -427,7 +440,7 @@ int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct
 		if (rd_sink__dry(s))
 			return RD_SINK_SAME;
 		if (a->kind == RD_SINK_ALT_COMPARE) {
-			if (st && rd_unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
+			if ((st || other) && rd_unlinkat(pfd, name, 0) < 0 && errno != ENOENT)
 				return sink_fail(s, errno, path, len, "remove (--compare-dest)");
 			return RD_SINK_SAME;
 		}
@@ -480,11 +493,34 @@ int rd_sink__alt_node(struct rd_sink *s, int pfd, const char *name, const char *
 	return link_in(dfd, dname, &bst, pfd, name) ? 0 : 1;
 }
 
+unsigned rd_sink__alt_dir_items(struct rd_sink *s, const struct rd_sink_meta *m, unsigned items)
+{
+	char rel[EFF_MAX];
+	const char *dname = NULL;
+	struct stat bst;
+	int dfd = -1, level;
+
+	if (!s->alt || !s->alt->n)
+		return items;
+	alt_ready(s);
+	snprintf(rel, sizeof(rel), "%s", s->eff);
+	level = best_match(s, rel, S_IFDIR, m, NULL, 0, 0, &dfd, &dname, &bst);
+	/* rsync itemizes a directory found there as changed from it; not one that matched */
+	if (level == 3)
+		return 0;
+	return level ? RD_IT_LOCAL | rd_sink__attr_items(s, &bst, m) : items;
+}
+
 /* --- backups --- */
 
 int rd_sink__backups_on(const struct rd_sink *s)
 {
 	return s->alt && s->alt->backup;
+}
+
+int rd_sink__omit_dir_times(const struct rd_sink *s)
+{
+	return s->alt && s->alt->backup && !s->alt->backup_dir;
 }
 
 int rd_sink_backups(struct rd_sink *s, struct rd_backup **out)

@@ -153,8 +153,12 @@ int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct
 		      const struct rd_sink_meta *m, const char *path, size_t len);
 int rd_sink__alt_node(struct rd_sink *s, int pfd, const char *name, const char *tgt, size_t tlen,
 		      uint64_t rdev, const struct rd_sink_meta *m, const char *path, size_t len);
+/* a new directory's items: as rsync's against a match in the alternate dirs, else items */
+unsigned rd_sink__alt_dir_items(struct rd_sink *s, const struct rd_sink_meta *m, unsigned items);
 int rd_sink__backup(struct rd_sink *s, int pfd, const char *name, const char *rel, int how);
 int rd_sink__backups_on(const struct rd_sink *s);
+/* rsync: --backup without --backup-dir implies --omit-dir-times */
+int rd_sink__omit_dir_times(const struct rd_sink *s);
 /* the effective path of the last resolution (below the destination) */
 const char *rd_sink__eff(const struct rd_sink *s);
 void rd_sink__alt_free(struct rd_sink *s);
