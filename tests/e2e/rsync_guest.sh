@@ -542,6 +542,38 @@ rerun_many() {
 	echo "rerun, 2,000 files: $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN {printf "%.1f", b - a}') s"
 }
 
+# --- 7. --link-dest snapshots (issue 29) over the transport: 1,000 files ---
+# inos DIR: "path inode" of its regular files, sorted by path
+inos() { (cd "$1" && find . -type f -printf '%P %i\n' | LC_ALL=C sort); }
+# all_linked A B: every file of B is a hard link to A's at its path, and has 2 links
+all_linked() {
+	[ "$(LC_ALL=C join <(inos "$1") <(inos "$2") | awk '$2 == $3' | wc -l)" = "$3" ] &&
+		[ "$(cd "$2" && find . -type f -links 2 | wc -l)" = "$3" ]
+}
+snapshots() {
+	local S=$1 src=$ST/snapsrc i n=1000
+	for ((i = 0; i < n; i++)); do
+		[ $((i % 100)) -eq 0 ] && mkdir -p $src/d$((i / 100))
+		echo "file $i" >$src/d$((i / 100))/f$i
+	done
+	find $src -depth -exec touch -h -d "2022-02-03 04:05:06.123456789" {} +
+	run -a $src/ "$S::m/snap1/"
+	run -a --json --link-dest=../snap1 $src/ "$S::m/snap2/"
+	check "a second snapshot of $n files pushed with --link-dest: 0 bytes moved" \
+		eval '[ "$RC" -eq 0 ] && [ "$(json_num bytes_moved)" = 0 ]'
+	run -aH "$S::m/" $ST/snapback/
+	check "  pulled back with -H: every file of it a hard link to the first's" \
+		all_linked $ST/snapback/snap1 $ST/snapback/snap2 $n
+	run -a "$S::m/snap1/" $ST/ps1/
+	run -a --json --link-dest=../ps1 "$S::m/snap1/" $ST/ps2/
+	check "a second snapshot pulled with --link-dest: 0 bytes moved, all hard links" \
+		eval '[ "$RC" -eq 0 ] && [ "$(json_num bytes_moved)" = 0 ] && all_linked $ST/ps1 $ST/ps2 $n'
+	rsync -a $src/ $ST/rs1/ && rsync -a --link-dest=../rs1 $src/ $ST/rs2/
+	check "  rsync --link-dest on the same tree: the same tree (ns mtimes), the same links" \
+		eval 'same_ns $ST/rs2 $ST/ps2 && all_linked $ST/rs1 $ST/rs2 $n'
+	rm -rf $src $ST/snapback $ST/ps1 $ST/ps2 $ST/rs1 $ST/rs2
+}
+
 client() {
 	local S=$1
 	mount_st
@@ -553,6 +585,7 @@ client() {
 	rerun_many "$S"
 	dryrun "$S"
 	resume "$S"
+	snapshots "$S"
 }
 
 case "${RIG_ROLE}:${RIG_MODE:-2}" in
