@@ -248,9 +248,22 @@ static void test_backup(void **state)
 	assert_int_equal(st_of(tp(x, "dest/f~")).st_ino, a.st_ino);
 	assert_int_equal(rd_sink_symlink(s, "ln", 2, R, "t2", 2, &lm), 0);
 	assert_true(exists(tp(x, "dest/ln~")));
-	/* the deletion side's handle */
+	/* the deletion side's handle, and its ops */
 	assert_int_equal(rd_sink_backups(s, &b), 0);
 	assert_non_null(b);
+	assert_true(rd_sink_backups_on(s));
+	assert_true(rd_sink_backup_protects(s, "f~", 2, 0));
+	assert_false(rd_sink_backup_protects(s, "f", 1, 0));
+	put(tp(x, "dest/gone"), "extra");
+	{
+		int dfd = open(tp(x, "dest"), O_RDONLY | O_DIRECTORY);
+
+		assert_true(dfd >= 0);
+		assert_int_equal(rd_sink_backup_deleted(s, dfd, "gone", "gone"), 0);
+		close(dfd);
+	}
+	assert_false(exists(tp(x, "dest/gone")));
+	expect_content(tp(x, "dest/gone~"), "extra");
 	rd_sink_close(s);
 	/* --backup-dir with a suffix, relative to the destination */
 	d.backup_dir = "../bak";
@@ -268,6 +281,8 @@ static void test_backup(void **state)
 	s = sopen(x, "dest", RD_SINK_RSYNC);
 	assert_int_equal(rd_sink_backups(s, &b), 0);
 	assert_null(b);
+	assert_false(rd_sink_backups_on(s));
+	assert_false(rd_sink_backup_protects(s, "f~", 2, 0));
 	rd_sink_close(s);
 }
 

@@ -264,6 +264,17 @@ int rd_sink_confined_path(const char *dest_rel, const char *dir, char *out, size
  */
 struct rd_backup;
 int rd_sink_backups(struct rd_sink *s, struct rd_backup **out);
+/*
+ * The same for lib/sink/rd_sink_delete.h's ops, with the sink as ctx:
+ * backups_on says whether to set them; backup_deleted keeps the entry
+ * name of dirfd (rel below the destination) as its backup instead of
+ * removing it (0, or < 0 with rd_sink_err() saying why); backup_protects
+ * is 1 for what the backups own (rsync's "P *SUFFIX", or the backup
+ * directory inside the destination), which --delete leaves alone.
+ */
+int rd_sink_backups_on(const struct rd_sink *s);
+int rd_sink_backup_deleted(struct rd_sink *s, int dirfd, const char *name, const char *rel);
+int rd_sink_backup_protects(struct rd_sink *s, const char *rel, size_t len, int is_dir);
 
 /*
  * A regular file about to be announced (rd_sink_set_select() given): look

@@ -546,6 +546,42 @@ int rd_sink_backups(struct rd_sink *s, struct rd_backup **out)
 	return ret;
 }
 
+int rd_sink_backups_on(const struct rd_sink *s)
+{
+	return rd_sink__backups_on(s);
+}
+
+int rd_sink_backup_deleted(struct rd_sink *s, int dirfd, const char *name, const char *rel)
+{
+	struct rd_backup *b;
+	int ret = rd_sink_backups(s, &b);
+
+	if (ret < 0)
+		return ret;
+	if (!b)
+		return rd_err_set(&s->err, RD_EUSAGE, 0, "no backups are made");
+	return rd_backup_keep(b, dirfd, name, rel, RD_BACKUP_MOVE, &s->err);
+}
+
+int rd_sink_backup_protects(struct rd_sink *s, const char *rel, size_t len, int is_dir)
+{
+	struct rd_backup *b;
+
+	const char *sfx;
+	size_t sl;
+
+	if (!rd_sink__backups_on(s))
+		return 0;
+	if (rd_sink_backups(s, &b) == 0 && b)
+		return rd_backup_protects(b, rel, len, is_dir);
+	/* not opened (yet, or it failed): without a backup dir, the suffix still protects */
+	if (s->alt->backup_dir)
+		return 0;
+	sfx = s->alt->suffix ? s->alt->suffix : RD_BACKUP_SUFFIX_DEFAULT;
+	sl = strlen(sfx);
+	return sl && len >= sl && !memcmp(rel + len - sl, sfx, sl);
+}
+
 int rd_sink__backup(struct rd_sink *s, int pfd, const char *name, const char *rel, int how)
 {
 	struct rd_backup *b;

@@ -546,8 +546,10 @@ rerun_many() {
 # inos DIR: "path inode" of its regular files, sorted by path
 inos() { (cd "$1" && find . -type f -printf '%P %i\n' | LC_ALL=C sort); }
 # all_linked A B: every file of B is a hard link to A's at its path, and has 2 links
-all_linked() {
-	[ "$(LC_ALL=C join <(inos "$1") <(inos "$2") | awk '$2 == $3' | wc -l)" = "$3" ] &&
+all_linked() { # (files, not <(...): the rig's guests have no /dev/fd)
+	inos "$1" >/tmp/inos.1
+	inos "$2" >/tmp/inos.2
+	[ "$(LC_ALL=C join /tmp/inos.1 /tmp/inos.2 | awk '$2 == $3' | wc -l)" = "$3" ] &&
 		[ "$(cd "$2" && find . -type f -links 2 | wc -l)" = "$3" ]
 }
 snapshots() {

@@ -38,16 +38,18 @@ snap_tree() {
 # inos DIR: "path inode" of its regular files, sorted by path
 inos() { (cd "$1" && find . -type f -printf '%P %i\n' | LC_ALL=C sort); }
 # links_to A B: every regular file of B is a hard link to A's at its path
+# (files, not <(...): the rig's guests have no /dev/fd)
+joined() { inos "$1" >/tmp/inos.1 && inos "$2" >/tmp/inos.2 && LC_ALL=C join /tmp/inos.1 /tmp/inos.2; }
 links_to() {
 	local bad
-	bad=$(LC_ALL=C join <(inos "$1") <(inos "$2") | awk '$2 != $3' | head -3)
-	[ -z "$bad" ] && [ "$(inos "$2" | wc -l)" = "$(LC_ALL=C join <(inos "$1") <(inos "$2") | wc -l)" ] ||
+	bad=$(joined "$1" "$2" | awk '$2 != $3' | head -3)
+	[ -z "$bad" ] && [ "$(inos "$2" | wc -l)" = "$(joined "$1" "$2" | wc -l)" ] ||
 		{ echo "not linked: $bad"; return 1; }
 }
 # nlinks DIR: how many of its regular files have each link count ("2 10000")
 nlinks() { (cd "$1" && find . -type f -printf '%n\n' | sort | uniq -c | awk '{print $2, $1}'); }
 # same_links A1 A2 B1 B2: B2's files are links into B1 exactly where A2's are into A1
-linked() { LC_ALL=C join <(inos "$1") <(inos "$2") | awk '$2 == $3 { print $1 }'; }
+linked() { joined "$1" "$2" | awk '$2 == $3 { print $1 }'; }
 same_links() {
 	[ "$(linked "$1" "$2")" = "$(linked "$3" "$4")" ] || { echo "link sets differ"; return 1; }
 	[ -n "$(linked "$1" "$2")" ]
