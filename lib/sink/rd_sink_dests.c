@@ -247,6 +247,16 @@ static int alt_parent(struct rd_sink *s, unsigned i, const char *rel, const char
 	return a->cfd[i];
 }
 
+/*
+ * Made here from a basis: rsync's 'c' with the attributes that differ from
+ * the basis's, and nothing at all when none do (a local change alone is
+ * not worth a line of -i).
+ */
+static unsigned local_items(unsigned attrs)
+{
+	return attrs ? RD_IT_LOCAL | attrs : 0;
+}
+
 /* rsync's quick_check_ok() for a basis of the same type */
 static int quick_ok(struct rd_sink *s, int dfd, const char *name, const struct stat *st,
 		    const struct rd_sink_meta *m, const char *tgt, size_t tlen, uint64_t rdev)
@@ -454,7 +464,7 @@ int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct
 			rd_sink__set_items(s, rd_sink__attr_items(s, &bst, m));
 		return -1;
 	}
-	rd_sink__set_items(s, RD_IT_LOCAL | rd_sink__attr_items(s, &bst, m));
+	rd_sink__set_items(s, local_items(rd_sink__attr_items(s, &bst, m)));
 	if (rd_sink__dry(s))
 		return RD_SINK_SAME;
 	r = copy_in(s, dfd, dname, &bst, pfd, name, m, path, len);
@@ -508,7 +518,7 @@ unsigned rd_sink__alt_dir_items(struct rd_sink *s, const struct rd_sink_meta *m,
 	/* rsync itemizes a directory found there as changed from it; not one that matched */
 	if (level == 3)
 		return 0;
-	return level ? RD_IT_LOCAL | rd_sink__attr_items(s, &bst, m) : items;
+	return level ? local_items(rd_sink__attr_items(s, &bst, m)) : items;
 }
 
 /* --- backups --- */
