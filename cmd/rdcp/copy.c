@@ -923,6 +923,9 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.dests.backup = o->backup;
 	co.dests.backup_dir = o->backup ? o->backup_dir : NULL;
 	co.dests.suffix = o->backup ? o->suffix : NULL;
+	/* a pull's sink takes them at its quick check: only with rsync's rules (version 11) */
+	if (o->nalt && !co.push)
+		co.need_select = 1;
 	if (o->remove_source && !co.push) {
 		/* the server would remove them: it would need a protocol change */
 		code = error_out("--remove-source-files is for pushes: "
