@@ -306,104 +306,6 @@ static void remote_log(void *ctx, const char *line)
 		rd_progress_resume(g_out->meter);
 }
 
-/* A client's file for rules (a merge rule, --exclude-from; "-": stdin), whole. */
-#define RULES_FILE_MAX (4u << 20)
-
-static int read_rules_file(void *ctx, const char *name, char **buf, size_t *len, struct rd_err *err)
-{
-	FILE *f = strcmp(name, "-") ? fopen(name, "r") : stdin;
-	size_t cap = 4096, n = 0;
-	char *b = NULL, *nb;
-
-	(void)ctx;
-	if (!f)
-		return rd_err_set(err, RD_EUSAGE, errno, "filter file %s", name);
-	for (;;) {
-		nb = realloc(b, cap);
-		if (!nb) {
-			n = (size_t)-1;
-			break;
-		}
-		b = nb;
-		n += fread(b + n, 1, cap - n, f);
-		if (n < cap || cap >= RULES_FILE_MAX)
-			break;
-		cap *= 2;
-	}
-	if (f != stdin)
-		fclose(f);
-	if (n == (size_t)-1 || n >= RULES_FILE_MAX) {
-		free(b);
-		return rd_err_set(err, RD_EUSAGE, 0, "filter file %s: over %u bytes", name,
-				  RULES_FILE_MAX);
-	}
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
-/*
- * rsync's filter options, in their order, into rules (lib/filter): merge
- * files and the -from files are read here, on the client. NULL *out when
- * there are none. 0, or -RD_EUSAGE with err naming the rule or file.
- */
-int rdcp_build_filter(const struct rdcp_opts *o, struct rd_filter **out, struct rd_err *err)
-{
-	struct rd_filter *f = NULL;
-	size_t bytes = 0, len;
-	char *buf;
-	unsigned i;
-	int ret = 0, k;
-
-	*out = NULL;
-	if (!o->nfargs)
-		return 0;
-	ret = rd_filter_new(&f, RD_FILTER_MERGE_OK, err);
-	if (ret)
-		return ret;
-	rd_filter_set_reader(f, read_rules_file, NULL);
-	for (k = 0; k < o->nfargs && !ret; k++) {
-		const struct rdcp_farg *a = &o->fargs[k];
-
-		switch (a->how) {
-		case RDCP_F_EXCLUDE:
-		case RDCP_F_INCLUDE:
-			ret = rd_filter_add(
-			    f, a->arg, strlen(a->arg),
-			    a->how == RDCP_F_EXCLUDE ? RD_FILTER_EXCLUDE : RD_FILTER_INCLUDE, err);
-			break;
-		case RDCP_F_EXCLUDE_FROM:
-		case RDCP_F_INCLUDE_FROM:
-			ret = read_rules_file(NULL, a->arg, &buf, &len, err);
-			if (ret)
-				break;
-			ret = rd_filter_add_lines(f, buf, len, o->from0,
-						  a->how == RDCP_F_EXCLUDE_FROM
-						      ? RD_FILTER_EXCLUDE_LINE
-						      : RD_FILTER_INCLUDE_LINE,
-						  err);
-			free(buf);
-			break;
-		default:
-			ret = rd_filter_add(f, a->arg, strlen(a->arg), RD_FILTER_RULE, err);
-			break;
-		}
-	}
-	for (i = 0; !ret && i < rd_filter_count(f); i++) {
-		rd_filter_text(f, i, &len);
-		bytes += len;
-	}
-	if (!ret && bytes > RD_RULES_BYTES_MAX)
-		ret = rd_err_set(err, RD_EUSAGE, 0, "the filter rules are over %u bytes in all",
-				 RD_RULES_BYTES_MAX);
-	if (ret) {
-		rd_filter_free(f);
-		return ret;
-	}
-	*out = f;
-	return 0;
-}
-
 /* a pull's top-level names to accept under -R and --files-from */
 static char expect[RD_OPEN_PATHS_MAX][NAME_MAX + 1];
 static const char *expect_p[RD_OPEN_PATHS_MAX];
@@ -452,15 +354,15 @@ static int read_names(const struct rdcp_opts *o, char **buf, char ***names, unsi
 
 	*names = NULL;
 	*n = 0;
-	ret = read_rules_file(NULL, o->files_from, buf, &len, err);
+	ret = rd_selopt_read_file(NULL, o->files_from, buf, &len, err);
 	if (ret)
 		return rd_err_set(err, RD_EUSAGE, 0, "--files-from: %s", err->msg);
 	for (p = *buf, end = *buf + len; p < end; p = e + 1) {
-		e = memchr(p, o->from0 ? '\0' : '\n', (size_t)(end - p));
+		e = memchr(p, o->sel.from0 ? '\0' : '\n', (size_t)(end - p));
 		if (!e)
 			e = end;
 		*e = '\0';
-		if (!o->from0 && e > p && e[-1] == '\r')
+		if (!o->sel.from0 && e > p && e[-1] == '\r')
 			e[-1] = '\0';
 		if (!*p || *p == ';' || *p == '#')
 			continue;
@@ -587,17 +489,17 @@ static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
 	int dest_dir = nsrc > 1 || (dn && dpath[dn - 1] == '/'), i;
 	struct stat st;
 
-	co->sel.compare = (uint8_t)o->compare;
-	co->sel.modify_window = o->modify_window;
-	co->sel.min_size = o->min_size;
-	co->sel.max_size = o->max_size;
+	co->sel.compare = (uint8_t)o->sel.compare;
+	co->sel.modify_window = o->sel.modify_window;
+	co->sel.min_size = o->sel.min_size;
+	co->sel.max_size = o->sel.max_size;
 	if (o->relative) {
 		/* implied directories: DEST holds them */
 		dest_dir = 1;
 		co->relative = 1;
 	}
 	co->sel.rules =
-	    (uint16_t)(o->sel_rules | (dest_dir ? RD_SEL_DEST_DIR : 0) |
+	    (uint16_t)(o->sel.rules | (dest_dir ? RD_SEL_DEST_DIR : 0) |
 		       (o->mkpath ? RD_SEL_MKPATH : 0) | (o->relative ? RD_SEL_RELATIVE : 0));
 	if (co->push) {
 		/*
@@ -605,10 +507,7 @@ static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
 		 * one file goes to a name and only the quick check (or -c,
 		 * which an older server does anyway) decides.
 		 */
-		co->need_select = dest_dir || o->mkpath || o->sel_rules ||
-				  o->compare == RD_CMP_SIZE || o->compare == RD_CMP_ALL ||
-				  o->min_size || o->max_size != RD_SIZE_NONE ||
-				  o->modify_window != RD_WINDOW_NS;
+		co->need_select = dest_dir || o->mkpath || rd_selopt_any(&o->sel);
 		for (i = 0; i < co->nlocal; i++)
 			if (rd_path_names_contents(co->local[i]) ||
 			    (!stat(co->local[i], &st) && S_ISDIR(st.st_mode)))
@@ -889,7 +788,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	ret = select_rules(o, &co, &dest, args[nargs - 1], nargs - 1, raw, op.kind == RD_OP_DAEMON,
 			   &err);
 	if (!ret)
-		ret = rdcp_build_filter(o, &filter, &err);
+		ret = rd_selopt_filter(&o->sel, &filter, &err);
 	if (ret) {
 		code = error_out(err.msg, ret);
 		goto out;

@@ -199,7 +199,7 @@ int rdcp_list(const struct rdcp_opts *o, int nargs, char **args)
 	co.list_ctx = &l;
 	/* rsync's filters hide entries from a listing as from a pull: the server walks with them */
 	if (!co.module) {
-		ret = rdcp_build_filter(o, &filter, &err);
+		ret = rd_selopt_filter(&o->sel, &filter, &err);
 		if (ret) {
 			code = rdcp_error_out(err.msg, ret, RD_CL_LOCAL);
 			goto out;

@@ -53,6 +53,6 @@ int main(int argc, char **argv)
 	}
 out:
 	free(a.ops);
-	free(o.fargs);
+	rd_selopt_free(&o.sel);
 	return r;
 }

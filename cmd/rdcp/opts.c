@@ -446,6 +446,52 @@ static int parse_info(struct rdcp_opts *o, const char *v, struct rdcp_args *a)
 	}
 }
 
+/* The selection option of an id (rd_selopt.h). */
+static enum rd_selopt_id so_id(enum optid id)
+{
+	static const struct {
+		enum optid id;
+		enum rd_selopt_id so;
+	} map[] = {
+	    {O_CHECKSUM, RD_SO_CHECKSUM},
+	    {O_IGNORE_TIMES, RD_SO_IGNORE_TIMES},
+	    {O_SIZE_ONLY, RD_SO_SIZE_ONLY},
+	    {O_MODIFY_WINDOW, RD_SO_MODIFY_WINDOW},
+	    {O_UPDATE, RD_SO_UPDATE},
+	    {O_DRY_RUN, RD_SO_DRY_RUN},
+	    {O_IGNORE_EXISTING, RD_SO_IGNORE_EXISTING},
+	    {O_EXISTING, RD_SO_EXISTING},
+	    {O_MAX_SIZE, RD_SO_MAX_SIZE},
+	    {O_MIN_SIZE, RD_SO_MIN_SIZE},
+	    {O_FILTER, RD_SO_FILTER},
+	    {O_F, RD_SO_F},
+	    {O_EXCLUDE, RD_SO_EXCLUDE},
+	    {O_INCLUDE, RD_SO_INCLUDE},
+	    {O_EXCLUDE_FROM, RD_SO_EXCLUDE_FROM},
+	    {O_INCLUDE_FROM, RD_SO_INCLUDE_FROM},
+	    {O_FROM0, RD_SO_FROM0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (map[i].id == id)
+			return map[i].so;
+	return (enum rd_selopt_id)0;
+}
+
+static int selopt(struct rdcp_opts *o, enum rd_selopt_id id, int on, const char *v, const char *as,
+		  struct rdcp_args *a)
+{
+	struct rd_err err;
+	int ret = rd_selopt_apply(&o->sel, id, on, v, as, &err);
+
+	if (ret == -RD_ENOMEM)
+		return -2;
+	if (ret)
+		return fail(a, "%s", err.msg);
+	return 0;
+}
+
 /* Take one option (d), negated or not, with its value v (NULL if none). */
 static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		 struct rdcp_opts *o, struct rdcp_args *a)
@@ -530,9 +576,7 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 				    "%s takes no value: it compares whole files; the chunk "
 				    "check is --checksum-choice %s",
 				    as, v);
-		o->checksum = on;
-		o->compare = on ? RD_CMP_CHECKSUM : RD_CMP_QUICK;
-		break;
+		return selopt(o, RD_SO_CHECKSUM, on, v, as, a);
 	case O_CHECKSUM_CHOICE:
 		if (!*v || strlen(v) > RD_DIGEST_NAME_MAX)
 			return fail(a,
@@ -726,81 +770,24 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 	case O_MKPATH:
 		o->mkpath = on;
 		break;
-	case O_IGNORE_TIMES: /* no quick check, every file written anew */
-		o->compare = on ? RD_CMP_ALL : RD_CMP_QUICK;
-		break;
+	case O_IGNORE_TIMES:
 	case O_SIZE_ONLY:
-		o->compare = on ? RD_CMP_SIZE : RD_CMP_QUICK;
-		break;
-	case O_MODIFY_WINDOW: {
-		char *end;
-		long w = strtol(v, &end, 10);
-
-		if (*end || !*v || w > INT32_MAX || w < INT32_MIN)
-			return fail(a,
-				    "%s '%s': give whole seconds (0: to the second; negative: "
-				    "to the nanosecond)",
-				    as, v);
-		o->modify_window = w < 0 ? RD_WINDOW_NS : (int32_t)w;
-		break;
-	}
+	case O_MODIFY_WINDOW:
 	case O_UPDATE:
 	case O_DRY_RUN:
 	case O_IGNORE_EXISTING:
-	case O_EXISTING: {
-		unsigned bit = d->id == O_UPDATE	    ? RD_SEL_UPDATE
-			       : d->id == O_DRY_RUN	    ? RD_SEL_DRY_RUN
-			       : d->id == O_IGNORE_EXISTING ? RD_SEL_IGNORE_EXISTING
-							    : RD_SEL_EXISTING;
-
-		o->sel_rules = on ? o->sel_rules | bit : o->sel_rules & ~bit;
-		break;
-	}
+	case O_EXISTING:
 	case O_MAX_SIZE:
-	case O_MIN_SIZE: {
-		/* rsync's sizes: bytes unless a suffix says */
-		int r = rd_num_parse_rsync_size(v, 'b', &n);
-
-		if (r)
-			return fail(a, "%s=%s is %s", as, v,
-				    r == -2 ? "too large"
-					    : "invalid (a size: 100, 1.5m, 2G, 10MB)");
-		if (d->id == O_MAX_SIZE)
-			o->max_size = n;
-		else
-			o->min_size = n;
-		break;
-	}
+	case O_MIN_SIZE:
 	case O_FILTER:
 	case O_F:
 	case O_EXCLUDE:
 	case O_INCLUDE:
 	case O_EXCLUDE_FROM:
-	case O_INCLUDE_FROM: {
-		/* in order: first match wins (rsync's FILTER RULES) */
-		struct rdcp_farg *fa = realloc(o->fargs, ((size_t)o->nfargs + 1) * sizeof(*fa));
-
-		if (!fa)
-			return -2;
-		o->fargs = fa;
-		fa += o->nfargs++;
-		if (d->id == O_F) {
-			/* rsync's -F: the per-directory files; -FF: and leave them out */
-			fa->how = RDCP_F_FILTER;
-			fa->arg = ++o->nF == 1 ? ": /.rsync-filter" : "- .rsync-filter";
-			break;
-		}
-		fa->how = d->id == O_FILTER	    ? RDCP_F_FILTER
-			  : d->id == O_EXCLUDE	    ? RDCP_F_EXCLUDE
-			  : d->id == O_INCLUDE	    ? RDCP_F_INCLUDE
-			  : d->id == O_EXCLUDE_FROM ? RDCP_F_EXCLUDE_FROM
-						    : RDCP_F_INCLUDE_FROM;
-		fa->arg = v;
-		break;
-	}
+	case O_INCLUDE_FROM:
 	case O_FROM0:
-		o->from0 = on;
-		break;
+		/* rsync's selection options: shared with rdcp-mpi (lib/session/rd_selopt.h) */
+		return selopt(o, so_id(d->id), on, v, as, a);
 	case O_RELATIVE:
 		o->relative = on;
 		break;
@@ -952,8 +939,7 @@ void rdcp_opts_defaults(struct rdcp_opts *o)
 	o->retries = 3;
 	o->human = 1; /* rsync's default: digits in groups of three */
 	o->info.name = o->info.progress = o->info.stats = o->info.nonreg = -1;
-	o->modify_window = RD_WINDOW_NS;
-	o->max_size = RD_SIZE_NONE;
+	rd_selopt_init(&o->sel);
 }
 
 int rdcp_parse(int argc, char **argv, struct rdcp_opts *o, struct rdcp_args *a)

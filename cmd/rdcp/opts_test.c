@@ -114,13 +114,13 @@ static void test_issue_cases(void **state)
 	free(a.ops);
 	/* --checksum is a switch; the operand after it stays an operand */
 	assert_int_equal(parse(&o, &a, W("--checksum", "src", "dst")), 0);
-	assert_int_equal(o.checksum, 1);
+	assert_int_equal(o.sel.checksum, 1);
 	assert_null(o.checksum_choice);
 	assert_int_equal(a.nops, 2);
 	assert_string_equal(a.ops[0], "src");
 	free(a.ops);
 	assert_int_equal(parse(&o, &a, W("-c", "--checksum-choice", "sha256", "s", "d")), 0);
-	assert_int_equal(o.checksum, 1);
+	assert_int_equal(o.sel.checksum, 1);
 	assert_string_equal(o.checksum_choice, "sha256");
 	assert_int_equal(a.nops, 2);
 	free(a.ops);

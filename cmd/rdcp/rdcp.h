@@ -33,6 +33,7 @@ enum rdcp_exit {
 #include <stdint.h>
 
 #include "lib/progress/rd_progress.h"
+#include "lib/session/rd_selopt.h"
 #include "lib/report/rd_report.h"
 #include "lib/tls/rd_tls.h"
 
@@ -43,7 +44,6 @@ enum rdcp_exit {
 struct rdcp_opts {
 	int recursive, preserve, owner, group, quiet, verbose, fsync, list_devices;
 	unsigned meta; /* RD_OF_HARDLINKS, XATTRS, ACLS, SPARSE, DEVICES, SPECIALS */
-	int checksum;  /* -c: compare contents, not size and mtime */
 	const char *checksum_choice; /* --checksum-choice: the chunk check */
 	uint64_t chunk_size, pool_size;
 	uint64_t bwlimit; /* --bwlimit: bytes per second; 0 none */
@@ -92,22 +92,14 @@ struct rdcp_opts {
 	int nchmod;
 	int list_only; /* --list-only: list the remote sources, copy nothing */
 	int mkpath; /* --mkpath: make the destination's missing parents */
-	/* rsync's quick check and transfer rules (issue 28): OPEN's SELECT */
-	int compare;		     /* RD_CMP_*: -c, --size-only; default the quick check */
-	unsigned sel_rules;	     /* RD_SEL_UPDATE, _IGNORE_EXISTING, _EXISTING */
-	int32_t modify_window;	     /* --modify-window; RD_WINDOW_NS by default */
-	uint64_t min_size, max_size; /* --min-size, --max-size (RD_SIZE_NONE: none) */
-	/* rsync's filter options, in command-line order (copy.c builds the rules) */
-	struct rdcp_farg {
-		int how; /* RDCP_F_* */
-		const char *arg;
-	} * fargs;
-	int nfargs;
-	int from0;		/* -0, --from0: the -from files are NUL-separated */
+	/*
+	 * rsync's quick check, transfer rules (OPEN's SELECT) and filter
+	 * options, in command-line order (lib/session/rd_selopt.h)
+	 */
+	struct rd_selopt sel;
 	int relative;		/* -R, --relative */
 	const char *files_from; /* --files-from FILE ("-": stdin) */
 	int recursive_given;	/* -r itself (with --files-from, -a does not imply it) */
-	int nF;			/* -F given this many times */
 	/* issue 29: --link-dest, --compare-dest, --copy-dest (one kind), backups */
 	int alt_kind;				 /* RD_SINK_ALT_*, 0 none */
 	const char *alt_dirs[RDCP_ALT_DIRS_MAX]; /* in order */
@@ -116,9 +108,6 @@ struct rdcp_opts {
 	const char *backup_dir; /* --backup-dir */
 	const char *suffix;	/* --suffix */
 };
-
-/* rdcp_farg.how */
-enum { RDCP_F_FILTER, RDCP_F_EXCLUDE, RDCP_F_INCLUDE, RDCP_F_EXCLUDE_FROM, RDCP_F_INCLUDE_FROM };
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */
 void rdcp_info_levels(struct rdcp_opts *o);
@@ -170,12 +159,6 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args);
  */
 int rdcp_list(const struct rdcp_opts *o, int nargs, char **args);
 
-/*
- * rsync's filter options, in their order, into rules (copy.c): NULL *out
- * when there are none. 0, or -RD_EUSAGE with err naming the rule or file.
- */
-struct rd_filter;
-int rdcp_build_filter(const struct rdcp_opts *o, struct rd_filter **out, struct rd_err *err);
 int rdcp_is_remote(const char *arg); /* HOST:PATH or a daemon operand */
 int rdcp_remote_server(const struct rdcp_opts *o, int nargs, char **args);
 int rdcp_exit_from_status(int status);

@@ -110,6 +110,17 @@ int rd_filter_enter_parent(struct rd_filter_walk *w, int fd, const char *below, 
 			   struct rd_err *err);
 
 /*
+ * All of the above for one source: top a directory (-1: "/"), rel the
+ * source's path beneath it (a source's contents when contents); the
+ * parents are top and every directory on rel before the transfer root,
+ * each opened beneath the last (never following a link). *entered counts
+ * the levels entered (each undone by rd_filter_leave, also after an
+ * error). Nothing unless rd_filter_wants_parents(). 0 or < 0 (err).
+ */
+int rd_filter_enter_parents(struct rd_filter_walk *w, int top, const char *rel, int contents,
+			    unsigned *entered, struct rd_err *err);
+
+/*
  * Is path (its transfer path: relative to the transfer root, no leading
  * '/') excluded for side? 1 excluded, 0 not (included, or no rule
  * matched). is_dir: it is a directory.

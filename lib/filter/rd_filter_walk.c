@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -288,6 +289,53 @@ int rd_filter_enter_parent(struct rd_filter_walk *w, int fd, const char *below, 
 			   struct rd_err *err)
 {
 	return push(w, fd, 0, below, blen, err);
+}
+
+int rd_filter_enter_parents(struct rd_filter_walk *w, int top, const char *rel, int contents,
+			    unsigned *entered, struct rd_err *err)
+{
+	const char *p = rel, *slash, *troot_end;
+	int fd, nfd, ret = 0;
+
+	if (!rd_filter_wants_parents(w->f))
+		return 0;
+	while (*p == '/')
+		p++;
+	troot_end = contents ? p + strlen(p) : strrchr(p, '/');
+	if (!troot_end)
+		troot_end = p; /* a name right beneath top: top is the transfer root */
+	fd = top >= 0 ? fcntl(top, F_DUPFD_CLOEXEC, 0)
+		      : open("/", O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_DIRECTORY);
+	while (fd >= 0 && !ret) {
+		ret = rd_filter_enter_parent(w, fd, p, p < troot_end ? (size_t)(troot_end - p) : 0,
+					     err);
+		if (!ret)
+			(*entered)++;
+		slash = strchr(p, '/');
+		if (!slash || (!contents && !strchr(slash + 1, '/')) || (contents && !*(slash + 1)))
+			break; /* the next is the source itself */
+		{
+			char comp[NAME_MAX + 1];
+			size_t n = (size_t)(slash - p);
+
+			if (n > NAME_MAX)
+				break;
+			memcpy(comp, p, n);
+			comp[n] = '\0';
+			nfd = rd_openat(fd, comp,
+					O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | O_DIRECTORY |
+					    O_NOFOLLOW,
+					0);
+			close(fd);
+			fd = nfd;
+		}
+		p = slash + 1;
+		while (*p == '/')
+			p++;
+	}
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
 
 void rd_filter_leave(struct rd_filter_walk *w)

@@ -721,54 +721,12 @@ static void leave_parents(struct rd_tree *t)
 		rd_filter_leave(t->fw);
 }
 
-/*
- * rsync's "-F" (a ':' rule whose file name begins with '/'): the merge
- * files of the parent directories of the transfer root count too. top: a
- * directory (-1: "/"); rel: the source's path beneath it; the parents are
- * top and every directory on rel before its last name, each opened
- * beneath the last (never following a link); the transfer root is the
- * source itself (contents) or its parent. 0, or < 0 with t->err set.
- */
+/* rsync's "-F": the merge files of the transfer root's parents (lib/filter). */
 static int enter_parents(struct rd_tree *t, int top, const char *rel, int contents)
 {
-	const char *p = rel, *slash, *troot_end;
-	int fd, nfd, ret = 0;
-
-	if (!t->fw || !rd_filter_wants_parents(t->fw_rules))
+	if (!t->fw)
 		return 0;
-	while (*p == '/')
-		p++;
-	troot_end = contents ? p + strlen(p) : strrchr(p, '/');
-	if (!troot_end)
-		troot_end = p; /* a name right beneath top: top is the transfer root */
-	fd = top >= 0 ? fcntl(top, F_DUPFD_CLOEXEC, 0) : open("/", OPEN_RD | O_DIRECTORY);
-	while (fd >= 0 && !ret) {
-		ret = rd_filter_enter_parent(t->fw, fd, p,
-					     p < troot_end ? (size_t)(troot_end - p) : 0, &t->err);
-		if (!ret)
-			t->fparents++;
-		slash = strchr(p, '/');
-		if (!slash || (!contents && !strchr(slash + 1, '/')) || (contents && !*(slash + 1)))
-			break; /* the next is the source itself */
-		{
-			char comp[NAME_MAX + 1];
-			size_t n = (size_t)(slash - p);
-
-			if (n > NAME_MAX)
-				break;
-			memcpy(comp, p, n);
-			comp[n] = '\0';
-			nfd = rd_openat(fd, comp, OPEN_RD | O_DIRECTORY | O_NOFOLLOW, 0);
-			close(fd);
-			fd = nfd;
-		}
-		p = slash + 1;
-		while (*p == '/')
-			p++;
-	}
-	if (fd >= 0)
-		close(fd);
-	return ret;
+	return rd_filter_enter_parents(t->fw, top, rel, contents, &t->fparents, &t->err);
 }
 
 /*
