@@ -457,6 +457,17 @@ static int on_range(struct receiver *r, struct rfile *f, const struct rd_msg_met
 		f->state = RF_DONE;
 		return 0;
 	}
+	if (ret == RD_SINK_RANGE_LEAVE) {
+		/* a transfer rule left it (its links name what is there, as rsync's do) */
+		took(r, f, ret);
+		f->kept = 2;
+		if (commit && r->e->o.hardlinks &&
+		    (!r->e->o.link_marks || (f->flags & RD_FF_LINKED)))
+			rd_sink_link_kept(r->sink, f->path, f->plen, root);
+		if (m->flags & RD_MF_LAST)
+			f->state = RF_DONE;
+		return 0;
+	}
 	if (ret == RD_SINK_RANGE_SAME && !commit) {
 		f->state = RF_DONE; /* the final file is there (quick check) */
 		return 0;

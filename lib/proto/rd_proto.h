@@ -672,6 +672,13 @@
  *	Quick check (rsync's): when a regular file with the FILE's size and
  *	  mtime (to the ns) is already under the final name, a RANGE entry is
  *	  done at once (DONE, 0 bytes) and a COMMIT only applies metadata.
+ *	  With SELECT agreed (RD_OF_SELECT), the receiver decides a range
+ *	  entry by SELECT as it decides a whole file, at the final name (no
+ *	  range touches it before the COMMIT, so all decide alike): the quick
+ *	  check as compare and modify_window say (CHECKSUM and ALL send every
+ *	  range), and a rule (UPDATE, EXISTING, IGNORE_EXISTING, the sizes)
+ *	  that leaves the file makes a RANGE done at once and a COMMIT change
+ *	  nothing (DONE 0).
  *    META kind RANGE (0x10), first META of such an entry:
  *	 6 u64 job	  the job's number (random, the same for every session
  *			  of one run; rdcp-mpi's rank 0 draws it)

@@ -416,6 +416,14 @@ const struct rd_err *rd_sink_file_err(const struct rd_sink_file *f);
  * there already; rd_sink_file_commit(f, 1) applies the metadata to it.
  */
 #define RD_SINK_RANGE_SAME 2
+/*
+ * Both, with rsync's rules set (rd_sink_set_select): the quick check as
+ * they say (--size-only, --modify-window; -c and -I send), and
+ * RD_SINK_RANGE_LEAVE, *out NULL: a transfer rule (-u, --existing,
+ * --ignore-existing, --max-size, --min-size) leaves the file as it is;
+ * nothing is written, the COMMIT changes nothing either.
+ */
+#define RD_SINK_RANGE_LEAVE 3
 int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int root,
 			const struct rd_sink_meta *m, uint64_t job, uint64_t off, uint64_t rlen,
 			struct rd_sink_file **out);

@@ -360,6 +360,29 @@ static int quick_same(int pfd, const char *name, const struct rd_sink_meta *m, s
 	       (uint32_t)st->st_mtim.tv_nsec == m->mtime_nsec;
 }
 
+/*
+ * rsync's rules for a file moved in ranges, decided at its final name,
+ * which no range touches before the COMMIT: every range and the COMMIT
+ * decide alike. RD_SINK_SEND, RD_SINK_SAME (there already; st is its
+ * stat) or RD_SINK_LEAVE (a transfer rule: -u, --existing, --max-size...);
+ * < 0 on error. Without rules set (rd_sink_set_select): the quick check
+ * alone, to the nanosecond; a write-only module compares nothing.
+ */
+static int range_check(struct rd_sink *s, struct rd_sink_file *f, const char *path, size_t len,
+		       int root, const struct rd_sink_meta *m, struct stat *st)
+{
+	int ret;
+
+	if (rd_sink__flags(s) & RD_SINK_FRESH)
+		return RD_SINK_SEND;
+	if (!rd_sink__select(s))
+		return quick_same(f->pfd, f->name, m, st) ? RD_SINK_SAME : RD_SINK_SEND;
+	ret = rd_sink_file_check(s, path, len, root, m);
+	if (ret == RD_SINK_SAME && rd_fstatat(f->pfd, f->name, st, AT_SYMLINK_NOFOLLOW) < 0)
+		ret = RD_SINK_SEND; /* gone since: sent */
+	return ret;
+}
+
 int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int root,
 			const struct rd_sink_meta *m, uint64_t job, uint64_t off, uint64_t rlen,
 			struct rd_sink_file **out)
@@ -388,10 +411,13 @@ int rd_sink_range_begin(struct rd_sink *s, const char *path, size_t len, int roo
 	ret = rd_sink__file_new(s, path, len, root, m, &f);
 	if (ret < 0)
 		return ret;
-	/* a write-only module (RD_SINK_FRESH) compares nothing that is there */
-	if (!fresh && quick_same(f->pfd, f->name, m, &st)) {
+	/* rsync's rules (a write-only module, RD_SINK_FRESH, compares nothing) */
+	ret = range_check(s, f, path, len, root, m, &st);
+	if (ret != RD_SINK_SEND) {
 		rd_sink_file_abort(f);
-		return RD_SINK_RANGE_SAME;
+		return ret < 0		     ? ret
+		       : ret == RD_SINK_SAME ? RD_SINK_RANGE_SAME
+					     : RD_SINK_RANGE_LEAVE;
 	}
 	g = range_new(file_dirfd(f), f->name, m, digest, cs, job);
 	if (!g) {
@@ -507,7 +533,12 @@ int rd_sink_range_commit(struct rd_sink *s, const char *path, size_t len, int ro
 	ret = rd_sink__file_new(s, path, len, root, m, &f);
 	if (ret < 0)
 		return ret;
-	if (!(rd_sink__flags(s) & RD_SINK_FRESH) && quick_same(f->pfd, f->name, m, &st)) {
+	ret = range_check(s, f, path, len, root, m, &st);
+	if (ret < 0 || ret == RD_SINK_LEAVE) {
+		rd_sink_file_abort(f);
+		return ret < 0 ? ret : RD_SINK_RANGE_LEAVE;
+	}
+	if (ret == RD_SINK_SAME) {
 		/* already there: its metadata only (rd_sink_file_commit keeps it) */
 		fd = rd_openat(f->pfd, f->name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0);
 		if (fd < 0) {
