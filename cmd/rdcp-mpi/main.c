@@ -14,8 +14,10 @@
 
 #include "lib/base/rd_num.h"
 #include "lib/engine/rd_engine.h"
+#include "lib/filter/rd_filter.h"
 #include "lib/mpi/rd_mpi.h"
 #include "lib/proto/rd_proto.h"
+#include "lib/session/rd_selopt.h"
 #include "lib/sink/rd_sink.h"
 #include "lib/tls/rd_tls.h"
 #include "lib/version/rd_version.h"
@@ -53,6 +55,30 @@ static void usage(FILE *out)
 		"  -l, --links                accepted: symlinks are always copied as links\n"
 		"  -t, --times                accepted: mtimes are always kept\n"
 		"      --numeric-ids          accepted: ids always travel as numbers\n"
+		"\n"
+		"Selection, as in rsync (and rdcp):\n"
+		"  -c, --checksum             compare contents, not just size and mtime\n"
+		"  -I, --ignore-times         no quick check: every file is sent anew\n"
+		"      --size-only            equal sizes match, whatever the mtimes\n"
+		"  -@, --modify-window NUM    mtimes this many seconds apart match (default:\n"
+		"                             to the nanosecond)\n"
+		"  -u, --update               keep files that are newer on the receiver\n"
+		"      --ignore-existing      keep every file the receiver has\n"
+		"      --existing             make nothing new on the receiver\n"
+		"      --max-size SIZE        leave out files larger than SIZE\n"
+		"      --min-size SIZE        leave out files smaller than SIZE\n"
+		"  -n, --dry-run              change nothing on the receiver (the summary\n"
+		"                             counts what was compared)\n"
+		"  -f, --filter RULE          a filter rule in rsync's syntax ('- *.o', '+ /dir/',\n"
+		"                             ': .rules', 'H x')\n"
+		"  -F                         read .rsync-filter files in each directory (twice:\n"
+		"                             and leave them out)\n"
+		"      --exclude PATTERN      leave out what matches (rsync's patterns)\n"
+		"      --include PATTERN      keep what matches, before later excludes\n"
+		"      --exclude-from FILE    exclude patterns, one a line ('-': stdin)\n"
+		"      --include-from FILE    include patterns, one a line\n"
+		"  -0, --from0                the -from files' names end with NUL\n"
+		"\n"
 		"  -q, --quiet                print only errors\n"
 		"  -v, --verbose              accepted (rsync habit): --json tells all\n"
 		"      --json                 one JSON object for the job on stdout (rank 0)\n"
@@ -107,6 +133,7 @@ enum {
 	OPT_SPECIALS,
 	OPT_NUMERIC_IDS,
 	OPT_BWLIMIT,
+	OPT_SEL = 512, /* + enum rd_selopt_id: rsync's selection options */
 };
 
 static const struct option longopts[] = {
@@ -141,6 +168,22 @@ static const struct option longopts[] = {
     {"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
     {"ca", required_argument, NULL, OPT_CA},
     {"known-hosts", required_argument, NULL, OPT_KNOWN_HOSTS},
+    {"checksum", no_argument, NULL, OPT_SEL + RD_SO_CHECKSUM},
+    {"ignore-times", no_argument, NULL, OPT_SEL + RD_SO_IGNORE_TIMES},
+    {"size-only", no_argument, NULL, OPT_SEL + RD_SO_SIZE_ONLY},
+    {"modify-window", required_argument, NULL, OPT_SEL + RD_SO_MODIFY_WINDOW},
+    {"update", no_argument, NULL, OPT_SEL + RD_SO_UPDATE},
+    {"dry-run", no_argument, NULL, OPT_SEL + RD_SO_DRY_RUN},
+    {"ignore-existing", no_argument, NULL, OPT_SEL + RD_SO_IGNORE_EXISTING},
+    {"existing", no_argument, NULL, OPT_SEL + RD_SO_EXISTING},
+    {"max-size", required_argument, NULL, OPT_SEL + RD_SO_MAX_SIZE},
+    {"min-size", required_argument, NULL, OPT_SEL + RD_SO_MIN_SIZE},
+    {"filter", required_argument, NULL, OPT_SEL + RD_SO_FILTER},
+    {"exclude", required_argument, NULL, OPT_SEL + RD_SO_EXCLUDE},
+    {"include", required_argument, NULL, OPT_SEL + RD_SO_INCLUDE},
+    {"exclude-from", required_argument, NULL, OPT_SEL + RD_SO_EXCLUDE_FROM},
+    {"include-from", required_argument, NULL, OPT_SEL + RD_SO_INCLUDE_FROM},
+    {"from0", no_argument, NULL, OPT_SEL + RD_SO_FROM0},
     {"version", no_argument, NULL, OPT_VERSION},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -193,12 +236,55 @@ static int read_secret(const char *file, char *buf, size_t cap, size_t *len)
 	return *len ? 0 : -1;
 }
 
-static int parse(int argc, char **argv, struct rd_mpi_opts *mo, struct cli *c, const char **pwfile)
+/* The short letters of rsync's selection options. */
+static int sel_letter(int opt)
 {
-	uint64_t v;
-	int opt;
+	switch (opt) {
+	case 'c':
+		return RD_SO_CHECKSUM;
+	case 'I':
+		return RD_SO_IGNORE_TIMES;
+	case '@':
+		return RD_SO_MODIFY_WINDOW;
+	case 'u':
+		return RD_SO_UPDATE;
+	case 'n':
+		return RD_SO_DRY_RUN;
+	case 'f':
+		return RD_SO_FILTER;
+	case 'F':
+		return RD_SO_F;
+	case '0':
+		return RD_SO_FROM0;
+	}
+	return opt > OPT_SEL ? opt - OPT_SEL : 0;
+}
 
-	while ((opt = getopt_long(argc, argv, "raopgHXADltqvh", longopts, NULL)) != -1) {
+static int parse(int argc, char **argv, struct rd_mpi_opts *mo, struct cli *c, const char **pwfile,
+		 struct rd_selopt *so)
+{
+	struct rd_err err;
+	uint64_t v;
+	int opt, id;
+
+	while ((opt = getopt_long(argc, argv, "raopgHXADltqvhcI@:unf:F0", longopts, NULL)) != -1) {
+		id = sel_letter(opt);
+		if (id) {
+			/* shared with rdcp: lib/session/rd_selopt.c */
+			char as[64];
+			const struct option *lo;
+
+			snprintf(as, sizeof(as), "-%c", opt);
+			for (lo = longopts; lo->name; lo++)
+				if (lo->val == OPT_SEL + id)
+					snprintf(as, sizeof(as), "--%s", lo->name);
+			if (rd_selopt_apply(so, (enum rd_selopt_id)id, 1, optarg, as, &err)) {
+				if (c->rank == 0)
+					fprintf(stderr, "rdcp-mpi: %s\n", err.msg);
+				return -1;
+			}
+			continue;
+		}
 		switch (opt) {
 		case 'r':
 			mo->flags |= RD_OF_RECURSIVE;
@@ -408,6 +494,8 @@ int main(int argc, char **argv)
 	struct cli c;
 	struct rd_err err;
 	const char *pwfile = NULL;
+	struct rd_selopt so;
+	struct rd_filter *filter = NULL;
 	char secret[300];
 	size_t slen;
 	char kh[PATH_MAX];
@@ -417,6 +505,7 @@ int main(int argc, char **argv)
 	memset(&mo, 0, sizeof(mo));
 	memset(&c, 0, sizeof(c));
 	memset(&res, 0, sizeof(res));
+	rd_selopt_init(&so);
 	if (rd_mpi_init(&argc, &argv, &rank, &size)) {
 		fprintf(stderr, "rdcp-mpi: MPI did not start (or gives no threads)\n");
 		return EXIT_USAGE;
@@ -426,11 +515,24 @@ int main(int argc, char **argv)
 	mo.eo.threads = 2;
 	mo.eo.window = RD_WINDOW_DEFAULT;
 	mo.co.timeout_ms = 30000;
-	ret = parse(argc, argv, &mo, &c, &pwfile);
+	ret = parse(argc, argv, &mo, &c, &pwfile, &so);
 	if (ret) {
 		st = ret < 0 ? EXIT_USAGE : 0;
 		goto out;
 	}
+	/* rsync's selection: the rules (every rank reads the same files), SELECT */
+	if (rd_selopt_filter(&so, &filter, &err)) {
+		if (rank == 0)
+			fprintf(stderr, "rdcp-mpi: %s\n", err.msg);
+		st = EXIT_USAGE;
+		goto out;
+	}
+	mo.filter = filter;
+	rd_selopt_select(&so, &mo.sel);
+	mo.need_select = rd_selopt_any(&so) || filter;
+	/* a dry run moves no ranges (a range writes its partial): files go whole */
+	if (so.rules & RD_SEL_DRY_RUN)
+		mo.split_min = UINT64_MAX;
 	if (argc - optind < 2) {
 		if (rank == 0)
 			usage(stderr);
@@ -530,6 +632,8 @@ int main(int argc, char **argv)
 	rd_mpi_result_free(&res);
 	rd_hostlist_free(&dest.hosts);
 out:
+	rd_filter_free(filter);
+	rd_selopt_free(&so);
 	rd_mpi_finalize();
 	return st;
 }

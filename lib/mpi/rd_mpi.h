@@ -48,6 +48,17 @@ struct rd_mpi_opts {
 	struct rd_tls_cfg tls;
 	/* password logins without tls.ca_file: the servers' pins (rd_known_hosts_check) */
 	const char *known_hosts;
+	/*
+	 * rsync's selection (as rdcp's, lib/session/rd_selopt.h): the filter
+	 * rules (NULL: none) leave entries out of the walk, a push's and a
+	 * pull's listing alike (per-directory merge files read through each
+	 * directory's descriptor); sel, the quick check and transfer rules,
+	 * goes to every receiver (the servers of a push, the ranks' sinks of
+	 * a pull); need_select: refuse servers older than the SELECT block.
+	 */
+	const struct rd_filter *filter;
+	struct rd_select sel;
+	int need_select;
 	uint64_t split_min; /* files at least this large may be cut (0: 2 chunks) */
 	uint64_t bwlimit;   /* bytes per second per rank (--bwlimit); 0: none */
 	/* rank 0, about every tick_ms: bytes moved by the job so far */

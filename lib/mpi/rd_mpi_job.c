@@ -245,6 +245,10 @@ static void *phase_thread(void *arg)
 	co.eo = o->eo;
 	co.eo.stop = o->stop;
 	co.co = o->co;
+	/* rsync's rules: the servers decide by them (SELECT), and get the filter rules (RULES) */
+	co.sel = o->sel;
+	co.filter = o->filter;
+	co.need_select = o->need_select;
 	rd_mpi__tls(ph->j, &co);
 	if (o->bwlimit) {
 		rd_pace_init(&pace, o->bwlimit);
@@ -369,6 +373,9 @@ static int setup_sources(struct job *j)
 				return -RD_EUSAGE;
 			}
 			s->dir = 1;
+			s->contents = contents;
+			if (!contents)
+				snprintf(s->tname, sizeof(s->tname), "%s", b);
 			s->fd = open(dup, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 			snprintf(s->prefix, sizeof(s->prefix), "%s%s%s", base,
 				 base[0] && !contents ? "/" : "", contents ? "" : b);
@@ -384,6 +391,12 @@ static int setup_sources(struct job *j)
 				   "source %s: not a regular file or directory", p);
 			free(dup);
 			return -RD_EUSAGE;
+		}
+		/* -F: the merge files of the parents, as the file system has them */
+		if (o->filter && !(s->real = realpath(dup, NULL))) {
+			rd_err_set(&j->err, RD_ENOENT, errno, "source %s", p);
+			free(dup);
+			return -RD_ENOENT;
 		}
 		free(dup);
 		if (s->fd < 0)
@@ -547,9 +560,11 @@ out:
 	ret = all;
 	rd_err_copy(&res->err, &j->err);
 done:
-	for (i = 0; j->src && i < j->nsrc; i++)
+	for (i = 0; j->src && i < j->nsrc; i++) {
 		if (j->src[i].fd >= 0)
 			close(j->src[i].fd);
+		free(j->src[i].real);
+	}
 	if (j->pull)
 		rd_mpi__pull_free(j);
 	free(j->src);

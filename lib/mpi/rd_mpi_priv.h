@@ -38,6 +38,11 @@ struct src {
 	int dir;	   /* a directory (else a file: one record, rel = its name) */
 	char name[256];	   /* a file source's name */
 	char prefix[4097]; /* wire path of the source's root ("" none) */
+	/* filter rules: the source's transfer paths start with tname ("" for
+	 * contents and files); real: its path from "/" (-F's parents) */
+	int contents;
+	char tname[256];
+	char *real;
 };
 
 struct job {
@@ -68,6 +73,12 @@ struct job {
 	unsigned nrange_json;
 	char first_error[512];
 	struct rd_err err;
+	/* the walk's filter state: the levels entered for fw_src's directory fw_rel */
+	struct rd_filter_walk *fw;
+	int fw_src;	     /* -1: none entered */
+	int fw_root;	     /* the source's root is entered (after fw_parents levels) */
+	unsigned fw_parents; /* -F: levels of the root's parents */
+	char fw_rel[RD_PATH_MAX + 1];
 };
 
 int rd_mpi__recs_add(struct recs *v, const struct rec *r);

@@ -103,6 +103,8 @@ int rd_mpi__pull_setup(struct job *j)
 	if (ret)
 		return ret;
 	rd_sink_set_label(j->sink, o->local_dest);
+	/* rsync's rules for what the ranks make here themselves (commits, links, nodes) */
+	rd_session_sink_select(j->sink, &o->sel);
 	rd_sink_set_chunking(j->sink, j->cs, "", 1);
 	return 0;
 }
@@ -214,6 +216,9 @@ static void client_opts(struct job *j, struct rd_client_opts *co, const char **r
 	co->eo = o->eo;
 	co->eo.stop = o->stop;
 	co->co = o->co;
+	/* we receive: the quick check and transfer rules are our sinks' */
+	co->sel = o->sel;
+	co->need_select = o->need_select;
 	rd_mpi__tls(j, co);
 }
 
@@ -238,6 +243,16 @@ int rd_mpi__pull_list(struct job *j)
 			   (j->o->flags & (RD_OF_HARDLINKS | RD_OF_DEVICES | RD_OF_SPECIALS));
 		co.list = on_listed;
 		co.list_ctx = &ls;
+		/*
+		 * The server walks: it leaves out what our filter rules exclude,
+		 * their transfer paths from the root rsync's would have (the
+		 * source's contents: below it; its entries keep its name)
+		 */
+		if (g_psrc[i].contents)
+			co.sel.pflags[0] |= RD_PF_CONTENTS;
+		co.filter = j->o->filter;
+		if (co.filter)
+			co.need_select = 1;
 		memset(cl, 0, sizeof(*cl));
 		ret = rd_client_run(cl, &co);
 		if (ls.bad) {
@@ -396,6 +411,10 @@ static void commits(struct job *j)
 
 		meta_of(r, &m);
 		ret = rd_sink_range_commit(j->sink, r->rel, strlen(r->rel), 0, &m, j->id, &f);
+		if (ret == RD_SINK_RANGE_LEAVE) { /* a transfer rule: as it is */
+			j->ok++;
+			continue;
+		}
 		if (ret >= 0)
 			ret = rd_sink_file_commit(f, ret == RD_SINK_RANGE_SAME);
 		if (ret < 0)

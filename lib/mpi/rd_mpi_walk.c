@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/filter/rd_filter.h"
 #include "lib/proto/rd_proto.h"
 
 int rd_mpi__recs_add(struct recs *v, const struct rec *r)
@@ -131,6 +132,129 @@ static int add(struct job *j, struct rec *r)
 	return ret;
 }
 
+/* --- rsync's filter rules in the parallel walk --- */
+
+/* The transfer path (what the rules see) of rel beneath source s. */
+static size_t tpath(const struct job *j, uint16_t s, const char *rel, char *out)
+{
+	const char *t = j->src[s].tname;
+	int n = snprintf(out, RD_PATH_MAX + 1, "%s%s%s", t, t[0] && rel[0] ? "/" : "", rel);
+
+	return n < 0 ? 0 : n > RD_PATH_MAX ? RD_PATH_MAX : (size_t)n;
+}
+
+static void fw_leave_all(struct job *j)
+{
+	unsigned n = j->fw_parents + (unsigned)j->fw_root, c;
+	const char *p;
+
+	if (j->fw_root)
+		for (p = j->fw_rel; *p; p++)
+			n += *p == '/' || p == j->fw_rel;
+	for (c = 0; c < n; c++)
+		rd_filter_leave(j->fw);
+	j->fw_src = -1;
+	j->fw_root = 0;
+	j->fw_parents = 0;
+	j->fw_rel[0] = '\0';
+}
+
+/* Source s's parents (-F) entered, and nothing below them. 0 or < 0 (j->err). */
+static int fw_source(struct job *j, uint16_t s)
+{
+	const struct src *sr = &j->src[s];
+	unsigned n = 0;
+	int ret;
+
+	if (j->fw_src == s && !j->fw_root)
+		return 0;
+	fw_leave_all(j);
+	ret = rd_filter_enter_parents(j->fw, -1, sr->real, sr->contents, &n, &j->err);
+	j->fw_parents = n;
+	j->fw_src = s;
+	if (ret < 0)
+		fw_leave_all(j);
+	return ret;
+}
+
+/*
+ * The rules in force in directory rel of source s (fd: its descriptor):
+ * the merge files of its parents (-F), of the source's root and of every
+ * directory down to rel, each read through its own descriptor. Moves from
+ * the levels entered for the last directory: left up to the common
+ * ancestor, entered down from there. 0 or < 0 (j->err: the directory is
+ * skipped, what its rules exclude is not known).
+ */
+static int fw_goto(struct job *j, uint16_t s, const char *rel, int fd)
+{
+	char tp[RD_PATH_MAX + 1], part[RD_PATH_MAX + 1];
+	size_t common = 0, i, n;
+	const char *p, *q;
+	int dfd, ret;
+
+	if (j->fw_src != s && fw_source(j, s) < 0)
+		return -1;
+	if (j->fw_root) {
+		/* the common ancestor of fw_rel and rel, by whole names */
+		for (i = 0;; i++) {
+			if ((!j->fw_rel[i] || j->fw_rel[i] == '/') && (!rel[i] || rel[i] == '/'))
+				common = i;
+			if (!j->fw_rel[i] || !rel[i] || j->fw_rel[i] != rel[i])
+				break;
+		}
+		for (p = j->fw_rel + common; *p; p++)
+			if (*p == '/' || (p == j->fw_rel && common == 0))
+				rd_filter_leave(j->fw);
+		j->fw_rel[common] = '\0';
+	} else {
+		n = tpath(j, s, "", tp);
+		dfd = rel[0] ? open_dir(j->src[s].fd, "") : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		ret = dfd < 0 ? rd_err_set(&j->err, RD_ESYS, errno, "%s", tp)
+			      : rd_filter_enter(j->fw, dfd, tp, n, &j->err);
+		if (dfd >= 0)
+			close(dfd);
+		if (ret < 0)
+			return ret;
+		j->fw_root = 1;
+		j->fw_rel[0] = '\0';
+		common = 0;
+	}
+	/* down from the common ancestor: each name below it */
+	for (q = rel + common; *q;) {
+		if (*q == '/')
+			q++;
+		p = strchr(q, '/');
+		q = p ? p : q + strlen(q);
+		n = (size_t)(q - rel);
+		memcpy(part, rel, n);
+		part[n] = '\0';
+		dfd = *q ? open_dir(j->src[s].fd, part) : fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		i = tpath(j, s, part, tp);
+		ret = dfd < 0 ? rd_err_set(&j->err, RD_ESYS, errno, "%s", tp)
+			      : rd_filter_enter(j->fw, dfd, tp, i, &j->err);
+		if (dfd >= 0)
+			close(dfd);
+		if (ret < 0) {
+			fw_leave_all(j); /* what is entered no longer matches a path */
+			return ret;
+		}
+		memcpy(j->fw_rel, part, n + 1);
+	}
+	return 0;
+}
+
+/* Does a rule leave out rel (beneath source s)? The levels above it are entered. */
+static int fw_excluded(struct job *j, uint16_t s, const char *rel, int is_dir)
+{
+	char tp[RD_PATH_MAX + 1];
+	size_t n;
+
+	if (!j->fw)
+		return 0;
+	n = tpath(j, s, rel, tp);
+	return n && rd_filter_excluded(j->fw, tp, n, is_dir, RD_FILTER_SENDER);
+}
+
 /* One directory: its entries recorded, its subdirectories queued. */
 static int visit(void *ctx, struct rd_wq *q, const void *item, size_t len)
 {
@@ -162,6 +286,26 @@ static int visit(void *ctx, struct rd_wq *q, const void *item, size_t len)
 			close(fd);
 		return 0;
 	}
+	if (j->fw) {
+		/* a source named itself: the rules may leave it out (parents' -F files first) */
+		if (!rel[0] && j->src[s].tname[0] &&
+		    (fw_source(j, s) < 0 || fw_excluded(j, s, "", 1))) {
+			if (j->err.msg[0])
+				rd_mpi__fail(j, j->src[s].tname, j->err.msg);
+			rd_err_clear(&j->err);
+			close(fd);
+			return 0;
+		}
+		/* its merge files and those above it, read through descriptors */
+		if (fw_goto(j, s, rel, fd) < 0) {
+			snprintf(sub, sizeof(sub), "%s", rel[0] ? rel : ".");
+			rd_mpi__fail(j, sub, j->err.msg);
+			rd_err_clear(&j->err);
+			j->walk_failed++;
+			close(fd);
+			return 0;
+		}
+	}
 	memset(&r, 0, sizeof(r));
 	r.src = s;
 	rec_stat(&r, &st, rootst.st_dev);
@@ -192,6 +336,8 @@ static int visit(void *ctx, struct rd_wq *q, const void *item, size_t len)
 			}
 			continue;
 		}
+		if (fw_excluded(j, s, sub, S_ISDIR(st.st_mode)))
+			continue; /* rsync's filter rules: left out, a directory with its tree */
 		if (S_ISDIR(st.st_mode)) {
 			uint8_t it[RD_PATH_MAX + 2];
 			size_t sl = strlen(sub);
@@ -227,6 +373,12 @@ int rd_mpi__walk(struct job *j)
 	struct rec r;
 	int i, n = 0, ret = 0;
 
+	j->fw_src = -1;
+	if (j->o->filter && rd_filter_count(j->o->filter)) {
+		ret = rd_filter_walk_new(&j->fw, j->o->filter, &j->err);
+		if (ret)
+			return ret;
+	}
 	if (j->rank == 0) {
 		seeds = calloc((size_t)j->nsrc, sizeof(*seeds));
 		sp = calloc((size_t)j->nsrc, sizeof(*sp));
@@ -243,7 +395,14 @@ int rd_mpi__walk(struct job *j)
 				lens[n++] = 2;
 				continue;
 			}
-			/* a file source: one record, beside its parent */
+			/* a file source: one record, beside its parent (unless a rule leaves it out) */
+			if (j->fw && (fw_source(j, (uint16_t)i) < 0 ||
+				      fw_excluded(j, (uint16_t)i, j->src[i].name, 0))) {
+				if (j->err.msg[0])
+					rd_mpi__fail(j, j->src[i].name, j->err.msg);
+				rd_err_clear(&j->err);
+				continue;
+			}
 			if (fstatat(j->src[i].fd, j->src[i].name, &fs, AT_SYMLINK_NOFOLLOW) < 0) {
 				rd_mpi__fail(j, j->src[i].name, strerror(errno));
 				j->walk_failed++;
@@ -263,6 +422,8 @@ int rd_mpi__walk(struct job *j)
 	j->listed = st.items;
 	j->stolen = st.taken;
 out:
+	rd_filter_walk_free(j->fw);
+	j->fw = NULL;
 	free(seeds);
 	free(sp);
 	free(lens);

@@ -240,6 +240,13 @@ struct rd_client {
 void rd_client_opts_init(struct rd_client_opts *o);
 
 /*
+ * rsync's quick check and transfer rules (OPEN's SELECT) for a receiving
+ * sink (rdcp-mpi's pulls set their ranks' own sinks with it).
+ */
+struct rd_sink;
+void rd_session_sink_select(struct rd_sink *sink, const struct rd_select *sel);
+
+/*
  * Run one copy. c->e.report/report_ctx may be set before. Returns 0,
  * -RD_EPARTIAL, or a negative status with c->err explaining it.
  */

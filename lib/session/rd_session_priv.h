@@ -22,9 +22,6 @@ int rd_local_start(struct rd_local **out, const struct rd_client_opts *o, struct
 		   struct rd_tls_cfg *tls, struct rd_err *err);
 int rd_local_finish(struct rd_local *l, char *summary, size_t len);
 
-/* rsync's quick check and transfer rules (OPEN's SELECT) for a receiving sink. */
-void rd_session_sink_select(struct rd_sink *sink, const struct rd_select *sel);
-
 /* Keyed digests: the chunk key from the session's TLS exporter. */
 int rd_session_chunk_key(struct rd_conn *c, struct rd_engine *e, struct rd_err *err);
 
