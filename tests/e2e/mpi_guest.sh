@@ -99,6 +99,28 @@ a)
 	n=$(json /tmp/pull.json "sum(1 for r in d['ranks'] if any(x['path'].startswith('big') for x in r['range_list']) and r['bytes_moved'] > 0)")
 	check "pull: big moved by $n ranks" [ "${n:-0}" -ge 2 ]
 	json /tmp/pull.json "'    ' + ', '.join('rank %d via %s: %d bytes' % (r['rank'], r['server'], r['bytes_moved']) for r in d['ranks'])"
+	# rsync's selection over RDMA: an anchored exclude, a dir/ rule and -u,
+	# where the destination's big is newer (and smaller): every range of the
+	# source's big leaves it as it is
+	mkdir -p "$T/mod/dsel"
+	head -c 1048576 /dev/urandom >"$T/mod/dsel/big"
+	touch -d "2030-01-01" "$T/mod/dsel/big"
+	cp -p "$T/mod/dsel/big" /tmp/newer-big
+	mpirun --allow-run-as-root --oversubscribe -np 4 --host "$RIG_SELF_IP:2,$RIG_PEER_IP:2" \
+		--mca plm_rsh_agent ssh --mca plm_rsh_args "$SSH_ARGS" \
+		--mca pml ob1 --mca btl self,vader,tcp --mca osc ^ucx \
+		--mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0 \
+		--mca btl_vader_single_copy_mechanism none \
+		"$MPI" -a -u --exclude=small/s1/ --exclude=/big.link --json --transport rdma \
+		--chunk-size 1M "$T/src/" "$RIG_SELF_IP,$RIG_PEER_IP::m/dsel" >/tmp/sel.json 2>/tmp/sel.err
+	rc=$?
+	check "push -u --exclude over both VMs: exit 0 ($rc)" [ "$rc" = 0 ]
+	[ "$rc" = 0 ] || tail -n 20 /tmp/sel.err
+	check "  the excluded directory and the anchored name are not there" \
+		sh -c '[ ! -e "$1/small/s1" ] && [ ! -e "$1/big.link" ] && [ -e "$1/small/s0" ]' _ "$T/mod/dsel"
+	check "  -u: the newer big is kept (its ranges left it)" cmp -s /tmp/newer-big "$T/mod/dsel/big"
+	check "  the rest is byte-exact" diff -r --no-dereference --exclude=s1 --exclude=big --exclude=big.link \
+		"$T/src" "$T/mod/dsel"
 	# MPI_BENCH=1: throughput against ranks (tests/bench/mpi_bench.sh --rig
 	# reads these lines), beside one rdcp
 	if [ -n "${MPI_BENCH:-}" ]; then

@@ -198,6 +198,10 @@ else
 	cat mpich.err
 fi
 
+# 5b. rsync's selection options against rsync's own, and a password login
+# shellcheck source=tests/mpi/mpi_select.sh
+. "$(dirname "$lib")/mpi_select.sh"
+
 # 6. bad input: one clear message, a non-zero exit
 out=$(run 2 src/ /tmp/local 2>&1) && fail "local destination accepted" ||
 	{ echo "$out" | grep -q "must be rdcpd servers" && pass "a local destination: refused, said why" || fail "local dest: $out"; }
