@@ -112,8 +112,9 @@ int rd_filter_enter_parent(struct rd_filter_walk *w, int fd, const char *below, 
 /*
  * All of the above for one source: top a directory (-1: "/"), rel the
  * source's path beneath it (a source's contents when contents); the
- * parents are top and every directory on rel before the transfer root,
- * each opened beneath the last (never following a link). *entered counts
+ * parents are top and every directory on rel before the source: for a
+ * source named by itself, its transfer root too (rsync reads that one's
+ * file as well), each opened beneath the last (never following a link). *entered counts
  * the levels entered (each undone by rd_filter_leave, also after an
  * error). Nothing unless rd_filter_wants_parents(). 0 or < 0 (err).
  */

@@ -311,9 +311,13 @@ int rd_filter_enter_parents(struct rd_filter_walk *w, int top, const char *rel, 
 					     err);
 		if (!ret)
 			(*entered)++;
+		/*
+		 * the next is the source itself: stop (a source named by itself
+		 * lies in its transfer root, which is read too, as rsync does)
+		 */
 		slash = strchr(p, '/');
-		if (!slash || (!contents && !strchr(slash + 1, '/')) || (contents && !*(slash + 1)))
-			break; /* the next is the source itself */
+		if (!slash || (contents && !*(slash + 1)))
+			break;
 		{
 			char comp[NAME_MAX + 1];
 			size_t n = (size_t)(slash - p);

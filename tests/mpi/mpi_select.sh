@@ -110,6 +110,17 @@ sel_case quick
 	pass "-c replaced the same-size same-mtime file that the quick check kept" ||
 	fail "-c: quick kept '$(cat $T/mod/sel-quick/samesize)', -c left '$(cat $T/mod/sel-checksum/samesize)'"
 
+# a source named by itself: the rules see its name (anchored at its parent),
+# and -F reads that parent's file too, as rsync does
+named=(--exclude=/src/logs --exclude='a/' --include='deep/***' --exclude='/src/*/' -F)
+(cd $T/selp && rsync -a "${named[@]}" src $T/or-named/) || fail "rsync named: exit $?"
+if out=$(cd $T/selp && run 3 -a --chunk-size 64K "${named[@]}" src "127.0.0.[1-2]::m/named" 2>&1); then
+	mpi_same_tree $T/or-named $T/mod/named && pass "push of a named source (${named[*]}): as rsync's" ||
+		fail "push of a named source: differs from rsync's"
+else
+	fail "push of a named source: exit non-zero: $out"
+fi
+
 # -n: nothing changes on the receiver, push or pull
 sel_prep update $T/mod/sel-dry && sig0=$(mpi_sig $T/mod/sel-dry)
 out=$(cd $T/selp && run 3 -a -n src/ "127.0.0.[1-2]::m/sel-dry" 2>&1) || fail "push -n: exit $?: $out"
