@@ -16,6 +16,7 @@
 
 #include "cmd/rdcp/opts.h"
 #include "cmd/rdcp/rdcp.h"
+#include "lib/filter/rd_filter.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink.h"
 
@@ -336,6 +337,62 @@ static void test_info_levels(void **state)
 	free(a.ops);
 }
 
+/* rsync's selection options (lib/session/rd_selopt.c, shared with rdcp-mpi): values and order. */
+static void test_selection(void **state)
+{
+	struct rd_filter *f = NULL;
+	struct rdcp_opts o;
+	struct rdcp_args a;
+	struct rd_err err;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(parse(&o, &a,
+			       W("-u", "--existing", "--max-size=1.5k", "--min-size", "10",
+				 "--modify-window=2", "--size-only", "--exclude", "*.o", "-F",
+				 "--include=/a/", "-F", "s", "d")),
+			 0);
+	assert_int_equal(o.sel.rules, RD_SEL_UPDATE | RD_SEL_EXISTING);
+	assert_int_equal(o.sel.max_size, 1536);
+	assert_int_equal(o.sel.min_size, 10);
+	assert_int_equal(o.sel.modify_window, 2);
+	assert_int_equal(o.sel.compare, RD_CMP_SIZE);
+	assert_int_equal(rd_selopt_any(&o.sel), 1);
+	assert_int_equal(a.nops, 2);
+	/* the rules in command-line order; -F once the merge, twice the hiding too */
+	assert_int_equal(rd_selopt_filter(&o.sel, &f, &err), 0);
+	assert_int_equal(rd_filter_count(f), 4);
+	assert_string_equal(rd_filter_text(f, 0, &len), "- *.o");
+	assert_string_equal(rd_filter_text(f, 2, &len), "+ /a/");
+	assert_int_equal(rd_filter_has_dir_merge(f), 1);
+	rd_filter_free(f);
+	rd_selopt_free(&o.sel);
+	free(a.ops);
+	/* -I after --size-only: the last word wins; --no-update undoes -u */
+	assert_int_equal(parse(&o, &a, W("--size-only", "-I", "-u", "--no-update", "s", "d")), 0);
+	assert_int_equal(o.sel.compare, RD_CMP_ALL);
+	assert_int_equal(o.sel.rules, 0);
+	assert_int_equal(rd_selopt_any(&o.sel), 1);
+	free(a.ops);
+	/* defaults: nothing for the receiver to know */
+	assert_int_equal(parse(&o, &a, W("s", "d")), 0);
+	assert_int_equal(rd_selopt_any(&o.sel), 0);
+	assert_int_equal(o.sel.max_size, RD_SIZE_NONE);
+	free(a.ops);
+	/* bad values name the option */
+	assert_int_equal(parse(&o, &a, W("--modify-window=soon", "s", "d")), -1);
+	assert_non_null(strstr(a.msg, "--modify-window 'soon'"));
+	free(a.ops);
+	assert_int_equal(parse(&o, &a, W("--max-size", "12Q", "s", "d")), -1);
+	assert_non_null(strstr(a.msg, "--max-size=12Q is invalid"));
+	free(a.ops);
+	assert_int_equal(parse(&o, &a, W("--exclude-from", "/nonexistent/x", "s", "d")), 0);
+	assert_int_equal(rd_selopt_filter(&o.sel, &f, &err), -RD_EUSAGE);
+	assert_non_null(strstr(err.msg, "filter file /nonexistent/x"));
+	rd_selopt_free(&o.sel);
+	free(a.ops);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +401,7 @@ int main(void)
 	    cmocka_unit_test(test_usage_errors),
 	    cmocka_unit_test(test_rsync_forms),
 	    cmocka_unit_test(test_info_levels),
+	    cmocka_unit_test(test_selection),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
