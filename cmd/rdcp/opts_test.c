@@ -347,11 +347,11 @@ static void test_selection(void **state)
 	size_t len;
 
 	(void)state;
-	assert_int_equal(parse(&o, &a,
-			       W("-u", "--existing", "--max-size=1.5k", "--min-size", "10",
-				 "--modify-window=2", "--size-only", "--exclude", "*.o", "-F",
-				 "--include=/a/", "-F", "s", "d")),
-			 0);
+	assert_int_equal(
+	    parse(&o, &a,
+		  W("-u", "--existing", "--max-size=1.5k", "--min-size", "10", "--modify-window=2",
+		    "--size-only", "--exclude", "*.o", "-F", "--include=/a/", "-F", "s", "d")),
+	    0);
 	assert_int_equal(o.sel.rules, RD_SEL_UPDATE | RD_SEL_EXISTING);
 	assert_int_equal(o.sel.max_size, 1536);
 	assert_int_equal(o.sel.min_size, 10);
