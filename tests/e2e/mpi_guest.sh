@@ -106,6 +106,7 @@ a)
 	head -c 1048576 /dev/urandom >"$T/mod/dsel/big"
 	touch -d "2030-01-01" "$T/mod/dsel/big"
 	cp -p "$T/mod/dsel/big" /tmp/newer-big
+	t0=$SECONDS
 	mpirun --allow-run-as-root --oversubscribe -np 4 --host "$RIG_SELF_IP:2,$RIG_PEER_IP:2" \
 		--mca plm_rsh_agent ssh --mca plm_rsh_args "$SSH_ARGS" \
 		--mca pml ob1 --mca btl self,vader,tcp --mca osc ^ucx \
@@ -114,7 +115,7 @@ a)
 		"$MPI" -a -u --exclude=small/s1/ --exclude=/big.link --json --transport rdma \
 		--chunk-size 1M "$T/src/" "$RIG_SELF_IP,$RIG_PEER_IP::m/dsel" >/tmp/sel.json 2>/tmp/sel.err
 	rc=$?
-	check "push -u --exclude over both VMs: exit 0 ($rc)" [ "$rc" = 0 ]
+	check "push -u --exclude over both VMs: exit 0 ($rc) in $((SECONDS - t0)) s" [ "$rc" = 0 ]
 	[ "$rc" = 0 ] || tail -n 20 /tmp/sel.err
 	check "  the excluded directory and the anchored name are not there" \
 		sh -c '[ ! -e "$1/small/s1" ] && [ ! -e "$1/big.link" ] && [ -e "$1/small/s0" ]' _ "$T/mod/dsel"
