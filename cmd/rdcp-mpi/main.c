@@ -75,7 +75,8 @@ static void usage(FILE *out)
 		"                             and leave them out)\n"
 		"      --exclude PATTERN      leave out what matches (rsync's patterns)\n"
 		"      --include PATTERN      keep what matches, before later excludes\n"
-		"      --exclude-from FILE    exclude patterns, one a line ('-': stdin)\n"
+		"      --exclude-from FILE    exclude patterns, one a line (a file: every rank\n"
+		"                             reads it)\n"
 		"      --include-from FILE    include patterns, one a line\n"
 		"  -0, --from0                the -from files' names end with NUL\n"
 		"\n"
@@ -521,6 +522,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* rsync's selection: the rules (every rank reads the same files), SELECT */
+	for (ret = 0; ret < so.nfargs; ret++)
+		if ((so.fargs[ret].how == RD_SO_F_EXCLUDE_FROM ||
+		     so.fargs[ret].how == RD_SO_F_INCLUDE_FROM) &&
+		    !strcmp(so.fargs[ret].arg, "-")) {
+			if (rank == 0)
+				fprintf(stderr, "rdcp-mpi: --exclude-from/--include-from -: every "
+						"rank reads the rules, and only one has standard "
+						"input; name a file\n");
+			st = EXIT_USAGE;
+			goto out;
+		}
 	if (rd_selopt_filter(&so, &filter, &err)) {
 		if (rank == 0)
 			fprintf(stderr, "rdcp-mpi: %s\n", err.msg);

@@ -137,6 +137,9 @@ out=$(run 2 -a --max-size=12Q src/ "127.0.0.1::m/x" 2>&1) && fail "--max-size=12
 out=$(run 2 -a --exclude-from=/nonexistent src/ "127.0.0.1::m/x" 2>&1) && fail "a missing --exclude-from accepted" ||
 	{ echo "$out" | grep -q "filter file /nonexistent" && pass "a missing --exclude-from: named" || fail "exclude-from: $out"; }
 
+out=$(run 2 -a --exclude-from=- src/ "127.0.0.1::m/x" 2>&1 </dev/null) && fail "--exclude-from=- accepted" ||
+	{ echo "$out" | grep -q "name a file" && pass "--exclude-from=-: refused, said why" || fail "exclude-from -: $out"; }
+
 # a password login: a module with auth users, the secret from RDCP_PASSWORD or --password-file
 mkdir -p $T/authmod
 chown nobody $T/authmod
