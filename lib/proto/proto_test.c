@@ -1851,6 +1851,109 @@ static void test_listing(void **state)
 	assert_string_equal(rd_msg_type_name(RD_MSG_LIST), "LIST");
 }
 
+/* OPEN with RD_OF_SELECT (and RD_OF_MIRROR when sel is 2, or MIRROR alone when 0). */
+static void b_open_mir(struct bld *b, int sel, uint16_t flags, int64_t max_delete)
+{
+	b_hdr(b, RD_MSG_OPEN);
+	b_u8(b, RD_MODE_PUSH);
+	b_u32(b, RD_OF_RECURSIVE | RD_OF_MIRROR | (sel ? RD_OF_SELECT : 0));
+	b_u32(b, RD_CHUNK_DEFAULT);
+	b_strz(b, "");
+	b_u16(b, 1);
+	b_strz(b, "m/d");
+	if (sel) {
+		b_u8(b, RD_CMP_QUICK);
+		b_u16(b, 0);
+		b_u32(b, 0);
+		b_u64(b, 0);
+		b_u64(b, RD_SIZE_NONE);
+		b_u8(b, 0);
+		b_u16(b, 0);
+		b_u16(b, 0);
+		b_u32(b, 0);
+	}
+	b_u16(b, flags);
+	b_u64(b, (uint64_t)max_delete);
+	b_fix(b);
+}
+
+static void b_deleted1(struct bld *b, uint16_t n, uint8_t flags, const char *path, const char *text)
+{
+	b_hdr(b, RD_MSG_DELETED);
+	b_u16(b, n);
+	for (uint16_t i = 0; i < n; i++) {
+		b_u8(b, flags);
+		b_strz(b, path);
+		b_strz(b, text);
+	}
+	b_fix(b);
+}
+
+/* Version 13: OPEN's MIRROR block and DELETED (rd_proto.h). */
+static void test_mirror(void **state)
+{
+	char big[RD_PATH_MAX + 2];
+	struct bld b;
+	struct rd_msg m;
+	uint8_t buf[RD_MSG_MAX];
+
+	(void)state;
+	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_DEL_AFTER | RD_MF_FORCE, 25);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.mir.flags, RD_MF_DELETE | RD_MF_DEL_AFTER | RD_MF_FORCE);
+	assert_int_equal(m.u.open.mir.max_delete, 25);
+	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_DEL_BEFORE, RD_MAX_DELETE_NONE);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.mir.max_delete, -1);
+	b_open_mir(&b, 1, RD_MF_FORCE | RD_MF_IGNORE_ERRORS | RD_MF_ALLOW_EMPTY, 0);
+	expect_ok(&b, &m);
+	/* what a client may not ask */
+	b_open_mir(&b, 0, RD_MF_DELETE, -1);
+	expect_refused(&b, "MIRROR without SELECT");
+	b_open_mir(&b, 1, 0x40, -1);
+	expect_refused(&b, "unknown MIRROR flags");
+	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_DEL_BEFORE | RD_MF_DEL_AFTER, -1);
+	expect_refused(&b, "MIRROR: delete before and after");
+	b_open_mir(&b, 1, RD_MF_DEL_AFTER, -1);
+	expect_refused(&b, "MIRROR: a deletion order without DELETE");
+	b_open_mir(&b, 1, RD_MF_DELETE, -2);
+	expect_refused(&b, "bad MIRROR max_delete");
+	b_open_mir(&b, 1, RD_MF_DELETE, INT64_MIN);
+	expect_refused(&b, "bad MIRROR max_delete");
+	/* the encoder: no MIRROR values without the flag */
+	assert_true(rd_msg_sample(&m, RD_MSG_OPEN, 0));
+	m.u.open.mir.flags = RD_MF_DELETE;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &m), -RD_EUSAGE);
+
+	/* DELETED */
+	b_deleted1(&b, 1, RD_DLF_DIR, "a/b", "");
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.deleted.n, 1);
+	assert_int_equal(m.u.deleted.flags[0], RD_DLF_DIR);
+	assert_memory_equal(m.u.deleted.path[0].ptr, "a/b", 3);
+	b_deleted1(&b, RD_DEL_BATCH, RD_DLF_SKIPPED, "x", "");
+	expect_ok(&b, &m);
+	b_deleted1(&b, 1, RD_DLF_OFF, "", "I/O error on the sending side");
+	expect_ok(&b, &m);
+	b_deleted1(&b, 0, 0, "", "");
+	expect_refused(&b, "bad DELETED count");
+	b_deleted1(&b, RD_DEL_BATCH + 1, 0, "x", "");
+	expect_refused(&b, "bad DELETED count");
+	b_deleted1(&b, 1, 0x10, "x", "");
+	expect_refused(&b, "unknown DELETED flags");
+	b_deleted1(&b, 1, 0, "x", "why");
+	expect_refused(&b, "DELETED text without FAILED or OFF");
+	memset(big, 'p', sizeof(big));
+	big[RD_PATH_MAX + 1] = '\0';
+	b_deleted1(&b, 1, 0, big, "");
+	expect_refused(&b, "deleted path too long");
+	assert_true(RD_OF_MIRROR & RD_OF_KNOWN);
+	assert_int_equal(RD_OF_MIRROR & RD_OF_DESTS, 0); /* two blocks, two bits */
+	assert_int_equal(RD_PROTO_MIRROR, 13);
+	assert_true(RD_PROTO_MIRROR <= RD_PROTO_MAX);
+	assert_string_equal(rd_msg_type_name(RD_MSG_DELETED), "DELETED");
+}
+
 static void test_cm_roundtrip(void **state)
 {
 	struct rd_cm_req req = {.ver_min = 1, .ver_max = 3, .flags = 0x4, .ctrl_depth = 64}, req2;
@@ -1962,6 +2065,7 @@ int main(void)
 	    cmocka_unit_test(test_lanes_grant),
 	    cmocka_unit_test(test_names),
 	    cmocka_unit_test(test_listing),
+	    cmocka_unit_test(test_mirror),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

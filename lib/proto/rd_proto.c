@@ -172,6 +172,45 @@ static const char *dests_check(const struct rd_msg_open *o)
 	return NULL;
 }
 
+/* OPEN's MIRROR block (version 13). */
+static const char *mirror_check(const struct rd_msg_open *o)
+{
+	const struct rd_mirror *x = &o->mir;
+
+	if (!(o->flags & RD_OF_SELECT))
+		return "MIRROR without SELECT";
+	if (x->flags & ~RD_MF_KNOWN)
+		return "unknown MIRROR flags";
+	if ((x->flags & RD_MF_DEL_BEFORE) && (x->flags & RD_MF_DEL_AFTER))
+		return "MIRROR: delete before and after";
+	if ((x->flags & (RD_MF_DEL_BEFORE | RD_MF_DEL_AFTER)) && !(x->flags & RD_MF_DELETE))
+		return "MIRROR: a deletion order without DELETE";
+	if (x->max_delete < RD_MAX_DELETE_NONE)
+		return "bad MIRROR max_delete";
+	return NULL;
+}
+
+static const char *deleted_check(const struct rd_msg_deleted *d)
+{
+	const char *why;
+	uint16_t i;
+
+	if (d->n == 0 || d->n > RD_DEL_BATCH)
+		return "bad DELETED count";
+	for (i = 0; i < d->n; i++) {
+		if (d->flags[i] & ~RD_DLF_KNOWN)
+			return "unknown DELETED flags";
+		why = str_check(&d->path[i], RD_PATH_MAX, "deleted path too long");
+		if (!why)
+			why = str_check(&d->text[i], RD_MSG_TEXT_MAX, "message text too long");
+		if (why)
+			return why;
+		if (d->text[i].len && !(d->flags[i] & (RD_DLF_FAILED | RD_DLF_OFF)))
+			return "DELETED text without FAILED or OFF";
+	}
+	return NULL;
+}
+
 static const char *open_check(const struct rd_msg_open *o)
 {
 	const char *why;
@@ -202,9 +241,13 @@ static const char *open_check(const struct rd_msg_open *o)
 	why = window_check(o->flags, o->window);
 	if (!why)
 		why = dests_check(o);
-	if (why || !(o->flags & RD_OF_SELECT))
+	if (!why && (o->flags & RD_OF_SELECT))
+		why = select_check(o);
+	if (why)
 		return why;
-	return select_check(o);
+	if (!(o->flags & RD_OF_MIRROR))
+		return o->mir.flags || o->mir.max_delete ? "MIRROR without RD_OF_MIRROR" : NULL;
+	return mirror_check(o);
 }
 
 static const char *special_check(const struct rd_msg_file *f)
@@ -593,6 +636,8 @@ static const char *msg_check(const struct rd_msg *m)
 		return rd_proto__want_check(&m->u.want);
 	case RD_MSG_RULES:
 		return rules_check(&m->u.rules);
+	case RD_MSG_DELETED:
+		return deleted_check(&m->u.deleted);
 	default:
 		return "unknown message type";
 	}
@@ -639,6 +684,10 @@ static void put_open(struct rd_wcur *w, const struct rd_msg_open *o)
 		}
 		rd_put_u16(w, o->sel.nrules);
 		rd_put_u32(w, o->sel.nnames);
+	}
+	if (o->flags & RD_OF_MIRROR) {
+		rd_put_u16(w, o->mir.flags);
+		rd_put_u64(w, (uint64_t)o->mir.max_delete);
 	}
 	if (o->flags & RD_OF_DESTS)
 		put_dests(w, &o->dests);
@@ -830,6 +879,14 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		rd_put_u16(w, m->u.rules.n);
 		rd_put_bytes(w, m->u.rules.raw, m->u.rules.rawlen);
 		break;
+	case RD_MSG_DELETED:
+		rd_put_u16(w, m->u.deleted.n);
+		for (i = 0; i < m->u.deleted.n && i < RD_DEL_BATCH; i++) {
+			rd_put_u8(w, m->u.deleted.flags[i]);
+			rd_put_str(w, &m->u.deleted.path[i]);
+			rd_put_str(w, &m->u.deleted.text[i]);
+		}
+		break;
 	case RD_MSG_FIN:
 		rd_put_u32(w, m->u.fin.files_ok);
 		rd_put_u32(w, m->u.fin.files_failed);
@@ -918,6 +975,10 @@ static void get_open(struct rd_rcur *r, struct rd_msg_open *o)
 		}
 		o->sel.nrules = rd_get_u16(r);
 		o->sel.nnames = rd_get_u32(r);
+	}
+	if (o->flags & RD_OF_MIRROR) {
+		o->mir.flags = rd_get_u16(r);
+		o->mir.max_delete = (int64_t)rd_get_u64(r);
 	}
 	if (o->flags & RD_OF_DESTS)
 		get_dests(r, &o->dests);
@@ -1161,6 +1222,19 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.rules.n = rd_get_u16(r);
 		m->u.rules.rawlen = r->why ? 0 : rd_rcur_left(r);
 		m->u.rules.raw = rd_rcur_take(r, m->u.rules.rawlen); /* checked in rules_check */
+		break;
+	case RD_MSG_DELETED:
+		m->u.deleted.n = rd_get_u16(r);
+		if (!r->why && (m->u.deleted.n == 0 || m->u.deleted.n > RD_DEL_BATCH)) {
+			rd_rcur_fail(r, "bad DELETED count");
+			break;
+		}
+		for (i = 0; i < m->u.deleted.n && !r->why; i++) {
+			m->u.deleted.flags[i] = rd_get_u8(r);
+			rd_get_str(r, &m->u.deleted.path[i], RD_PATH_MAX, "deleted path too long");
+			rd_get_str(r, &m->u.deleted.text[i], RD_MSG_TEXT_MAX,
+				   "message text too long");
+		}
 		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = rd_get_u32(r);

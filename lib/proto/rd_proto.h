@@ -10,8 +10,9 @@
  * section 4, Login; 10 link groups named: RD_FF_LINKED and
  * RD_FF_LINK_LAST; 11 rsync's rules: RD_OF_SELECT, OPEN's SELECT block,
  * RULES, FILE flag CONTENTS, item SKIPPED; 12 listings: LIST, MODULES and
- * RD_OF_LIST, section 3, Listings; 13 mirroring: RD_OF_DESTS, OPEN's
- * DESTS block). This comment is the specification;
+ * RD_OF_LIST, section 3, Listings; 13 mirroring: RD_OF_MIRROR, OPEN's
+ * MIRROR block, DELETED; RD_OF_DESTS, OPEN's DESTS block). This comment
+ * is the specification;
  * docs/PROTOCOL.md points here and summarizes the metadata extension.
  *
  * All integers are fixed width and big-endian. Every length read off the
@@ -228,6 +229,28 @@
  *	   u16 nrules	  filter rules that follow in RULES, 0..RD_RULES_MAX
  *	   u32 nnames	  PULL (a PUSH: 0): --files-from names that follow in
  *			  RULES, 0..RD_NAMES_MAX
+ *	 + MIRROR	  only with RD_OF_MIRROR (version 13, RD_PROTO_MIRROR;
+ *			  only with RD_OF_SELECT, else refused): rsync's
+ *			  --delete and its relatives (issue 29), for the
+ *			  receiver, which alone deletes:
+ *	   u16 flags	  RD_MF_DELETE 0x1 (any --delete*: the receiver
+ *			  deletes, in each directory of the transfer, what the
+ *			  sender did not list there), RD_MF_DEL_BEFORE 0x2
+ *			  (--delete-before: at the directory's POST, at once),
+ *			  RD_MF_DEL_AFTER 0x4 (--delete-delay/-after: once the
+ *			  run's last entry is done; neither: --delete-during,
+ *			  once every entry before the POST is done), RD_MF_FORCE
+ *			  0x8 (a non-empty directory may be replaced by a
+ *			  non-directory), RD_MF_IGNORE_ERRORS 0x10 (a source
+ *			  error does not turn deletion off), RD_MF_ALLOW_EMPTY
+ *			  0x20 (an empty top-level source directory may
+ *			  empty its destination); other bits, both BEFORE and
+ *			  AFTER, or either without DELETE: refused
+ *	   s64 max_delete -1: no limit; 0..: entries the receiver may
+ *			  delete in all (rsync's --max-delete); below -1 refused
+ *			  A daemon refuses DELETE on a PUSH into a module
+ *			  whose (or whose user's) delete permission is not
+ *			  given, at OPEN (ERROR naming the module).
  *	 + DESTS	  only with RD_OF_DESTS (version 13; PUSH only, and
  *			  only with RD_OF_SELECT): where the receiver looks
  *			  before it asks for data, and what it keeps (rsync's
@@ -486,6 +509,22 @@
  *    Only the LAST may be empty; a client refuses an empty one that is
  *    not, more than RD_LIST_MODULES_MAX names in all, and anything else
  *    in their place (an ERROR ends the session as ever).
+ *
+ *    DELETED (22), receiver -> sender, version 13, only after an OPEN with
+ *    RD_MF_DELETE (a sender refuses it otherwise): what the receiver
+ *    deleted (or, with DRY_RUN, would delete), for the sending side's
+ *    user (rsync's "*deleting" lines, --stats, exit 25):
+ *	 0 u16 n	  1..RD_DEL_BATCH
+ *	 2 n x { u8 flags  RD_DLF_DIR 0x1 (the entry was a directory),
+ *			   RD_DLF_FAILED 0x2 (it could not be deleted: text says
+ *			   why), RD_DLF_SKIPPED 0x4 (not deleted: --max-delete
+ *			   was reached), RD_DLF_OFF 0x8 (deletion was turned off
+ *			   for the rest of the run: text says why, path empty);
+ *			   other bits refused
+ *		 str path  0..RD_PATH_MAX bytes, below the destination (only
+ *			   displayed, never used as a path)
+ *		 str text  0..RD_MSG_TEXT_MAX bytes; empty unless FAILED or OFF }
+ *    The receiver sends them as it deletes, before its FIN.
  *
  *    FIN (12), both ways (payload 16 bytes):
  *	 0 u32 files_ok
@@ -751,7 +790,7 @@
 #define RD_PROTO_LINKS	     10 /* the first with RD_FF_LINKED, RD_FF_LINK_LAST */
 #define RD_PROTO_SELECT	     11 /* the first version with RD_OF_SELECT */
 #define RD_PROTO_LIST	     12 /* the first with LIST, MODULES and RD_OF_LIST */
-#define RD_PROTO_MIRROR	     13 /* the first with RD_OF_DESTS (and RD_OF_MIRROR) */
+#define RD_PROTO_MIRROR	     13 /* the first with RD_OF_MIRROR, DELETED and RD_OF_DESTS */
 #define RD_DEFAULT_PORT 18710 /* unassigned; not perftest's 18515 */
 
 #define RD_CM_REQ_LEN 16
@@ -829,6 +868,7 @@ enum rd_msg_type {
 	RD_MSG_RULES = 19,
 	RD_MSG_LIST = 20,
 	RD_MSG_MODULES = 21,
+	RD_MSG_DELETED = 22,
 	RD_MSG_TYPE_MAX,
 	RD_MSG_WANT = 0x20 /* section 6: its own range of numbers */
 };
@@ -905,13 +945,19 @@ enum rd_open_mode { RD_MODE_PUSH = 1, RD_MODE_PULL = 2 };
  */
 #define RD_OF_LIST	 0x400000u
 /*
+ * Version 13 (RD_PROTO_MIRROR), with RD_OF_SELECT only: OPEN carries the
+ * MIRROR block after SELECT (--delete and its relatives; DELETED comes
+ * back). 0x1000000u is the next block's (RD_OF_DESTS).
+ */
+#define RD_OF_MIRROR	 0x800000u
+/*
  * Version 13 (RD_PROTO_MIRROR), PUSH only, with RD_OF_SELECT: OPEN carries
  * the DESTS block (alternate destinations and backups, issue 29).
  */
 #define RD_OF_DESTS 0x1000000u
 /* Ranges (section 6, issue 32): its own block of numbers, from the top. */
 #define RD_OF_RANGES	  0x80000000u
-#define RD_OF_KNOWN	  (0x7fffffu | RD_OF_DESTS | RD_OF_RANGES)
+#define RD_OF_KNOWN	  (0x7fffffu | RD_OF_MIRROR | RD_OF_DESTS | RD_OF_RANGES)
 #define RD_WF_END	  0x1u /* WANT: the list's last message */
 #define RD_WANT_WHOLE	  1
 #define RD_WANT_RANGE	  2
@@ -994,6 +1040,22 @@ enum rd_cmp {
 #define RD_RULES_BYTES_MAX     (256u << 10)	  /* all of them */
 #define RD_NAMES_MAX	       100000u		  /* --files-from names of a pull */
 #define RD_NAMES_BYTES_MAX     (4u << 20)	  /* all of them */
+/* OPEN's MIRROR block (RD_OF_MIRROR, version 13): flags */
+#define RD_MF_DELETE	    0x1u  /* any --delete* */
+#define RD_MF_DEL_BEFORE    0x2u  /* --delete-before */
+#define RD_MF_DEL_AFTER	    0x4u  /* --delete-delay, --delete-after */
+#define RD_MF_FORCE	    0x8u  /* --force */
+#define RD_MF_IGNORE_ERRORS 0x10u /* --ignore-errors */
+#define RD_MF_ALLOW_EMPTY   0x20u /* --allow-empty-source */
+#define RD_MF_KNOWN	    0x3fu
+#define RD_MAX_DELETE_NONE  (-1) /* MIRROR max_delete: no limit */
+/* DELETED */
+#define RD_DEL_BATCH   64    /* entries in one DELETED */
+#define RD_DLF_DIR      0x1u  /* a directory */
+#define RD_DLF_FAILED   0x2u  /* could not be deleted (text) */
+#define RD_DLF_SKIPPED  0x4u  /* --max-delete reached: not deleted */
+#define RD_DLF_OFF      0x8u  /* deletion turned off for the run (text) */
+#define RD_DLF_KNOWN    0xfu
 enum rd_rules_kind { RD_RULES_FILTER = 1, RD_RULES_NAMES = 2 };
 
 /* META */
@@ -1110,6 +1172,12 @@ struct rd_dests {
 	struct rd_str dirs[RD_DESTS_MAX];
 };
 
+/* OPEN's MIRROR block (RD_OF_MIRROR). */
+struct rd_mirror {
+	uint16_t flags;	    /* RD_MF_* */
+	int64_t max_delete; /* RD_MAX_DELETE_NONE, or 0.. */
+};
+
 struct rd_msg_open {
 	uint8_t mode;	/* enum rd_open_mode */
 	uint32_t flags; /* RD_OF_* */
@@ -1121,6 +1189,7 @@ struct rd_msg_open {
 	uint16_t window;			/* RD_OF_WINDOW only */
 	struct rd_select sel;			/* RD_OF_SELECT only */
 	struct rd_dests dests;			/* RD_OF_DESTS only */
+	struct rd_mirror mir;			/* RD_OF_MIRROR only */
 };
 
 struct rd_msg_open_ok {
@@ -1224,6 +1293,14 @@ struct rd_msg_modules {
 	uint16_t n;    /* 0..RD_LIST_BATCH */
 	struct rd_str name[RD_LIST_BATCH];
 	struct rd_str comment[RD_LIST_BATCH];
+};
+
+/* DELETED: strings point into the message */
+struct rd_msg_deleted {
+	uint16_t n; /* 1..RD_DEL_BATCH */
+	uint8_t flags[RD_DEL_BATCH];
+	struct rd_str path[RD_DEL_BATCH];
+	struct rd_str text[RD_DEL_BATCH];
 };
 
 struct rd_msg_fin {
@@ -1345,6 +1422,7 @@ struct rd_msg {
 		struct rd_msg_want want;
 		struct rd_msg_modules modules;
 		struct rd_msg_rules rules;
+		struct rd_msg_deleted deleted;
 	} u;
 };
 

@@ -64,6 +64,8 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	}
 	o->sel.nrules = RD_RULES_MAX;
 	o->sel.nnames = RD_NAMES_MAX;
+	o->mir.flags = RD_MF_KNOWN & ~RD_MF_DEL_BEFORE;
+	o->mir.max_delete = INT64_MAX;
 }
 
 /* RULES: variant 0 two filter rules; 1: --files-from names up to the brim */
@@ -279,6 +281,16 @@ static void sample_payload(struct rd_msg *m, int v)
 						    : str_of(i ? "" : "a comment");
 		}
 		break;
+	case RD_MSG_DELETED:
+		/* v: four of the longest paths with the longest texts (it fits) */
+		m->u.deleted.n = v ? 4 : 3;
+		for (i = 0; i < m->u.deleted.n; i++) {
+			m->u.deleted.flags[i] = v ? RD_DLF_KNOWN : (uint8_t)(i == 1 ? RD_DLF_DIR : 0);
+			m->u.deleted.path[i] =
+			    v ? str_n(long_path, 2048) : str_of(i == 1 ? "dir" : "dir/old file");
+			m->u.deleted.text[i] = v ? str_n(long_text, RD_MSG_TEXT_MAX) : str_of("");
+		}
+		break;
 	case RD_MSG_FIN:
 		m->u.fin.files_ok = v ? 0xffffffffu : 10;
 		m->u.fin.files_failed = v ? 0xffffffffu : 1;
@@ -341,7 +353,8 @@ static bool open_eq(const struct rd_msg_open *a, const struct rd_msg_open *b)
 	       a->sel.max_size == b->sel.max_size &&
 	       !memcmp(a->sel.pflags, b->sel.pflags, sizeof(a->sel.pflags)) &&
 	       !memcmp(a->sel.skip, b->sel.skip, sizeof(a->sel.skip)) &&
-	       a->sel.nrules == b->sel.nrules && a->sel.nnames == b->sel.nnames;
+	       a->sel.nrules == b->sel.nrules && a->sel.nnames == b->sel.nnames &&
+	       a->mir.flags == b->mir.flags && a->mir.max_delete == b->mir.max_delete;
 }
 
 static bool file_eq(const struct rd_msg_file *a, const struct rd_msg_file *b)
@@ -456,6 +469,15 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return a->u.rules.kind == b->u.rules.kind && a->u.rules.n == b->u.rules.n &&
 		       a->u.rules.rawlen == b->u.rules.rawlen &&
 		       !memcmp(a->u.rules.raw, b->u.rules.raw, a->u.rules.rawlen);
+	case RD_MSG_DELETED:
+		if (a->u.deleted.n != b->u.deleted.n || a->u.deleted.n > RD_DEL_BATCH)
+			return false;
+		for (unsigned i = 0; i < a->u.deleted.n; i++)
+			if (a->u.deleted.flags[i] != b->u.deleted.flags[i] ||
+			    !str_eq(&a->u.deleted.path[i], &b->u.deleted.path[i]) ||
+			    !str_eq(&a->u.deleted.text[i], &b->u.deleted.text[i]))
+				return false;
+		return true;
 	case RD_MSG_FIN:
 		return a->u.fin.files_ok == b->u.fin.files_ok &&
 		       a->u.fin.files_failed == b->u.fin.files_failed &&
