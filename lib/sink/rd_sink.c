@@ -23,6 +23,7 @@
 #include "lib/sink/rd_sink_int.h"
 #include "lib/sink/rd_sink_backup.h"
 #include "lib/sink/rd_sink_priv.h"
+#include "lib/sink/rd_sink_mirror.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -181,6 +182,7 @@ static int dry_new(struct rd_sink *s, int ret)
 static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
 {
 	struct stat st;
+	int e;
 
 	if (rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
 		return 0;
@@ -192,10 +194,17 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 		sink_cache_drop(s); /* it may be the directory going */
 	if (rd_unlinkat(pl->pfd, pl->name, AT_REMOVEDIR) == 0)
 		return 0;
-	if (errno == ENOTEMPTY || errno == EEXIST)
+	e = errno;
+	/* --force (or any --delete*): emptied first, its contents reported as deleted */
+	if ((e == ENOTEMPTY || e == EEXIST) &&
+	    rd_sink__mirror_room(s, pl->pfd, pl->name, path, len) > 0 &&
+	    rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+		return 0;
+	if (e == ENOTEMPTY || e == EEXIST)
 		return rd_err_set(&s->err, RD_ESYS, 0,
 				  "%s: cannot delete the non-empty directory in its way",
 				  sink_esc(s, path, len));
+	errno = e;
 	return sink_fail(s, errno, path, len, "remove the directory in the way of");
 }
 

@@ -7,6 +7,7 @@
  * sink opened and closed.
  */
 #include "lib/sink/rd_sink_int.h"
+#include "lib/sink/rd_sink_mirror.h"
 #include "lib/base/rd_fsid.h"
 
 #include <errno.h>
@@ -672,6 +673,7 @@ void rd_sink_close(struct rd_sink *s)
 	free(s->dest_rel);
 	rd_sink__links_free(s);
 	rd_sink__alt_free(s);
+	rd_sink__mirror_free(s);
 	free(s);
 }
 

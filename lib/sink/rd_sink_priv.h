@@ -13,6 +13,7 @@
 #include "lib/sink/rd_sink.h"
 
 struct rd_partial;
+struct rd_sink_mir;
 struct rd_sink_links;
 struct rd_sink_alt;
 
@@ -93,6 +94,7 @@ struct rd_sink {
 	struct rd_sink_links *links; /* rd_sink_links.c: files that start link groups */
 	struct rd_sink_alt *alt;     /* rd_sink_dests.c: --link-dest..., backups (or NULL) */
 	unsigned items;		     /* rd_sink_items(): what the last entry call changed */
+	struct rd_sink_mir *mir;	     /* --delete, --force (rd_sink_mirror.c), or NULL */
 	/* scratch for one resolution */
 	char eff[EFF_MAX];
 	char esc[RD_ERR_MSG_MAX / 2];
