@@ -25,6 +25,7 @@
 #include "lib/digest/rd_digest.h"
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_mirror.h"
 #include "lib/tree/rd_tree.h"
 #include "lib/xport/rd_xport.h"
 
@@ -191,6 +192,14 @@ struct rd_engine_opts {
 	 * (rd_tree_keep_parents). A source that stays is reported (a failure).
 	 */
 	int remove_source;
+	/*
+	 * RD_OF_MIRROR with RD_MF_DELETE agreed (version 13): a sender takes
+	 * DELETED (else a protocol error); a receiver given mirror_opts
+	 * deletes (rd_sink_mirror.h; the engine sets its report) and sends
+	 * DELETED. --force alone: mirror 0, mirror_opts with delete 0.
+	 */
+	int mirror;
+	const struct rd_mirror_opts *mirror_opts;
 };
 
 #define RD_ENGINE_LINK_TABLE_DEFAULT (32ull << 20)
@@ -235,6 +244,13 @@ struct rd_engine_stats {
 	 * among them, and the entries done.
 	 */
 	_Atomic uint64_t entries_announced, bytes_announced, entries_done;
+	/*
+	 * --delete (either side; a sender from DELETED): entries deleted (or,
+	 * -n, that would be), that could not be, left by --max-delete;
+	 * del_off: deletion was turned off; del_limited: --max-delete stopped it.
+	 */
+	uint64_t deleted, del_failed, del_skipped;
+	int del_off, del_limited;
 	atomic_flag cur_lock;	/* held while cur_name is written or copied */
 	char cur_name[256];	/* its wire path (raw bytes, NUL-terminated) */
 	int finished;
@@ -314,6 +330,13 @@ struct rd_item {
 	int dry_run; /* -n: items is what would have been done; nothing was */
 };
 typedef void (*rd_engine_item_fn)(void *ctx, const struct rd_item *it);
+/*
+ * --delete: what the receiver deleted (flags RD_DLF_*: 0 or DIR: deleted,
+ * or with -n would be; FAILED, SKIPPED, OFF with text), on either side
+ * (a sender hears it in DELETED). path: below the destination, raw bytes.
+ */
+typedef void (*rd_engine_deleted_fn)(void *ctx, unsigned flags, const char *path, size_t len,
+				     const char *text);
 
 struct rd_engine {
 	struct rd_engine_opts o; /* o.digest: digest_name once the engine runs */
@@ -328,6 +351,7 @@ struct rd_engine {
 	rd_engine_entry_fn entry;
 	void *entry_ctx;
 	rd_engine_item_fn item; /* optional: every entry done (same ctx) */
+	rd_engine_deleted_fn deleted; /* optional: --delete's reports (same ctx) */
 	struct rd_err err;
 	/* o.idle_ms: progress events, the count last seen, and since when */
 	uint64_t progress, idle_mark;

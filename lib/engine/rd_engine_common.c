@@ -371,3 +371,19 @@ int rd_engine_drain(struct rd_engine *e, struct rd_conn *c, void *ctx,
 	}
 	return n;
 }
+
+void rd_engine_deleted(struct rd_engine *e, unsigned flags, const char *path, size_t len,
+		       const char *text)
+{
+	if (flags & RD_DLF_OFF)
+		e->st.del_off = 1;
+	else if (flags & RD_DLF_SKIPPED) {
+		e->st.del_limited = 1;
+		e->st.del_skipped += text ? strtoull(text, NULL, 10) : 0;
+	} else if (flags & RD_DLF_FAILED)
+		e->st.del_failed++;
+	else
+		e->st.deleted++;
+	if (e->deleted)
+		e->deleted(e->report_ctx, flags, path, len, text);
+}

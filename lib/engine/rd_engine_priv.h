@@ -126,4 +126,8 @@ void rd_wpool_stop(struct rd_wpool *p);
  * own timeout decides when a silent peer is dead. */
 #define RD_ENGINE_IDLE_MS 1000
 
+/* --delete: count one report (RD_DLF_*) and tell the owner (e->deleted). */
+void rd_engine_deleted(struct rd_engine *e, unsigned flags, const char *path, size_t len,
+		       const char *text);
+
 #endif

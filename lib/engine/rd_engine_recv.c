@@ -143,6 +143,11 @@ struct receiver {
 	struct rd_msg_dones dones; /* RD_OF_BATCH: confirmations not sent yet */
 	struct rd_sink_acl acl[RD_ACL_MAX];
 	struct rd_wpool *pool;
+	/* --delete (rd_sink_mirror.h): the sink deletes; its reports go out in DELETED */
+	int mirror, mirror_done, del_ret;
+	struct rd_msg_deleted del; /* not sent yet; strings in delbuf */
+	size_t delused;
+	char delbuf[RD_MSG_MAX];
 };
 
 /* a session ending early waits this long for the chunks on workers (ms) */
@@ -256,6 +261,53 @@ static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 	sm->mtime_nsec = m->mtime_nsec;
 }
 
+/* --delete: send the reports gathered (waiting for credit): 0 or < 0. */
+static int del_flush(struct receiver *r)
+{
+	struct rd_msg m;
+	int ret;
+
+	if (!r->del.n || r->del_ret)
+		return r->del_ret;
+	memset(&m, 0, sizeof(m));
+	m.hdr.type = RD_MSG_DELETED;
+	m.u.deleted = r->del;
+	ret = rd_engine_send_msg_wait(r->c, &m, &r->e->err, -1);
+	r->del.n = 0;
+	r->delused = 0;
+	if (ret < 0)
+		r->del_ret = ret;
+	return ret < 0 ? ret : 0;
+}
+
+/* rd_mirror_opts.report: counted and told here, and to the sender (DELETED). */
+static void del_report(void *ctx, unsigned flags, const char *rel, size_t len, const char *text)
+{
+	struct receiver *r = ctx;
+	size_t tl = text && (flags & (RD_DLF_FAILED | RD_DLF_OFF | RD_DLF_SKIPPED)) ? strlen(text) : 0;
+	char *p;
+
+	if (len > RD_PATH_MAX)
+		len = RD_PATH_MAX;
+	if (tl > RD_MSG_TEXT_MAX)
+		tl = RD_MSG_TEXT_MAX;
+	rd_engine_deleted(r->e, flags, rel, len, tl ? text : NULL);
+	if (!r->e->o.mirror) /* --force alone: the peer did not ask to hear */
+		return;
+	if (r->del.n == RD_DEL_BATCH || r->delused + len + tl + 5 > RD_MSG_MAX - RD_HDR_LEN - 64)
+		del_flush(r);
+	if (r->del_ret)
+		return;
+	p = r->delbuf + r->delused;
+	memcpy(p, rel, len);
+	memcpy(p + len, text ? text : "", tl);
+	r->del.flags[r->del.n] = (uint8_t)flags;
+	r->del.path[r->del.n] = (struct rd_str){p, (uint16_t)len};
+	r->del.text[r->del.n] = (struct rd_str){p + len, (uint16_t)tl};
+	r->del.n++;
+	r->delused += len + tl;
+}
+
 static int on_file_entry(struct receiver *r, const struct rd_msg_file *m);
 
 /*
@@ -330,6 +382,14 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		return 0;
 	}
 
+	/* --delete: the name joins its directory's list; a POST closes one */
+	if (r->mirror && (m->flags & RD_FF_POST) &&
+	    rd_sink_mirror_post_seen(r->sink, m->id, f->path, f->plen, root))
+		return proto_err(r, rd_sink_err(r->sink)->msg);
+	if (r->mirror && m->type != RD_FT_DIR &&
+	    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen, root, 0, 0))
+		return proto_err(r, rd_sink_err(r->sink)->msg);
+
 	switch (m->type) {
 	case RD_FT_DIR:
 		if (m->flags & RD_FF_POST)
@@ -338,6 +398,9 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		took(r, f, ret);
 		if (ret)
 			sink_fail(r, f, ret);
+		if (r->mirror &&
+		    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen, root, 1, !ret))
+			return proto_err(r, rd_sink_err(r->sink)->msg);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;
 		return 0;
@@ -1069,6 +1132,8 @@ static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
 		struct rslot *s = &r->slots[i];
 
 		if (s->state == SL_BUSY && s->id == m->id && s->chunk == m->chunk) {
+			if (r->mirror)
+				rd_sink_mirror_source_error(r->sink, f->path, f->plen);
 			slot_release(r, s, f);
 			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
 				  (int)m->text.len, m->text.ptr);
@@ -1080,6 +1145,8 @@ static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
 		struct rslot *s = &r->slots[i];
 
 		if (s->state == SL_BUSY && s->kind == RD_GET_PACK && m->id - s->id < s->chunk) {
+			if (r->mirror)
+				rd_sink_mirror_source_error(r->sink, f->path, f->plen);
 			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
 				  (int)m->text.len, m->text.ptr);
 			return 0;
@@ -1122,6 +1189,10 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 		/* code 0: information about an entry (metadata not read); no failure */
 		if (m->u.note.code)
 			r->e->st.files_failed++;
+		/* a source error: --delete stops (or, --ignore-errors, spares that directory) */
+		if (m->u.note.code && r->mirror)
+			rd_sink_mirror_source_error(r->sink, m->u.note.path.ptr,
+						    m->u.note.path.len);
 		if (r->e->report) {
 			memcpy(path, m->u.note.path.ptr, m->u.note.path.len);
 			path[m->u.note.path.len] = '\0';
@@ -1566,6 +1637,9 @@ static int settle(struct receiver *r)
 			f->state = RF_DONE;
 		if (f->state == RF_ACTIVE && f->type == RD_FT_DIR && (f->flags & RD_FF_POST) &&
 		    k == 0) {
+			/* every entry before it is done: its extras may go (--delete) */
+			if (r->mirror)
+				rd_sink_mirror_post(r->sink, f->id, &f->meta);
 			ret = rd_sink_dir_post(r->sink, f->path, f->plen, sink_how(f->flags),
 					       &f->meta);
 			took(r, f, ret);
@@ -1608,6 +1682,8 @@ static int settle(struct receiver *r)
 		}
 		if (f->failed) {
 			r->e->st.files_failed++;
+			if (r->mirror)
+				rd_sink_mirror_failed(r->sink, f->id);
 		} else {
 			r->e->st.files_ok++;
 			if (f->type == RD_FT_REG)
@@ -1631,6 +1707,8 @@ static int settle(struct receiver *r)
 			rd_engine_set_cur(r->e, f->path, f->plen, f->meta.size);
 	}
 	ret = flush_dones(r);
+	if (!ret)
+		ret = del_flush(r);
 	return ret < 0 ? ret : n;
 }
 
@@ -1672,6 +1750,14 @@ static int recv_loop(struct receiver *r)
 		if (ret < 0)
 			return ret;
 		progress += ret;
+		/* --delete-delay, -after, --max-delete: once every entry is done */
+		if (r->end_seen && !r->active && r->mirror && !r->mirror_done) {
+			rd_sink_mirror_finish(r->sink);
+			r->mirror_done = 1;
+			ret = del_flush(r);
+			if (ret < 0)
+				return ret;
+		}
 		if (r->end_seen && !r->active && !r->dones.n && !r->fin_sent &&
 		    rd_conn_can_send(r->c)) {
 			memset(&m, 0, sizeof(m));
@@ -1789,6 +1875,18 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		rd_sink_set_chunking(sink, e->o.chunk_size, e->dg->name, e->dg->sum_size > 0);
 		rd_sink_set_link_table(sink, e->o.link_table);
 	}
+	if (sink && e->o.mirror_opts) {
+		struct rd_mirror_opts mo = *e->o.mirror_opts;
+
+		mo.report = del_report;
+		mo.ctx = r;
+		ret = rd_sink_mirror_start(sink, &mo);
+		if (ret) {
+			rd_err_set(&e->err, -ret, 0, "cannot start --delete");
+			goto out;
+		}
+		r->mirror = mo.delete;
+	}
 	ret = rd_wpool_start(&r->pool, e, c);
 	if (ret)
 		goto out;
@@ -1797,6 +1895,12 @@ int rd_engine_recv(struct rd_engine *e, struct rd_conn *c, struct rd_sink *sink)
 		finish_jobs(r);
 	if (ret < 0)
 		ret = rd_engine_conn_lost(e, c, ret);
+	if (r->mirror) {
+		const struct rd_mirror_stats *ms = rd_sink_mirror_stats(sink);
+
+		e->st.del_skipped = ms->skipped;
+		e->st.del_limited = ms->limited;
+	}
 	if (ret == 0 && e->st.files_failed)
 		ret = rd_err_set(&e->err, RD_EPARTIAL, 0, "%llu of %llu entries failed",
 				 (unsigned long long)e->st.files_failed,

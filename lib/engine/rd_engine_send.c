@@ -394,6 +394,22 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		}
 		return 0;
 	}
+	case RD_MSG_DELETED: {
+		char path[RD_PATH_MAX + 1], text[RD_MSG_TEXT_MAX + 1];
+		unsigned i;
+
+		if (!s->e->o.mirror)
+			return proto_err(s, "DELETED without --delete asked");
+		for (i = 0; i < m->u.deleted.n; i++) {
+			memcpy(path, m->u.deleted.path[i].ptr, m->u.deleted.path[i].len);
+			path[m->u.deleted.path[i].len] = '\0';
+			memcpy(text, m->u.deleted.text[i].ptr, m->u.deleted.text[i].len);
+			text[m->u.deleted.text[i].len] = '\0';
+			rd_engine_deleted(s->e, m->u.deleted.flags[i], path,
+					  m->u.deleted.path[i].len, text[0] ? text : NULL);
+		}
+		return 0;
+	}
 	case RD_MSG_FIN:
 		if (!s->end_sent || s->outstanding)
 			return proto_err(s, "FIN before every entry was answered");
