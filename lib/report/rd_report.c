@@ -370,11 +370,12 @@ int rd_report_json(FILE *out, const struct rd_report *r, const struct rd_engine_
 		c->n[RD_KIND_REG], c->n[RD_KIND_DIR], c->n[RD_KIND_LINK], c->hardlinks,
 		c->n[RD_KIND_DEV], c->n[RD_KIND_SPECIAL], entries, created, c->xferred);
 	fprintf(out,
-		", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64 ", \"bytes\": %" PRIu64
-		", \"bytes_moved\": %" PRIu64 ", \"bytes_resumed\": %" PRIu64
-		", \"bytes_sent\": %" PRIu64 ", \"bytes_received\": %" PRIu64 ", \"seconds\": ",
-		c->failed, st->files_same, st->bytes_files, st->bytes_data, st->bytes_resumed,
-		c->sent, c->received);
+		", \"failed\": %" PRIu64 ", \"identical\": %" PRIu64 ", \"deleted\": %" PRIu64
+		", \"bytes\": %" PRIu64 ", \"bytes_moved\": %" PRIu64
+		", \"bytes_resumed\": %" PRIu64 ", \"bytes_sent\": %" PRIu64
+		", \"bytes_received\": %" PRIu64 ", \"seconds\": ",
+		c->failed, st->files_same, st->deleted, st->bytes_files, st->bytes_data,
+		st->bytes_resumed, c->sent, c->received);
 	json_double(out, seconds, 3);
 	fputs(", \"rate_bytes_per_sec\": ", out);
 	json_double(out, seconds > 0 ? (double)st->bytes_data / seconds : 0, 1);

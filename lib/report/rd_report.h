@@ -11,7 +11,7 @@
  *
  *	{"files": 10, "dirs": 2, "symlinks": 1, "hardlinks": 0, "devices": 0,
  *	 "specials": 0, "entries": 13, "created": 13, "transferred": 10,
- *	 "failed": 2, "identical": 1, "bytes": 1048576,
+ *	 "failed": 2, "identical": 1, "deleted": 0, "bytes": 1048576,
  *	 "bytes_moved": 1048576, "bytes_resumed": 0, "bytes_sent": 1051234,
  *	 "bytes_received": 1234, "seconds": 1.234,
  *	 "rate_bytes_per_sec": 849737.4,
@@ -36,7 +36,8 @@
  * hardlinks (of files), devices, specials (fifos, sockets); entries all of
  * them; created those that were not there before; transferred the regular
  * files whose data was sent (rsync's "regular files transferred"); failed
- * the entries that failed (rd_report_error() with a path). identical,
+ * the entries that failed (rd_report_error() with a path). deleted: what
+ * --delete removed (or, -n, would), from st->deleted. identical,
  * bytes, bytes_moved, bytes_resumed come from struct rd_engine_stats
  * (files_same, bytes_files, bytes_data, bytes_resumed: what the receiver
  * already held and kept after comparing, e.g. from a partial of an

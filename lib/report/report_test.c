@@ -328,7 +328,7 @@ static void test_empty(void **state)
 	    j,
 	    "{\"files\": 0, \"dirs\": 0, \"symlinks\": 0, \"hardlinks\": 0, \"devices\": 0, "
 	    "\"specials\": 0, \"entries\": 0, \"created\": 0, \"transferred\": 0, "
-	    "\"failed\": 0, \"identical\": 0, \"bytes\": 0, "
+	    "\"failed\": 0, \"identical\": 0, \"deleted\": 0, \"bytes\": 0, "
 	    "\"bytes_moved\": 0, \"bytes_resumed\": 0, \"bytes_sent\": 0, \"bytes_received\": 0, "
 	    "\"seconds\": 0.000, \"rate_bytes_per_sec\": "
 	    "0.0, \"checksum\": null, \"exit_status\": 0, \"errors\": [], "
@@ -380,6 +380,7 @@ static void test_counters_and_errors(void **state)
 	st.files_ok = 10;
 	st.files_failed = 2;
 	st.files_same = 1;
+	st.deleted = 6;
 	st.bytes_files = 1048576;
 	st.bytes_data = 3000;
 	st.bytes_resumed = 512;
@@ -429,7 +430,7 @@ static void test_counters_and_errors(void **state)
 	assert_string_equal(j, "{\"files\": 4, \"dirs\": 1, \"symlinks\": 1, \"hardlinks\": 1, "
 			       "\"devices\": 1, \"specials\": 1, \"entries\": 8, \"created\": 5, "
 			       "\"transferred\": 2, \"failed\": 1, \"identical\": 1, "
-			       "\"bytes\": 1048576, "
+			       "\"deleted\": 6, \"bytes\": 1048576, "
 			       "\"bytes_moved\": 3000, \"bytes_resumed\": 512, \"bytes_sent\": 7, "
 			       "\"bytes_received\": 9, \"seconds\": 2.000, "
 			       "\"rate_bytes_per_sec\": 1500.0, "
