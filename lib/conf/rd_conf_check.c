@@ -56,7 +56,7 @@ static int cli_module(struct rd_conf *c, const char *spec)
 	const char *eq = strchr(spec, '='), *dir, *comma, *why;
 	char name[RD_CONF_MODNAME_MAX];
 	size_t nlen, dlen;
-	int ro = 0;
+	int ro = 0, del = 0;
 
 	if (!eq) {
 		rd_conf_report(c, NULL, 0, RD_CONF_ERROR,
@@ -73,8 +73,10 @@ static int cli_module(struct rd_conf *c, const char *spec)
 	dir = eq + 1;
 	comma = strrchr(dir, ',');
 	dlen = strlen(dir);
-	if (comma && (!strcmp(comma, ",ro") || !strcmp(comma, ",rw"))) {
+	if (comma &&
+	    (!strcmp(comma, ",ro") || !strcmp(comma, ",rw") || !strcmp(comma, ",delete"))) {
 		ro = !strcmp(comma, ",ro");
+		del = !strcmp(comma, ",delete"); /* delete = yes */
 		dlen = (size_t)(comma - dir);
 	}
 	if (!dlen || dir[0] != '/' || dlen >= PATH_MAX) {
@@ -102,8 +104,11 @@ static int cli_module(struct rd_conf *c, const char *spec)
 	memcpy(m->path, dir, dlen);
 	m->path[dlen] = '\0';
 	m->read_only = ro;
+	m->delete_ok = del;
 	m->set[RD_CK_PATH] = RD_CONF_FROM_CLI;
 	m->set[RD_CK_READ_ONLY] = RD_CONF_FROM_CLI;
+	if (del)
+		m->set[RD_CK_DELETE] = RD_CONF_FROM_CLI;
 	return 0;
 }
 

@@ -315,6 +315,15 @@ static int authorize(void *ctx, const struct rd_module *mod, int push, char *dig
 	return ret;
 }
 
+/* rd_server_cfg.may_delete: the module's delete, the user's +delete/-delete. */
+static int may_delete(void *ctx, const struct rd_module *mod)
+{
+	struct session_auth *a = ctx;
+	const struct rd_conf_module *m = rd_conf_module_find(a->cfg->conf, mod->name);
+
+	return m && rd_access_may_delete(a->cfg->conf, m, &a->peer);
+}
+
 /* rd_server_cfg.listable: list = yes and this peer may come in (rd_access_listed). */
 static int listable(void *ctx, const struct rd_module *mod, char *comment, size_t cap)
 {
@@ -466,6 +475,7 @@ static void *serve_one(void *arg)
 		if (rd_conn_info(c)->lanes > 1)
 			log_lanes(cfg, peer, c);
 		scfg.authorize = authorize;
+		scfg.may_delete = may_delete;
 		scfg.listable = listable;
 		scfg.auth_ctx = &sa;
 		if (conf_paces(cfg->conf)) {

@@ -211,6 +211,8 @@ static int send_open(struct rd_client *cl, struct rd_conn *c, const struct rd_cl
 		m.u.open.window = (uint16_t)cl->e.o.window;
 	if (flags & RD_OF_DESTS)
 		open_dests(&m.u.open.dests, &o->dests);
+	if (flags & RD_OF_MIRROR)
+		m.u.open.mir = o->mir;
 	if (flags & RD_OF_SELECT) {
 		m.u.open.sel = o->sel;
 		m.u.open.sel.nrules = (uint16_t)rd_filter_count(o->filter);
@@ -386,6 +388,7 @@ void rd_client_opts_init(struct rd_client_opts *o)
 	o->sel.compare = RD_CMP_QUICK;
 	o->sel.modify_window = RD_WINDOW_NS;
 	o->sel.max_size = RD_SIZE_NONE;
+	o->mir.max_delete = RD_MAX_DELETE_NONE;
 }
 
 int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
@@ -400,8 +403,11 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	const struct rd_tls_cfg *tc;
 	struct rd_tree *t = NULL;
 	struct rd_sink *sink = NULL;
+	struct rd_mirror_opts mo;
+	struct rd_filter_walk *fw = NULL;
 	rd_engine_report_fn report = cl->e.report;
 	rd_engine_item_fn item = cl->e.item;
+	rd_engine_deleted_fn deleted = cl->e.deleted;
 	void *rctx = cl->e.report_ctx;
 	uint32_t flags;
 	unsigned i;
@@ -414,6 +420,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = rd_engine_init(&cl->e, &o->eo);
 	cl->e.report = report;
 	cl->e.item = item;
+	cl->e.deleted = deleted;
 	cl->e.report_ctx = rctx;
 	if (ret) {
 		rd_err_copy(&cl->err, &cl->e.err);
@@ -573,6 +580,17 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		}
 		flags |= RD_OF_DESTS;
 	}
+	/* --delete and its relatives (version 13): the receiver's to do, OPEN says how */
+	if (o->mir.flags) {
+		if (rd_conn_info(c)->version < RD_PROTO_MIRROR || !(flags & RD_OF_SELECT)) {
+			ret = rd_err_set(&cl->err, RD_EVERSION, 0,
+					 "%s speaks protocol %u, which cannot delete (--delete, "
+					 "--force: version %u); upgrade it or leave them out",
+					 cl->info.peer, rd_conn_info(c)->version, RD_PROTO_MIRROR);
+			goto out;
+		}
+		flags |= RD_OF_MIRROR;
+	}
 	/* a push's --partial-dir is the server's to make: OPEN carries it (version 5) */
 	if (o->push && o->partial_dir) {
 		if (rd_conn_info(c)->version < RD_PROTO_PARTIAL_DIR) {
@@ -608,6 +626,16 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	cl->e.o.hardlinks = !ret && (ok.flags & RD_OF_HARDLINKS);
 	cl->e.o.link_marks = cl->e.o.hardlinks && rd_conn_info(c)->version >= RD_PROTO_LINKS;
 	cl->e.o.ranges = !ret && (ok.flags & RD_OF_RANGES);
+	if (!ret && (flags & RD_OF_MIRROR) && !(ok.flags & RD_OF_MIRROR))
+		ret = rd_err_set(&cl->err, RD_EVERSION, 0, "%s did not agree to delete",
+				 cl->info.peer);
+	cl->e.o.mirror = !ret && (ok.flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE);
+	/* a pull's receiver is ours: we delete, by our own rules */
+	if (!ret && !o->push && (flags & RD_OF_MIRROR)) {
+		ret = rd_session_mirror(&mo, &o->mir, !!(o->sel.rules & RD_SEL_DRY_RUN), o->filter,
+					&fw, &cl->err);
+		cl->e.o.mirror_opts = ret ? NULL : &mo;
+	}
 	/* -n: a pull's receiver is ours; a push's must have agreed to the rules */
 	cl->e.o.dry_run = !!(o->sel.rules & RD_SEL_DRY_RUN);
 	if (!ret && cl->e.o.dry_run && o->push && !cl->e.o.select)
@@ -679,6 +707,7 @@ out:
 	if (t != o->tree)
 		rd_tree_close(t);
 	rd_sink_close(sink);
+	rd_filter_walk_free(fw);
 	rd_engine_fini(&cl->e);
 	return ret;
 }

@@ -738,6 +738,44 @@ static int names_base(struct rd_conn *c, const struct rd_module *mod, int modfd,
 }
 
 /* The ssh-started case: the job is fixed by our command line. */
+/*
+ * --delete (OPEN's MIRROR block): a push's receiver (ours) deletes by the
+ * client's rules; a pull's sources must not be empty (a missing mount
+ * looks empty) unless the client allows it. 0, or refused (told).
+ */
+static int server_mirror(struct rd_conn *c, struct rd_engine *e, const struct rd_msg_open *o,
+			 const struct rd_filter *filter, struct rd_mirror_opts *mo,
+			 struct rd_filter_walk **fw, const struct rd_tree_src *srcs, int nsrcs,
+			 const char *const *paths, struct rd_err *err)
+{
+	int i, ret;
+
+	if (!(o->flags & RD_OF_MIRROR))
+		return 0;
+	if (o->mode == RD_MODE_PUSH) {
+		ret = rd_session_mirror(mo, &o->mir, e->o.dry_run, filter, fw, err);
+		if (ret)
+			return refuse(c, err, -ret, "out of memory");
+		e->o.mirror_opts = mo;
+		return 0;
+	}
+	if (!(o->mir.flags & RD_MF_DELETE) || (o->mir.flags & RD_MF_ALLOW_EMPTY))
+		return 0;
+	for (i = 0; i < nsrcs; i++) {
+		int empty = paths ? rd_session_dir_empty(AT_FDCWD, paths[i])
+				  : rd_session_dir_empty(srcs[i].dirfd, srcs[i].name);
+
+		if (empty)
+			return refuse(c, err, RD_ENOENT,
+				      "the source directory %s is empty: --delete would empty "
+				      "the destination; refused (--allow-empty-source allows it)",
+				      paths	     ? paths[i]
+				      : srcs[i].wire ? srcs[i].wire
+						     : "");
+	}
+	return 0;
+}
+
 static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struct rd_engine *e,
 		       const struct rd_msg_open *o, const struct rd_filter *filter,
 		       const struct names *names, char *summary, size_t sumlen, struct rd_err *err)
@@ -745,6 +783,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 	int fd;
 	struct rd_sink *sink = NULL;
 	struct rd_tree *t = NULL;
+	struct rd_mirror_opts mo;
+	struct rd_filter_walk *fw = NULL;
 	int ret;
 
 	if (o->mode != cfg->fixed_mode) {
@@ -783,10 +823,14 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = refuse_err(c, err, ret);
 		goto out;
 	}
-	ret = run_job(c, cfg, e, o, NULL, sink, t, 1, summary, sumlen, err, -1);
+	ret = server_mirror(c, e, o, filter, &mo, &fw, NULL, names->n ? 0 : cfg->nfixed,
+			    cfg->fixed_paths, err);
+	if (!ret)
+		ret = run_job(c, cfg, e, o, NULL, sink, t, 1, summary, sumlen, err, -1);
 out:
 	rd_tree_close(t);
 	rd_sink_close(sink);
+	rd_filter_walk_free(fw);
 	return ret;
 }
 
@@ -808,7 +852,9 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	const char *feature;
 	struct rd_filter *filter = NULL;
 	struct names names = {NULL, 0, 0};
-	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i, relative;
+	struct rd_mirror_opts mo;
+	struct rd_filter_walk *fw = NULL;
+	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i, relative, deletes;
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
@@ -853,6 +899,15 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 	}
 	relative = (o->flags & RD_OF_SELECT) && (o->sel.rules & RD_SEL_RELATIVE);
+	/* --delete: in the directories a recursive walk lists whole, and no others */
+	deletes = (o->flags & RD_OF_MIRROR) && (o->mir.flags & (RD_MF_DELETE | RD_MF_FORCE));
+	if ((o->flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE) &&
+	    (!(o->flags & RD_OF_RECURSIVE) || relative || names.n || (o->flags & RD_OF_RANGES))) {
+		ret = refuse(c, err, RD_EUSAGE,
+			     "--delete needs -r, and rdcp does not delete with -R or "
+			     "--files-from");
+		goto out;
+	}
 	if (names.n && o->npaths != 1) {
 		ret = refuse(c, err, RD_EUSAGE, "--files-from names one source directory");
 		goto out;
@@ -878,6 +933,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.ranges = !!(honoured(cfg, o) & RD_OF_RANGES);
 	e.o.select = !!(honoured(cfg, o) & RD_OF_SELECT);
 	e.o.dry_run = e.o.select && (o->sel.rules & RD_SEL_DRY_RUN);
+	e.o.mirror = (o->flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE);
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;
@@ -922,6 +978,15 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 				ret = refuse_err(c, err, ret);
 				goto out;
 			}
+		}
+		/* deleting in a module is a permission of its own (rdcpd.conf's delete) */
+		if (o->mode == RD_MODE_PUSH && deletes &&
+		    (!cfg->may_delete || !cfg->may_delete(cfg->auth_ctx, mod))) {
+			ret = refuse(c, err, RD_EPERM,
+				     "module '%s' does not allow deleting (--delete, --force): "
+				     "its delete setting is no for you",
+				     mod->name);
+			goto out;
 		}
 		if (modfd >= 0)
 			close(modfd);
@@ -1020,7 +1085,9 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 		}
 	}
-	ret = run_job(c, cfg, &e, o, first, sink, t, 0, summary, sumlen, err, wantfd);
+	ret = server_mirror(c, &e, o, filter, &mo, &fw, srcs, nsrcs, NULL, err);
+	if (!ret)
+		ret = run_job(c, cfg, &e, o, first, sink, t, 0, summary, sumlen, err, wantfd);
 out:
 	for (i = 0; i < nsrcs; i++)
 		close(srcs[i].dirfd);
@@ -1028,9 +1095,10 @@ out:
 		close(wantfd);
 	free(rels);
 	rd_tree_close(t);
+	rd_sink_close(sink);
+	rd_filter_walk_free(fw);
 	rd_filter_free(filter);
 	names_free(&names);
-	rd_sink_close(sink);
 	if (modfd >= 0)
 		close(modfd);
 	rd_engine_fini(&e);

@@ -184,7 +184,24 @@ struct rd_client_opts {
 	 * a pull gives them to its own sink (the directories are local).
 	 */
 	struct rd_sink_dests dests;
+	/*
+	 * --delete and its relatives (OPEN's MIRROR block, version 13; issue
+	 * 29): asked when flags or max_delete >= 0 say so (an older server is
+	 * refused). The receiver deletes: a pull's here, a push's the server.
+	 */
+	struct rd_mirror mir;
 };
+
+/*
+ * --delete on the receiving side: *mo from OPEN's MIRROR block, protect
+ * from f's receiver rules through *w (free it with rd_filter_walk_free
+ * once the engine is done). 0 or a negative status.
+ */
+struct rd_filter_walk;
+int rd_session_mirror(struct rd_mirror_opts *mo, const struct rd_mirror *mir, int dry_run,
+		      const struct rd_filter *f, struct rd_filter_walk **w, struct rd_err *err);
+/* 1: the directory (dirfd, or name in it) holds nothing; 0: it holds something, or is none. */
+int rd_session_dir_empty(int dirfd, const char *name);
 
 /*
  * The top-level name a pull of `path` must bring: its last component, or
@@ -309,6 +326,12 @@ struct rd_server_cfg {
 	 * silent past the peer's idle timeout between two chunks.
 	 */
 	uint32_t (*chunk_limit)(void *auth_ctx);
+	/*
+	 * Daemon: may this authenticated peer delete in module mod (--delete
+	 * on a push: rdcpd.conf's delete, the user's +delete/-delete)? 1 or
+	 * 0. NULL: never (a push asking to delete is refused at OPEN).
+	 */
+	int (*may_delete)(void *auth_ctx, const struct rd_module *mod);
 	/*
 	 * The client's OPEN must arrive within this (ms; 0: no deadline but
 	 * the connection's silence timeout), or it is refused and the session

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+/*
+ * --delete for whichever side receives (issue 29): the receiver's
+ * settings from OPEN's MIRROR block, its protect rules from the filter,
+ * and the checks a sending side makes before anything moves.
+ */
+#include "lib/session/rd_session.h"
+#include "lib/session/rd_session_priv.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/base/rd_fsid.h"
+#include "lib/filter/rd_filter.h"
+
+/* rd_mirror_opts.protect: the receiver's side of the filter rules (P, and - without s) */
+static int protect(void *ctx, const char *rel, size_t len, int is_dir)
+{
+	return rd_filter_excluded(ctx, rel, len, is_dir, RD_FILTER_RECEIVER) == 1;
+}
+
+int rd_session_mirror(struct rd_mirror_opts *mo, const struct rd_mirror *mir, int dry_run,
+		      const struct rd_filter *f, struct rd_filter_walk **w, struct rd_err *err)
+{
+	memset(mo, 0, sizeof(*mo));
+	*w = NULL;
+	mo->delete = !!(mir->flags & RD_MF_DELETE);
+	mo->force = !!(mir->flags & (RD_MF_FORCE | RD_MF_DELETE));
+	mo->order = (mir->flags & RD_MF_DEL_BEFORE)  ? RD_MIRROR_BEFORE
+		    : (mir->flags & RD_MF_DEL_AFTER) ? RD_MIRROR_AFTER
+						     : RD_MIRROR_DURING;
+	mo->max_delete = mir->max_delete;
+	mo->ignore_errors = !!(mir->flags & RD_MF_IGNORE_ERRORS);
+	mo->allow_empty = !!(mir->flags & RD_MF_ALLOW_EMPTY);
+	mo->dry_run = dry_run;
+	if (f && mo->delete) {
+		if (rd_filter_walk_new(w, f, err))
+			return -RD_ENOMEM;
+		mo->protect = protect;
+		mo->protect_ctx = *w;
+	}
+	return 0;
+}
+
+int rd_session_dir_empty(int dirfd, const char *name)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, empty = 1;
+
+	fd = name ? rd_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+		  : rd_openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0; /* not a directory we can read: the walk says what it is */
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+			empty = 0;
+			break;
+		}
+	closedir(d);
+	return empty;
+}
