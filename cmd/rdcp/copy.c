@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* rdcp SOURCE... DEST: classify operands, run a client session, report. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -641,6 +642,46 @@ static int run_over_ssh(const struct rdcp_opts *o, const struct rd_operand *op,
 	return ret;
 }
 
+/*
+ * --delete and its relatives (issue 29): OPEN's MIRROR block, rsync's
+ * usage rules, and on a push the empty-source interlock (a missing mount
+ * looks empty: refused unless --allow-empty-source). 0, or an error with
+ * err set (RD_EUSAGE: exit 1; RD_ENOENT: exit 3).
+ */
+static int mirror_opts(const struct rdcp_opts *o, struct rd_client_opts *co, struct rd_err *err)
+{
+	struct stat st;
+	int i;
+
+	if (!(o->mir_flags & (RD_MF_DELETE | RD_MF_FORCE)))
+		return 0;
+	co->mir.flags = (uint16_t)o->mir_flags;
+	co->mir.max_delete = o->max_delete < 0 ? RD_MAX_DELETE_NONE : o->max_delete;
+	co->need_select = 1;
+	if (o->delete_excluded)
+		co->sel.rules |= RD_SEL_DELETE_EXCLUDED;
+	if (!(o->mir_flags & RD_MF_DELETE))
+		return 0;
+	if (!o->recursive)
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "--delete does not work without --recursive (-r)");
+	if (o->relative || o->files_from)
+		return rd_err_set(err, RD_EUSAGE, 0,
+				  "rdcp does not delete with -R or --files-from (yet): leave "
+				  "--delete out, or copy whole directories");
+	if (!co->push || (o->mir_flags & RD_MF_ALLOW_EMPTY))
+		return 0; /* a pull's server checks its own sources */
+	for (i = 0; i < co->nlocal; i++)
+		if (!stat(co->local[i], &st) && S_ISDIR(st.st_mode) &&
+		    rd_session_dir_empty(AT_FDCWD, co->local[i]))
+			return rd_err_set(
+			    err, RD_ENOENT, 0,
+			    "the source directory %s is empty: --delete would empty "
+			    "the destination; refused (--allow-empty-source allows it)",
+			    co->local[i]);
+	return 0;
+}
+
 int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 {
 	struct rd_operand dest, src0, op;
@@ -797,6 +838,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	/* a pull's server walks with our rules: it must have them */
 	if (filter && !co.push)
 		co.need_select = 1;
+	ret = mirror_opts(o, &co, &err);
+	if (ret) {
+		code = error_out(err.msg, ret);
+		goto out;
+	}
 	if (o->files_from) {
 		ret = files_from(o, &co, nargs - 1, &names_buf, &names, &err);
 		if (ret) {
@@ -899,6 +945,7 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	}
 	cl->e.report = rdcp_out_report;
 	cl->e.item = rdcp_out_item;
+	cl->e.deleted = rdcp_out_deleted;
 	cl->e.report_ctx = &ro;
 	if (o->verbose)
 		fprintf(stderr,
@@ -1040,6 +1087,11 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 		goto summary;
 	}
 	code = RDCP_EXIT_OK;
+	/* --delete: stopped by --max-delete (rsync's 25), or turned off (said already) */
+	if (cl->e.st.del_limited)
+		code = RDCP_EXIT_MAX_DELETE;
+	else if (cl->e.st.del_off)
+		code = RDCP_EXIT_PARTIAL;
 summary:
 	rdcp_out_log_end(&ro, code);
 	if (o->json) {

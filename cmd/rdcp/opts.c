@@ -116,6 +116,14 @@ enum optid {
 	O_BACKUP,
 	O_BACKUP_DIR,
 	O_SUFFIX,
+	O_DELETE, /* --delete, --del, --delete-during */
+	O_DELETE_BEFORE,
+	O_DELETE_AFTER, /* --delete-delay, --delete-after */
+	O_DELETE_EXCLUDED,
+	O_IGNORE_ERRORS,
+	O_FORCE,
+	O_MAX_DELETE,
+	O_ALLOW_EMPTY,
 	O_HARMLESS, /* accepted, changes nothing (rdcp does it anyway) */
 	O_REFUSED,
 };
@@ -132,9 +140,6 @@ struct optdef {
 };
 
 /* Sentences shared by several refused options. */
-#define R_DELETE                                                                          \
-	"rdcp does not delete files on the receiver (yet); rsync -r --delete --existing " \
-	"--ignore-existing SRC/ DEST/ removes the extra ones without copying anything"
 #define R_LINKS                                                                              \
 	"rdcp copies symlinks as they are and never follows one on the receiver; -L copies " \
 	"what they point to"
@@ -243,9 +248,19 @@ static const struct optdef opts[] = {
     {"from0", '0', A_NONE, F_NEG, O_FROM0, NULL},
     {"relative", 'R', A_NONE, F_NEG, O_RELATIVE, NULL},
     {"files-from", 0, A_REQ, 0, O_FILES_FROM, NULL},
-    {"delete-excluded", 0, A_NONE, 0, O_REFUSED,
-     "--delete-excluded comes with --delete, which rdcp does not have: leave it out"},
     {"remove-source-files", 0, A_NONE, 0, O_REMOVE_SOURCE, NULL},
+    /* deletion on the receiver (issue 29) */
+    {"delete", 0, A_NONE, 0, O_DELETE, NULL},
+    {"del", 0, A_NONE, 0, O_DELETE, NULL},
+    {"delete-during", 0, A_NONE, 0, O_DELETE, NULL},
+    {"delete-before", 0, A_NONE, 0, O_DELETE_BEFORE, NULL},
+    {"delete-delay", 0, A_NONE, 0, O_DELETE_AFTER, NULL},
+    {"delete-after", 0, A_NONE, 0, O_DELETE_AFTER, NULL},
+    {"delete-excluded", 0, A_NONE, 0, O_DELETE_EXCLUDED, NULL},
+    {"ignore-errors", 0, A_NONE, 0, O_IGNORE_ERRORS, NULL},
+    {"force", 0, A_NONE, 0, O_FORCE, NULL},
+    {"max-delete", 0, A_REQ, 0, O_MAX_DELETE, NULL},
+    {"allow-empty-source", 0, A_NONE, 0, O_ALLOW_EMPTY, NULL},
     /* harmless: what they ask for is what rdcp does anyway */
     {"whole-file", 'W', A_NONE, F_NEG, O_HARMLESS, NULL},
     {"inc-recursive", 0, A_NONE, F_NEG, O_HARMLESS, NULL},
@@ -296,16 +311,9 @@ static const struct optdef opts[] = {
     {"block-size", 'B', A_REQ, 0, O_REFUSED,
      "rdcp compares and moves chunks: use --chunk-size SIZE"},
     {"rsync-path", 0, A_REQ, 0, O_REFUSED, "use --remote-rdcp PATH"},
-    {"del", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"delete", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"delete-before", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"delete-during", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"delete-delay", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"delete-after", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"delete-missing-args", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"ignore-errors", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"force", 0, A_NONE, 0, O_REFUSED, R_DELETE},
-    {"max-delete", 0, A_REQ, 0, O_REFUSED, R_DELETE},
+    {"delete-missing-args", 0, A_NONE, 0, O_REFUSED,
+     "rdcp reports every missing source and deletes nothing for it; leave the missing ones "
+     "off the command line"},
     {"ignore-missing-args", 0, A_NONE, 0, O_REFUSED,
      "rdcp reports every missing source; leave the missing ones off the command line"},
     {"max-alloc", 0, A_REQ, 0, O_REFUSED,
@@ -831,6 +839,46 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 			return fail(a, "--suffix '%s': no '/', at most %d bytes", v, RD_SUFFIX_MAX);
 		o->suffix = v;
 		break;
+	case O_DELETE:
+	case O_DELETE_BEFORE:
+	case O_DELETE_AFTER: {
+		/* rsync: one --delete-WHEN at most (--delete itself goes with any) */
+		unsigned when = d->id == O_DELETE_BEFORE  ? RD_MF_DEL_BEFORE
+				: d->id == O_DELETE_AFTER ? RD_MF_DEL_AFTER
+							  : 0;
+		int kind = !strcmp(d->name, "delete")	      ? 0
+			   : !strcmp(d->name, "delete-delay") ? 8
+			   : d->id == O_DELETE_AFTER	      ? 4
+			   : d->id == O_DELETE_BEFORE	      ? 2
+							      : 1;
+
+		if (kind && o->delete_when && o->delete_when != kind)
+			return fail(a, "you may not combine several --delete-WHEN options");
+		if (kind)
+			o->delete_when = kind;
+		o->mir_flags |= RD_MF_DELETE | when;
+		break;
+	}
+	case O_DELETE_EXCLUDED:
+		/* rsync: --delete-excluded implies --delete */
+		o->delete_excluded = 1;
+		o->sel.delete_excluded = 1;
+		o->mir_flags |= RD_MF_DELETE;
+		break;
+	case O_IGNORE_ERRORS:
+		o->mir_flags |= RD_MF_IGNORE_ERRORS;
+		break;
+	case O_FORCE:
+		o->mir_flags |= RD_MF_FORCE;
+		break;
+	case O_ALLOW_EMPTY:
+		o->mir_flags |= RD_MF_ALLOW_EMPTY;
+		break;
+	case O_MAX_DELETE:
+		if (rd_num_parse(v, 0, 0, INT64_MAX, &n))
+			return fail(a, "--max-delete=%s: give a number of entries (0 or more)", v);
+		o->max_delete = (int64_t)n;
+		break;
 	case O_HARMLESS:
 		break;
 	default:
@@ -940,6 +988,7 @@ void rdcp_opts_defaults(struct rdcp_opts *o)
 	o->human = 1; /* rsync's default: digits in groups of three */
 	o->info.name = o->info.progress = o->info.stats = o->info.nonreg = -1;
 	rd_selopt_init(&o->sel);
+	o->max_delete = -1;
 }
 
 int rdcp_parse(int argc, char **argv, struct rdcp_opts *o, struct rdcp_args *a)

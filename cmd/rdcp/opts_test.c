@@ -166,11 +166,15 @@ static void test_usage_errors(void **state)
 	    {W("--partial-dir", "a/b", "s", "d"), "--partial-dir 'a/b'"},
 	    {W("--transport", "ib", "s", "d"), "--transport: 'ib'"},
 	    /* rsync options rdcp does not offer: refused with what to use instead */
-	    {W("--delete", "s", "d"), "--delete is not offered: rdcp does not delete"},
 	    {W("--link-dest=a", "--compare-dest=b", "s", "d"),
 	     "the --compare-dest option conflicts with the --link-dest option"},
 	    {W("--suffix=a/b", "s", "d"), "--suffix 'a/b'"},
 	    {W("--link-dest=", "s", "d"), "--link-dest '': give a directory"},
+	    {W("--delete-before", "--delete-after", "s", "d"), "several --delete-WHEN"},
+	    {W("--delete-delay", "--delete-after", "s", "d"), "several --delete-WHEN"},
+	    {W("--max-delete=x", "s", "d"), "--max-delete=x"},
+	    {W("--max-delete=-1", "s", "d"), "--max-delete=-1"},
+	    {W("--delete-missing-args", "s", "d"), "--delete-missing-args is not offered"},
 	    {W("--rsync-path=/x", "s", "d"), "use --remote-rdcp PATH"},
 	    {W("--inplace", "s", "d"), "--inplace is not offered"},
 	    {W("--stop-after=5", "s", "d"), "--stop-after is not offered"},
@@ -285,6 +289,27 @@ static void test_rsync_forms(void **state)
 	assert_int_equal(parse(&o, &a, W("--bwlimit", "100", "s", "d")), 0);
 	assert_int_equal(o.bwlimit, 102400);
 	assert_int_equal(a.nops, 2);
+	free(a.ops);
+	/* --delete and its relatives (issue 29): OPEN's MIRROR flags */
+	assert_int_equal(parse(&o, &a, W("-r", "--delete", "--max-delete=3", "s", "d")), 0);
+	assert_int_equal(o.mir_flags, RD_MF_DELETE);
+	assert_int_equal(o.max_delete, 3);
+	free(a.ops);
+	assert_int_equal(parse(&o, &a, W("--delete", "--delete-after", "--force", "s", "d")), 0);
+	assert_int_equal(o.mir_flags, RD_MF_DELETE | RD_MF_DEL_AFTER | RD_MF_FORCE);
+	assert_int_equal(o.max_delete, -1);
+	free(a.ops);
+	assert_int_equal(parse(&o, &a,
+			       W("--delete-before", "--ignore-errors", "--allow-empty-source",
+				 "--del", "s", "d")),
+			 -1); /* before and during */
+	free(a.ops);
+	assert_int_equal(
+	    parse(&o, &a,
+		  W("--delete-excluded", "--ignore-errors", "--allow-empty-source", "s", "d")),
+	    0);
+	assert_int_equal(o.mir_flags, RD_MF_DELETE | RD_MF_IGNORE_ERRORS | RD_MF_ALLOW_EMPTY);
+	assert_int_equal(o.delete_excluded, 1);
 	free(a.ops);
 	/* -x twice, -L, --chmod twice */
 	assert_int_equal(parse(&o, &a, W("-xxL", "--chmod=Dg+s", "--chmod", "F644", "s", "d")), 0);

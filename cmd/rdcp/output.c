@@ -201,6 +201,60 @@ void rdcp_out_item(void *ctx, const struct rd_item *it)
 	}
 }
 
+/*
+ * --delete's reports, from the receiver (here, or in DELETED): rsync's
+ * "*deleting   NAME" with -i (%i in the format), "deleting NAME" with -v;
+ * a directory's name ends in '/'. A failure is an entry's failure; the
+ * limit and deletion turned off are said on stderr, once.
+ */
+void rdcp_out_deleted(void *ctx, unsigned flags, const char *path, size_t len, const char *text)
+{
+	struct rdcp_out *ro = ctx;
+	static char line[LINE_MAX_OUT];
+	int dir = !!(flags & RD_DLF_DIR);
+
+	if (flags & RD_DLF_OFF) {
+		if (!ro->del_off && !ro->o->quiet)
+			fprintf(stderr, "rdcp: %s\n", text ? text : "deletion was turned off");
+		if (!ro->del_off && text)
+			rd_report_note(&ro->rep, NULL, 0, text);
+		ro->del_off = 1;
+		return;
+	}
+	if (flags & RD_DLF_SKIPPED) {
+		/* rsync's words */
+		snprintf(line, sizeof(line), "Deletions stopped due to --max-delete limit (%s)",
+			 text ? text : "some skipped");
+		rd_report_note(&ro->rep, NULL, 0, line);
+		if (!ro->o->quiet)
+			fprintf(stderr, "%s\n", line);
+		return;
+	}
+	if (flags & RD_DLF_FAILED) {
+		rdcp_out_report(ro, path, len, -RD_ESYS, text ? text : "cannot delete");
+		return;
+	}
+	ro->deleted[dir]++;
+	rd_report_name(line, sizeof(line) - 1, path, len);
+	if (dir)
+		strcat(line, "/");
+	if (ro->fmt && ro->fmt_i) {
+		rd_progress_suspend(ro->meter);
+		fprintf(ro->list, "*deleting   %s\n", line);
+		rd_progress_resume(ro->meter);
+	} else if (ro->fmt && ro->o->info.name >= 1) {
+		rd_progress_suspend(ro->meter);
+		fprintf(ro->list, "deleting %s\n", line);
+		rd_progress_resume(ro->meter);
+	}
+	if (ro->log) {
+		char l2[LINE_MAX_OUT + 16];
+
+		snprintf(l2, sizeof(l2), "*deleting   %s", line);
+		log_line(ro, l2);
+	}
+}
+
 void rdcp_out_note(struct rdcp_out *ro, const char *fmt, ...)
 {
 	char msg[RD_REPORT_MSG_MAX];
@@ -279,7 +333,7 @@ static void counts_line(FILE *out, const char *what, const uint64_t *n, int huma
 void rdcp_out_stats(struct rdcp_out *ro, const struct rd_engine_stats *st, long whole_secs)
 {
 	const struct rd_report_counts *c = &ro->rep.counts;
-	static const uint64_t none[RD_KINDS];
+	uint64_t del[RD_KINDS] = {0};
 	int h = ro->o->human;
 	FILE *out = ro->list;
 	char a[48], b[48], r[64];
@@ -289,7 +343,10 @@ void rdcp_out_stats(struct rdcp_out *ro, const struct rd_engine_stats *st, long 
 		fputc('\n', out);
 		counts_line(out, "Number of files", c->n, h);
 		counts_line(out, "Number of created files", c->created, h);
-		counts_line(out, "Number of deleted files", none, h);
+		/* the receiver says only which were directories */
+		del[RD_KIND_REG] = ro->deleted[0];
+		del[RD_KIND_DIR] = ro->deleted[1];
+		counts_line(out, "Number of deleted files", del, h);
 		rd_report_num(a, sizeof(a), (int64_t)c->xferred, h != 0);
 		fprintf(out, "Number of regular files transferred: %s\n", a);
 		rd_report_num(a, sizeof(a), (int64_t)c->total_size, h);

@@ -22,6 +22,7 @@ enum rdcp_exit {
 	RDCP_EXIT_NOMEM = 22,	   /* error allocating memory */
 	RDCP_EXIT_PARTIAL = 23,	   /* some entries failed, others were copied */
 	RDCP_EXIT_VANISHED = 24,   /* source files vanished while being copied */
+	RDCP_EXIT_MAX_DELETE = 25, /* --max-delete stopped deletions */
 	RDCP_EXIT_TIMEOUT = 30,	   /* the peer went silent during the transfer */
 	RDCP_EXIT_CONTIMEOUT = 35, /* no answer while connecting */
 	RDCP_EXIT_NODEV = 50,	   /* no usable RDMA device (--transport rdma) */
@@ -107,6 +108,11 @@ struct rdcp_opts {
 	int backup;		/* -b (--backup-dir implies it) */
 	const char *backup_dir; /* --backup-dir */
 	const char *suffix;	/* --suffix */
+	/* --delete and its relatives (issue 29): OPEN's MIRROR block */
+	unsigned mir_flags; /* RD_MF_* */
+	int64_t max_delete; /* --max-delete; -1: none */
+	int delete_when;    /* --delete-before, -during, -delay, -after given: how many kinds */
+	int delete_excluded;
 };
 
 /* The --info levels in effect: those given, else what -v, --stats... imply. */
@@ -124,7 +130,11 @@ struct rdcp_out {
 	struct rd_progress *meter;  /* steps aside while a line is printed */
 	struct rd_report rep;	    /* errors, notes, counts (--json, --stats) */
 	struct rd_report_fold fold; /* one cause, one message */
+	uint64_t deleted[2];	    /* --delete: non-directories, directories (--stats) */
+	int del_off;		    /* deletion was turned off (a source error, ...) */
 };
+/* --delete's reports (rd_engine_deleted_fn): *deleting lines, counts, warnings */
+void rdcp_out_deleted(void *ctx, unsigned flags, const char *path, size_t len, const char *text);
 int rdcp_out_open(struct rdcp_out *ro, const struct rdcp_opts *o, int push);
 void rdcp_out_close(struct rdcp_out *ro);
 void rdcp_out_report(void *ctx, const char *path, size_t len, int status, const char *msg);

@@ -171,7 +171,8 @@ int rd_selopt_filter(const struct rd_selopt *s, struct rd_filter **out, struct r
 	*out = NULL;
 	if (!s->nfargs)
 		return 0;
-	ret = rd_filter_new(&f, RD_FILTER_MERGE_OK, err);
+	ret = rd_filter_new(
+	    &f, RD_FILTER_MERGE_OK | (s->delete_excluded ? RD_FILTER_DELETE_EXCLUDED : 0), err);
 	if (ret)
 		return ret;
 	rd_filter_set_reader(f, rd_selopt_read_file, NULL);

@@ -64,6 +64,7 @@ struct rd_selopt {
 	int nfargs;
 	int nF;	   /* -F given this many times */
 	int from0; /* --from0 */
+	int delete_excluded; /* rdcp's --delete-excluded: rules without a side are the sender's */
 };
 
 /* rsync's defaults: the quick check to the nanosecond, no size limits, no rules. */

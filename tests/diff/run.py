@@ -91,7 +91,7 @@ class Env:
     def start_daemon(self):
         ready = os.path.join(self.base, "rdcpd.ready")
         logf = open(os.path.join(self.base, "rdcpd.log"), "wb")
-        cmd = [self.rdcpd, "--foreground", "--no-auth", "--module", "m=" + self.mod,
+        cmd = [self.rdcpd, "--foreground", "--no-auth", "--module", "m=" + self.mod + ",delete",
                "--listen", self.a.host, "--port", "0", "--ready-file", ready]
         if self.a.transport != "auto":
             cmd += ["--transport", self.a.transport]
