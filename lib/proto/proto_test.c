@@ -1942,7 +1942,7 @@ static void test_mirror(void **state)
 	b_deleted1(&b, 1, 0x10, "x", "");
 	expect_refused(&b, "unknown DELETED flags");
 	b_deleted1(&b, 1, 0, "x", "why");
-	expect_refused(&b, "DELETED text without FAILED or OFF");
+	expect_refused(&b, "DELETED text without FAILED, SKIPPED or OFF");
 	memset(big, 'p', sizeof(big));
 	big[RD_PATH_MAX + 1] = '\0';
 	b_deleted1(&b, 1, 0, big, "");

@@ -205,8 +205,8 @@ static const char *deleted_check(const struct rd_msg_deleted *d)
 			why = str_check(&d->text[i], RD_MSG_TEXT_MAX, "message text too long");
 		if (why)
 			return why;
-		if (d->text[i].len && !(d->flags[i] & (RD_DLF_FAILED | RD_DLF_OFF)))
-			return "DELETED text without FAILED or OFF";
+		if (d->text[i].len && !(d->flags[i] & (RD_DLF_FAILED | RD_DLF_OFF | RD_DLF_SKIPPED)))
+			return "DELETED text without FAILED, SKIPPED or OFF";
 	}
 	return NULL;
 }

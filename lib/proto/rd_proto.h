@@ -517,13 +517,15 @@
  *	 0 u16 n	  1..RD_DEL_BATCH
  *	 2 n x { u8 flags  RD_DLF_DIR 0x1 (the entry was a directory),
  *			   RD_DLF_FAILED 0x2 (it could not be deleted: text says
- *			   why), RD_DLF_SKIPPED 0x4 (not deleted: --max-delete
- *			   was reached), RD_DLF_OFF 0x8 (deletion was turned off
+ *			   why), RD_DLF_SKIPPED 0x4 (--max-delete was reached:
+ *			   once, path empty, text "N skipped"), RD_DLF_OFF 0x8
+ *			   (deletion was turned off
  *			   for the rest of the run: text says why, path empty);
  *			   other bits refused
  *		 str path  0..RD_PATH_MAX bytes, below the destination (only
  *			   displayed, never used as a path)
- *		 str text  0..RD_MSG_TEXT_MAX bytes; empty unless FAILED or OFF }
+ *		 str text  0..RD_MSG_TEXT_MAX bytes; empty unless FAILED,
+ *			   SKIPPED or OFF }
  *    The receiver sends them as it deletes, before its FIN.
  *
  *    FIN (12), both ways (payload 16 bytes):
@@ -1053,7 +1055,7 @@ enum rd_cmp {
 #define RD_DEL_BATCH   64    /* entries in one DELETED */
 #define RD_DLF_DIR      0x1u  /* a directory */
 #define RD_DLF_FAILED   0x2u  /* could not be deleted (text) */
-#define RD_DLF_SKIPPED  0x4u  /* --max-delete reached: not deleted */
+#define RD_DLF_SKIPPED  0x4u  /* --max-delete reached (text: how many) */
 #define RD_DLF_OFF      0x8u  /* deletion turned off for the run (text) */
 #define RD_DLF_KNOWN    0xfu
 enum rd_rules_kind { RD_RULES_FILTER = 1, RD_RULES_NAMES = 2 };
