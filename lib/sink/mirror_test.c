@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: MIT
+/*
+ * rd_sink_mirror (issue 29): which directories are cleaned and when, as
+ * the engine drives it from the wire: a source "src/" (contents) into
+ * dest, entries in wire order, each POST told when it arrives and again
+ * when it is the oldest entry. The interlocks: a source error turns
+ * deletion off (--ignore-errors spares only the directory that lost
+ * something), a failure under a directory keeps it, an empty source root
+ * deletes nothing, a directory that is not the one placed is left, a
+ * name out of order is a protocol error, max_delete defers and stops in
+ * rsync's order, a dry run changes nothing, --force makes room.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "lib/proto/rd_proto.h"
+#include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_mirror.h"
+#include "lib/sink/sink_testutil.h"
+
+#define RC (RD_SINK_ROOT | RD_SINK_CONTENTS)
+#define C  RD_SINK_CONTENTS
+
+/* What the sink reported, one line each: "D name", "F name: text", "S text", "O text". */
+struct log {
+	char buf[4096];
+	unsigned deleted, off, skipped, failed;
+};
+
+static void report(void *ctx, unsigned flags, const char *rel, size_t len, const char *text)
+{
+	struct log *l = ctx;
+	size_t n = strlen(l->buf);
+	char kind = flags & RD_DLF_OFF	    ? 'O'
+		    : flags & RD_DLF_SKIPPED ? 'S'
+		    : flags & RD_DLF_FAILED  ? 'F'
+					    : 'D';
+
+	snprintf(l->buf + n, sizeof(l->buf) - n, "%c %.*s%s%s|", kind, (int)len, rel,
+		 flags & RD_DLF_DIR ? "/" : "", text ? "" : "");
+	l->deleted += kind == 'D';
+	l->off += kind == 'O';
+	l->skipped += kind == 'S';
+	l->failed += kind == 'F';
+}
+
+static int protect_log(void *ctx, const char *rel, size_t len, int is_dir)
+{
+	(void)ctx;
+	(void)is_dir;
+	return len >= 4 && !memcmp(rel + len - 4, ".log", 4);
+}
+
+static struct rd_sink *mopen(struct fx *x, struct log *l, enum rd_mirror_order order, int64_t max,
+			     unsigned opts)
+{
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_RSYNC | RD_SINK_DEST_DIR);
+	struct rd_mirror_opts o;
+
+	memset(l, 0, sizeof(*l));
+	memset(&o, 0, sizeof(o));
+	o.delete = 1;
+	o.force = 1;
+	o.order = order;
+	o.max_delete = max;
+	o.ignore_errors = !!(opts & 1);
+	o.dry_run = !!(opts & 2);
+	o.allow_empty = !!(opts & 4);
+	o.protect = protect_log;
+	o.report = report;
+	o.ctx = l;
+	assert_int_equal(rd_sink_mirror_start(s, &o), 0);
+	return s;
+}
+
+static uint32_t id;
+
+static void e_dir(struct rd_sink *s, const char *path, int root)
+{
+	int ret = mk(s, path, root);
+
+	assert_int_equal(ret, 0);
+	assert_int_equal(rd_sink_mirror_entry(s, ++id, path, strlen(path), root, 1, 1), 0);
+}
+
+static void e_file(struct rd_sink *s, const char *path, int root)
+{
+	assert_int_equal(rd_sink_mirror_entry(s, ++id, path, strlen(path), root, 0, 0), 0);
+	assert_int_equal(put_file(s, path, root, "new", 0644), 0);
+}
+
+/* A POST arrives; with done, it is the oldest entry at once. Returns its id. */
+static uint32_t e_post_seen(struct rd_sink *s, const char *path, int root)
+{
+	assert_int_equal(rd_sink_mirror_post_seen(s, ++id, path, strlen(path), root), 0);
+	return id;
+}
+
+static void e_post_done(struct rd_sink *s, uint32_t pid, const char *path, int root)
+{
+	struct rd_sink_meta m = meta(S_IFDIR | 0750, 0);
+
+	rd_sink_mirror_post(s, pid, &m);
+	assert_int_equal(post(s, path, root), 0);
+}
+
+static void e_post(struct rd_sink *s, const char *path, int root)
+{
+	e_post_done(s, e_post_seen(s, path, root), path, root);
+}
+
+/* dest holds: keep, old, sub/{keep2,old2}, gone/{a,b}, x.log */
+static void prior(struct fx *x)
+{
+	assert_int_equal(mkdir(tp(x, "dest/sub"), 0755), 0);
+	assert_int_equal(mkdir(tp(x, "dest/gone"), 0755), 0);
+	put(tp(x, "dest/keep"), "k");
+	put(tp(x, "dest/old"), "o");
+	put(tp(x, "dest/sub/keep2"), "k");
+	put(tp(x, "dest/sub/old2"), "o");
+	put(tp(x, "dest/gone/a"), "a");
+	put(tp(x, "dest/gone/b"), "b");
+	put(tp(x, "dest/x.log"), "protected");
+	put(tp(x, "dest/.rdcp-partial.keep"), "rdcp's own");
+}
+
+/* The source: src/{keep, sub/{keep2}} */
+static void walk(struct rd_sink *s)
+{
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_dir(s, "src/sub", C);
+	e_file(s, "src/sub/keep2", C);
+	e_post(s, "src/sub", C);
+	e_post(s, "src", C);
+}
+
+static void test_during(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	walk(s);
+	/*
+	 * The sub directory's POST first, then the root's; in each, rsync's
+	 * order backwards: directories (their contents first), then files
+	 */
+	assert_string_equal(l.buf, "D sub/old2|D gone/b|D gone/a|D gone/|D old|");
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|keep|sub|x.log");
+	expect_listing(tp(x, "dest/sub"), "keep2");
+	assert_int_equal(rd_sink_mirror_stats(s)->deleted, 5);
+	assert_false(rd_sink_mirror_stats(s)->limited);
+	rd_sink_close(s);
+}
+
+/* DURING: nothing goes before the POST is the oldest entry; BEFORE: at once */
+static void test_when(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+	uint32_t p;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	p = e_post_seen(s, "src", C);
+	assert_string_equal(l.buf, "");
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
+	e_post_done(s, p, "src", C);
+	assert_int_not_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_close(s);
+
+	put(tp(x, "dest/old"), "o");
+	s = mopen(x, &l, RD_MIRROR_BEFORE, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_post_seen(s, "src", C);
+	assert_int_not_equal(access(tp(x, "dest/old"), F_OK), 0); /* at the POST's arrival */
+	rd_sink_close(s);
+
+	put(tp(x, "dest/old"), "o");
+	s = mopen(x, &l, RD_MIRROR_AFTER, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_post(s, "src", C);
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0); /* found, waiting for the end */
+	rd_sink_mirror_finish(s);
+	assert_int_not_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_close(s);
+}
+
+/* --max-delete: deferred to the end, rsync's order (pre-order, last name first), exit 25 */
+static void test_max_delete(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, 2, 0);
+	walk(s);
+	assert_string_equal(l.buf, ""); /* nothing before the end */
+	rd_sink_mirror_finish(s);
+	/* the root first (gone/b, gone/a; then gone/, old and sub/old2 are over) */
+	assert_string_equal(l.buf, "D gone/b|D gone/a|S |");
+	assert_true(rd_sink_mirror_stats(s)->limited);
+	assert_int_equal(rd_sink_mirror_stats(s)->skipped, 3);
+	expect_listing(tp(x, "dest/sub"), "keep2|old2");
+	expect_listing(tp(x, "dest/gone"), "");
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_close(s);
+}
+
+/* A source error turns deletion off for the rest of the run, said once */
+static void test_source_error(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_dir(s, "src/sub", C);
+	e_file(s, "src/sub/keep2", C);
+	e_post(s, "src/sub", C); /* read whole before the error: cleaned */
+	rd_sink_mirror_source_error(s, "src/lost", 8);
+	rd_sink_mirror_source_error(s, "src/lost2", 9);
+	e_post(s, "src", C);
+	assert_string_equal(l.buf, "D sub/old2|O |");
+	assert_true(rd_sink_mirror_stats(s)->off);
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|old|sub|x.log");
+	rd_sink_close(s);
+}
+
+/* --ignore-errors: deletion goes on, but not in the directory that lost something */
+static void test_ignore_errors(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 1);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_dir(s, "src/sub", C);
+	e_file(s, "src/sub/keep2", C);
+	e_post(s, "src/sub", C);
+	rd_sink_mirror_source_error(s, "src/gone", 8); /* vanished, or could not be listed */
+	e_post(s, "src", C);
+	assert_string_equal(l.buf, "D sub/old2|");
+	assert_false(rd_sink_mirror_stats(s)->off);
+	expect_listing(tp(x, "dest/gone"), "a|b");
+	rd_sink_close(s);
+}
+
+/* A failure under a directory (here) keeps that directory and its ancestors */
+static void test_failure_keeps(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+	uint32_t failed;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_dir(s, "src/sub", C);
+	e_file(s, "src/sub/keep2", C);
+	failed = id;
+	rd_sink_mirror_failed(s, failed);
+	e_post(s, "src/sub", C);
+	e_post(s, "src", C);
+	assert_string_equal(l.buf, "");
+	expect_listing(tp(x, "dest/sub"), "keep2|old2");
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_close(s);
+}
+
+/* An empty source root deletes nothing (a missing mount), unless allowed */
+static void test_empty_source(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_post(s, "src", C);
+	assert_string_equal(l.buf, "O |");
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_close(s);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 4);
+	e_dir(s, "src", RC);
+	e_post(s, "src", C);
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|x.log");
+	rd_sink_close(s);
+}
+
+/* A directory swapped for another between its entry and its POST is left */
+static void test_not_placed(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_dir(s, "src/sub", C);
+	assert_int_equal(rename(tp(x, "dest/sub"), tp(x, "dest/sub.moved")), 0);
+	assert_int_equal(mkdir(tp(x, "dest/sub"), 0755), 0);
+	put(tp(x, "dest/sub/planted"), "p");
+	e_post(s, "src/sub", C);
+	assert_int_equal(access(tp(x, "dest/sub/planted"), F_OK), 0);
+	assert_int_equal(l.failed, 1);
+	rd_sink_close(s);
+}
+
+/* The wire's order: a name after a sibling directory's entry but before its POST */
+static void test_order_refused(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_dir(s, "src/sub", C);
+	assert_int_equal(rd_sink_mirror_entry(s, ++id, "src/keep", 8, C, 0, 0), -RD_EPROTO);
+	assert_int_equal(rd_sink_mirror_post_seen(s, ++id, "src", 3, C), -RD_EPROTO);
+	rd_sink_close(s);
+}
+
+/* -n: the same names reported, nothing changed */
+static void test_dry_run(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 2);
+	e_dir(s, "src", RC);
+	e_file(s, "src/keep", C);
+	e_post(s, "src", C);
+	assert_string_equal(l.buf,
+			    "D sub/old2|D sub/keep2|D sub/|D gone/b|D gone/a|D gone/|D old|");
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|old|sub|x.log");
+	rd_sink_close(s);
+}
+
+/* --force: a full directory makes room for a file once the file is complete */
+static void test_force(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
+	e_dir(s, "src", RC);
+	e_file(s, "src/gone", C);
+	expect_content(tp(x, "dest/gone"), "new");
+	assert_string_equal(l.buf, "D gone/b|D gone/a|D gone/|");
+	rd_sink_close(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_during, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_when, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_max_delete, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_source_error, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ignore_errors, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failure_keeps, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_empty_source, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_not_placed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_order_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_force, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
