@@ -1133,7 +1133,7 @@ static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
 
 		if (s->state == SL_BUSY && s->id == m->id && s->chunk == m->chunk) {
 			if (r->mirror)
-				rd_sink_mirror_source_error(r->sink, f->path, f->plen);
+				rd_sink_mirror_source_error(r->sink, 1);
 			slot_release(r, s, f);
 			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
 				  (int)m->text.len, m->text.ptr);
@@ -1146,7 +1146,7 @@ static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
 
 		if (s->state == SL_BUSY && s->kind == RD_GET_PACK && m->id - s->id < s->chunk) {
 			if (r->mirror)
-				rd_sink_mirror_source_error(r->sink, f->path, f->plen);
+				rd_sink_mirror_source_error(r->sink, 1);
 			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
 				  (int)m->text.len, m->text.ptr);
 			return 0;
@@ -1191,8 +1191,7 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 			r->e->st.files_failed++;
 		/* a source error: --delete stops (or, --ignore-errors, spares that directory) */
 		if (m->u.note.code && r->mirror)
-			rd_sink_mirror_source_error(r->sink, m->u.note.path.ptr,
-						    m->u.note.path.len);
+			rd_sink_mirror_source_error(r->sink, 0);
 		if (r->e->report) {
 			memcpy(path, m->u.note.path.ptr, m->u.note.path.len);
 			path[m->u.note.path.len] = '\0';

@@ -239,8 +239,8 @@ static void test_source_error(void **state)
 	e_dir(s, "src/sub", C);
 	e_file(s, "src/sub/keep2", C);
 	e_post(s, "src/sub", C); /* read whole before the error: cleaned */
-	rd_sink_mirror_source_error(s, "src/lost", 8);
-	rd_sink_mirror_source_error(s, "src/lost2", 9);
+	rd_sink_mirror_source_error(s, 0);
+	rd_sink_mirror_source_error(s, 1);
 	e_post(s, "src", C);
 	assert_string_equal(l.buf, "D sub/old2|O |");
 	assert_true(rd_sink_mirror_stats(s)->off);
@@ -260,9 +260,10 @@ static void test_ignore_errors(void **state)
 	e_dir(s, "src", RC);
 	e_file(s, "src/keep", C);
 	e_dir(s, "src/sub", C);
+	rd_sink_mirror_source_error(s, 1); /* src/sub/keep2 could not be read: listed */
 	e_file(s, "src/sub/keep2", C);
 	e_post(s, "src/sub", C);
-	rd_sink_mirror_source_error(s, "src/gone", 8); /* vanished, or could not be listed */
+	rd_sink_mirror_source_error(s, 0); /* src/gone vanished, or could not be listed */
 	e_post(s, "src", C);
 	assert_string_equal(l.buf, "D sub/old2|");
 	assert_false(rd_sink_mirror_stats(s)->off);

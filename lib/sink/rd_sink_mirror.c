@@ -483,11 +483,9 @@ void rd_sink_mirror_failed(struct rd_sink *s, uint32_t id)
 		s->mir->last_failed = id;
 }
 
-void rd_sink_mirror_source_error(struct rd_sink *s, const char *path, size_t len)
+void rd_sink_mirror_source_error(struct rd_sink *s, int listed)
 {
 	struct rd_sink_mir *m = s->mir;
-	const char *sl;
-	struct mframe *f;
 
 	if (!m || !m->o.delete)
 		return;
@@ -496,17 +494,14 @@ void rd_sink_mirror_source_error(struct rd_sink *s, const char *path, size_t len
 		       "deletes anyway)");
 		return;
 	}
-	/* the directory that could not be listed, and the one that lost an entry */
-	f = open_at(m, path, len);
-	if (f)
-		f->incomplete = 1;
-	sl = memrchr(path, '/', len);
-	f = sl ? open_at(m, path, (size_t)(sl - path)) : NULL;
-	if (f)
-		f->incomplete = 1;
-	for (f = m->qhead; f; f = f->next)
-		if (f->wlen == len && !memcmp(f->wire, path, len))
-			f->incomplete = 1;
+	/*
+	 * The sender says so in wire order, while it lists the innermost
+	 * directory open here: an entry it could not list (vanished, a
+	 * directory it could not read) leaves that directory's list short.
+	 * A listed entry that failed keeps its directory anyway (failed).
+	 */
+	if (!listed && m->open)
+		m->open->incomplete = 1;
 }
 
 static int pend_cmp(const void *a, const void *b)

@@ -27,8 +27,8 @@
  *
  * Deletion is turned off for the rest of the run (said once through
  * report with RD_DLF_OFF) by a source error (unless ignore_errors: then
- * only the directory whose listing failed, and the one that lost an
- * entry, keep their extras), by the memory budget, and a directory
+ * only the directory whose listing lost an entry keeps its extras), by
+ * the memory budget, and a directory
  * keeps its extras when an entry announced inside it failed here, when
  * it is a source root the sender listed as empty (unless allow_empty),
  * or when it is not the directory placed at its entry.
@@ -93,8 +93,13 @@ int rd_sink_mirror_post_seen(struct rd_sink *s, uint32_t id, const char *path, s
 void rd_sink_mirror_post(struct rd_sink *s, uint32_t id, const struct rd_sink_meta *m);
 /* Entry id failed here (ids in increasing order). */
 void rd_sink_mirror_failed(struct rd_sink *s, uint32_t id);
-/* The sender could not read (or lost) path: deletion off, or with ignore_errors kept there. */
-void rd_sink_mirror_source_error(struct rd_sink *s, const char *path, size_t len);
+/*
+ * The sender reported an error (in wire order): deletion off; with
+ * ignore_errors, an entry it could not list (listed 0: a NOTE) keeps the
+ * extras of the innermost open directory (the one it was listing); a
+ * listed entry that failed (a CHUNK_ERR) keeps its own through failed.
+ */
+void rd_sink_mirror_source_error(struct rd_sink *s, int listed);
 /* Every entry is done: the deletions waiting for the end. */
 void rd_sink_mirror_finish(struct rd_sink *s);
 const struct rd_mirror_stats *rd_sink_mirror_stats(const struct rd_sink *s);

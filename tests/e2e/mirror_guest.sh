@@ -4,6 +4,10 @@
 #   1. --remove-source-files: what arrived goes from the source, what
 #      changed while it was sent stays (exit 23), a source named through a
 #      symlink stays, directories stay
+#   2. --delete and its interlocks: a module's delete permission, -n, an
+#      empty source, --max-delete, a source error (a file vanishes in the
+#      walk: RDCP_VANISH, the LD_PRELOAD shim), --ignore-errors, a failure
+#      under a directory, a pull
 set -u
 RDCP=$1
 RDCPD=$2
@@ -13,7 +17,8 @@ S=$RIG_SELF_IP
 T=/tmp/mirror
 rm -rf "$T"
 mkdir -p "$T/mod" "$T/src"
-start_daemon mirror --module "m=$T/mod" || exit 1
+mkdir -p "$T/modd"
+start_daemon mirror --module "m=$T/mod" --module "md=$T/modd,delete" || exit 1
 
 # --- 1. --remove-source-files ---
 mkdir -p "$T/src/move/d" "$T/keep"
@@ -61,6 +66,102 @@ check "  said so" out_has "not removed: named through a symlink"
 run --remove-source-files "$S::m/move/one" "$T/pulled"
 check "--remove-source-files on a pull: a usage error (exit 1)" [ "$RC" -eq 1 ]
 check "  and the server's file stays" [ -f "$T/mod/move/one" ]
+
+# --- 2. --delete ---
+PRELOAD=${CLI_PRELOAD:?the LD_PRELOAD shim tests/e2e/vanish_preload.so}
+# prior DIR: a destination with what the source has and extras
+prior() {
+	rm -rf "$1"
+	mkdir -p "$1/sub/deep"
+	echo a >"$1/a"
+	echo b >"$1/sub/b"
+	echo x >"$1/extra1"
+	echo y >"$1/sub/extra2"
+	echo z >"$1/sub/deep/extra3"
+}
+snap() { rm -rf "$T/before" && cp -a "$1" "$T/before"; }
+rm -rf "$T/dsrc" && mkdir -p "$T/dsrc/sub" && echo a >"$T/dsrc/a" && echo b >"$T/dsrc/sub/b"
+echo v >"$T/dsrc/sub/v"
+
+prior "$T/mod/del"
+snap "$T/mod/del"
+run -a --delete "$T/dsrc/" "$S::m/del/"
+check "--delete into a module without delete = yes: refused (exit 5)" [ "$RC" -eq 5 ]
+check "  naming the module" out_has "module 'm' does not allow deleting"
+check "  nothing changed, nothing arrived" same_tree "$T/before" "$T/mod/del"
+run -a --force "$T/dsrc/" "$S::m/del/"
+check "  --force too (it deletes to make room): exit 5" [ "$RC" -eq 5 ]
+
+prior "$T/modd/del"
+snap "$T/modd/del"
+run -a --delete -n -i "$T/dsrc/" "$S::md/del/"
+check "-n --delete: exit 0" [ "$RC" -eq 0 ]
+check "  lists the extras as rsync does" out_has "^\*deleting   sub/deep/extra3$"
+check "  a directory with a slash" out_has "^\*deleting   sub/deep/$"
+check "  and the files" out_has "^\*deleting   extra1$"
+check "  changes nothing" same_tree "$T/before" "$T/modd/del"
+
+run -a --delete -v --stats "$T/dsrc/" "$S::md/del/"
+check "--delete into a module with delete = yes: exit 0" [ "$RC" -eq 0 ]
+check "  the extras went" same_tree "$T/dsrc" "$T/modd/del"
+check "  -v says each (deleting NAME)" out_has "^deleting sub/extra2$"
+check "  --stats counts them" out_has "^Number of deleted files: 4 (reg: 3, dir: 1)$"
+
+prior "$T/modd/del"
+run -a --delete --max-delete=2 "$T/dsrc/" "$S::md/del/"
+check "--max-delete=2 reached: exit 25" [ "$RC" -eq 25 ]
+check "  said as rsync says it" out_has "Deletions stopped due to --max-delete limit (2 skipped)"
+check "  two went, two stayed" [ "$(find "$T/modd/del" -name 'extra*' | wc -l)" -eq 1 ]
+
+mkdir -p "$T/empty"
+prior "$T/modd/del"
+snap "$T/modd/del"
+run -a --delete "$T/empty/" "$S::md/del/"
+check "an empty source with --delete: refused (exit 3)" [ "$RC" -eq 3 ]
+check "  said so" out_has "--allow-empty-source"
+check "  nothing changed" same_tree "$T/before" "$T/modd/del"
+mkdir -p "$T/modd/emptysrc" "$T/pulled"
+prior "$T/pulled/d"
+snap "$T/pulled/d"
+run -a --delete "$S::md/emptysrc/" "$T/pulled/d/"
+check "  on a pull the server refuses it (exit 3)" [ "$RC" -eq 3 ]
+check "  nothing changed" same_tree "$T/before" "$T/pulled/d"
+run -a --delete --allow-empty-source "$T/empty/" "$S::md/del/"
+check "  --allow-empty-source empties it: exit 0" [ "$RC" -eq 0 ]
+check "  empty" [ -z "$(ls -A "$T/modd/del")" ]
+
+# a source file vanishes in the walk: deletion off for the run, said once
+prior "$T/modd/del"
+echo v >"$T/modd/del/sub/v"
+echo v >"$T/dsrc/sub/v"
+RDCP_VANISH=v LD_PRELOAD=$PRELOAD run -a --delete "$T/dsrc/" "$S::md/del/"
+check "a source error with --delete: non-zero exit ($RC)" [ "$RC" -ne 0 ]
+check "  said once" [ "$(grep -c 'I/O error on the sending side: deleting nothing more' /tmp/out)" -eq 1 ]
+check "  nothing deleted" [ -f "$T/modd/del/extra1" -a -f "$T/modd/del/sub/extra2" -a \
+	-f "$T/modd/del/sub/v" ]
+echo v >"$T/dsrc/sub/v"
+RDCP_VANISH=v LD_PRELOAD=$PRELOAD run -a --delete --ignore-errors "$T/dsrc/" "$S::md/del/"
+check "--ignore-errors: deletes anyway (exit $RC)" [ ! -e "$T/modd/del/extra1" ]
+check "  but not where the source lost something" [ -f "$T/modd/del/sub/extra2" -a \
+	-f "$T/modd/del/sub/v" ]
+
+# a failure under a directory keeps that directory's extras
+prior "$T/modd/del"
+rm -f "$T/modd/del/a" && mkdir -p "$T/modd/del/a" && echo keep >"$T/modd/del/a/keep.log"
+echo v >"$T/dsrc/sub/v"
+run -a --delete --filter='P *.log' "$T/dsrc/" "$S::md/del/"
+check "a file that cannot replace a directory (a protected file in it): exit 23" [ "$RC" -eq 23 ]
+check "  its directory keeps its extras" [ -f "$T/modd/del/extra1" ]
+check "  a directory done whole was cleaned" [ ! -e "$T/modd/del/sub/extra2" ]
+check "  the protected file stays" [ -f "$T/modd/del/a/keep.log" ]
+
+# a pull: the client deletes in its own destination
+prior "$T/pulled/p"
+mkdir -p "$T/modd/psrc/sub" && echo a >"$T/modd/psrc/a" && echo b >"$T/modd/psrc/sub/b"
+run -a --delete -i "$S::md/psrc/" "$T/pulled/p/"
+check "a pull with --delete: exit 0" [ "$RC" -eq 0 ]
+check "  the local extras went" same_tree "$T/modd/psrc" "$T/pulled/p"
+check "  listed" out_has "^\*deleting   sub/deep/extra3$"
 
 check "daemon still alive" daemon_alive mirror
 finish
