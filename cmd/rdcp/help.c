@@ -153,6 +153,18 @@ void rdcp_usage(FILE *out)
 	    "                             --backup-dir)\n"
 	    "      --mkpath               make the destination's missing parent directories\n"
 	    "                             (by default only its last component is made)\n"
+	    "      --delete               delete what the source does not have, in each\n"
+	    "                             directory copied whole (-r), once the entries\n"
+	    "                             before its end are verified; also --del,\n"
+	    "                             --delete-during\n"
+	    "      --delete-before        ... as soon as a directory's listing ends\n"
+	    "      --delete-delay, --delete-after  ... once the whole run is verified\n"
+	    "      --delete-excluded      delete what the filter rules exclude too\n"
+	    "      --max-delete N         delete at most N entries (then exit 25)\n"
+	    "      --ignore-errors        delete even after an error on the sending side\n"
+	    "      --force                replace a non-empty directory with a file\n"
+	    "      --allow-empty-source   let --delete empty a destination whose source\n"
+	    "                             directory is empty (refused without it)\n"
 	    "      --remove-source-files  move: the sending side removes each file once\n"
 	    "                             the receiver confirmed it, if unchanged\n"
 	    "      --retries N            when the connection drops mid-copy, or the\n"
@@ -194,7 +206,8 @@ void rdcp_usage(FILE *out)
 	    "(refused, authentication, remote start),\n"
 	    "10 connection, 11 file I/O, 12 protocol data stream, 20 signal,\n"
 	    "22 out of memory, 23 some entries failed, 24 source files vanished,\n"
-	    "30 timeout, 35 timeout connecting, 50 no RDMA device, 51 data failed\n"
+	    "25 --max-delete stopped deletions, 30 timeout, 35 timeout connecting,\n"
+	    "50 no RDMA device, 51 data failed\n"
 	    "verification, 52 locked memory (ulimit -l).\n",
 	    RD_ENGINE_DEPTH_DEFAULT_CMD, RD_ENGINE_THREADS_DEFAULT_MAX, RD_DEFAULT_PORT,
 	    RD_LANES_MAX);

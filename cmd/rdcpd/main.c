@@ -44,12 +44,13 @@ _Static_assert(RD_CONF_THREADS_MAX == RD_ENGINE_THREADS_MAX, "threads = bound of
  * restrict access and are not enforced make it refuse to start (see
  * rd_conf_check_support).
  */
-#define RDCPD_CAPS                                                                         \
-	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS | \
-	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM |          \
-	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |              \
-	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS | RD_CONF_CAP_XFERLOG |             \
-	 RD_CONF_CAP_METRICS | RD_CONF_CAP_STATUS | RD_CONF_CAP_PARTIAL_AGE | RD_CONF_CAP_RATE)
+#define RDCPD_CAPS                                                                               \
+	(RD_CONF_CAP_TCP | RD_CONF_CAP_AUTH | RD_CONF_CAP_HOSTS | RD_CONF_CAP_AUTH_USERS |       \
+	 RD_CONF_CAP_WRITE_ONLY | RD_CONF_CAP_ENCRYPTION | RD_CONF_CAP_CHECKSUM |                \
+	 RD_CONF_CAP_MULTI_LISTEN | RD_CONF_CAP_IDENTITY | RD_CONF_CAP_DROP |                    \
+	 RD_CONF_CAP_MODULE_CONNS | RD_CONF_CAP_LIMITS | RD_CONF_CAP_XFERLOG |                   \
+	 RD_CONF_CAP_METRICS | RD_CONF_CAP_STATUS | RD_CONF_CAP_PARTIAL_AGE | RD_CONF_CAP_RATE | \
+	 RD_CONF_CAP_DELETE)
 
 #define RD_RELOAD_MAX 1024 /* reloads kept before SIGHUP is refused */
 
@@ -264,7 +265,8 @@ static void usage(FILE *out)
 	    "      --status                ask the running daemon (its status socket) for its\n"
 	    "                              sessions, memory and listeners\n"
 	    "      --json                  with --status: one JSON object\n"
-	    "  -m, --module NAME=DIR[,ro]  serve DIR as NAME (repeatable); ',ro' refuses pushes\n"
+	    "  -m, --module NAME=DIR[,ro|,delete]  serve DIR as NAME (repeatable); ',ro'\n"
+	    "                              refuses pushes, ',delete' lets clients delete\n"
 	    "  -l, --listen ADDR           listen on this address, IPv4 or IPv6 (repeatable;\n"
 	    "                              default: every address of both families)\n"
 	    "  -P, --port PORT             port (default %d)\n"

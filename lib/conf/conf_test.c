@@ -969,7 +969,7 @@ static void test_user_low_port(void **state)
 
 static void test_cli_merge(void **state)
 {
-	static const char *const mods[] = {"cli=/srv/cli,ro", "two=/srv/two"};
+	static const char *const mods[] = {"cli=/srv/cli,ro", "two=/srv/two", "del=/srv/del,delete"};
 	static const char *const clash[] = {"file=/elsewhere"};
 	static const char *const twice[] = {"x=/x", "x=/y"};
 	static const char *const l6[] = {"[::1]", "10.0.0.7"};
@@ -985,7 +985,7 @@ static void test_cli_merge(void **state)
 	assert_int_equal(ret, 0);
 	memset(&cli, 0, sizeof(cli));
 	cli.modules = mods;
-	cli.nmodules = 2;
+	cli.nmodules = 3;
 	cli.listen = l6;
 	cli.nlisten = 2;
 	cli.port = "2000";
@@ -994,12 +994,17 @@ static void test_cli_merge(void **state)
 	cli.verbose = 1;
 	cli.no_auth = 1;
 	assert_int_equal(rd_conf_apply_cli(c, &cli), 0);
-	assert_int_equal(c->nmods, 3);
+	assert_int_equal(c->nmods, 4);
 	assert_string_equal(c->mods[1]->name, "cli");
 	assert_string_equal(c->mods[1]->path, "/srv/cli");
 	assert_int_equal(c->mods[1]->read_only, 1);
 	assert_int_equal(c->mods[1]->line, RD_CONF_FROM_CLI);
 	assert_int_equal(c->mods[2]->read_only, 0);
+	assert_false(rd_conf_module_deletes(c->mods[2]));
+	/* ",delete": delete = yes (read-write) */
+	assert_string_equal(c->mods[3]->path, "/srv/del");
+	assert_int_equal(c->mods[3]->read_only, 0);
+	assert_true(rd_conf_module_deletes(c->mods[3]));
 	assert_int_equal(c->nlisten, 2); /* replaced, not added */
 	assert_string_equal(c->listen[0], "::1");
 	assert_string_equal(c->listen[1], "10.0.0.7");
