@@ -71,10 +71,10 @@ make_src() {
 
 server() {
 	mount_st
-	mkdir -p $ST/mod
+	mkdir -p $ST/mod $ST/modd
 	# above what is pulled with -F: the module's parents' files count too
 	printf -- '- b.txt\n' >$ST/mod/.rsync-filter
-	start_daemon d --module m=$ST/mod || return 1
+	start_daemon d --module m=$ST/mod --module md=$ST/modd,delete || return 1
 	touch "$SH/server-ready"
 }
 
@@ -426,6 +426,31 @@ daemon() {
 manifest_ct() { (cd "$1" && find . -printf '%y %m %s %T@ %C@ %p %l\n' | LC_ALL=C sort); }
 
 # --- 6. -n: nothing changes anywhere, and no file data is read or moved ---
+# --delete (issue 29) to and from a daemon: a module that allows it
+# (",delete": delete = yes) and one that does not (refused before anything moves)
+deletes() {
+	local S=$1 d=$ST/del
+	rm -rf $d && mkdir -p $d/s/sub $d/back
+	echo a >$d/s/a && echo b >$d/s/sub/b
+	cp -a $d/s $d/x && echo x >$d/x/extra && echo y >$d/x/sub/extra2
+	run -a $d/x/ "$S::md/del/"
+	run -a $d/x/ "$S::m/del/"
+	run -a --delete $d/s/ "$S::m/del/"
+	check "--delete into a module without delete = yes: refused (exit 5)" [ "$RC" -eq 5 ]
+	check "  naming the module" out_has "module 'm' does not allow deleting"
+	run -a "$S::m/del/" $d/back/m/
+	check "  nothing was deleted there" same_tree $d/x $d/back/m
+	run -a --delete -i $d/s/ "$S::md/del/"
+	check "--delete into a module with delete = yes: exit 0" [ "$RC" -eq 0 ]
+	check "  lists what it deleted" out_has "^\*deleting   sub/extra2$"
+	run -a "$S::md/del/" $d/back/md/
+	check "  the module holds the source's tree, no more" same_tree $d/s $d/back/md
+	cp -a $d/x $d/x3
+	run -a --delete "$S::md/del/" $d/x3/
+	check "a pull with --delete: exit 0" [ "$RC" -eq 0 ]
+	check "  the local extras went: the module's tree, no more" same_tree $d/s $d/x3
+}
+
 dryrun() {
 	local S=$1 d=$ST/dry
 	rm -rf $d && mkdir -p $d
@@ -585,6 +610,7 @@ client() {
 	relative "$S"
 	daemon "$S"
 	rerun_many "$S"
+	deletes "$S"
 	dryrun "$S"
 	resume "$S"
 	snapshots "$S"
