@@ -305,7 +305,11 @@ static void test_dry_run(void **state)
 	rd_del_free(d);
 }
 
-/* Making room (a directory where a file goes): not held by --max-delete. */
+/*
+ * Making room (a directory where a file goes): held by --max-delete like
+ * any deletion (rsync 3.5.0: "could not make way for new regular file"
+ * once the limit is reached).
+ */
 static void test_make_room(void **state)
 {
 	struct log l = {.n = 0};
@@ -316,6 +320,11 @@ static void test_make_room(void **state)
 	mk("full/a", 'f');
 	mk("full/b", 'd');
 	mk("full/b/c", 'f');
+	assert_int_equal(rd_del_entry(d, g_fd, "full", "full"), 0);
+	assert_true(exists("full/a") && exists("full/b/c"));
+	assert_int_equal(rd_del_stats(d)->skipped, 2); /* a and b/c; b and full stay */
+	rd_del_free(d);
+	d = new_del(&l, -1, 0);
 	assert_int_equal(rd_del_entry(d, g_fd, "full", "full"), 0);
 	assert_false(exists("full"));
 	assert_int_equal(rd_del_stats(d)->deleted, 4);

@@ -339,8 +339,7 @@ int rd_del_find(struct rd_del *d, int dirfd, const char *rel, const struct rd_de
 /* One more deletion allowed by max_delete? Else count it skipped. */
 static int allowed(struct rd_del *d, int room)
 {
-	if (room)
-		return 1; /* making room for a replacement: rsync does not count it */
+	(void)room; /* making room counts too, as in rsync 3.5.0 */
 	if (d->left == 0) {
 		d->st.skipped++;
 		return 0;
@@ -353,7 +352,8 @@ static int allowed(struct rd_del *d, int room)
 /* Not deleted after all: the allowance is not spent. */
 static void unspend(struct rd_del *d, int room)
 {
-	if (!room && d->left >= 0)
+	(void)room;
+	if (d->left >= 0)
 		d->left++;
 }
 

@@ -127,10 +127,10 @@ int rd_del_run(struct rd_del *d, int dirfd, const char *rel, const struct rd_del
 /*
  * Make room for a replacement of another type: remove name (at rel) in
  * dirfd whatever it is, a directory with everything in it (--force, or
- * any --delete*). Reports like rd_del_run but is not held back by
- * max_delete (rsync's "make room"). 0 or the failure; a protected entry
- * inside keeps the directory (said, status 0): the caller checks whether
- * the name is free.
+ * any --delete*). Reports like rd_del_run and counts against max_delete
+ * as rsync 3.5.0 does ("could not make way" once the limit is reached).
+ * 0 or the failure; a protected entry, or the limit, inside keeps the
+ * directory (said, status 0): the caller checks whether the name is free.
  */
 int rd_del_entry(struct rd_del *d, int dirfd, const char *name, const char *rel);
 
