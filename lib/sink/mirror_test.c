@@ -133,13 +133,19 @@ static void prior(struct fx *x)
 	put(tp(x, "dest/.rdcp-partial.keep"), "rdcp's own");
 }
 
-/* The source: src/{keep, sub/{keep2}} */
-static void walk(struct rd_sink *s)
+/* The source src/{keep, sub/{keep2}} up to sub's POST */
+static void into_sub(struct rd_sink *s)
 {
 	e_dir(s, "src", RC);
 	e_file(s, "src/keep", C);
 	e_dir(s, "src/sub", C);
 	e_file(s, "src/sub/keep2", C);
+}
+
+/* ... and to the end */
+static void walk(struct rd_sink *s)
+{
+	into_sub(s);
 	e_post(s, "src/sub", C);
 	e_post(s, "src", C);
 }
@@ -234,10 +240,7 @@ static void test_source_error(void **state)
 
 	prior(x);
 	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
-	e_dir(s, "src", RC);
-	e_file(s, "src/keep", C);
-	e_dir(s, "src/sub", C);
-	e_file(s, "src/sub/keep2", C);
+	into_sub(s);
 	e_post(s, "src/sub", C); /* read whole before the error: cleaned */
 	rd_sink_mirror_source_error(s, 0);
 	rd_sink_mirror_source_error(s, 1);
@@ -281,10 +284,7 @@ static void test_failure_keeps(void **state)
 
 	prior(x);
 	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
-	e_dir(s, "src", RC);
-	e_file(s, "src/keep", C);
-	e_dir(s, "src/sub", C);
-	e_file(s, "src/sub/keep2", C);
+	into_sub(s);
 	failed = id;
 	rd_sink_mirror_failed(s, failed);
 	e_post(s, "src/sub", C);
