@@ -155,6 +155,15 @@ check "  its directory keeps its extras" [ -f "$T/modd/del/extra1" ]
 check "  a directory done whole was cleaned" [ ! -e "$T/modd/del/sub/extra2" ]
 check "  the protected file stays" [ -f "$T/modd/del/a/keep.log" ]
 
+# only inside the directories of the transfer: a file operand cleans nothing
+prior "$T/modd/del"
+run -r --delete "$T/dsrc/a" "$S::md/del/"
+check "--delete with a file operand: exit 0" [ "$RC" -eq 0 ]
+check "  nothing deleted beside it" [ -f "$T/modd/del/extra1" -a -f "$T/modd/del/sub/extra2" ]
+run -r --delete "$T/dsrc/sub" "$S::md/del/"
+check "  src (no slash) cleans DEST/src only" [ -f "$T/modd/del/extra1" -a \
+	! -e "$T/modd/del/sub/extra2" -a ! -e "$T/modd/del/sub/deep" ]
+
 # a pull: the client deletes in its own destination
 prior "$T/pulled/p"
 mkdir -p "$T/modd/psrc/sub" && echo a >"$T/modd/psrc/a" && echo b >"$T/modd/psrc/sub/b"
