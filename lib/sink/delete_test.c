@@ -306,9 +306,9 @@ static void test_dry_run(void **state)
 }
 
 /*
- * Making room (a directory where a file goes): held by --max-delete like
- * any deletion (rsync 3.5.0: "could not make way for new regular file"
- * once the limit is reached).
+ * Making room (a directory where a file goes): the directory itself is not
+ * counted by --max-delete, what is inside it is (rsync 3.5.0: "could not
+ * make way for new regular file" once the limit is reached).
  */
 static void test_make_room(void **state)
 {
@@ -323,6 +323,11 @@ static void test_make_room(void **state)
 	assert_int_equal(rd_del_entry(d, g_fd, "full", "full"), 0);
 	assert_true(exists("full/a") && exists("full/b/c"));
 	assert_int_equal(rd_del_stats(d)->skipped, 2); /* a and b/c; b and full stay */
+	rd_del_free(d);
+	mk("empty", 'd');
+	d = new_del(&l, 0, 0);
+	assert_int_equal(rd_del_entry(d, g_fd, "empty", "empty"), 0);
+	assert_false(exists("empty")); /* an empty one goes whatever the limit */
 	rd_del_free(d);
 	d = new_del(&l, -1, 0);
 	assert_int_equal(rd_del_entry(d, g_fd, "full", "full"), 0);

@@ -339,7 +339,8 @@ int rd_del_find(struct rd_del *d, int dirfd, const char *rel, const struct rd_de
 /* One more deletion allowed by max_delete? Else count it skipped. */
 static int allowed(struct rd_del *d, int room)
 {
-	(void)room; /* making room counts too, as in rsync 3.5.0 */
+	if (room)
+		return 1; /* the entry in a replacement's way itself: rsync does not count it */
 	if (d->left == 0) {
 		d->st.skipped++;
 		return 0;
@@ -352,8 +353,7 @@ static int allowed(struct rd_del *d, int room)
 /* Not deleted after all: the allowance is not spent. */
 static void unspend(struct rd_del *d, int room)
 {
-	(void)room;
-	if (d->left >= 0)
+	if (!room && d->left >= 0)
 		d->left++;
 }
 
@@ -415,7 +415,8 @@ static int remove_dir(struct rd_del *d, int dirfd, const char *name, const char 
 
 		if (join(path, sizeof(path), rel, n) < 0)
 			continue;
-		r = remove_one(d, fd, n, path, depth + 1, dev, room);
+		/* what is inside counts, even when making room (rsync 3.5.0) */
+		r = remove_one(d, fd, n, path, depth + 1, dev, 0);
 		if (r && !first)
 			first = r;
 	}

@@ -127,8 +127,9 @@ int rd_del_run(struct rd_del *d, int dirfd, const char *rel, const struct rd_del
 /*
  * Make room for a replacement of another type: remove name (at rel) in
  * dirfd whatever it is, a directory with everything in it (--force, or
- * any --delete*). Reports like rd_del_run and counts against max_delete
- * as rsync 3.5.0 does ("could not make way" once the limit is reached).
+ * any --delete*). Reports like rd_del_run; as in rsync 3.5.0 the entry
+ * itself is not counted against max_delete, what is inside it is ("could
+ * not make way" once the limit is reached).
  * 0 or the failure; a protected entry, or the limit, inside keeps the
  * directory (said, status 0): the caller checks whether the name is free.
  */
