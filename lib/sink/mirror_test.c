@@ -371,17 +371,24 @@ static void test_dry_run(void **state)
 	rd_sink_close(s);
 }
 
-/* --force: a full directory makes room for a file once the file is complete */
+/* --force: a full directory makes room for a file once the file is complete, not before */
 static void test_force(void **state)
 {
 	struct fx *x = *state;
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 3);
+	struct rd_sink_file *f;
 	struct log l;
 	struct rd_sink *s;
 
 	prior(x);
 	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
 	e_dir(s, "src", RC);
-	e_file(s, "src/gone", C);
+	assert_int_equal(rd_sink_mirror_entry(s, ++id, "src/gone", 8, C, 0, 0), 0);
+	assert_int_equal(rd_sink_file_begin(s, "src/gone", 8, C, &m, &f), 0);
+	expect_listing(tp(x, "dest/gone"), "a|b"); /* begun: nothing went yet */
+	assert_int_equal(rd_sink_file_write(f, "new", 3, 0), 0);
+	expect_listing(tp(x, "dest/gone"), "a|b"); /* written, not committed: still there */
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
 	expect_content(tp(x, "dest/gone"), "new");
 	assert_string_equal(l.buf, "D gone/b|D gone/a|D gone/|");
 	rd_sink_close(s);

@@ -177,9 +177,12 @@ static int dry_new(struct rd_sink *s, int ret)
  * A non-directory goes where a directory is: rsync's rules remove an
  * empty one (what replaces it is new) and leave a full one ("cannot
  * delete non-empty directory": that entry fails); without them it is
- * refused.
+ * refused. With --force (or any --delete*) a full one is emptied, but only
+ * where room may be made now (room: the replacement is complete, or needs
+ * no data); a file just begun leaves it for its commit (returns 0).
  */
-static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
+static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path, size_t len,
+		     int room)
 {
 	struct stat st;
 	int e;
@@ -196,7 +199,9 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 		return 0;
 	e = errno;
 	/* --force (or any --delete*): emptied first, its contents reported as deleted */
-	if ((e == ENOTEMPTY || e == EEXIST) &&
+	if ((e == ENOTEMPTY || e == EEXIST) && !room && rd_sink__mirror_forces(s))
+		return 0; /* at the file's commit, once it is verified */
+	if ((e == ENOTEMPTY || e == EEXIST) && room &&
 	    rd_sink__mirror_room(s, pl->pfd, pl->name, path, len) > 0 &&
 	    rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
 		return 0;
@@ -398,7 +403,7 @@ int rd_sink_symlink(struct rd_sink *s, const char *path, size_t len, int root, c
 	ret = sink_resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return dry_new(s, ret);
-	ret = not_a_dir(s, &pl, path, len);
+	ret = not_a_dir(s, &pl, path, len, 1);
 	if (ret < 0)
 		return ret;
 	tgt = strndup(target, tlen);
@@ -530,10 +535,10 @@ static int file_new(struct rd_sink *s, const char *path, size_t len, int root,
 		return ret;
 	*ex = rd_fstatat(pl.pfd, pl.name, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : errno;
 	if (!*ex && S_ISDIR(st->st_mode)) {
-		ret = not_a_dir(s, &pl, path, len);
+		ret = not_a_dir(s, &pl, path, len, 0);
 		if (ret < 0)
 			return ret;
-		*ex = ENOENT; /* an empty directory went */
+		*ex = ENOENT; /* an empty directory went (a full one goes at the commit) */
 	}
 	items = *ex || !S_ISREG(st->st_mode) ? RD_IT_NEW : rd_sink__attr_items(s, st, m);
 	if (m->size > (uint64_t)INT64_MAX)
@@ -969,7 +974,8 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		if (ret < 0)
 			goto out;
 	}
-	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len);
+	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len,
+			1);
 	if (ret < 0)
 		goto out;
 	/* -b: the old entry keeps a second name before the new one takes this */
@@ -1154,7 +1160,7 @@ int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, in
 	ret = sink_resolve(s, path, len, (unsigned)root, &pl);
 	if (ret < 0)
 		return ret;
-	ret = not_a_dir(s, &pl, path, len);
+	ret = not_a_dir(s, &pl, path, len, 1);
 	if (ret < 0)
 		return ret;
 	*pfd = fcntl(pl.pfd, F_DUPFD_CLOEXEC, 0);

@@ -579,3 +579,8 @@ int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const cha
 		return ret;
 	return 1;
 }
+
+int rd_sink__mirror_forces(const struct rd_sink *s)
+{
+	return s->mir && (s->mir->o.force || s->mir->o.delete);
+}

@@ -112,5 +112,7 @@ const struct rd_mirror_stats *rd_sink_mirror_stats(const struct rd_sink *s);
 int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const char *path,
 			 size_t len);
 void rd_sink__mirror_free(struct rd_sink *s);
+/* --force or any --delete*: a full directory may make room (at a commit) */
+int rd_sink__mirror_forces(const struct rd_sink *s);
 
 #endif
