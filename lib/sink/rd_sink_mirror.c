@@ -91,7 +91,21 @@ static int d_protect(void *ctx, const char *rel, size_t len, int is_dir)
 	if (is_dir && m->s->part_dir[0] && strlen(m->s->part_dir) == blen &&
 	    !memcmp(base, m->s->part_dir, blen))
 		return 1;
+	/* what backups own: rsync's "P *SUFFIX", a backup dir inside the destination */
+	if (rd_sink_backup_protects(m->s, rel, len, is_dir))
+		return 1;
 	return m->o.protect ? m->o.protect(m->o.protect_ctx, rel, len, is_dir) : 0;
+}
+
+/* --backup: a deleted non-directory is kept as its backup (rd_sink_backup_deleted) */
+static int d_backup(void *ctx, int dirfd, const char *name, const char *rel, size_t len)
+{
+	struct rd_sink_mir *m = ctx;
+	int ret = rd_sink_backup_deleted(m->s, dirfd, name, rel);
+
+	if (ret < 0 && m->o.report)
+		m->o.report(m->o.ctx, RD_DLF_FAILED, rel, len, rd_sink_err(m->s)->msg);
+	return ret;
 }
 
 static void d_deleted(void *ctx, const char *rel, size_t len, int is_dir)
@@ -135,6 +149,8 @@ int rd_sink_mirror_start(struct rd_sink *s, const struct rd_mirror_opts *o)
 	d.ops.protect = d_protect;
 	d.ops.deleted = d_deleted;
 	d.ops.problem = d_problem;
+	if (rd_sink_backups_on(s))
+		d.ops.backup = d_backup;
 	d.ctx = m;
 	ret = rd_del_new(&m->d, &d);
 	if (ret) {

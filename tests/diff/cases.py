@@ -461,6 +461,7 @@ SUPPORTED = {
     "del.ignore-errors": M,
     "del.force": M,
     "del.empty-source": M,
+    "backup.dir-delete": M,
 }
 
 
