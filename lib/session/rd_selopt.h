@@ -62,8 +62,8 @@ struct rd_selopt {
 		const char *arg;
 	} * fargs; /* in command-line order (malloc'd: rd_selopt_free) */
 	int nfargs;
-	int nF;	   /* -F given this many times */
-	int from0; /* --from0 */
+	int nF;		     /* -F given this many times */
+	int from0;	     /* --from0 */
 	int delete_excluded; /* rdcp's --delete-excluded: rules without a side are the sender's */
 };
 
