@@ -72,8 +72,12 @@ mk_prior() {
 		mkdir -p "$p/d$d/xdir/inner"
 		echo "extra deep $d" >"$p/d$d/xdir/inner/e"
 	done
-	head -c $((1 << 20)) /dev/urandom >"$p/d2/big"
-	touch -d '2001-01-01' "$p/d2/big"
+	# the large files differ too (zeros, an old mtime): most of the data
+	# moves again, so the paced run lasts long enough for the kills
+	for f in d2/big d5/big d8/big d11/big d12/sub/large; do
+		head -c "$(stat -c %s "$p/$f")" /dev/zero >"$p/$f"
+		touch -d '2001-01-01' "$p/$f"
+	done
 	mkdir -p "$p/gone-dir/a"
 	echo "extra top" >"$p/gone-dir/a/t"
 	rm -rf "$p/was-file" "$p/was-dir"
@@ -85,6 +89,7 @@ mk_src "$T/src"
 mk_prior "$T/prior"
 cp -a "$T/src" "$T/mod/src" # for the pulls
 
+# every round starts from this same prior destination (its snapshot is judged against)
 # snap DIR OUT: "type md5 path" per entry, partials and rdcp's own names left out
 snap() {
 	(cd "$1" && find . -mindepth 1 ! -name '.rdcp*' ! -path '*/.rdcp*' -printf '%y %P\n' |
@@ -146,7 +151,8 @@ for r in $(seq 1 "$KILLS"); do
 		dst=$T/dst
 		args=("$S::m/src/" "$T/dst/")
 	fi
-	mk_prior "$dst"
+	rm -rf "$dst"
+	cp -a "$T/prior" "$dst"
 	daemon_alive dk || start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
 	# kill after 5..95 % of the time the paced run takes (about 1.8 s)
 	delay=$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.1 + (r % 90) / 50 }')
