@@ -36,7 +36,7 @@ static void log_line(struct rdcp_out *ro, const char *text)
 		strftime(t, sizeof(t), "%Y/%m/%d %H:%M:%S", &tm);
 	else
 		snprintf(t, sizeof(t), "(time out of range)");
-	fprintf(ro->log, "%s [%ld] %s\n", t, (long)getpid(), text);
+	fprintf(ro->log, "%s [%ld] %s\n", t, ro->pid, text);
 	fflush(ro->log);
 }
 
@@ -45,6 +45,7 @@ int rdcp_out_open(struct rdcp_out *ro, const struct rdcp_opts *o, int push)
 	memset(ro, 0, sizeof(*ro));
 	ro->o = o;
 	ro->push = push;
+	ro->pid = (long)getpid();
 	ro->list = o->json ? stderr : stdout;
 	rd_report_init(&ro->rep, RD_REPORT_MAX_ERRORS_DEFAULT);
 	/* rsync: -i is %i %n%L, -v %n%L; --out-format replaces both */
@@ -174,7 +175,7 @@ static int named(const struct rdcp_out *ro, const struct rd_item *it, int fmt_i)
 void rdcp_out_item(void *ctx, const struct rd_item *it)
 {
 	struct rdcp_out *ro = ctx;
-	struct rd_report_fmt_ctx cx = {.push = ro->push, .pid = (long)getpid(), .now = time(NULL)};
+	struct rd_report_fmt_ctx cx = {.push = ro->push, .pid = ro->pid, .now = time(NULL)};
 	static char line[LINE_MAX_OUT];
 
 	if (it->status)

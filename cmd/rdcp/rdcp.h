@@ -132,6 +132,7 @@ struct rdcp_out {
 	struct rd_report_fold fold; /* one cause, one message */
 	uint64_t deleted[2];	    /* --delete: non-directories, directories (--stats) */
 	int del_off;		    /* deletion was turned off (a source error, ...) */
+	long pid;		    /* getpid() once, for %p (not per entry) */
 };
 /* --delete's reports (rd_engine_deleted_fn): *deleting lines, counts, warnings */
 void rdcp_out_deleted(void *ctx, unsigned flags, const char *path, size_t len, const char *text);

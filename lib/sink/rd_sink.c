@@ -48,12 +48,12 @@ static int readonly(struct rd_sink *s, const char *path, size_t len)
 
 static int want_owner(const struct rd_sink *s)
 {
-	return (s->flags & RD_SINK_PRESERVE_OWNER) && geteuid() == 0;
+	return (s->flags & RD_SINK_PRESERVE_OWNER) && s->root;
 }
 
 static int want_group(const struct rd_sink *s)
 {
-	return (s->flags & RD_SINK_PRESERVE_GROUP) && geteuid() == 0;
+	return (s->flags & RD_SINK_PRESERVE_GROUP) && s->root;
 }
 
 /*

@@ -597,6 +597,7 @@ int rd_sink_open(struct rd_sink **out, int root_fd, const char *dest, unsigned f
 	s->root_fd = -1;
 	s->cache_fd = -1;
 	s->umask = um & 0777;
+	s->root = geteuid() == 0;
 	if (!dest || !*dest)
 		dest = ".";
 	rd_escape(s->dest_esc, sizeof(s->dest_esc), dest, strlen(dest));

@@ -30,6 +30,7 @@ struct rd_sink {
 	struct rd_err err;
 	unsigned flags;
 	mode_t umask;
+	int root;    /* geteuid() == 0, asked once (not per file: issue 28) */
 	int dest_fd; /* into: the destination dir; rename: its parent */
 	int into;
 	int have_root;
