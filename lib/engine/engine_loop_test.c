@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -165,6 +166,8 @@ struct run {
 	int send_no_batch, recv_no_batch; /* one side's eo.batch 0 */
 	struct rd_pace *send_pace, *recv_pace; /* one side's eo.pace */
 	int send_no_items;		  /* the sender's eo.items 0 */
+	/* the receiver's quick check and rules (times kept), or none */
+	const struct rd_sink_select *sel;
 	/* items (rd_item) each side reported: path and RD_IT_* */
 	unsigned nitems[2];
 	struct {
@@ -315,8 +318,11 @@ static void run_copy(struct run *r)
 			 0);
 	dfd = open(g_dst, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
-	assert_int_equal(rd_sink_open(&sink, dfd, "", 0, 022, &err), 0);
+	assert_int_equal(
+	    rd_sink_open(&sink, dfd, "", r->sel ? RD_SINK_PRESERVE_TIMES : 0, 022, &err), 0);
 	close(dfd);
+	if (r->sel)
+		rd_sink_set_select(sink, r->sel);
 	/* with workers, TCP payloads move on the transport's bulk threads as in rdcp */
 	co.bulk_thread = r->eo.threads > 1;
 	if (r->tcp)
@@ -1831,6 +1837,134 @@ static void test_existing_prefix(void **state)
 	assert_int_equal(rd_stat_get(&r.re.st.bytes_data), BIG - 40 * CH);
 }
 
+/* --- lazy opening (issue 28): the sender opens a file only when its data is asked --- */
+
+/* Regular files opened in dir since the watch began (inotify IN_OPEN), "" if none. */
+static int opened_files(int ino, char *names, size_t cap)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	ssize_t n;
+	int count = 0;
+
+	names[0] = '\0';
+	while ((n = read(ino, buf, sizeof(buf))) > 0) {
+		const struct inotify_event *ev;
+		char *p;
+
+		for (p = buf; p < buf + n; p += sizeof(*ev) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			if ((ev->mask & IN_OPEN) && !(ev->mask & IN_ISDIR) && ev->len) {
+				count++;
+				snprintf(names + strlen(names), cap - strlen(names), "%s ",
+					 ev->name);
+			}
+		}
+	}
+	return count;
+}
+
+static void test_lazy_skip_never_opens(void **state)
+{
+	const struct rd_sink_select sel = {.compare = RD_SINK_CMP_QUICK,
+					   .modify_window = RD_SINK_WINDOW_NS,
+					   .max_size = UINT64_MAX};
+	struct run first = {.sel = &sel}, again = {.sel = &sel}, changed = {.sel = &sel};
+	char names[512];
+	int ino, wd;
+
+	put_file(g_src, "a", 3 * CH + 5, 61);
+	put_file(g_src, "b", 100, 62);
+	put_file(g_src, "c", 0, 63);
+	run_copy(&first);
+	assert_int_equal(first.sret, 0);
+	assert_int_equal(first.rret, 0);
+	ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(ino >= 0);
+	wd = inotify_add_watch(ino, g_src, IN_OPEN);
+	assert_true(wd >= 0);
+	/* the rerun: every file passes the quick check, none is opened */
+	run_copy(&again);
+	assert_int_equal(again.sret, 0);
+	assert_int_equal(again.rret, 0);
+	assert_int_equal(again.se.st.bytes_data, 0);
+	assert_int_equal(opened_files(ino, names, sizeof(names)), 0);
+	assert_string_equal(names, "");
+	/* a changed file is opened (once, when asked for), the others still not */
+	put_file(g_src, "b", 200, 64);
+	opened_files(ino, names, sizeof(names));
+	run_copy(&changed);
+	assert_int_equal(changed.sret, 0);
+	assert_int_equal(changed.rret, 0);
+	assert_true(same_as_made("b", 200, 64));
+	assert_int_equal(opened_files(ino, names, sizeof(names)), 1);
+	assert_string_equal(names, "b ");
+	close(ino);
+}
+
+/* At the first GET: the file asked for is replaced (swap says how). */
+struct swap {
+	const char *path, *other;
+	int how; /* 0: a symlink to other, 1: other renamed over it, 2: gone */
+	int done;
+};
+
+static enum rd_loop_action swap_at_first_get(void *ctx, struct rd_loop_event *ev)
+{
+	struct swap *z = ctx;
+
+	if (ev->side == 1 && ev->type == RD_MSG_GET && !z->done) {
+		assert_int_equal(unlink(z->path), 0);
+		if (z->how == 0)
+			assert_int_equal(symlink(z->other, z->path), 0);
+		else if (z->how == 1)
+			assert_int_equal(rename(z->other, z->path), 0);
+		z->done = 1;
+	}
+	return RD_LOOP_PASS;
+}
+
+static void lazy_swap_case(int how)
+{
+	char p[600], other[600], d[700];
+	struct swap z = {.path = p, .other = other, .how = how};
+	struct run r = {.hook = swap_at_first_get, .hctx = &z};
+	struct stat st;
+	struct timespec ts[2] = {{1000000, 0}, {1000000, 0}};
+
+	snprintf(p, sizeof(p), "%s/victim", g_src);
+	snprintf(other, sizeof(other), "%s/secret", g_root);
+	put_file(g_src, "victim", 2 * CH, 71);
+	/* same size and mtime as the victim: only what it is tells them apart */
+	put_file(g_root, "secret", 2 * CH, 72);
+	assert_int_equal(utimensat(AT_FDCWD, p, ts, 0), 0);
+	assert_int_equal(utimensat(AT_FDCWD, other, ts, 0), 0);
+	put_file(g_src, "steady", 100, 73);
+	run_copy(&r);
+	assert_true(z.done);
+	assert_int_equal(r.rret, -RD_EPARTIAL);
+	assert_int_equal(r.sret, -RD_EPARTIAL);
+	snprintf(d, sizeof(d), "%s/src/victim", g_dst);
+	assert_int_equal(lstat(d, &st), -1); /* nothing of the swapped-in file lands */
+	assert_true(same_file("steady"));
+	assert_int_equal(r.nfailed_reports, 1);
+	assert_int_equal(r.last_report_status, how == 2 ? -RD_EVANISHED : -RD_ESYS);
+}
+
+static void test_lazy_symlink_swapped_refused(void **state)
+{
+	lazy_swap_case(0);
+}
+
+static void test_lazy_other_file_refused(void **state)
+{
+	lazy_swap_case(1);
+}
+
+static void test_lazy_vanished(void **state)
+{
+	lazy_swap_case(2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1885,6 +2019,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sum_partly_equal_threads4, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_sum_reads_once, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_resume_bad_chunk_threads4, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lazy_skip_never_opens, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lazy_symlink_swapped_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lazy_other_file_refused, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lazy_vanished, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,6 +28,15 @@
  * whole; a file that cannot be read whole gets a CHUNK_ERR before the
  * pack's DATA (its bytes are zeros). Small files are not read ahead then:
  * the receiver asks for them in packs.
+ *
+ * Lazy opening (issue 28): the walk does not open regular files
+ * (rd_tree_set_lazy); an entry is opened through its held directory when
+ * the first GET, SUM or PACK of it comes (win_open, on the loop's
+ * thread, before any job of it), so a file the receiver's quick check
+ * answers DONE without asking for data is never opened. One that cannot
+ * be opened as the walk saw it (gone: RD_EVANISHED; replaced, changed,
+ * a symlink: "changed while walking") gets a CHUNK_ERR with that status
+ * for every chunk asked of it (or its file of a pack), and fails alone.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
@@ -67,10 +76,16 @@ struct swin {
 	int range;     /* rd_proto.h section 6: only chunks lo..hi - 1 may be asked */
 	uint32_t cs;
 	uint64_t lo, hi;
-	/* --remove-source-files: the entry's directory, name and what the walk saw */
-	int pfd;
+	/*
+	 * The entry's held directory, name there and what the walk saw: to
+	 * open a lazy entry, and for --remove-source-files
+	 */
+	struct rd_tree_dir *dir;
 	char pname[256];
 	struct rd_tree_seen seen;
+	int lazy;		     /* not opened yet (fd -1) */
+	int ostatus;		     /* opening it failed: the RD_E* status, else 0 */
+	char otext[RD_MSG_TEXT_MAX]; /* and why */
 };
 
 /* One GET's data work; a worker reads only these fields and w's fd/map. */
@@ -234,13 +249,33 @@ static void win_close(struct sender *s, struct swin *w)
 	if (w->fd >= 0)
 		close(w->fd);
 	w->fd = -1;
-	if (w->pfd >= 0)
-		close(w->pfd);
-	w->pfd = -1;
+	rd_tree_dir_put(w->dir);
+	w->dir = NULL;
 	w->used = 0;
 	w->done_seen = 0;
 	free(w->target);
 	w->target = NULL;
+}
+
+/*
+ * The first request for a lazy entry's data: open it now, as the walk saw
+ * it. A failure stays on the entry (ostatus, otext): its chunks are
+ * answered with CHUNK_ERR (answer_head).
+ */
+static void win_open(struct swin *w)
+{
+	struct rd_err err;
+
+	if (!w->lazy)
+		return;
+	w->lazy = 0;
+	rd_err_clear(&err);
+	if (rd_tree_open_seen(w->dir, w->pname, &w->seen, &w->fd, &err)) {
+		w->ostatus = err.status < 0 ? -err.status : err.status;
+		if (!w->ostatus)
+			w->ostatus = RD_ESYS;
+		snprintf(w->otext, sizeof(w->otext), "%s", err.msg);
+	}
 }
 
 /* The files of a PACK GET, checked (rd_proto.h, Packs): 0, or a protocol error. */
@@ -313,6 +348,8 @@ static int on_pack_get(struct sender *s, const struct rd_msg_get *g)
 	r = work_take(s, sum);
 	if (r)
 		return r;
+	for (w = win_of(s, g->id); w && w->id - g->id < g->chunk; w = win_of(s, w->id + 1))
+		win_open(w);
 	w = win_of(s, g->id);
 	if (w->data_hi) {
 		s->e->st.chunks_retried++; /* the same pack again: not progress */
@@ -360,6 +397,7 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 		r = work_take(s, rd_chunk_len(w->size, s->e->o.chunk_size, m->u.get.chunk));
 		if (r)
 			return r;
+		win_open(w);
 		if (m->u.get.chunk >= w->asked_hi)
 			w->asked_hi = m->u.get.chunk + 1;
 		if (m->u.get.kind == RD_GET_SUM) {
@@ -481,7 +519,7 @@ static void remove_source(struct sender *s, struct swin *w)
 	struct rd_err err;
 
 	rd_err_clear(&err);
-	if (!rd_tree_remove_source(w->pfd, w->pname, &w->seen, &err)) {
+	if (!rd_tree_remove_source(rd_tree_dir_fd(w->dir), w->pname, &w->seen, &err)) {
 		s->e->st.sources_removed++;
 		return;
 	}
@@ -618,7 +656,10 @@ static void read_pack(struct sjob *j)
 	for (i = 0; i < j->npack; i++) {
 		const struct swin *w = j->pw[i];
 
-		j->perr[i] = read_full(w->fd, j->buf + at, (size_t)w->size, 0, &got);
+		if (w->fd < 0)
+			j->perr[i] = 2; /* could not be opened: w->ostatus */
+		else
+			j->perr[i] = read_full(w->fd, j->buf + at, (size_t)w->size, 0, &got);
 		if (!j->perr[i] && (got != w->size || changed(w)))
 			j->perr[i] = 1;
 		if (j->perr[i])
@@ -635,6 +676,8 @@ static void sjob_run(struct rd_job *jj, struct rd_digest *dg)
 
 	if (j->npack) {
 		read_pack(j);
+	} else if (j->w->fd < 0) {
+		j->rerr = -EBADF; /* could not be opened: answer_head says why */
 	} else if (!j->have) {
 		if (j->w->has_map)
 			j->rerr = read_packed(j->w, j->cs, j->g.chunk, j->buf, j->want, &j->got);
@@ -768,7 +811,7 @@ static int start_ra(struct sender *s)
 		return 0;
 	for (i = 0; i < win_reached(s); i++) {
 		w = &s->win[i];
-		if (!w->used || w->type != RD_FT_REG || w->has_map || w->done_seen)
+		if (!w->used || w->type != RD_FT_REG || w->has_map || w->done_seen || w->fd < 0)
 			continue;
 		/* packs: the receiver asks for small files many at once */
 		if (s->e->o.pack && w->size <= RD_PACK_FILE_MAX && w->size <= s->e->o.chunk_size)
@@ -966,7 +1009,7 @@ static void job_end(struct sender *s, struct sjob *j)
 }
 
 /* One chunk (or one file of a pack, chunk 0) could not be read as announced. */
-static int send_chunk_err(struct sender *s, uint32_t id, uint64_t chunk, const char *text)
+static int send_chunk_err(struct sender *s, uint32_t id, uint64_t chunk, int code, const char *text)
 {
 	struct rd_msg m;
 
@@ -974,7 +1017,7 @@ static int send_chunk_err(struct sender *s, uint32_t id, uint64_t chunk, const c
 	m.hdr.type = RD_MSG_CHUNK_ERR;
 	m.u.chunk_err.id = id;
 	m.u.chunk_err.chunk = chunk;
-	m.u.chunk_err.code = RD_ESYS;
+	m.u.chunk_err.code = (uint16_t)code;
 	m.u.chunk_err.text.ptr = text;
 	m.u.chunk_err.text.len = (uint16_t)strlen(text);
 	return rd_engine_send_msg(s->c, &m, &s->e->err);
@@ -1000,6 +1043,13 @@ static int answer_head(struct sender *s)
 	if (!j->finished || !rd_conn_can_send(s->c))
 		return 0;
 	memset(&m, 0, sizeof(m));
+	if (!j->npack && j->w->ostatus) {
+		/* a lazy entry that could not be opened as the walk saw it */
+		r = send_chunk_err(s, j->g.id, j->g.chunk, j->w->ostatus, j->w->otext);
+		if (r)
+			return r < 0 ? r : 0;
+		goto unused;
+	}
 	if (j->rerr || j->got != j->want || j->changed) {
 		if (j->rerr)
 			snprintf(text, sizeof(text), "reading: %s", strerror(-j->rerr));
@@ -1010,7 +1060,7 @@ static int answer_head(struct sender *s)
 			snprintf(text, sizeof(text), "file changed while being sent (size or "
 				 "modification time, at chunk %llu); not kept, copy it again",
 				 (unsigned long long)j->g.chunk);
-		r = send_chunk_err(s, j->g.id, j->g.chunk, text);
+		r = send_chunk_err(s, j->g.id, j->g.chunk, RD_ESYS, text);
 		if (r)
 			return r < 0 ? r : 0;
 		goto unused;
@@ -1020,15 +1070,18 @@ static int answer_head(struct sender *s)
 	/* a pack: first the files it could not carry, each failed alone */
 	for (; j->perr_next < j->npack; j->perr_next++) {
 		int e = j->perr[j->perr_next];
+		const struct swin *pw = j->pw[j->perr_next];
 
 		if (!e)
 			continue;
-		if (e < 0)
+		if (e == 2)
+			snprintf(text, sizeof(text), "%s", pw->otext);
+		else if (e < 0)
 			snprintf(text, sizeof(text), "reading: %s", strerror(-e));
 		else
 			snprintf(text, sizeof(text), "file changed while being sent (size or "
 				 "modification time); not kept, copy it again");
-		r = send_chunk_err(s, j->pw[j->perr_next]->id, 0, text);
+		r = send_chunk_err(s, pw->id, 0, e == 2 ? pw->ostatus : RD_ESYS, text);
 		if (r)
 			return r < 0 ? r : 0;
 	}
@@ -1329,8 +1382,11 @@ static int emit_entry(struct sender *s)
 		memcpy(w->map, s->ent.meta[s->ent.nmeta - 1].ext, w->nmap * sizeof(w->map[0]));
 	}
 	s->ent.fd = -1;
-	w->pfd = s->ent.pfd; /* --remove-source-files: owned by the window now */
-	s->ent.pfd = -1;
+	w->dir = s->ent.dir; /* lazy, --remove-source-files: owned by the window now */
+	s->ent.dir = NULL;
+	w->lazy = s->ent.lazy && w->type == RD_FT_REG;
+	w->ostatus = 0;
+	w->otext[0] = '\0';
 	memcpy(w->pname, s->ent.pname, sizeof(w->pname));
 	w->seen = s->ent.seen;
 	s->outstanding++;
@@ -1452,8 +1508,9 @@ int rd_engine_send(struct rd_engine *e, struct rd_conn *c, struct rd_tree *t)
 	s->t = t;
 	s->next_id = 1;
 	s->ent.fd = -1;
-	s->ent.pfd = -1;
+	s->ent.dir = NULL;
 	s->wn = e->o.window;
+	rd_tree_set_lazy(t, 1);
 	rd_tree_set_link_table(t, e->o.link_table);
 	s->win = calloc(s->wn, sizeof(*s->win));
 	if (!s->win) {
@@ -1510,14 +1567,13 @@ out:
 	for (i = 0; s->win && i < win_reached(s); i++) {
 		if (s->win[i].used && s->win[i].fd >= 0)
 			close(s->win[i].fd);
-		if (s->win[i].used && s->win[i].pfd >= 0)
-			close(s->win[i].pfd);
+		if (s->win[i].used)
+			rd_tree_dir_put(s->win[i].dir);
 		free(s->win[i].target);
 	}
 	if (s->ent.fd >= 0)
 		close(s->ent.fd);
-	if (s->ent.pfd >= 0)
-		close(s->ent.pfd);
+	rd_tree_dir_put(s->ent.dir);
 	free(s->bufs);
 	free(s->ring);
 	free(s->win);

@@ -30,7 +30,8 @@ struct rd_filter;
  * --partial-dir inside that directory) and a few of the sink's own (the
  * destination, its parent cache, a partial being taken over); a sender
  * one per entry of its window, the walk's directories (RD_TREE_OPEN_DIRS,
- * whatever the depth) and the sources a pull names (the server's and the
+ * whatever the depth), those held for entries not opened yet
+ * (RD_TREE_HELD_DIRS) and the sources a pull names (the server's and the
  * walk's copy of each). Either way RD_SESSION_FDS_BASE more: the module,
  * the connection (a socket and the bulk threads' eventfds, or the RDMA
  * event and completion channels of its rails), the engine's wake-up. rdcpd
@@ -38,7 +39,8 @@ struct rd_filter;
  */
 #define RD_SESSION_FDS_BASE	    16u
 #define RD_SESSION_FDS_RECV(window) (4u * (window) + 4u)
-#define RD_SESSION_FDS_SEND(window) ((window) + RD_TREE_OPEN_DIRS + 2u * RD_OPEN_PATHS_MAX)
+#define RD_SESSION_FDS_SEND(window) \
+	((window) + RD_TREE_OPEN_DIRS + RD_TREE_HELD_DIRS + 2u * RD_OPEN_PATHS_MAX)
 #define RD_SESSION_FDS_FOR(window)                                                        \
 	(RD_SESSION_FDS_BASE + (RD_SESSION_FDS_RECV(window) > RD_SESSION_FDS_SEND(window) \
 				    ? RD_SESSION_FDS_RECV(window)                         \

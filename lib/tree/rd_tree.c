@@ -32,6 +32,15 @@
  * found again is a skip ("changed while walking"), then its POST entry,
  * and the walk goes on.
  *
+ * Lazy opening (rd_tree_set_lazy, rd_tree_dir.c): a regular file is not
+ * opened while walking; its entry carries its directory's handle (one
+ * per directory, shared by its entries, counted) to be opened by name
+ * once its data is wanted. At most RD_TREE_HELD_DIRS handles live at once
+ * (the walk's and the entries' together); when that many are held, a
+ * file of another directory is opened while walking instead, as without
+ * lazy opening: open descriptors stay bounded by the window plus
+ * constants (RD_SESSION_FDS_SEND), however the entries spread.
+ *
  * The wire path of the current directory and its display path (the local
  * path for command-line sources, the wire path otherwise) live in two
  * buffers; each level records where its part ends, so popping is a
@@ -74,6 +83,7 @@ struct level {
 	 * child was started (started) the level ends with its POST
 	 */
 	int implied, started, ifd;
+	struct rd_tree_dir *hd; /* its held handle (one reference), or NULL */
 	size_t wire_len, show_len;
 	uint32_t mode, uid, gid;
 	int64_t mtime_sec;
@@ -106,6 +116,8 @@ struct rd_tree {
 	dev_t root_dev;		   /* -x: the file system of the current source */
 	size_t nclosed;		   /* lv[1 .. nclosed] are closed (lv[0] never is) */
 	int keep_parents;	   /* rd_tree_keep_parents() */
+	int lazy;		   /* rd_tree_set_lazy() */
+	struct rd_tree_dirs held;  /* directories held for entries (rd_tree_dir.c) */
 	struct rd_tree_meta *meta; /* xattrs, ACLs, holes, link groups */
 	struct rd_tree_list *list; /* rd_tree_open_list: no walk */
 	uint8_t eflags;		   /* RD_FF_CONTENTS: on every entry of the current source */
@@ -146,7 +158,8 @@ static void entry_reset(struct rd_tree_entry *e)
 	e->target[0] = '\0';
 	e->target_len = 0;
 	e->fd = -1;
-	e->pfd = -1;
+	e->dir = NULL;
+	e->lazy = 0;
 	e->nmeta = 0;
 	e->meta = NULL;
 	e->note[0] = '\0';
@@ -166,18 +179,50 @@ static void seen_of(struct rd_tree_seen *v, const struct stat *st)
 }
 
 /*
- * --remove-source-files: a non-directory entry found as name in dirfd
- * (st: what fstatat saw) carries its parent and name. Only when the walk
- * is asked to; a descriptor that cannot be had leaves the entry without
- * (its source then stays, said when it would be removed).
+ * A reference to the directory dirfd (level l's, or none: a source's
+ * parent): the level's shared handle, made once per directory while
+ * fewer than RD_TREE_HELD_DIRS are held. Past that bound: NULL, or with
+ * force a handle of the entry's own (a dup, as before handles were
+ * shared; the window bounds those). NULL too if no descriptor is to be had.
  */
-static void keep_parent(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
-			const struct stat *st)
+static struct rd_tree_dir *dir_ref(struct rd_tree *t, struct level *l, int dirfd, int force)
 {
-	if (!t->keep_parents || S_ISDIR(st->st_mode) || strlen(name) >= sizeof(e->pname))
+	struct rd_tree_dir *d;
+	int fd;
+
+	if (l && l->hd)
+		return rd_tree__dir_get(l->hd);
+	if (t->held.n >= RD_TREE_HELD_DIRS && !force)
+		return NULL;
+	fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
+		return NULL;
+	d = rd_tree__dir_new(&t->held, fd);
+	if (d && l && t->held.n <= RD_TREE_HELD_DIRS)
+		l->hd = rd_tree__dir_get(d);
+	return d;
+}
+
+static void level_unhold(struct level *l)
+{
+	rd_tree_dir_put(l->hd);
+	l->hd = NULL;
+}
+
+/*
+ * --remove-source-files: a non-directory entry found as name in dirfd
+ * (level l's, or NULL; st: what fstatat saw) carries its parent and name.
+ * Only when the walk is asked to; a descriptor that cannot be had leaves
+ * the entry without (its source then stays, said when it would be
+ * removed). A lazy entry has its parent already.
+ */
+static void keep_parent(struct rd_tree *t, struct rd_tree_entry *e, struct level *l, int dirfd,
+			const char *name, const struct stat *st)
+{
+	if (!t->keep_parents || e->dir || S_ISDIR(st->st_mode) || strlen(name) >= sizeof(e->pname))
 		return;
-	e->pfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
-	if (e->pfd < 0)
+	e->dir = dir_ref(t, l, dirfd, 1);
+	if (!e->dir)
 		return;
 	snprintf(e->pname, sizeof(e->pname), "%s", name);
 	seen_of(&e->seen, st);
@@ -300,6 +345,7 @@ static void bound_levels(struct rd_tree *t)
 	if (t->depth - t->nclosed <= RD_TREE_OPEN_DIRS)
 		return;
 	l = &t->lv[++t->nclosed];
+	level_unhold(l); /* its entries keep theirs; a later one makes a new one */
 	if (l->implied) {
 		close(l->ifd);
 		l->ifd = -1;
@@ -435,6 +481,7 @@ static void pop_level(struct rd_tree *t)
 		reopen_level(t, t->depth - 1);
 	if (t->fw && !l->implied)
 		rd_filter_leave(t->fw);
+	level_unhold(l);
 	if (l->implied) {
 		if (l->ifd >= 0)
 			close(l->ifd);
@@ -632,11 +679,53 @@ static int referent(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const
 }
 
 /*
- * Entry `name` beneath dirfd, never following a symlink (but with -L);
- * wire path and display path are already in e and t->show.
+ * Lazy opening: the regular file `name` beneath dirfd (level l's, or
+ * NULL), as fstatat saw it (st), becomes an entry without being opened,
+ * if a handle on its directory can be held. 1 = done (RD_TREE_ENTRY), 0 =
+ * open it now.
  */
-static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const char *name,
-		   int top, size_t wl, size_t sl)
+static int emit_lazy(struct rd_tree *t, struct rd_tree_entry *e, struct level *l, int dirfd,
+		     const char *name, const struct stat *st)
+{
+	const char *first = NULL;
+	unsigned ff = 0;
+
+	if (!t->lazy || (t->flags & (RD_TREE_XATTRS | RD_TREE_ACLS | RD_TREE_SPARSE)) ||
+	    strlen(name) >= sizeof(e->pname))
+		return 0;
+	e->dir = dir_ref(t, l, dirfd, 0);
+	if (!e->dir)
+		return 0;
+	snprintf(e->pname, sizeof(e->pname), "%s", name);
+	seen_of(&e->seen, st);
+	entry_stat(e, st);
+	if (t->flags & RD_TREE_HARDLINKS)
+		first = rd_tree_link_seen(t->meta, st, e->path, e->path_len, &ff);
+	e->flags |= (uint8_t)ff; /* RD_FF_LINKED, RD_FF_LINK_LAST */
+	if (first) {
+		/* A later member of a link group: its data moved already. */
+		e->type = RD_FT_HLINK;
+		e->target_len = strlen(first);
+		memcpy(e->target, first, e->target_len + 1);
+		if (!t->keep_parents) {
+			rd_tree_dir_put(e->dir);
+			e->dir = NULL;
+		}
+		return 1;
+	}
+	e->type = RD_FT_REG;
+	e->size = (uint64_t)st->st_size;
+	e->lazy = 1;
+	return 1;
+}
+
+/*
+ * Entry `name` beneath dirfd (level l's, or NULL), never following a
+ * symlink (but with -L); wire path and display path are already in e and
+ * t->show.
+ */
+static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, struct level *l, int dirfd,
+		   const char *name, int top, size_t wl, size_t sl)
 {
 	struct stat st;
 	ssize_t n;
@@ -657,15 +746,17 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 		e->target_len = (size_t)n;
 		e->type = RD_FT_SYMLINK;
 		entry_stat(e, &st);
-		keep_parent(t, e, dirfd, name, &st);
+		keep_parent(t, e, l, dirfd, name, &st);
 		return RD_TREE_ENTRY;
 	}
 	if (special(t, e, &st)) {
-		keep_parent(t, e, dirfd, name, &st);
+		keep_parent(t, e, l, dirfd, name, &st);
 		return RD_TREE_ENTRY;
 	}
 	if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
 		return left_out(e, t->show);
+	if (S_ISREG(st.st_mode) && emit_lazy(t, e, l, dirfd, name, &st))
+		return RD_TREE_ENTRY;
 	fd = rd_openat(dirfd, name, OPEN_RD | O_NOFOLLOW | (S_ISDIR(st.st_mode) ? O_DIRECTORY : 0), 0);
 	if (fd < 0) {
 		if (errno == ELOOP || errno == ENOTDIR)
@@ -674,7 +765,7 @@ static int emit_at(struct rd_tree *t, struct rd_tree_entry *e, int dirfd, const 
 	}
 	ret = emit_fd(t, e, fd, top, wl, sl);
 	if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR)
-		keep_parent(t, e, dirfd, name, &st);
+		keep_parent(t, e, l, dirfd, name, &st);
 	return ret;
 }
 
@@ -795,7 +886,7 @@ static int next_relative(struct rd_tree *t, struct rd_tree_entry *e, int parent)
 			if (rd_filter_excluded(t->fw, t->wire, wl, is_dir, RD_FILTER_SENDER))
 				return AGAIN;
 		}
-		return emit_at(t, e, parent, comp, 1, wl, wl);
+		return emit_at(t, e, NULL, parent, comp, 1, wl, wl);
 	}
 	fd = rd_openat(parent, comp, OPEN_RD | O_DIRECTORY | (t->rel_nofollow ? O_NOFOLLOW : 0), 0);
 	if (fd < 0)
@@ -864,7 +955,9 @@ static void path_parent(struct rd_tree *t, struct rd_tree_entry *e, const char *
 		e->pname[0] = '\0';
 		return;
 	}
-	e->pfd = fd;
+	e->dir = rd_tree__dir_new(&t->held, fd);
+	if (!e->dir)
+		e->pname[0] = '\0';
 	seen_of(&e->seen, &lst);
 }
 
@@ -939,7 +1032,7 @@ static int start_fd(struct rd_tree *t, struct rd_tree_entry *e, const struct src
 			return ret;
 	}
 	if (s->name) {
-		int ret = emit_at(t, e, s->dirfd, s->name, 1, wl, wl);
+		int ret = emit_at(t, e, NULL, s->dirfd, s->name, 1, wl, wl);
 
 		/* contents: of a directory only (a file is itself) */
 		if (ret == RD_TREE_ENTRY && e->type != RD_FT_DIR)
@@ -1016,7 +1109,7 @@ static int step_level(struct rd_tree *t, struct rd_tree_entry *e)
 	t->wire[l->wire_len] = '/';
 	memcpy(t->wire + l->wire_len + 1, de->d_name, nl + 1);
 	set_wire(e, t->wire, wl);
-	ret = emit_at(t, e, dirfd(l->d), de->d_name, 0, wl, sl);
+	ret = emit_at(t, e, l, dirfd(l->d), de->d_name, 0, wl, sl);
 	if (ret == RD_TREE_ENTRY && e->type == RD_FT_DIR)
 		return ret; /* the buffers now belong to the new level */
 out:
@@ -1304,6 +1397,11 @@ void rd_tree_keep_parents(struct rd_tree *t, int on)
 	t->keep_parents = on;
 }
 
+void rd_tree_set_lazy(struct rd_tree *t, int on)
+{
+	t->lazy = on;
+}
+
 int rd_tree_remove_source(int pfd, const char *name, const struct rd_tree_seen *v,
 			  struct rd_err *err)
 {
@@ -1344,11 +1442,13 @@ void rd_tree_close(struct rd_tree *t)
 	while (t->depth) {
 		struct level *l = &t->lv[--t->depth];
 
+		level_unhold(l);
 		if (l->implied && l->ifd >= 0)
 			close(l->ifd);
 		else if (!l->implied && l->d)
 			closedir(l->d);
 	}
+	rd_tree__dirs_detach(&t->held);
 	free(t->lv);
 	if (t->fw)
 		leave_parents(t);

@@ -93,7 +93,20 @@ enum { RD_TREE_END = 0, RD_TREE_ENTRY = 1, RD_TREE_SKIP = 2, RD_TREE_LEFT_OUT = 
 /* e->note of RD_TREE_LEFT_OUT for a type the flags leave out (rsync's words) */
 #define RD_TREE_NONREG "skipping non-regular file"
 
-/* What the walk saw of a non-directory (rd_tree_keep_parents). */
+/*
+ * A directory the walk found entries in, held for them after the walk
+ * moved on (reference-counted; rd_tree_dir_put drops the entry's
+ * reference). A lazy entry is opened through it (rd_tree_open_seen) and
+ * --remove-source-files removes through it (rd_tree_remove_source).
+ * The walk shares one handle among the entries of a directory (one
+ * descriptor, dup'ed once per directory) and holds at most
+ * RD_TREE_HELD_DIRS of them at once: beyond that a regular file is opened
+ * while walking, as without lazy opening (rd_tree.c, "Lazy opening").
+ */
+struct rd_tree_dir;
+#define RD_TREE_HELD_DIRS 16
+
+/* What the walk saw of a non-directory (rd_tree_keep_parents, lazy entries). */
 struct rd_tree_seen {
 	uint64_t dev, ino, size, nlink;
 	uint32_t mode;
@@ -104,12 +117,15 @@ struct rd_tree_seen {
 struct rd_tree_entry {
 	/*
 	 * With rd_tree_keep_parents(), a non-directory entry also carries
-	 * the directory it was found in (pfd: a descriptor the caller owns
-	 * and closes; -1 when there is none, e.g. a source named through a
-	 * symlink), its name there, and what the walk saw of it: what
-	 * rd_tree_remove_source() needs (--remove-source-files).
+	 * the directory it was found in (dir: a reference the caller owns
+	 * and drops with rd_tree_dir_put; NULL when there is none, e.g. a
+	 * source named through a symlink), its name there, and what the walk
+	 * saw of it: what rd_tree_remove_source() needs
+	 * (--remove-source-files). A lazy entry (rd_tree_set_lazy: a regular
+	 * file not opened yet, fd -1) carries the same, for rd_tree_open_seen.
 	 */
-	int pfd;
+	struct rd_tree_dir *dir;
+	int lazy;
 	char pname[256];
 	struct rd_tree_seen seen;
 	uint8_t type;  /* enum rd_ftype */
@@ -123,7 +139,7 @@ struct rd_tree_entry {
 	size_t path_len;
 	char target[RD_PATH_MAX + 1]; /* symlink target; HLINK: first path of the group */
 	size_t target_len;
-	int fd; /* RD_FT_REG: open O_RDONLY, owned by the caller; else -1 */
+	int fd; /* RD_FT_REG: open O_RDONLY, owned by the caller (-1 if lazy); else -1 */
 	/*
 	 * What the flags asked for beyond stat (REG and DIR): META items to
 	 * send after the FILE (id 0, flags 0: the caller sets them). They
@@ -222,9 +238,35 @@ int rd_tree_set_filter(struct rd_tree *t, const struct rd_filter *f, struct rd_e
 
 /*
  * --remove-source-files (issue 29): give non-directory entries their
- * parent directory's descriptor (rd_tree_entry.pfd) from now on.
+ * parent directory (rd_tree_entry.dir) from now on.
  */
 void rd_tree_keep_parents(struct rd_tree *t, int on);
+
+/*
+ * Lazy opening (issue 28: a rerun of an unchanged tree is stat-only): a
+ * regular file found in a directory is not opened by the walk; its entry
+ * has fd -1, lazy set, and dir/pname/seen to open it with
+ * rd_tree_open_seen when its data is first wanted. Not for the files of
+ * a walk that reads more than stat of them (xattrs, ACLs, -S's map), nor
+ * a command-line source or -L's referents: those are opened as before.
+ */
+void rd_tree_set_lazy(struct rd_tree *t, int on);
+
+/*
+ * Open a lazy entry: name beneath d, O_NOFOLLOW, and only if it is still
+ * the regular file the walk saw (device, inode, size, mtime to the ns).
+ * 0 with *fd (O_RDONLY, the caller's), or a negative status with err's
+ * message saying why: RD_EVANISHED "file has vanished" (gone), RD_ESYS
+ * "changed while walking" (another file, a symlink or special file, or a
+ * different size or mtime), else RD_ESYS with the error.
+ */
+int rd_tree_open_seen(const struct rd_tree_dir *d, const char *name,
+		      const struct rd_tree_seen *seen, int *fd, struct rd_err *err);
+
+/* d's descriptor (valid while a reference is held), or -1 for NULL. */
+int rd_tree_dir_fd(const struct rd_tree_dir *d);
+/* Drop one reference (the last closes it); accepts NULL. */
+void rd_tree_dir_put(struct rd_tree_dir *d);
 
 /*
  * Remove a source the receiver confirmed (verified, in place): name in

@@ -32,6 +32,20 @@ int rd_tree_meta_read(struct rd_tree_meta *m, int fd, const struct stat *st, uns
  */
 void rd_tree_meta_set_links(struct rd_tree_meta *m, uint64_t max_bytes);
 
+/*
+ * Held directories (rd_tree_dir.c): the tree's live handles, counted and
+ * linked so that the tree can be closed before the last is dropped.
+ */
+struct rd_tree_dirs {
+	unsigned n;
+	struct rd_tree_dir *head;
+};
+/* A handle for fd (taken; closed on failure), one reference; NULL: no memory. */
+struct rd_tree_dir *rd_tree__dir_new(struct rd_tree_dirs *ds, int fd);
+struct rd_tree_dir *rd_tree__dir_get(struct rd_tree_dir *d);
+/* The tree is closing: its handles live on alone until their last put. */
+void rd_tree__dirs_detach(struct rd_tree_dirs *ds);
+
 /* A list instead of a walk (rd_tree_list.c). */
 struct rd_tree_list;
 int rd_tree__list_new(struct rd_tree_list **out, rd_tree_list_fn next, void *ctx);

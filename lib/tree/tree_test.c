@@ -1061,6 +1061,97 @@ static void test_tree_link_flags(void **state)
 	walk_free(&w);
 }
 
+/*
+ * Lazy opening: regular files are not opened by the walk; an entry holds
+ * its directory (shared per directory) and is opened by rd_tree_open_seen
+ * only as the walk saw it. Held directories are bounded: past
+ * RD_TREE_HELD_DIRS the walk opens files as before.
+ */
+static void test_tree_lazy_held_bounded(void **state)
+{
+	enum { NDIRS = 40 };
+	static struct rd_tree_entry ents[NDIRS * 3 + 4];
+	const char *src[1];
+	struct rd_tree *t = NULL;
+	struct rd_err err;
+	char rel[64], buf[64];
+	int fds, i, r, n = 0, lazy = 0, eager = 0, fd, first = -1;
+	ssize_t got;
+
+	mk("lz");
+	for (i = 0; i < NDIRS; i++) {
+		snprintf(rel, sizeof(rel), "lz/d%02d", i);
+		mk(rel);
+		snprintf(rel, sizeof(rel), "lz/d%02d/f", i);
+		put(rel, "lazy data");
+	}
+	src[0] = bp("lz");
+	fds = count_fds();
+	assert_int_equal(rd_tree_open_paths(&t, src, 1, RD_TREE_RECURSIVE, &err), 0);
+	rd_tree_set_lazy(t, 1);
+	while ((r = rd_tree_next(t, &ents[n])) > 0) {
+		assert_int_equal(r, RD_TREE_ENTRY);
+		if (ents[n].type == RD_FT_REG && ents[n].lazy) {
+			assert_int_equal(ents[n].fd, -1);
+			assert_non_null(ents[n].dir);
+			assert_int_equal(ents[n].size, 9);
+			if (first < 0)
+				first = n;
+			lazy++;
+		} else if (ents[n].type == RD_FT_REG) {
+			assert_true(ents[n].fd >= 0); /* past the bound: opened while walking */
+			assert_null(ents[n].dir);
+			eager++;
+		}
+		n++;
+		assert_true(n < (int)(sizeof(ents) / sizeof(ents[0])));
+		/* the walk's levels, held directories, the eager files so far */
+		assert_true(count_fds() <= fds + RD_TREE_OPEN_DIRS + RD_TREE_HELD_DIRS + eager);
+	}
+	assert_int_equal(r, RD_TREE_END);
+	/* every entry kept (as a window would): one directory each */
+	assert_int_equal(lazy, RD_TREE_HELD_DIRS);
+	assert_int_equal(eager, NDIRS - RD_TREE_HELD_DIRS);
+	/* the handles outlive the tree */
+	rd_tree_close(t);
+	assert_true(first >= 0);
+	assert_int_equal(
+	    rd_tree_open_seen(ents[first].dir, ents[first].pname, &ents[first].seen, &fd, &err), 0);
+	got = pread(fd, buf, sizeof(buf), 0);
+	assert_int_equal(got, 9);
+	assert_memory_equal(buf, "lazy data", 9);
+	close(fd);
+	/* a symlink swapped in between walk and open is refused, not followed */
+	snprintf(rel, sizeof(rel), "%s", ents[first].path); /* "lz/dNN/f" */
+	assert_int_equal(unlink(bp(rel)), 0);
+	put("lzsecret", "lazy data");
+	ln(bp("lzsecret"), rel);
+	assert_int_equal(
+	    rd_tree_open_seen(ents[first].dir, ents[first].pname, &ents[first].seen, &fd, &err),
+	    -RD_ESYS);
+	assert_int_equal(fd, -1);
+	assert_non_null(strstr(err.msg, "changed while walking"));
+	/* the same name, another file: refused too */
+	assert_int_equal(unlink(bp(rel)), 0);
+	put(rel, "lazy data, longer");
+	assert_int_equal(
+	    rd_tree_open_seen(ents[first].dir, ents[first].pname, &ents[first].seen, &fd, &err),
+	    -RD_ESYS);
+	/* gone: vanished */
+	assert_int_equal(unlink(bp(rel)), 0);
+	assert_int_equal(
+	    rd_tree_open_seen(ents[first].dir, ents[first].pname, &ents[first].seen, &fd, &err),
+	    -RD_EVANISHED);
+	for (i = 0; i < n; i++) {
+		rd_tree_dir_put(ents[i].dir);
+		if (ents[i].fd >= 0)
+			close(ents[i].fd);
+	}
+	assert_int_equal(count_fds(), fds);
+	rm_rf(bp("lz"));
+	assert_int_equal(unlink(bp("lzsecret")), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1081,6 +1172,7 @@ int main(void)
 	    cmocka_unit_test(test_tree_link_table_memory),
 	    cmocka_unit_test(test_tree_link_flags),
 	    cmocka_unit_test(test_tree_list_level),
+	    cmocka_unit_test(test_tree_lazy_held_bounded),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
