@@ -590,7 +590,11 @@
  *		  the receiver's window slot N mod window.
  *	receiver: FIN after END and all DONEs; sender: FIN back; disconnect.
  *    Sender-side problems with one file: NOTE (the file was skipped) or
- *    CHUNK_ERR (reading failed; the receiver fails that entry).
+ *    CHUNK_ERR (reading failed; the receiver fails that entry). A sender
+ *    may open a file only when its data is first asked for (issue 28):
+ *    one gone since it was announced gets CHUNK_ERR code RD_EVANISHED,
+ *    one replaced or changed RD_ESYS ("changed while walking"); nothing
+ *    changes on the wire.
  *    ERROR from either side ends the session.
  *
  *    Listings (version RD_PROTO_LIST; rsync's "rsync host::" and
