@@ -51,9 +51,9 @@ check "no abbreviations (rsync has none): --partial-d is unknown, exit 1" \
 	eval '[ "$RC" -eq 1 ] && out_has "unknown option --partial-d"'
 rsync --partial-d x "$T/src/tree/one" /tmp/nowhere >/dev/null 2>&1
 check "  as rsync: exit 1 for the same word" [ $? -eq 1 ]
-run --delete -r "$T/src/tree" "$S::m/x"
+run --inplace -r "$T/src/tree" "$S::m/x"
 check "a refused rsync option: exit 1 with what to use instead" \
-	eval '[ "$RC" -eq 1 ] && out_has "--delete is not offered: "'
+	eval '[ "$RC" -eq 1 ] && out_has "--inplace is not offered: "'
 run -z "$T/src/tree/one" "$S::m/z"
 check "-z: accepted with a note, exit 0" eval '[ "$RC" -eq 0 ] && out_has "note: .*compress"'
 
