@@ -925,7 +925,8 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	co.co.bulk_thread = co.eo.threads > 1;
 	co.co.phase = on_phase;
 
-	if (rdcp_out_open(&ro, o, co.push)) {
+	/* a local copy is itemized as rsync does, from the receiver: ">f" */
+	if (rdcp_out_open(&ro, o, co.push && !co.local_dest)) {
 		code = RDCP_EXIT_FILEIO;
 		goto out;
 	}

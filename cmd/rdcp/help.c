@@ -93,6 +93,8 @@ void rdcp_usage(FILE *out)
 	    "      --stats                rsync's transfer statistics at the end\n"
 	    "      --list-only            list the daemon SOURCEs (rsync's format), copy\n"
 	    "                             nothing; HOST:: lists the modules\n"
+	    "  -8, --8-bit-output         names in UTF-8 as they are (without: as the\n"
+	    "                             locale prints them, \\#ooo outside UTF-8)\n"
 	    "  -h, --human-readable       numbers in K, M, G (again: powers of 1024)\n"
 	    "      --no-human-readable    plain digits (the default is 1,234,567)\n"
 	    "      --progress             show the progress meter even when stderr is not a\n"

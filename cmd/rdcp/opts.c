@@ -110,6 +110,7 @@ enum optid {
 	O_RELATIVE,
 	O_FILES_FROM,
 	O_REMOVE_SOURCE,
+	O_EIGHT_BIT,
 	O_LINK_DEST,
 	O_COMPARE_DEST,
 	O_COPY_DEST,
@@ -343,8 +344,7 @@ static const struct optdef opts[] = {
      "rdcp takes the source address from the route; use -4/-6 or --rdma-host"},
     {"sockopts", 0, A_REQ, 0, O_REFUSED, "rdcp sets its own socket options"},
     {"outbuf", 0, A_REQ, 0, O_REFUSED, "rdcp writes each output line whole; drop it"},
-    {"8-bit-output", '8', A_NONE, 0, O_REFUSED,
-     "rdcp prints valid UTF-8 names as they are and escapes the rest"},
+    {"8-bit-output", '8', A_NONE, 0, O_EIGHT_BIT, NULL},
     {"remote-option", 'M', A_REQ, 0, O_REFUSED, "rdcp sends its options to the other side itself"},
     {"early-input", 0, A_REQ, 0, O_REFUSED, "rdcpd runs no programs for a client"},
     {"stop-after", 0, A_REQ, 0, O_REFUSED, "use timeout(1): it stops rdcp cleanly (exit 20)"},
@@ -804,6 +804,9 @@ static int apply(const struct optdef *d, int neg, const char *v, const char *as,
 		break;
 	case O_REMOVE_SOURCE:
 		o->remove_source = 1;
+		break;
+	case O_EIGHT_BIT:
+		o->eight_bit = 1;
 		break;
 	case O_LINK_DEST:
 	case O_COMPARE_DEST:

@@ -9,9 +9,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -40,11 +43,26 @@ static void log_line(struct rdcp_out *ro, const char *text)
 	fflush(ro->log);
 }
 
+/*
+ * Does the user's locale print UTF-8? rsync escapes every byte past ASCII
+ * outside one (isprint() of the locale), unless -8.
+ */
+static int locale_utf8(void)
+{
+	const char *cs;
+
+	if (!setlocale(LC_CTYPE, ""))
+		return 0;
+	cs = nl_langinfo(CODESET);
+	return cs && (!strcasecmp(cs, "UTF-8") || !strcasecmp(cs, "utf8"));
+}
+
 int rdcp_out_open(struct rdcp_out *ro, const struct rdcp_opts *o, int push)
 {
 	memset(ro, 0, sizeof(*ro));
 	ro->o = o;
 	ro->push = push;
+	ro->ascii = !o->eight_bit && !locale_utf8();
 	ro->pid = (long)getpid();
 	ro->list = o->json ? stderr : stdout;
 	rd_report_init(&ro->rep, RD_REPORT_MAX_ERRORS_DEFAULT);
@@ -172,15 +190,41 @@ static int named(const struct rdcp_out *ro, const struct rd_item *it, int fmt_i)
 	       (it->type == RD_FT_DIR && changed);
 }
 
-void rdcp_out_item(void *ctx, const struct rd_item *it)
+/*
+ * The name rsync shows: relative to the transfer's root. An entry of a
+ * "dir/" source (RD_FF_CONTENTS) travels as "dir/NAME" and is shown as
+ * NAME, the source directory itself as "." (rsync's "./"); with -R the
+ * whole path is the name.
+ */
+static void shown_name(const struct rdcp_out *ro, struct rd_item *it)
+{
+	const char *slash;
+
+	if (!(it->flags & RD_FF_CONTENTS) || ro->o->relative)
+		return;
+	slash = memchr(it->path, '/', it->len);
+	if (slash) {
+		it->len -= (size_t)(slash + 1 - it->path);
+		it->path = slash + 1;
+	} else {
+		it->path = ".";
+		it->len = 1;
+	}
+}
+
+void rdcp_out_item(void *ctx, const struct rd_item *item)
 {
 	struct rdcp_out *ro = ctx;
-	struct rd_report_fmt_ctx cx = {.push = ro->push, .pid = ro->pid, .now = time(NULL)};
+	struct rd_report_fmt_ctx cx = {
+	    .push = ro->push, .pid = ro->pid, .now = time(NULL), .ascii = ro->ascii};
 	static char line[LINE_MAX_OUT];
+	struct rd_item shown = *item;
+	const struct rd_item *it = &shown;
 
-	if (it->status)
+	if (item->status)
 		return; /* said by rdcp_out_report */
-	rd_report_item(&ro->rep, it);
+	rd_report_item(&ro->rep, item);
+	shown_name(ro, &shown);
 	if (it->items & RD_IT_SKIPPED)
 		return; /* a transfer rule left it (--existing, -u...): rsync names none */
 	if (ro->fmt && named(ro, it, ro->fmt_i)) {
@@ -191,7 +235,7 @@ void rdcp_out_item(void *ctx, const struct rd_item *it)
 	} else if (ro->fmt && !ro->fmt_i && ro->o->info.name >= 2 && it->type != RD_FT_DIR &&
 		   !(it->items & (RD_IT_KNOWN | RD_ITEM_UNKNOWN))) {
 		/* -vv: rsync's "NAME is uptodate" for what needed nothing */
-		rd_report_name(line, sizeof(line), it->path, it->len);
+		rd_report_name_as(line, sizeof(line), it->path, it->len, !ro->ascii);
 		rd_progress_suspend(ro->meter);
 		fprintf(ro->list, "%s is uptodate\n", line);
 		rd_progress_resume(ro->meter);
@@ -236,7 +280,7 @@ void rdcp_out_deleted(void *ctx, unsigned flags, const char *path, size_t len, c
 		return;
 	}
 	ro->deleted[dir]++;
-	rd_report_name(line, sizeof(line) - 1, path, len);
+	rd_report_name_as(line, sizeof(line) - 1, path, len, !ro->ascii);
 	if (dir)
 		strcat(line, "/");
 	if (ro->fmt && ro->fmt_i) {

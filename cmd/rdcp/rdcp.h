@@ -49,6 +49,7 @@ struct rdcp_opts {
 	uint64_t chunk_size, pool_size;
 	uint64_t bwlimit; /* --bwlimit: bytes per second; 0 none */
 	int remove_source; /* --remove-source-files: the sending side removes what arrived */
+	int eight_bit;	   /* -8: names in UTF-8 as they are, whatever the locale */
 	int depth;
 	unsigned threads; /* --threads; 0: the cores available, at most 8 */
 	const char *port;
@@ -122,6 +123,7 @@ void rdcp_info_levels(struct rdcp_opts *o);
 struct rdcp_out {
 	const struct rdcp_opts *o;
 	int push;	     /* this side sends: '<' and "send" */
+	int ascii;	     /* names past ASCII escaped (no UTF-8 locale, no -8) */
 	FILE *list;	     /* where -v/-i lines and --stats go: stdout (stderr with --json) */
 	const char *fmt;     /* -v "%n%L", -i "%i %n%L", --out-format; NULL: none */
 	int fmt_i;	     /* fmt has %i */

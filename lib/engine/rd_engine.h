@@ -315,6 +315,7 @@ typedef void (*rd_engine_entry_fn)(void *ctx, const struct rd_engine_entry *en);
 struct rd_item {
 	const char *path; /* wire path */
 	size_t len;
+	uint8_t flags; /* its FILE's RD_FF_* (RD_FF_CONTENTS: below a "dir/" source) */
 	uint8_t type;  /* enum rd_ftype */
 	uint32_t mode; /* st_mode as sent */
 	uint32_t uid, gid;

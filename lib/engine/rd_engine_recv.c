@@ -1542,6 +1542,7 @@ static void item_done(struct receiver *r, const struct rfile *f, uint16_t status
 	memset(&it, 0, sizeof(it));
 	it.path = f->path;
 	it.len = f->plen;
+	it.flags = f->flags;
 	it.type = f->type;
 	it.mode = f->meta.mode;
 	it.uid = f->meta.uid;

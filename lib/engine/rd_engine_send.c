@@ -493,6 +493,7 @@ static void item_done(struct sender *s, const struct swin *w, const struct rd_ms
 	memset(&it, 0, sizeof(it));
 	it.path = w->path;
 	it.len = w->plen;
+	it.flags = w->flags;
 	it.type = w->type;
 	it.mode = w->mode;
 	it.uid = w->uid;

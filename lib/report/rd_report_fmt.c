@@ -144,6 +144,11 @@ static int looks_escaped(const unsigned char *s, size_t n)
 
 size_t rd_report_name(char *out, size_t cap, const char *str, size_t len)
 {
+	return rd_report_name_as(out, cap, str, len, 1);
+}
+
+size_t rd_report_name_as(char *out, size_t cap, const char *str, size_t len, int utf8)
+{
 	const unsigned char *s = (const unsigned char *)str;
 	size_t i = 0, n = 0, k;
 	uint32_t cp;
@@ -153,13 +158,14 @@ size_t rd_report_name(char *out, size_t cap, const char *str, size_t len)
 		out[0] = '\0';
 	while (i < len) {
 		k = rd_utf8_decode(s + i, len - i, &cp);
-		if (k && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
+		if (k && (utf8 || cp < 0x80) && cp >= 0x20 && cp != 0x7f && !(cp >= 0x80 && cp <= 0x9f) &&
 		    !(cp == '\\' && looks_escaped(s + i, len - i))) {
 			put(out, cap, &n, str + i, k);
 			i += k;
 			continue;
 		}
-		/* one byte at a time: a control character or a byte of bad UTF-8 */
+		/* one byte at a time: a control character, a byte of bad UTF-8
+		 * (or of any character past ASCII when names are not UTF-8) */
 		k = k ? k : 1;
 		while (k--) {
 			snprintf(esc, sizeof(esc), "\\#%03o", s[i++]);
@@ -197,7 +203,7 @@ static size_t one_escape(char c, int quotes, const struct rd_item *it,
 	switch (c) {
 	case 'n':
 	case 'f':
-		n = rd_report_name(val, cap, it->path, it->len);
+		n = rd_report_name_as(val, cap, it->path, it->len, !cx->ascii);
 		if (c == 'n' && it->type == RD_FT_DIR && n + 1 < cap) {
 			val[n++] = '/';
 			val[n] = '\0';
@@ -208,7 +214,8 @@ static size_t one_escape(char c, int quotes, const struct rd_item *it,
 		    (it->type != RD_FT_SYMLINK && it->type != RD_FT_HLINK))
 			return val[0] = '\0', 0;
 		snprintf(val, cap, "%s", it->type == RD_FT_HLINK ? " => " : " -> ");
-		return 4 + rd_report_name(val + 4, cap > 4 ? cap - 4 : 0, it->target, it->tlen);
+		return 4 + rd_report_name_as(val + 4, cap > 4 ? cap - 4 : 0, it->target, it->tlen,
+					     !cx->ascii);
 	case 'i':
 		if (cap < 12)
 			return val[0] = '\0', 0;

@@ -39,6 +39,11 @@ void rd_report_itemize(char out[12], unsigned items, uint8_t type, uint32_t mode
  * escape as \#134. Returns the length (like snprintf).
  */
 size_t rd_report_name(char *out, size_t cap, const char *s, size_t len);
+/*
+ * The same, or with utf8 0 as rsync prints names outside a UTF-8 locale
+ * (without -8): every byte past ASCII as \#ooo too.
+ */
+size_t rd_report_name_as(char *out, size_t cap, const char *s, size_t len, int utf8);
 
 /* What %o, %t, %p, %' and friends need besides the entry. */
 struct rd_report_fmt_ctx {
@@ -46,6 +51,7 @@ struct rd_report_fmt_ctx {
 	int human;  /* -h level for %l %b (with ') */
 	long pid;   /* %p */
 	time_t now; /* %t */
+	int ascii;  /* names as rd_report_name_as(utf8 0): no UTF-8 locale, no -8 */
 };
 
 /*

@@ -313,7 +313,12 @@ class Instance:
                 if self.e.a.strict_exit:
                     probs.append("exit code%s: rsync %s, rdcp %s" % (run, ra.rc, rb.rc))
             if self.c.itemize:
-                probs += compare.item_diff(ra.items(), rb.items(), run)
+                # rsync itemizes a push from the sending side ('<'), as
+                # rdcp does; the oracle runs locally, where it says '>'
+                ib = rb.items()
+                if m in ("push", "ssh-push"):
+                    ib = sorted(b">" + x[1:] if x.startswith(b"<") else x for x in ib)
+                probs += compare.item_diff(ra.items(), ib, run)
         d = compare.diff(sa, sb)
         if d:
             probs.append("tree differences (rsync's side vs rdcp's):")

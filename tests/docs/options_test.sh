@@ -31,7 +31,7 @@ fail() {
 
 # Long options mentioned anywhere in --help (the usage lines included).
 help_longopts() {
-	grep -o -- '--[a-z][a-z0-9-]*' "$1" | sort -u
+	grep -o -- '--[a-z0-9][a-z0-9-]*' "$1" | sort -u
 }
 
 # Tag lines (the line after .TP) of the OPTIONS section of a man page.
@@ -82,7 +82,7 @@ check() {
 	done <"$tmp/$name.man.opts"
 
 	# "-r, --recursive" in --help: the man tag line of --recursive has \-r too
-	grep -oE -- '^[[:space:]]+-[a-zA-Z], --[a-z][a-z0-9-]*' "$tmp/$name.help" |
+	grep -oE -- '^[[:space:]]+-[a-zA-Z0-9], --[a-z0-9][a-z0-9-]*' "$tmp/$name.help" |
 		sed -E 's/^[[:space:]]+//' >"$tmp/$name.help.pairs"
 	while read -r short opt; do
 		short=${short%,}

@@ -156,7 +156,9 @@ for r in $(seq 1 "$KILLS"); do
 	daemon_alive dk || start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
 	# kill after 5..95 % of the time the paced run takes (about 1.8 s)
 	delay=$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.1 + (r % 90) / 50 }')
-	"$RDCP" -a "$mode" --retries 0 --bwlimit=$RATE --chunk-size 256K "${args[@]}" >"$T/out" 2>&1 &
+	# --timeout: over RDMA a peer killed mid-run is noticed by silence
+	"$RDCP" -a "$mode" --retries 0 --timeout 5 --bwlimit=$RATE --chunk-size 256K "${args[@]}" \
+		>"$T/out" 2>&1 &
 	cpid=$!
 	nap "$delay"
 	if [ $victim = rdcp ]; then
@@ -167,6 +169,7 @@ for r in $(seq 1 "$KILLS"); do
 	wait $cpid 2>/dev/null
 	rc=$?
 	[ $rc -eq 0 ] && landed=$((landed + 1))
+	echo "    round $r: $dir $mode, kill -9 $victim after ${delay}s: exit $rc ($(date +%T))"
 	snap "$dst" "$T/now.snap"
 	if judge "$T/now.snap" >"$T/judge.out"; then
 		ok=$((ok + 1))
@@ -175,7 +178,7 @@ for r in $(seq 1 "$KILLS"); do
 	fi
 	# the same command again, to the end
 	daemon_alive dk || start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
-	"$RDCP" -a "$mode" "${args[@]}" >"$T/out" 2>&1
+	timeout 120 "$RDCP" -a "$mode" "${args[@]}" >"$T/out" 2>&1
 	rc=$?
 	snap "$dst" "$T/end.snap"
 	if [ $rc -ne 0 ] || ! cmp -s "$T/src.snap" "$T/end.snap" ||
