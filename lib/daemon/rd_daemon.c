@@ -490,6 +490,7 @@ static void *serve_one(void *arg)
 	}
 	scfg.on_job = rd_ops_on_job;
 	scfg.on_entry = rd_ops_on_entry;
+	scfg.on_deleted = rd_ops_on_deleted;
 	scfg.job_ctx = &ops;
 	/*
 	 * The request must come within the same deadline as authentication,

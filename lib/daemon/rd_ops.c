@@ -182,8 +182,17 @@ static size_t module_rel(const struct rd_ops_sess *o, const struct rd_engine_ent
 			return n < cap ? n : cap - 1;
 		}
 		if (o->job->push) {
-			n = (size_t)snprintf(out, cap, "%s%s%.*s", rel, rlen ? "/" : "",
-					     (int)en->plen, en->path);
+			/* a "dir/" source's entries travel as "dir/NAME": NAME lands */
+			const char *p = en->path;
+			size_t pl = en->plen;
+
+			if ((en->flags & RD_FF_CONTENTS) &&
+			    !(op->sel.rules & RD_SEL_RELATIVE)) {
+				pl = first_end ? en->plen - flen - 1 : 0;
+				p = first_end ? first_end + 1 : "";
+			}
+			n = (size_t)snprintf(out, cap, "%s%s%.*s", rel, rlen && pl ? "/" : "",
+					     (int)pl, p);
 			return n < cap ? n : cap - 1;
 		}
 		if (!rlen) { /* the module itself, sent under its name */
@@ -229,7 +238,7 @@ static void xfer_line(struct rd_ops_sess *o, const struct rd_engine_entry *en, i
 	struct rd_xfer_item it;
 
 	memset(&it, 0, sizeof(it));
-	it.op = o->job->push ? "recv" : "send";
+	it.op = o->del_line ? "del." : o->job->push ? "recv" : "send";
 	it.addr = o->addr;
 	it.module = m->name;
 	it.module_path = m->path;
@@ -277,6 +286,26 @@ void rd_ops_on_entry(void *ctx, const struct rd_engine_entry *en)
 		return;
 	if (is_file || rd_xferlog_uses(o->mod->log_format, 'i'))
 		xfer_line(o, en, is_file);
+}
+
+void rd_ops_on_deleted(void *ctx, unsigned flags, const char *path, size_t len,
+		       const char *text)
+{
+	struct rd_ops_sess *o = ctx;
+	struct rd_engine_entry en;
+
+	(void)text;
+	if ((flags & (RD_DLF_OFF | RD_DLF_SKIPPED | RD_DLF_FAILED)) || !o->job || !o->job->push ||
+	    (o->job->open->sel.rules & RD_SEL_DRY_RUN) || !o->mod || !o->mod->transfer_logging)
+		return;
+	/* a path below the destination: as a wire path under a contents source */
+	memset(&en, 0, sizeof(en));
+	en.path = path;
+	en.plen = len;
+	en.type = flags & RD_DLF_DIR ? RD_FT_DIR : RD_FT_REG;
+	o->del_line = 1;
+	xfer_line(o, &en, 0);
+	o->del_line = 0;
 }
 
 void rd_ops_end(struct rd_ops_sess *o, int ret, const char *why, const char *summary)

@@ -23,6 +23,7 @@ struct rd_ops_sess {
 	const struct rd_conf_module *mod; /* the job's (first) module */
 	const struct rd_server_job *job;  /* while it runs */
 	int started, ended, status;
+	int del_line; /* xfer_line writes a deletion ("del.") */
 	int authfail, closed;
 	uint64_t files;	    /* regular files moved */
 	uint64_t job_bytes; /* when the job ended: data bytes moved */
@@ -39,6 +40,9 @@ void rd_ops_tls_failed(struct rd_ops_sess *o, int status, const char *msg);
 /* rd_server_cfg hooks; ctx is the rd_ops_sess. */
 void rd_ops_on_job(void *ctx, const struct rd_server_job *job);
 void rd_ops_on_entry(void *ctx, const struct rd_engine_entry *en);
+/* --delete on a push: rsyncd's "del." line for each entry deleted (not -n). */
+void rd_ops_on_deleted(void *ctx, unsigned flags, const char *path, size_t len,
+		       const char *text);
 /*
  * rd_server_serve returned ret with err's message and summary: the
  * refusal or failure line, the session's end line, the counters; the

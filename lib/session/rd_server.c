@@ -668,6 +668,8 @@ static int run_job(struct rd_conn *c, const struct rd_server_cfg *cfg, struct rd
 	/* the owner's hooks: the job's start and end, each entry's end */
 	e->entry = cfg->on_entry;
 	e->entry_ctx = cfg->job_ctx;
+	e->deleted = cfg->on_deleted; /* the server has no report of its own */
+	e->report_ctx = cfg->job_ctx;
 	if (cfg->on_job)
 		cfg->on_job(cfg->job_ctx, &job);
 	t_run = now_s();

@@ -346,7 +346,8 @@ struct rd_server_cfg {
 	 */
 	void (*on_job)(void *ctx, const struct rd_server_job *job);
 	rd_engine_entry_fn on_entry;
-	void *job_ctx; /* per connection */
+	rd_engine_deleted_fn on_deleted; /* --delete: what a push's receiver deleted */
+	void *job_ctx;			 /* per connection */
 };
 
 /*

@@ -187,8 +187,11 @@ static void value(char *val, size_t cap, const struct spec *sp, const struct rd_
 		}
 		return;
 	case 'i':
-		snprintf(val, cap, "%c%c", it->update ? it->update : '.',
-			 it->ftype ? it->ftype : 'f');
+		if (it->op && !strcmp(it->op, "del."))
+			snprintf(val, cap, "*deleting"); /* rsync's */
+		else
+			snprintf(val, cap, "%c%c", it->update ? it->update : '.',
+				 it->ftype ? it->ftype : 'f');
 		return;
 	case 'm':
 		esc(val, cap, it->module, it->module ? strlen(it->module) : 0);

@@ -172,5 +172,32 @@ check "a pull with --delete: exit 0" [ "$RC" -eq 0 ]
 check "  the local extras went" same_tree "$T/modd/psrc" "$T/pulled/p"
 check "  listed" out_has "^\*deleting   sub/deep/extra3$"
 
+# the transfer log: rsyncd's "del." line for each entry a push deleted
+cat >"$T/log.conf" <<EOF
+port = 18731
+transfer logging = yes
+log file = $T/xfer.log
+log format = %o %i %f
+[ml]
+    path = $T/modl
+    uid = root
+    read only = no
+    delete = yes
+EOF
+mkdir -p "$T/modl"
+start_daemon mlog --config "$T/log.conf" || exit 1
+prior "$T/modl/del"
+run -a --delete -n "$T/dsrc/" "rdcp://$S:18731/ml/del/"
+check "a push with -n --delete to a logging module: exit 0, nothing logged as deleted" \
+	eval '[ "$RC" -eq 0 ] && ! grep -q "del\. " "$T/xfer.log"'
+run -a --delete "$T/dsrc/" "rdcp://$S:18731/ml/del/"
+check "  the push itself: exit 0" [ "$RC" -eq 0 ]
+sed 's/^/    log| /' "$T/xfer.log"
+check "  the transfer log has a del. line per entry deleted (rsyncd's), in the module" \
+	eval 'grep -q "del\. \*deleting del/extra1$" "$T/xfer.log" &&
+		grep -q "del\. \*deleting del/sub/deep$" "$T/xfer.log" &&
+		[ "$(grep -c "del\. " "$T/xfer.log")" -eq 4 ]'
+stop_daemon mlog
+
 check "daemon still alive" daemon_alive mirror
 finish
