@@ -413,6 +413,9 @@ SUPPORTED = {
     "filter.exclude-into": M,
     "report.dry-run": M,
     "report.dry-run-new": M,
+    # a daemon push keeps no setuid/setgid bits by design: -i says 'p' there
+    "report.itemize": NODPUSH,
+    "report.itemize-filter": NODPUSH,
     "xcheck.rsync-after-rdcp": M,
     "xcheck.rsync-after-rdcp-into": M,
     "xcheck.rsync-after-rdcp-new": M,

@@ -177,9 +177,13 @@ for r in $(seq 1 "$KILLS"); do
 		fail "round $r ($dir $mode, kill -9 $victim after ${delay}s): $(head -3 "$T/judge.out" | tr '\n' ';')"
 	fi
 	# the same command again, to the end
-	daemon_alive dk || start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
+	if ! daemon_alive dk; then
+		start_daemon dk --config "$T/d.conf" --pool-size 4M || exit 1
+		echo "    rdcpd restarted ($(date +%T))"
+	fi
 	timeout 120 "$RDCP" -a "$mode" "${args[@]}" >"$T/out" 2>&1
 	rc=$?
+	echo "    round $r: the rerun exits $rc ($(date +%T))"
 	snap "$dst" "$T/end.snap"
 	if [ $rc -ne 0 ] || ! cmp -s "$T/src.snap" "$T/end.snap" ||
 		[ -n "$(find "$dst" -name '.rdcp-partial*' -print -quit)" ]; then
