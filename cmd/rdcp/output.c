@@ -198,18 +198,13 @@ static int named(const struct rdcp_out *ro, const struct rd_item *it, int fmt_i)
  */
 static void shown_name(const struct rdcp_out *ro, struct rd_item *it)
 {
-	const char *slash;
+	size_t skip;
 
 	if (!(it->flags & RD_FF_CONTENTS) || ro->o->relative)
 		return;
-	slash = memchr(it->path, '/', it->len);
-	if (slash) {
-		it->len -= (size_t)(slash + 1 - it->path);
-		it->path = slash + 1;
-	} else {
-		it->path = ".";
-		it->len = 1;
-	}
+	skip = rd_path_first_skip(it->path, it->len);
+	it->path = skip < it->len ? it->path + skip : ".";
+	it->len = skip < it->len ? it->len - skip : 1;
 }
 
 void rdcp_out_item(void *ctx, const struct rd_item *item)

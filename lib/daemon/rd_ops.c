@@ -164,14 +164,13 @@ static size_t module_rel(const struct rd_ops_sess *o, const struct rd_engine_ent
 {
 	const struct rd_msg_open *op = o->job->open;
 	char rel[RD_PATH_MAX + 1];
-	const char *slash, *first_end, *last;
-	size_t rlen, flen, n = 0, i, off;
+	const char *first_end, *last;
+	size_t rlen, flen, n = 0, i, off, skip;
 
 	first_end = memchr(en->path, '/', en->plen);
 	flen = first_end ? (size_t)(first_end - en->path) : en->plen;
 	for (i = 0; i < op->npaths; i++) {
-		slash = memchr(op->paths[i].ptr, '/', op->paths[i].len);
-		off = slash ? (size_t)(slash - op->paths[i].ptr) + 1 : op->paths[i].len;
+		off = rd_path_first_skip(op->paths[i].ptr, op->paths[i].len);
 		rlen = squeeze(op->paths[i].ptr + off, op->paths[i].len - off, rel, sizeof(rel));
 		if (o->job->push && o->job->renames_to) {
 			/* "cp a b": the top entry lands as the destination's own name */
@@ -183,25 +182,21 @@ static size_t module_rel(const struct rd_ops_sess *o, const struct rd_engine_ent
 		}
 		if (o->job->push) {
 			/* a "dir/" source's entries travel as "dir/NAME": NAME lands */
-			const char *p = en->path;
-			size_t pl = en->plen;
-
-			if ((en->flags & RD_FF_CONTENTS) &&
-			    !(op->sel.rules & RD_SEL_RELATIVE)) {
-				pl = first_end ? en->plen - flen - 1 : 0;
-				p = first_end ? first_end + 1 : "";
-			}
-			n = (size_t)snprintf(out, cap, "%s%s%.*s", rel, rlen && pl ? "/" : "",
-					     (int)pl, p);
+			skip = (en->flags & RD_FF_CONTENTS) && !(op->sel.rules & RD_SEL_RELATIVE)
+				   ? rd_path_first_skip(en->path, en->plen)
+				   : 0;
+			n = (size_t)snprintf(out, cap, "%s%s%.*s", rel,
+					     rlen && en->plen > skip ? "/" : "",
+					     (int)(en->plen - skip), en->path + skip);
 			return n < cap ? n : cap - 1;
 		}
 		if (!rlen) { /* the module itself, sent under its name */
 			if (!o->mod || strlen(o->mod->name) != flen ||
 			    memcmp(o->mod->name, en->path, flen))
 				continue;
-			n = (size_t)snprintf(out, cap, "%.*s",
-					     (int)(en->plen - flen - (first_end ? 1 : 0)),
-					     first_end ? first_end + 1 : "");
+			skip = rd_path_first_skip(en->path, en->plen);
+			n = (size_t)snprintf(out, cap, "%.*s", (int)(en->plen - skip),
+					     en->path + skip);
 			return n < cap ? n : cap - 1;
 		}
 		last = strrchr(rel, '/');
@@ -230,7 +225,9 @@ static char ftype_of(const struct rd_engine_entry *en)
 	}
 }
 
-static void xfer_line(struct rd_ops_sess *o, const struct rd_engine_entry *en, int is_file)
+/* op: "recv", "send", or "del." for a deletion (rd_ops_on_deleted) */
+static void xfer_line(struct rd_ops_sess *o, const struct rd_engine_entry *en, int is_file,
+		      const char *op)
 {
 	const struct rd_conf_module *m = o->mod;
 	char path[2 * RD_PATH_MAX + 2], esc[4 * sizeof(path)], line[RD_XFERLOG_LINE_MAX];
@@ -238,7 +235,7 @@ static void xfer_line(struct rd_ops_sess *o, const struct rd_engine_entry *en, i
 	struct rd_xfer_item it;
 
 	memset(&it, 0, sizeof(it));
-	it.op = o->del_line ? "del." : o->job->push ? "recv" : "send";
+	it.op = op;
 	it.addr = o->addr;
 	it.module = m->name;
 	it.module_path = m->path;
@@ -285,11 +282,10 @@ void rd_ops_on_entry(void *ctx, const struct rd_engine_entry *en)
 	if (!o->mod || !o->mod->transfer_logging)
 		return;
 	if (is_file || rd_xferlog_uses(o->mod->log_format, 'i'))
-		xfer_line(o, en, is_file);
+		xfer_line(o, en, is_file, o->job->push ? "recv" : "send");
 }
 
-void rd_ops_on_deleted(void *ctx, unsigned flags, const char *path, size_t len,
-		       const char *text)
+void rd_ops_on_deleted(void *ctx, unsigned flags, const char *path, size_t len, const char *text)
 {
 	struct rd_ops_sess *o = ctx;
 	struct rd_engine_entry en;
@@ -303,9 +299,7 @@ void rd_ops_on_deleted(void *ctx, unsigned flags, const char *path, size_t len,
 	en.path = path;
 	en.plen = len;
 	en.type = flags & RD_DLF_DIR ? RD_FT_DIR : RD_FT_REG;
-	o->del_line = 1;
-	xfer_line(o, &en, 0);
-	o->del_line = 0;
+	xfer_line(o, &en, 0, "del.");
 }
 
 void rd_ops_end(struct rd_ops_sess *o, int ret, const char *why, const char *summary)

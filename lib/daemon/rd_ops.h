@@ -23,7 +23,6 @@ struct rd_ops_sess {
 	const struct rd_conf_module *mod; /* the job's (first) module */
 	const struct rd_server_job *job;  /* while it runs */
 	int started, ended, status;
-	int del_line; /* xfer_line writes a deletion ("del.") */
 	int authfail, closed;
 	uint64_t files;	    /* regular files moved */
 	uint64_t job_bytes; /* when the job ended: data bytes moved */

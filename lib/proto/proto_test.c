@@ -1548,6 +1548,16 @@ static void test_truncated_everywhere(void **state)
 	}
 }
 
+/* What lies below a wire path's first component ("dir/" sources) */
+static void test_path_first_skip(void **state)
+{
+	(void)state;
+	assert_int_equal(rd_path_first_skip("src/a/b", 7), 4);
+	assert_int_equal(rd_path_first_skip("src", 3), 3);
+	assert_int_equal(rd_path_first_skip("src/a", 3), 3); /* only len bytes are read */
+	assert_int_equal(rd_path_first_skip("a/b", 3), 2);
+}
+
 static void test_path_check_table(void **state)
 {
 	static char longp[RD_PATH_MAX + 1];
@@ -2058,6 +2068,7 @@ int main(void)
 	    cmocka_unit_test(test_truncated_everywhere),
 	    cmocka_unit_test(test_meta_and_new_types),
 	    cmocka_unit_test(test_path_check_table),
+	    cmocka_unit_test(test_path_first_skip),
 	    cmocka_unit_test(test_cm_roundtrip),
 	    cmocka_unit_test(test_cm_lanes),
 	    cmocka_unit_test(test_rails),

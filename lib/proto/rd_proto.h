@@ -1486,6 +1486,12 @@ void rd_msg_set_credits(uint8_t *buf, uint16_t credits);
  */
 int rd_path_check(const char *p, size_t len, const char **why);
 /*
+ * Bytes before what lies below a wire path's first component: "src/a/b"
+ * 4, "src" 3 (all of it). An entry of a "dir/" source (RD_FF_CONTENTS)
+ * lands, and is named, without them.
+ */
+size_t rd_path_first_skip(const char *p, size_t len);
+/*
  * One directory name (OPEN's partial_dir): 1..RD_PARTIAL_DIR_MAX bytes, no
  * '/', no NUL, not "." or "..". 0 if good, else -1 with *why set.
  */

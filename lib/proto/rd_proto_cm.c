@@ -234,6 +234,13 @@ static const char *path_component_check(const char *p, size_t n)
 	return NULL;
 }
 
+size_t rd_path_first_skip(const char *p, size_t len)
+{
+	const char *sl = memchr(p, '/', len);
+
+	return sl ? (size_t)(sl - p) + 1 : len;
+}
+
 int rd_path_check(const char *p, size_t len, const char **why)
 {
 	const char *reason = NULL;

@@ -223,11 +223,11 @@ static char *rel_of(struct rd_sink_mir *m, const char *path, size_t len, int roo
 	unsigned i;
 
 	if (root & (int)RD_SINK_CONTENTS) {
-		skip = fl < len ? fl + 1 : len;
+		skip = rd_path_first_skip(path, len);
 	} else {
 		for (i = 0; i < m->ncroots; i++)
 			if (strlen(m->croots[i]) == fl && !memcmp(m->croots[i], path, fl)) {
-				skip = fl < len ? fl + 1 : len;
+				skip = rd_path_first_skip(path, len);
 				break;
 			}
 	}
