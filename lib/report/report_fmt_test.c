@@ -124,6 +124,11 @@ static void test_names_like_rsync(void **state)
 	assert_string_equal(buf, "caf\xc3\xa9");
 	rd_report_name(buf, sizeof(buf), "bad\xff", 4);
 	assert_string_equal(buf, "bad\\#377");
+	/* outside a UTF-8 locale (rsync without -8): every byte past ASCII */
+	rd_report_name_as(buf, sizeof(buf), "caf\xc3\xa9 x", 7, 0);
+	assert_string_equal(buf, "caf\\#303\\#251 x");
+	rd_report_name_as(buf, sizeof(buf), "tab\tx", 5, 0);
+	assert_string_equal(buf, "tab\\#011x");
 	rd_report_name(buf, sizeof(buf), "esc\x1b[2J", 7);
 	assert_string_equal(buf, "esc\\#033[2J");
 	rd_report_name(buf, sizeof(buf), "a\\b", 3); /* a lone backslash stays */
