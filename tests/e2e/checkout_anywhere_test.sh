@@ -8,7 +8,9 @@
 #   ANYWHERE_REV=<commit>   clone that commit instead of HEAD (to see the
 #                           test fail on a commit without the fix)
 #   ANYWHERE_CASES="..."    space-separated BASE:TARGET[:TEST_ARG], default:
-#     /tmp:copy_1vm_test:BIG_MB=16  /root:devices_1vm_test
+#     /tmp:ux_1vm_test  /root:devices_1vm_test
+# The clones share .bazelrc's disk cache with the suite's own build, so they
+# compile little; their tests always run (--nocache_test_results).
 set -uo pipefail
 
 self=$(readlink -f "${TEST_SRCDIR:-$(dirname "$0")/../../..}/${TEST_WORKSPACE:-rdcp}/tests/e2e/checkout_anywhere_test.sh" 2>/dev/null ||
@@ -67,7 +69,7 @@ one() {
 		echo "FAIL: clone into $d/rdcp"
 		return
 	fi
-	local -a args=(test "//tests/e2e:$target" --test_output=errors)
+	local -a args=(test "//tests/e2e:$target" --test_output=errors --nocache_test_results)
 	[ -n "$targ" ] && args+=("--test_arg=$targ")
 	echo "== $d/rdcp: bazel ${args[*]}"
 	t0=$SECONDS
@@ -84,7 +86,7 @@ one() {
 	fi
 }
 
-for c in ${ANYWHERE_CASES:-/tmp:copy_1vm_test:BIG_MB=16 /root:devices_1vm_test}; do
+for c in ${ANYWHERE_CASES:-/tmp:ux_1vm_test /root:devices_1vm_test}; do
 	IFS=: read -r base target targ <<<"$c"
 	one "$base" "$target" "$targ"
 done
