@@ -209,7 +209,9 @@ client() {
 	check "  saying so" out_has "this server exports no modules"
 	meta "$S"
 	many_small "$S"
-	rates "$S"
+	# RATES=0: a variant of the suite that adds nothing to the rate checks
+	# (the IPv6-only wire) skips their ~40 s.
+	[ "${RATES:-1}" = 0 ] || rates "$S"
 }
 
 # json_rate FILE: bytes moved per second of the data phase (rdcp --json), in MiB/s.
