@@ -192,3 +192,106 @@ same_meta() { # same_meta A B [noacl]
 same_inode() { [ "$(stat -c %i "$1")" = "$(stat -c %i "$2")" ]; }
 # kib_used FILE: KiB it occupies on disk
 kib_used() { du -k "$1" | cut -f1; }
+
+# unreadable_case DIR PORT: a source directory unreadable mid-walk (issue 29)
+# with --delete, for real: the suites run as root (chmod 000 does not stop
+# root), so everything here runs as nobody (setpriv): the trees are nobody's,
+# sub/locked is mode 000 and sub/wo mode 0300 (enterable, not readable), and
+# the prior destination has extras in every directory that holds one of them
+# (the top, sub, the two themselves). A local copy, then a push and a pull
+# through an rdcpd started by nobody on PORT (over RDMA in the rig). Each:
+# rsync's exit (23; the oracle: rsync -a --delete --no-inc-recursive as
+# nobody on the same trees, which says "IO error encountered -- skipping
+# file deletion"), deletion turned off and said once, nothing deleted,
+# everything readable copied: rsync's tree. Then --delete-delay and
+# --delete-after with an extra in a readable sibling too (sub/deep: its
+# listing may come before the error): nothing deleted in the whole run.
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$UR/home" "$@"; }
+unreadable_case() {
+	UR=$1
+	local port=$2 how src dst want mode
+	rm -rf "$UR" && mkdir -p "$UR/home" "$UR/mod"
+	mkdir -p "$UR/src/sub/locked/inner" "$UR/src/sub/wo" "$UR/src/sub/deep"
+	echo a >"$UR/src/a"
+	echo new-b >"$UR/src/sub/b"
+	echo c >"$UR/src/sub/deep/c"
+	echo x >"$UR/src/sub/locked/inner/x"
+	echo w >"$UR/src/sub/wo/w"
+	# the prior destination: a missing, sub/b old, extras in each directory
+	mkdir -p "$UR/prior"
+	cp -a "$UR/src/." "$UR/prior/"
+	rm "$UR/prior/a"
+	echo old-b >"$UR/prior/sub/b"
+	touch -d '2001-01-01' "$UR/prior/sub/b"
+	echo x >"$UR/prior/extra1"
+	echo y >"$UR/prior/sub/extra2"
+	echo z >"$UR/prior/sub/locked/extra3"
+	echo v >"$UR/prior/sub/wo/extraw"
+	chown -R nobody: "$UR"
+	chmod 000 "$UR/src/sub/locked"
+	chmod 0300 "$UR/src/sub/wo"
+	cp -a "$UR/src" "$UR/mod/src" # for the pull
+	# the oracle: rsync as nobody (without incremental recursion, which
+	# deletes in directories it handled before it met the error)
+	cp -a "$UR/prior" "$UR/rsync"
+	as_nobody rsync -a --delete --no-inc-recursive "$UR/src/" "$UR/rsync/" >"$UR/rsync.out" 2>&1
+	local rrc=$?
+	sed 's/^/    rsync| /' "$UR/rsync.out"
+	check "an unreadable source directory, rsync -a --delete as nobody (the oracle): exit 23" \
+		[ "$rrc" -eq 23 ]
+	check "  rsync says it skips deletion" grep -q "IO error encountered -- skipping file deletion" \
+		"$UR/rsync.out"
+	rm -f "/tmp/ur.ready"
+	as_nobody "$RDCPD" --foreground --no-auth --port "$port" --ready-file /tmp/ur.ready \
+		--module "m=$UR/mod,delete" 2>/tmp/ur.log &
+	echo $! >/tmp/ur.pid
+	wait_for /tmp/ur.ready 20 || cat /tmp/ur.log
+	check "  an rdcpd started by nobody listens" daemon_alive ur
+	for how in local push pull; do
+		case $how in
+		local) src=$UR/src/ dst=$UR/local ;;
+		push) src=$UR/src/ dst=$UR/mod/dst ;;
+		pull) src=rdcp://$S:$port/m/src/ dst=$UR/pulled ;;
+		esac
+		cp -a "$UR/prior" "$dst"
+		want=$dst/
+		[ $how = push ] && want=rdcp://$S:$port/m/dst/
+		run_as_nobody -a --delete "$src" "$want"
+		check "an unreadable source directory, --delete, $how as nobody: exit 23 as rsync" \
+			[ "$RC" -eq "$rrc" ]
+		check "  deletion turned off, said once" \
+			[ "$(grep -c 'I/O error on the sending side: deleting nothing more' /tmp/out)" -eq 1 ]
+		check "  each unreadable directory named" eval 'out_has "sub/locked: Permission denied" &&
+			out_has "sub/wo: Permission denied"'
+		# the unreadable directories' modes aside: rdcp leaves such a
+		# directory as it was (755 here), rsync sets 000 on one, 0700 on the other
+		chmod 755 "$UR/rsync/sub/locked" "$UR/rsync/sub/wo" "$dst/sub/locked" "$dst/sub/wo"
+		check "  nothing deleted, everything readable copied: rsync's tree" \
+			same_tree "$UR/rsync" "$dst"
+	done
+	# --delete-delay: the whole run, a readable sibling's extra too
+	for mode in --delete-delay --delete-after; do
+		rm -rf "$UR/mod/dst"
+		cp -a "$UR/prior" "$UR/mod/dst"
+		echo s >"$UR/mod/dst/sub/deep/extra4"
+		chown -R nobody: "$UR/mod/dst"
+		run_as_nobody -a "$mode" "$UR/src/" "rdcp://$S:$port/m/dst/"
+		check "$mode, a push as nobody: exit 23, nothing deleted in the whole run" \
+			eval '[ "$RC" -eq 23 ] && [ -f "$UR/mod/dst/sub/deep/extra4" ] &&
+			[ -f "$UR/mod/dst/extra1" ] && [ -f "$UR/mod/dst/sub/extra2" ]'
+	done
+	if over_rdma; then
+		sed 's/^/    ur| /' /tmp/ur.log | grep 'over \|via '
+		check "  its push and pull ran over RDMA" eval 'grep -q "push into module m over rdma" /tmp/ur.log &&
+			grep -q "pull from module m over rdma" /tmp/ur.log'
+	fi
+	check "  the daemon started by nobody is alive" daemon_alive ur
+	stop_daemon ur
+	chmod -R u+rwx "$UR/src" "$UR/mod/src"
+}
+# run_as_nobody ARGS...: run, with rdcp as nobody
+run_as_nobody() {
+	as_nobody "$RDCP" "$@" >/tmp/out 2>&1
+	RC=$?
+	sed 's/^/    | /' /tmp/out
+}

@@ -7,7 +7,8 @@
 #   2. --delete and its interlocks: a module's delete permission, -n, an
 #      empty source, --max-delete, a source error (a file vanishes in the
 #      walk: RDCP_VANISH, the LD_PRELOAD shim), --ignore-errors, a failure
-#      under a directory, a pull
+#      under a directory, a pull, a source directory unreadable mid-walk
+#      (as nobody: unreadable_case in guest_lib.sh)
 set -u
 RDCP=$1
 RDCPD=$2
@@ -198,6 +199,9 @@ check "  the transfer log has a del. line per entry deleted (rsyncd's), in the m
 		grep -q "del\. \*deleting del/sub/deep$" "$T/xfer.log" &&
 		[ "$(grep -c "del\. " "$T/xfer.log")" -eq 4 ]'
 stop_daemon mlog
+
+# a source directory unreadable mid-walk, as nobody (guest_lib.sh)
+unreadable_case /tmp/unread 18741
 
 check "daemon still alive" daemon_alive mirror
 finish
