@@ -204,15 +204,19 @@ kib_used() { du -k "$1" | cut -f1; }
 # nobody on the same trees, which says "IO error encountered -- skipping
 # file deletion"), deletion turned off and said once, nothing deleted,
 # everything readable copied: rsync's tree. Then --delete-delay and
-# --delete-after with an extra in a readable sibling too (sub/deep: its
-# listing may come before the error): nothing deleted in the whole run.
+# --delete-after with an extra in each readable sibling too (sub/deep0 and
+# sub/deep: one of them is listed before the errors): nothing deleted in
+# the whole run.
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$UR/home" "$@"; }
 unreadable_case() {
 	UR=$1
 	local port=$2 how src dst want mode
 	rm -rf "$UR" && mkdir -p "$UR/home" "$UR/mod"
-	mkdir -p "$UR/src/sub/locked/inner" "$UR/src/sub/wo" "$UR/src/sub/deep"
+	# readable siblings made before and after the two: whatever order the
+	# file system lists them in, one of them comes before the errors
+	mkdir -p "$UR/src/sub/deep0" "$UR/src/sub/locked/inner" "$UR/src/sub/wo" "$UR/src/sub/deep"
 	echo a >"$UR/src/a"
+	echo c0 >"$UR/src/sub/deep0/c0"
 	echo new-b >"$UR/src/sub/b"
 	echo c >"$UR/src/sub/deep/c"
 	echo x >"$UR/src/sub/locked/inner/x"
@@ -269,15 +273,17 @@ unreadable_case() {
 		check "  nothing deleted, everything readable copied: rsync's tree" \
 			same_tree "$UR/rsync" "$dst"
 	done
-	# --delete-delay: the whole run, a readable sibling's extra too
+	# --delete-delay, --delete-after: the whole run, the siblings' extras too
 	for mode in --delete-delay --delete-after; do
 		rm -rf "$UR/mod/dst"
 		cp -a "$UR/prior" "$UR/mod/dst"
 		echo s >"$UR/mod/dst/sub/deep/extra4"
+		echo s >"$UR/mod/dst/sub/deep0/extra5"
 		chown -R nobody: "$UR/mod/dst"
 		run_as_nobody -a "$mode" "$UR/src/" "rdcp://$S:$port/m/dst/"
 		check "$mode, a push as nobody: exit 23, nothing deleted in the whole run" \
 			eval '[ "$RC" -eq 23 ] && [ -f "$UR/mod/dst/sub/deep/extra4" ] &&
+			[ -f "$UR/mod/dst/sub/deep0/extra5" ] &&
 			[ -f "$UR/mod/dst/extra1" ] && [ -f "$UR/mod/dst/sub/extra2" ]'
 	done
 	if over_rdma; then
