@@ -665,10 +665,6 @@ static int mirror_opts(const struct rdcp_opts *o, struct rd_client_opts *co, str
 	if (!o->recursive)
 		return rd_err_set(err, RD_EUSAGE, 0,
 				  "--delete does not work without --recursive (-r)");
-	if (o->relative || o->files_from)
-		return rd_err_set(err, RD_EUSAGE, 0,
-				  "rdcp does not delete with -R or --files-from (yet): leave "
-				  "--delete out, or copy whole directories");
 	if (!co->push || (o->mir_flags & RD_MF_ALLOW_EMPTY))
 		return 0; /* a pull's server checks its own sources */
 	for (i = 0; i < co->nlocal; i++)

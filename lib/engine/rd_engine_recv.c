@@ -349,8 +349,11 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	/* hard links only as agreed (-H); link groups named only from version 10 */
 	if (m->type == RD_FT_HLINK && !r->e->o.hardlinks)
 		return proto_err(r, "hard link without -H agreed");
-	if ((m->flags & (RD_FF_LINKED | RD_FF_LINK_LAST)) && !r->e->o.link_marks)
+	if (m->type != RD_FT_DIR && (m->flags & (RD_FF_LINKED | RD_FF_LINK_LAST)) &&
+	    !r->e->o.link_marks)
 		return proto_err(r, "link group flags without -H on protocol 10");
+	if (m->type == RD_FT_DIR && (m->flags & RD_FF_IMPLIED) && !r->e->o.mirror)
+		return proto_err(r, "an implied directory's flag without --delete agreed");
 	memset(f, 0, sizeof(*f));
 	f->state = RF_ACTIVE;
 	f->id = m->id;
@@ -399,7 +402,9 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		if (ret)
 			sink_fail(r, f, ret);
 		if (r->mirror &&
-		    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen, root, 1, !ret))
+		    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen,
+					 root | (m->flags & RD_FF_IMPLIED ? (int)RD_SINK_IMPLIED : 0),
+					 1, !ret))
 			return proto_err(r, rd_sink_err(r->sink)->msg);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;

@@ -1312,8 +1312,13 @@ static int emit_entry(struct sender *s)
 	m.u.file.type = s->ent.type;
 	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
 	/* link groups are named only from protocol 10 on (older peers refuse the flags) */
-	if (!s->e->o.link_marks)
+	if (s->ent.type == RD_FT_DIR) {
+		/* RD_FF_IMPLIED (the bit of RD_FF_LINKED): only with --delete agreed */
+		if (!s->e->o.mirror)
+			m.u.file.flags &= (uint8_t)~RD_FF_IMPLIED;
+	} else if (!s->e->o.link_marks) {
 		m.u.file.flags &= (uint8_t) ~(RD_FF_LINKED | RD_FF_LINK_LAST);
+	}
 	m.u.file.mode = s->e->o.chmod && s->ent.type != RD_FT_SYMLINK
 			    ? rd_chmod_apply(s->e->o.chmod, s->ent.mode)
 			    : s->ent.mode;

@@ -274,7 +274,8 @@ static const char *file_check(const struct rd_msg_file *f)
 		return "unknown entry flags";
 	if ((f->flags & RD_FF_MORE) && f->type != RD_FT_REG && f->type != RD_FT_DIR)
 		return "metadata announced for an entry that takes none";
-	if ((f->flags & RD_FF_LINKED) && f->type != RD_FT_REG)
+	/* on a DIR the bit is RD_FF_IMPLIED (the receiver checks it was agreed) */
+	if ((f->flags & RD_FF_LINKED) && f->type != RD_FT_REG && f->type != RD_FT_DIR)
 		return "link group started by an entry that is not a regular file";
 	if ((f->flags & RD_FF_LINK_LAST) && f->type != RD_FT_HLINK)
 		return "link group ended by an entry that is not a hard link";

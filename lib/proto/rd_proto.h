@@ -321,7 +321,12 @@
  *    with RD_OF_SELECT honoured: the entry belongs to a source that named
  *    a directory's contents; the receiver places it without its first
  *    component, so that source's root directory is the destination
- *    itself; on a root only with type DIR); others refused.
+ *    itself; on a root only with type DIR), RD_FF_IMPLIED 0x8 (on a DIR
+ *    entry only, and only with RD_OF_MIRROR's DELETE agreed: the bit is
+ *    RD_FF_LINKED's, which a DIR never carries; the sender did not list
+ *    the directory: -R's implied directories, --files-from's parents of a
+ *    listed name; the receiver deletes nothing in it, as rsync deletes
+ *    only in directories whose contents it sent); others refused.
  *    SPECIAL is sent only with RD_OF_SPECIALS (fifo, socket) or
  *    RD_OF_DEVICES (char, block) honoured, HLINK only with RD_OF_HARDLINKS
  *    (a receiver refuses an HLINK without it as a protocol error).
@@ -1014,6 +1019,8 @@ enum rd_ftype {
 #define RD_FF_MORE 0x4u /* META messages follow (REG and DIR only) */
 #define RD_FF_LINKED	0x8u /* REG, version 10: starts a link group */
 #define RD_FF_LINK_LAST 0x10u /* HLINK, version 10: its group's last link */
+/* DIR with RD_OF_MIRROR's DELETE: not listed (-R, --files-from parents), nothing deleted in it */
+#define RD_FF_IMPLIED 0x8u
 /* RD_OF_SELECT: part of a source that named a directory's contents ("dir/") */
 #define RD_FF_CONTENTS 0x20u
 #define RD_FF_COMMIT	0x40u /* section 6: give a file in ranges its final name */

@@ -901,13 +901,15 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			goto out;
 	}
 	relative = (o->flags & RD_OF_SELECT) && (o->sel.rules & RD_SEL_RELATIVE);
-	/* --delete: in the directories a recursive walk lists whole, and no others */
+	/*
+	 * --delete: in the directories a recursive walk lists whole, and no
+	 * others (-R's implied ones and --files-from's parents go as
+	 * RD_FF_IMPLIED)
+	 */
 	deletes = (o->flags & RD_OF_MIRROR) && (o->mir.flags & (RD_MF_DELETE | RD_MF_FORCE));
 	if ((o->flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE) &&
-	    (!(o->flags & RD_OF_RECURSIVE) || relative || names.n || (o->flags & RD_OF_RANGES))) {
-		ret = refuse(c, err, RD_EUSAGE,
-			     "--delete needs -r, and rdcp does not delete with -R or "
-			     "--files-from");
+	    (!(o->flags & RD_OF_RECURSIVE) || (o->flags & RD_OF_RANGES))) {
+		ret = refuse(c, err, RD_EUSAGE, "--delete needs -r, and no ranges");
 		goto out;
 	}
 	if (names.n && o->npaths != 1) {

@@ -163,6 +163,8 @@ unsigned rd_sink_items(const struct rd_sink *s);
  */
 #define RD_SINK_ROOT	 0x1u
 #define RD_SINK_CONTENTS 0x20u
+/* rd_sink_mirror_entry only: a DIR the sender did not list (RD_FF_IMPLIED) */
+#define RD_SINK_IMPLIED 0x8u
 
 /* All return 0 or -RD_E*. */
 int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,

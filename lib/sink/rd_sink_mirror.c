@@ -23,7 +23,8 @@ struct mframe {
 	uint32_t id;	     /* its entry's */
 	uint32_t post_id;
 	int root;	/* the entry calls' root flags */
-	int top;	/* a source's root directory (RD_FF_ROOT) */
+	int top;	/* a source's root directory (RD_FF_ROOT), or what -R names */
+	int implied;	/* not listed (RD_FF_IMPLIED): nothing deleted in it */
 	int placed;	/* made or found a directory at its entry: dev, ino */
 	int incomplete; /* the sender lost something in it: keep its extras */
 	dev_t dev;
@@ -272,8 +273,9 @@ int rd_sink_mirror_entry(struct rd_sink *s, uint32_t id, const char *path, size_
 	struct rd_sink_mir *m = s->mir;
 	const char *sl = memrchr(path, '/', len);
 	struct mframe *f, *parent;
-	int ret;
+	int ret, implied = !!(root & (int)RD_SINK_IMPLIED);
 
+	root &= ~(int)RD_SINK_IMPLIED;
 	if (!m || !m->o.delete || m->st.off)
 		return 0;
 	/* pop nothing here: a POST closes its directory */
@@ -317,7 +319,12 @@ int rd_sink_mirror_entry(struct rd_sink *s, uint32_t id, const char *path, size_
 	f->wlen = len;
 	f->id = id;
 	f->root = root;
-	f->top = !!(root & (int)RD_SINK_ROOT);
+	f->implied = implied;
+	/*
+	 * a source: a top-level directory, or (-R, --files-from) one named
+	 * below directories the sender only implied
+	 */
+	f->top = !implied && ((root & (int)RD_SINK_ROOT) || (parent && parent->implied));
 	rd_del_names_init(&f->names);
 	if (made)
 		placed(s, f);
@@ -372,7 +379,7 @@ static void clean(struct rd_sink_mir *m, struct mframe *f, const struct rd_sink_
 	struct pend *p;
 	int fd;
 
-	if (m->st.off || !f->placed || f->incomplete)
+	if (m->st.off || !f->placed || f->incomplete || f->implied)
 		return;
 	/* a failure under it (ids between its entry and its POST) keeps it */
 	if (m->last_failed > f->id && (!f->post_id || m->last_failed < f->post_id))

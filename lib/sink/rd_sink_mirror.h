@@ -81,7 +81,9 @@ int rd_sink_mirror_on(const struct rd_sink *s);
 /*
  * An entry (not a POST) arrived: its name joins its directory's list; a
  * directory (after rd_sink_mkdir, made: its result) opens a list of its
- * own. root: as the entry calls'. 0, or < 0: a protocol error (a name
+ * own. root: as the entry calls', | RD_SINK_IMPLIED for a directory the
+ * sender did not list (-R's implied ones, --files-from's parents): it
+ * opens a list but nothing is deleted in it. 0, or < 0: a protocol error (a name
  * that cannot be), rd_sink_err() saying what.
  */
 int rd_sink_mirror_entry(struct rd_sink *s, uint32_t id, const char *path, size_t len, int root,

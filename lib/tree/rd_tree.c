@@ -583,6 +583,7 @@ static int emit_fd(struct rd_tree *t, struct rd_tree_entry *e, int fd, int top, 
 			return ret;
 		t->lv[t->depth - 1].started = 1;
 		e->type = RD_FT_DIR;
+		e->flags |= RD_FF_IMPLIED;
 		entry_stat(e, &st);
 		return RD_TREE_ENTRY;
 	}
@@ -899,6 +900,7 @@ static int next_relative(struct rd_tree *t, struct rd_tree_entry *e, int parent)
 	if (push_implied(t, fd, &st, wl, wl) < 0)
 		return -RD_ENOMEM;
 	e->type = RD_FT_DIR;
+	e->flags |= RD_FF_IMPLIED; /* not listed: --delete deletes nothing in it */
 	entry_stat(e, &st);
 	return RD_TREE_ENTRY;
 }

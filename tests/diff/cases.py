@@ -276,7 +276,12 @@ C += [
     Case("del.itemize", D + ["-i"], itemize=True, issue=29, note="as del.dry-run-itemize"),
     Case("del.files-from", D + ["-r", "--files-from={lists}/files"],
          lists={"files": files_list}, issue=29,
-         note="pending: rdcp refuses --delete with --files-from (exit 1)"),
+         note="deletes in the listed directories (recursed), not in their parents"),
+    Case("del.relative", D + ["-R"], ["src/./{dir}", "src/./{file}"], "dst/", "mirror",
+         issue=29, note="-R with /./: dst/dir1 is cleaned, dst/ itself is not"),
+    Case("del.relative-implied", D + ["-R"], ["src/{dir}"], "dst/", "nested", issue=29,
+         note="dst/src/ (implied, its extras stay) and dst/src/dir1 (cleaned); not pull or "
+         "ssh-pull: see dir.relative's note"),
     Case("del.empty-source", D, empty_src=True, expect="refuse", issue=29,
          note="rsync empties dst; issue 29 wants a refusal (dsync's interlock)"),
 ]
@@ -464,6 +469,9 @@ SUPPORTED = {
     "del.ignore-errors": M,
     "del.force": M,
     "del.empty-source": M,
+    "del.files-from": M,
+    "del.relative": M,
+    "del.relative-implied": NOPULL,
     "backup.dir-delete": M,
 }
 
