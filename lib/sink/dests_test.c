@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_mirror.h"
 #include "lib/sink/sink_testutil.h"
 
 #define R RD_SINK_ROOT
@@ -121,6 +122,39 @@ static void test_link_dest(void **state)
 }
 
 /* Several directories: the first full match wins, in order. */
+/*
+ * A full directory where the file goes, its match in the --link-dest
+ * directory: with --delete (or --force) it goes first and the file is
+ * linked, as rsync does (its contents reported deleted); without, it
+ * stays (the file fails later, not linked over it).
+ */
+static void test_link_dest_full_dir_in_way(void **state)
+{
+	struct fx *x = *state;
+	const char *dirs[] = {"../ref"};
+	struct rd_mirror_opts o;
+	struct rd_sink *s;
+
+	assert_int_equal(mkdir(tp(x, "ref"), 0755), 0);
+	ref_file(x, "ref/f", "hello");
+	assert_int_equal(mkdir(tp(x, "dest/f"), 0755), 0);
+	put(tp(x, "dest/f/inside"), "old");
+	s = dopen(x, RD_SINK_PRESERVE_MODE, RD_SINK_ALT_LINK, dirs, 1, 0);
+	assert_int_not_equal(check(s, "f", "hello"), RD_SINK_SAME);
+	assert_true(exists(tp(x, "dest/f/inside")));
+	rd_sink_close(s);
+	s = dopen(x, RD_SINK_PRESERVE_MODE, RD_SINK_ALT_LINK, dirs, 1, 0);
+	memset(&o, 0, sizeof(o));
+	o.delete = 1;
+	o.force = 1;
+	o.max_delete = -1;
+	assert_int_equal(rd_sink_mirror_start(s, &o), 0);
+	assert_int_equal(check(s, "f", "hello"), RD_SINK_SAME);
+	assert_int_equal(st_of(tp(x, "dest/f")).st_ino, st_of(tp(x, "ref/f")).st_ino);
+	assert_false(exists(tp(x, "dest/f/inside")));
+	rd_sink_close(s);
+}
+
 static void test_link_dest_order(void **state)
 {
 	struct fx *x = *state;
@@ -291,6 +325,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_link_dest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_link_dest_order, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_link_dest_full_dir_in_way, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_compare_and_copy_dest, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_hostile_ref, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_confined, setup, teardown),

@@ -13,6 +13,7 @@
  */
 #include "lib/sink/rd_sink_int.h"
 #include "lib/sink/rd_sink_backup.h"
+#include "lib/sink/rd_sink_mirror.h"
 #include "lib/base/rd_escape.h"
 #include "lib/base/rd_fsid.h"
 
@@ -420,7 +421,7 @@ int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct
 	struct rd_sink_alt *a = s->alt;
 	char rel[EFF_MAX];
 	const char *dname = NULL;
-	struct stat bst;
+	struct stat bst, bst_way;
 	int level, dfd = -1, r, other = st && !S_ISREG(st->st_mode);
 
 	if (!a || !a->n)
@@ -429,12 +430,21 @@ int rd_sink__alt_file(struct rd_sink *s, int pfd, const char *name, const struct
 	snprintf(rel, sizeof(rel), "%s", s->eff);
 	level = best_match(s, rel, S_IFREG, m, NULL, 0, 0, &dfd, &dname, &bst);
 	if (other && S_ISDIR(st->st_mode)) {
-		/* an empty directory in the way goes first (as without them); else as before */
+		/*
+		 * an empty directory in the way goes first (as without them);
+		 * a full one too with --delete or --force (rsync deletes it
+		 * before it looks at the directories: the match is in hand,
+		 * and what the directory holds the source does not have);
+		 * else as before
+		 */
 		if (level < 2)
 			return -1;
 		if (s->cache_fd >= 0 && s->cache_fd != pfd)
 			sink_cache_drop(s); /* it may be the directory going */
-		if (!rd_sink__dry(s) && rd_unlinkat(pfd, name, AT_REMOVEDIR) < 0)
+		if (!rd_sink__dry(s) && rd_unlinkat(pfd, name, AT_REMOVEDIR) < 0 &&
+		    ((errno != ENOTEMPTY && errno != EEXIST) || !rd_sink__mirror_forces(s) ||
+		     rd_sink__mirror_room(s, pfd, name, path, len) <= 0 ||
+		     rd_fstatat(pfd, name, &bst_way, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT))
 			return -1;
 		other = 0;
 		st = NULL;

@@ -449,6 +449,7 @@ SUPPORTED = {
     "snap.link-dest": NODPUSH,
     "snap.link-dest-2": NODPUSH,
     "snap.link-dest-prior": NODPUSH,
+    "snap.link-dest-delete": NODPUSH,
     "snap.compare-dest": NODPUSH,
     "snap.copy-dest": M,
     "backup.backup": M,
