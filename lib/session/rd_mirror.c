@@ -22,6 +22,17 @@ static int protect(void *ctx, const char *rel, size_t len, int is_dir)
 	return rd_filter_excluded(ctx, rel, len, is_dir, RD_FILTER_RECEIVER) == 1;
 }
 
+/* rd_mirror_opts.enter/leave: a destination directory's merge files (':' rules) */
+static int enter(void *ctx, int fd, const char *rel, size_t len, struct rd_err *err)
+{
+	return rd_filter_enter(ctx, fd, rel, len, err);
+}
+
+static void leave(void *ctx)
+{
+	rd_filter_leave(ctx);
+}
+
 int rd_session_mirror(struct rd_mirror_opts *mo, const struct rd_mirror *mir, int dry_run,
 		      const struct rd_filter *f, struct rd_filter_walk **w, struct rd_err *err)
 {
@@ -41,6 +52,10 @@ int rd_session_mirror(struct rd_mirror_opts *mo, const struct rd_mirror *mir, in
 			return -RD_ENOMEM;
 		mo->protect = protect;
 		mo->protect_ctx = *w;
+		if (rd_filter_has_dir_merge(f)) {
+			mo->enter = enter;
+			mo->leave = leave;
+		}
 	}
 	return 0;
 }

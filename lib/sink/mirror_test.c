@@ -11,6 +11,8 @@
  * rsync's order, a dry run changes nothing, --force makes room.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -40,10 +42,10 @@ static void report(void *ctx, unsigned flags, const char *rel, size_t len, const
 {
 	struct log *l = ctx;
 	size_t n = strlen(l->buf);
-	char kind = flags & RD_DLF_OFF	    ? 'O'
+	char kind = flags & RD_DLF_OFF	     ? 'O'
 		    : flags & RD_DLF_SKIPPED ? 'S'
 		    : flags & RD_DLF_FAILED  ? 'F'
-					    : 'D';
+					     : 'D';
 
 	snprintf(l->buf + n, sizeof(l->buf) - n, "%c %.*s%s%s|", kind, (int)len, rel,
 		 flags & RD_DLF_DIR ? "/" : "", text ? "" : "");
@@ -372,6 +374,152 @@ static void test_dry_run(void **state)
 }
 
 /* --force: a full directory makes room for a file once the file is complete, not before */
+/*
+ * Per-directory merge files, faked: a directory's ".keep" lists names
+ * (one a line) it protects; enter reads it through the descriptor it is
+ * given (a ".keep" that is not a regular file fails), protect looks in
+ * every level entered, leave drops the last. The log says what was
+ * entered ("E rel|").
+ */
+struct keeps {
+	char rel[8][64];
+	char names[8][128];
+	unsigned n;
+	char log[512];
+};
+
+static int k_enter(void *ctx, int fd, const char *rel, size_t len, struct rd_err *err)
+{
+	struct keeps *k = ctx;
+	size_t n = strlen(k->log);
+	struct stat st;
+	ssize_t got = 0;
+	int kf;
+
+	snprintf(k->log + n, sizeof(k->log) - n, "E %.*s|", (int)len, rel);
+	assert_true(k->n < 8 && len < 64);
+	kf = openat(fd, ".keep", O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+	if (kf >= 0 && (fstat(kf, &st) || !S_ISREG(st.st_mode))) {
+		close(kf);
+		return rd_err_set(err, RD_ESYS, 0, "%.*s/.keep: not a regular file", (int)len, rel);
+	}
+	if (kf >= 0) {
+		got = read(kf, k->names[k->n], sizeof(k->names[0]) - 1);
+		close(kf);
+	}
+	k->names[k->n][got > 0 ? got : 0] = '\0';
+	memcpy(k->rel[k->n], rel, len);
+	k->rel[k->n++][len] = '\0';
+	return 0;
+}
+
+static void k_leave(void *ctx)
+{
+	struct keeps *k = ctx;
+
+	assert_true(k->n > 0);
+	k->n--;
+}
+
+static int k_protect(void *ctx, const char *rel, size_t len, int is_dir)
+{
+	struct keeps *k = ctx;
+	char line[130];
+	unsigned i;
+
+	(void)is_dir;
+	for (i = 0; i < k->n; i++) {
+		size_t rl = strlen(k->rel[i]), off = rl ? rl + 1 : 0;
+
+		if (len <= off || (rl && (memcmp(rel, k->rel[i], rl) || rel[rl] != '/')))
+			continue;
+		snprintf(line, sizeof(line), "%.*s\n", (int)(len - off), rel + off);
+		if (strstr(k->names[i], line) == k->names[i] ||
+		    (strstr(k->names[i], line) && strstr(k->names[i], line)[-1] == '\n'))
+			return 1;
+	}
+	return 0;
+}
+
+static struct rd_sink *kopen(struct fx *x, struct log *l, struct keeps *k,
+			     enum rd_mirror_order order)
+{
+	struct rd_sink *s = sopen(x, "dest", RD_SINK_RSYNC | RD_SINK_DEST_DIR);
+	struct rd_mirror_opts o;
+
+	memset(l, 0, sizeof(*l));
+	memset(k, 0, sizeof(*k));
+	memset(&o, 0, sizeof(o));
+	o.delete = 1;
+	o.force = 1;
+	o.order = order;
+	o.max_delete = -1;
+	o.protect = k_protect;
+	o.protect_ctx = k;
+	o.enter = k_enter;
+	o.leave = k_leave;
+	o.report = report;
+	o.ctx = l;
+	assert_int_equal(rd_sink_mirror_start(s, &o), 0);
+	return s;
+}
+
+/*
+ * The receiver's merge files protect: each directory's, its parents'
+ * (entered from the source's root down), and those of a directory being
+ * deleted for what it holds; in every order
+ */
+static void test_merge_files(void **state)
+{
+	static const enum rd_mirror_order orders[] = {RD_MIRROR_DURING, RD_MIRROR_BEFORE,
+						      RD_MIRROR_AFTER};
+	struct fx *x = *state;
+	struct keeps k;
+	struct log l;
+	struct rd_sink *s;
+	char cmd[2 * PATH_MAX + 32];
+	unsigned i;
+
+	for (i = 0; i < 3; i++) {
+		prior(x);
+		put(tp(x, "dest/.keep"), "old\nsub/old2\n");
+		put(tp(x, "dest/gone/.keep"), "b\n");
+		s = kopen(x, &l, &k, orders[i]);
+		walk(s);
+		rd_sink_mirror_finish(s);
+		expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|old|sub");
+		expect_listing(tp(x, "dest/sub"), "keep2|old2");
+		expect_listing(tp(x, "dest/gone"), "b");
+		assert_non_null(strstr(k.log, "E |E sub|"));
+		assert_non_null(strstr(k.log, "E gone|"));
+		assert_int_equal(rd_sink_mirror_stats(s)->failed, 0);
+		rd_sink_close(s);
+		assert_int_equal(k.n, 0); /* every level left */
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s' && mkdir '%s'", tp(x, "dest"),
+			 tp(x, "dest"));
+		assert_int_equal(system(cmd), 0);
+	}
+}
+
+/* A merge file that cannot be read: nothing deleted in its directory, the rest goes on */
+static void test_merge_file_bad(void **state)
+{
+	struct fx *x = *state;
+	struct keeps k;
+	struct log l;
+	struct rd_sink *s;
+
+	prior(x);
+	assert_int_equal(mkdir(tp(x, "dest/sub/.keep"), 0755), 0);
+	s = kopen(x, &l, &k, RD_MIRROR_DURING);
+	walk(s);
+	expect_listing(tp(x, "dest/sub"), ".keep|keep2|old2");
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|keep|sub");
+	assert_int_equal(rd_sink_mirror_stats(s)->failed, 1);
+	assert_non_null(strstr(l.buf, "F sub|"));
+	rd_sink_close(s);
+}
+
 static void test_force(void **state)
 {
 	struct fx *x = *state;
@@ -408,6 +556,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_order_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_force, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_merge_files, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_merge_file_bad, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

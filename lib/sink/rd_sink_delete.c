@@ -403,10 +403,18 @@ static int remove_dir(struct rd_del *d, int dirfd, const char *name, const char 
 	}
 	rd_del_names_init(&inside);
 	rd_err_clear(&err);
+	if (d->o.ops.enter &&
+	    (ret = d->o.ops.enter(d->o.ctx, fd, rel, strlen(rel), err.msg, sizeof(err.msg)))) {
+		problem(d, rel, ret, "%s", err.msg);
+		close(fd);
+		return ret;
+	}
 	ret = rd_del_find(d, fd, rel, NULL, &inside, &err);
 	if (ret) {
 		problem(d, rel, ret, "%s", err.msg);
 		rd_del_names_free(d, &inside);
+		if (d->o.ops.enter)
+			d->o.ops.leave(d->o.ctx);
 		close(fd);
 		return ret;
 	}
@@ -421,6 +429,8 @@ static int remove_dir(struct rd_del *d, int dirfd, const char *name, const char 
 			first = r;
 	}
 	rd_del_names_free(d, &inside);
+	if (d->o.ops.enter)
+		d->o.ops.leave(d->o.ctx);
 	close(fd);
 	if (first)
 		return first;

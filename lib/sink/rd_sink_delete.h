@@ -70,6 +70,15 @@ struct rd_del_ops {
 	 * NULL: no backups.
 	 */
 	int (*backup)(void *ctx, int dirfd, const char *name, const char *rel, size_t len);
+	/*
+	 * A directory about to be emptied (fd, only read): read its
+	 * per-directory merge files before protect is asked about what it
+	 * holds (rsync reads them there too); 0, or < 0 with msg set (then
+	 * it is not emptied). leave undoes it once the directory is done.
+	 * NULL: none.
+	 */
+	int (*enter)(void *ctx, int fd, const char *rel, size_t len, char *msg, size_t msize);
+	void (*leave)(void *ctx);
 };
 
 #define RD_DEL_DRY_RUN 0x1u /* find and report, change nothing */

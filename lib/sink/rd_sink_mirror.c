@@ -25,6 +25,7 @@ struct mframe {
 	int root;	/* the entry calls' root flags */
 	int top;	/* a source's root directory (RD_FF_ROOT), or what -R names */
 	int implied;	/* not listed (RD_FF_IMPLIED): nothing deleted in it */
+	size_t base;	/* rel's bytes that are its source's root (merge files below) */
 	int placed;	/* made or found a directory at its entry: dev, ino */
 	int incomplete; /* the sender lost something in it: keep its extras */
 	dev_t dev;
@@ -38,7 +39,7 @@ struct mframe {
 /* Extras found, waiting for the end (AFTER, max_delete). */
 struct pend {
 	char *wire, *rel;
-	size_t wlen;
+	size_t wlen, base;
 	int root;
 	dev_t dev;
 	ino_t ino;
@@ -60,6 +61,9 @@ struct rd_sink_mir {
 	/* the roots of sources that named their contents ("dir/"): they land as "" */
 	unsigned ncroots;
 	char croots[RD_OPEN_PATHS_MAX][NAME_MAX + 1];
+	/* the directories entered for merge files (o.enter), outermost first */
+	char **ent;
+	size_t nent, ecap;
 };
 
 static void off(struct rd_sink_mir *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -96,6 +100,27 @@ static int d_protect(void *ctx, const char *rel, size_t len, int is_dir)
 	if (rd_sink_backup_protects(m->s, rel, len, is_dir))
 		return 1;
 	return m->o.protect ? m->o.protect(m->o.protect_ctx, rel, len, is_dir) : 0;
+}
+
+/* A directory being emptied: its merge files too, while it is */
+static int d_enter(void *ctx, int fd, const char *rel, size_t len, char *msg, size_t msize)
+{
+	struct rd_sink_mir *m = ctx;
+	struct rd_err err;
+	int ret;
+
+	rd_err_clear(&err);
+	ret = m->o.enter(m->o.protect_ctx, fd, rel, len, &err);
+	if (ret)
+		snprintf(msg, msize, "%s", err.msg);
+	return ret;
+}
+
+static void d_leave(void *ctx)
+{
+	struct rd_sink_mir *m = ctx;
+
+	m->o.leave(m->o.protect_ctx);
 }
 
 /* --backup: a deleted non-directory is kept as its backup (rd_sink_backup_deleted) */
@@ -152,6 +177,10 @@ int rd_sink_mirror_start(struct rd_sink *s, const struct rd_mirror_opts *o)
 	d.ops.problem = d_problem;
 	if (rd_sink_backups_on(s))
 		d.ops.backup = d_backup;
+	if (o->enter && o->leave) {
+		d.ops.enter = d_enter;
+		d.ops.leave = d_leave;
+	}
 	d.ctx = m;
 	ret = rd_del_new(&m->d, &d);
 	if (ret) {
@@ -184,6 +213,77 @@ static void pend_free(struct rd_sink_mir *m, struct pend *p)
 	free(p->rel);
 }
 
+/* Leave the entered directories down to keep of them. */
+static void merge_leave(struct rd_sink_mir *m, size_t keep)
+{
+	while (m->nent > keep) {
+		free(m->ent[--m->nent]);
+		if (m->o.leave)
+			m->o.leave(m->o.protect_ctx);
+	}
+}
+
+/*
+ * Per-directory merge files: be in every directory of the transfer from
+ * the source's root (rel's first base bytes) down to rel, whose
+ * descriptor is fd (the others opened again beneath the destination by
+ * their wire paths, as reopen does). 0, or < 0 with err set.
+ */
+static int merge_enter(struct rd_sink_mir *m, const char *wire, size_t wlen, int root,
+		       const char *rel, size_t base, int fd, struct rd_err *err)
+{
+	size_t rlen = strlen(rel), ends[RD_PATH_MAX / 2 + 2], n = 0, k, i, wl, up;
+	int dfd, ret = 0;
+
+	if (!m->o.enter)
+		return 0;
+	/* the chain: rel's prefixes at component ends, from base on */
+	ends[n++] = base;
+	for (i = base + 1; i < rlen; i++)
+		if (rel[i] == '/' && n < RD_PATH_MAX / 2 + 1)
+			ends[n++] = i;
+	if (rlen > base)
+		ends[n++] = rlen;
+	/* what is entered already and still on the way */
+	for (k = 0; k < m->nent && k < n; k++)
+		if (strlen(m->ent[k]) != ends[k] || memcmp(m->ent[k], rel, ends[k]))
+			break;
+	merge_leave(m, k);
+	if (m->ecap < n) {
+		char **ne = realloc(m->ent, n * sizeof(*ne));
+
+		if (!ne)
+			return rd_err_set(err, RD_ENOMEM, 0, "merge files");
+		m->ent = ne;
+		m->ecap = n;
+	}
+	for (i = k; i < n && !ret; i++) {
+		/* its wire path: wire without as many trailing components as rel loses */
+		wl = wlen;
+		for (up = i + 1; up < n; up++) {
+			const char *sl = memrchr(wire, '/', wl);
+
+			wl = sl ? (size_t)(sl - wire) : 0;
+		}
+		dfd = i + 1 == n ? fd : rd_sink__open_dir(m->s, wire, wl, root);
+		rd_err_clear(&m->s->err);
+		if (dfd < 0)
+			return rd_err_set(err, RD_ESYS, 0,
+					  "%.*s: cannot open it again to read its merge files",
+					  (int)ends[i], rel);
+		m->ent[m->nent] = strndup(rel, ends[i]);
+		if (!m->ent[m->nent])
+			ret = rd_err_set(err, RD_ENOMEM, 0, "merge files");
+		else if ((ret = m->o.enter(m->o.protect_ctx, dfd, rel, ends[i], err)))
+			free(m->ent[m->nent]);
+		else
+			m->nent++;
+		if (dfd != fd)
+			close(dfd);
+	}
+	return ret;
+}
+
 void rd_sink__mirror_free(struct rd_sink *s)
 {
 	struct rd_sink_mir *m = s->mir;
@@ -203,6 +303,8 @@ void rd_sink__mirror_free(struct rd_sink *s)
 	for (i = 0; i < m->npend; i++)
 		pend_free(m, &m->pend[i]);
 	free(m->pend);
+	merge_leave(m, 0);
+	free(m->ent);
 	rd_del_free(m->d);
 	free(m);
 	s->mir = NULL;
@@ -325,6 +427,8 @@ int rd_sink_mirror_entry(struct rd_sink *s, uint32_t id, const char *path, size_
 	 * below directories the sender only implied
 	 */
 	f->top = !implied && ((root & (int)RD_SINK_ROOT) || (parent && parent->implied));
+	/* merge files are read from the source's root down (rsync's receiver) */
+	f->base = f->top || !parent ? strlen(f->rel) : parent->base;
 	rd_del_names_init(&f->names);
 	if (made)
 		placed(s, f);
@@ -402,6 +506,13 @@ static void clean(struct rd_sink_mir *m, struct mframe *f, const struct rd_sink_
 	rd_del_names_sort(&f->names);
 	rd_del_names_init(&extras);
 	rd_err_clear(&err);
+	if (merge_enter(m, f->wire, f->wlen, f->root, f->rel, f->base, fd, &err)) {
+		/* its rules unknown: nothing deleted in it */
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, f->rel, strlen(f->rel), err.msg);
+		m->st.failed++;
+		goto out;
+	}
 	if (rd_del_find(m->d, fd, f->rel, &f->names, &extras, &err)) {
 		if (err.status == RD_ENOMEM)
 			off(m, "%s: deleting nothing more", err.msg);
@@ -439,6 +550,7 @@ static void clean(struct rd_sink_mir *m, struct mframe *f, const struct rd_sink_
 		goto out;
 	}
 	p->wlen = f->wlen;
+	p->base = f->base;
 	p->root = f->root;
 	p->dev = f->dev;
 	p->ino = f->ino;
@@ -535,6 +647,7 @@ static int pend_cmp(const void *a, const void *b)
 void rd_sink_mirror_finish(struct rd_sink *s)
 {
 	struct rd_sink_mir *m = s->mir;
+	struct rd_err err;
 	size_t i;
 	int fd;
 
@@ -554,6 +667,15 @@ void rd_sink_mirror_finish(struct rd_sink *s)
 			m->st.failed++;
 			continue;
 		}
+		rd_err_clear(&err);
+		if (merge_enter(m, p->wire, p->wlen, p->root, p->rel, p->base, fd, &err)) {
+			if (m->o.report)
+				m->o.report(m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel),
+					    err.msg);
+			m->st.failed++;
+			close(fd);
+			continue;
+		}
 		rd_del_run(m->d, fd, p->rel, &p->extras);
 		close(fd);
 		/* its times again, as its POST left them (rsync's touch-up) */
@@ -563,6 +685,7 @@ void rd_sink_mirror_finish(struct rd_sink *s)
 	for (i = 0; i < m->npend; i++)
 		pend_free(m, &m->pend[i]);
 	m->npend = 0;
+	merge_leave(m, 0);
 	if (rd_del_stats(m->d)->skipped && m->o.report) {
 		char text[64];
 
@@ -588,6 +711,9 @@ const struct rd_mirror_stats *rd_sink_mirror_stats(const struct rd_sink *s)
 int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const char *path, size_t len)
 {
 	struct rd_sink_mir *m = s->mir;
+	const char *sl = memrchr(path, '/', len);
+	struct mframe *pf;
+	struct rd_err err;
 	char *rel;
 	int ret;
 
@@ -596,6 +722,21 @@ int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const cha
 	rel = rel_of(m, path, len, 0);
 	if (!rel)
 		return -RD_ENOMEM;
+	/*
+	 * the merge files of the directories of the transfer down to the one
+	 * it is in (none: it is not in one)
+	 */
+	pf = sl && m->o.enter ? open_at(m, path, (size_t)(sl - path)) : NULL;
+	rd_err_clear(&err);
+	if (m->o.enter && !pf)
+		merge_leave(m, 0);
+	if (pf && merge_enter(m, pf->wire, pf->wlen, pf->root, pf->rel, pf->base, pfd, &err)) {
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, rel, strlen(rel), err.msg);
+		m->st.failed++;
+		free(rel);
+		return -RD_EPERM;
+	}
 	ret = rd_del_entry(m->d, pfd, name, rel);
 	free(rel);
 	if (ret < 0)

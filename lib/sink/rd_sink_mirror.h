@@ -59,6 +59,19 @@ struct rd_mirror_opts {
 	int (*protect)(void *pctx, const char *rel, size_t len, int is_dir);
 	void *protect_ctx;
 	/*
+	 * Per-directory merge files (':' rules, rsync.1 "PER-DIRECTORY RULES
+	 * AND DELETE"), or NULL: before protect() is asked about a
+	 * directory's entries, the sink enters each directory of the
+	 * transfer from the source's root down to it, outermost first:
+	 * enter() with its descriptor (only read, never kept; opened
+	 * beneath the destination, no link followed) and rel (below the
+	 * destination) reads its merge files, 0 or < 0 with err set (then
+	 * nothing is deleted in that directory); leave() undoes the last
+	 * enter.
+	 */
+	int (*enter)(void *pctx, int fd, const char *rel, size_t len, struct rd_err *err);
+	void (*leave)(void *pctx);
+	/*
 	 * What happened: flags RD_DLF_* (lib/proto/rd_proto.h): 0 or DIR:
 	 * deleted (or, dry run, would be); FAILED: could not be (text);
 	 * SKIPPED: max_delete left some (once, at the end; text: how many);

@@ -38,13 +38,15 @@ class Case:
     "untouched_after_rsync" (after rsync, the tool changes nothing, not even
     a ctime), "ni_quiet_after_rsync" (after rsync, the tool's -n -i lists
     nothing); runs: how many times the command runs on each side; empty_src:
-    the source directory is empty; expect: "rsync" (do as rsync does) or
+    the source directory is empty; dst_edit: function(prior, src, rng)
+    that changes the prior destination's spec (files only the receiving
+    side has, e.g. its own merge files); expect: "rsync" (do as rsync does) or
     "refuse" (where rdcp must differ on purpose: exit non-zero and leave the
     destination as it was; the note says why)."""
 
     def __init__(self, name, opts, srcs=("src/",), dst="dst/", prior="mirror", rsync_opts=None,
                  without=(), refs=(), lists=None, itemize=False, check="trees", runs=1,
-                 empty_src=False, expect="rsync", issue=28, note=""):
+                 empty_src=False, dst_edit=None, expect="rsync", issue=28, note=""):
         self.name = name
         self.opts = list(opts)
         self.rsync_opts = list(rsync_opts) if rsync_opts is not None else list(opts)
@@ -58,6 +60,7 @@ class Case:
         self.check = check
         self.runs = runs
         self.empty_src = empty_src
+        self.dst_edit = dst_edit
         self.expect = expect
         self.issue = issue
         self.note = note
@@ -82,6 +85,34 @@ def files_list0(spec, rng):
 
 def files_list_missing(spec, rng):
     return _listable(spec, rng, b"\n") + b"no/such/file\n"
+
+
+def keep_rules(prior, src, rng):
+    """The receiver's own per-directory merge files (".keep", which the
+    source does not have): in the destination's root and some of its
+    directories, protect rules ("P", "protect", "-" without a side, "+"
+    before them, a "!") that name some of the extras the deletion would
+    remove, and sometimes the file itself. Not in a directory that is in a
+    file's way: a rule there that keeps it makes the file fail, and rdcp
+    then keeps its parents' extras (a failure under a directory keeps
+    them), where rsync deleted them before (lib/sink/mirror_test.c covers
+    a merge file inside a directory being deleted)."""
+    dirs = [d for d in sorted(p for p, n in prior.items() if n.kind == "d")
+            if d in src and src[d].kind == "d"]
+    pick = [b""] + rng.sample(dirs[1:], min(3, len(dirs) - 1)) if dirs else []
+    for d in pick:
+        pre = d + b"/" if d else b""
+        extras = sorted(p[len(pre):] for p in prior if p.startswith(pre) and p not in src
+                        and b"/" not in p[len(pre):] and p[len(pre):] and b"\n" not in p)
+        lines = []
+        for x in rng.sample(extras, min(len(extras), rng.randint(1, 3))):
+            lines.append(rng.choice([b"P ", b"protect ", b"- ", b"P /"]) + x)
+        lines += rng.sample([b"P *.old", b"+ *.tmp", b"- *.tmp", b"P .keep", b"P */",
+                             b"risk *.bak"], rng.randint(1, 3))
+        if rng.random() < 0.2:
+            lines.insert(0, b"!")
+        n = gen.Node("f", 0o644, 1500000000 * 10**9, None, None, ("literal", b"\n".join(lines) + b"\n"))
+        prior[pre + b".keep"] = n
 
 
 EXCLUDES = b"# excluded\n*.tmp\n\ncache/\n/top.txt\n; also a comment\ndeep/**/z.dat\n"
@@ -282,6 +313,18 @@ C += [
     Case("del.relative-implied", D + ["-R"], ["src/{dir}"], "dst/", "nested", issue=29,
          note="dst/src/ (implied, its extras stay) and dst/src/dir1 (cleaned); not pull or "
          "ssh-pull: see dir.relative's note"),
+    Case("del.F", D + ["-F"], issue=29,
+         note="the merge files travel: rdcp deletes once a directory's files are in place, so "
+         "it reads the new ones (rsync --delete-during the old ones; the trees keep them "
+         "alike)"),
+    Case("del.FF-after", ["-a", "--delete-after", "-FF"], issue=29,
+         note="-FF: the merge files do not travel; the receiver reads its own"),
+    Case("del.dir-merge", D + ["--filter=: .rsync-filter"], issue=29),
+    Case("del.dir-merge-dst", D + ["--filter=: .keep"], dst_edit=keep_rules, issue=29,
+         note="protect rules in merge files only the destination has (rsync.1, PER-DIRECTORY "
+         "RULES AND DELETE)"),
+    Case("del.dir-merge-dst-into", D + ["--filter=: .keep"], ["src"], "dst/", "nested",
+         dst_edit=keep_rules, issue=29, note="as del.dir-merge-dst, into dst/src/"),
     Case("del.empty-source", D, empty_src=True, expect="refuse", issue=29,
          note="rsync empties dst; issue 29 wants a refusal (dsync's interlock)"),
 ]
@@ -473,6 +516,11 @@ SUPPORTED = {
     "del.files-from": M,
     "del.relative": M,
     "del.relative-implied": NOPULL,
+    "del.F": M,
+    "del.FF-after": M,
+    "del.dir-merge": M,
+    "del.dir-merge-dst": M,
+    "del.dir-merge-dst-into": M,
     "backup.dir-delete": M,
 }
 

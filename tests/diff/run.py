@@ -224,6 +224,8 @@ class Instance:
         if c.empty_src:
             src = gen.Spec({b"": src[b""]})
         prior = gen.derive_prior(src, seed, c.feats) if c.prior != "none" else None
+        if prior is not None and c.dst_edit:
+            c.dst_edit(prior, src, random.Random("dst/%d" % seed))
         refs = {r: gen.derive_prior(src, seed, c.feats & {"m_content", "m_meta", "m_deleted"},
                                     tag=r) for r in c.refs}
         os.makedirs(self.lists)
