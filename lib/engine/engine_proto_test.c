@@ -602,6 +602,18 @@ static void test_recv_link_flags_not_agreed(void **state)
 	expect_proto_err(&p, "link group flags without -H");
 }
 
+/* An implied directory (-R, --files-from) is said only with --delete agreed. */
+static void test_recv_implied_not_agreed(void **state)
+{
+	struct peer p;
+	struct rd_msg m;
+
+	start(&p, 0);
+	m = file_msg(1, RD_FT_DIR, RD_FF_ROOT | RD_FF_IMPLIED, 0, "d");
+	say(&p, &m);
+	expect_proto_err(&p, "implied directory's flag without --delete agreed");
+}
+
 static int exists(const char *name)
 {
 	char p[400];
@@ -770,6 +782,7 @@ int main(void)
 	    cmocka_unit_test(test_send_undecodable),
 	    cmocka_unit_test(test_recv_hlink_not_agreed),
 	    cmocka_unit_test(test_recv_link_flags_not_agreed),
+	    cmocka_unit_test(test_recv_implied_not_agreed),
 	    cmocka_unit_test(test_recv_hlink_targets),
 	    cmocka_unit_test(test_send_sum_twice),
 	    cmocka_unit_test(test_send_read_budget),

@@ -1466,6 +1466,17 @@ static void test_meta_and_new_types(void **state)
 	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
 	in.u.file.flags = RD_FF_LINK_LAST;
 	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
+	/* RD_FF_IMPLIED (LINKED's bit) on a DIR; on a symlink neither */
+	in.u.file.type = RD_FT_DIR;
+	in.u.file.mode = 040755;
+	in.u.file.size = 0;
+	in.u.file.flags = RD_FF_IMPLIED | RD_FF_ROOT;
+	assert_true(rd_msg_encode(buf, sizeof(buf), &in) > 0);
+	in.u.file.type = RD_FT_SYMLINK;
+	in.u.file.mode = 0120777;
+	in.u.file.target.ptr = "x";
+	in.u.file.target.len = 1;
+	assert_int_equal(rd_msg_encode(buf, sizeof(buf), &in), -RD_EUSAGE);
 }
 
 /* Issue 27 item 16: the names of rdcp's own files, in any component. */
