@@ -308,6 +308,12 @@ C += [
     Case("del.files-from", D + ["-r", "--files-from={lists}/files"],
          lists={"files": files_list}, issue=29,
          note="deletes in the listed directories (recursed), not in their parents"),
+    Case("del.files-from-missing", D + ["-r", "--files-from={lists}/files"],
+         lists={"files": files_list_missing}, issue=29,
+         note="a listed name that does not exist is a source error: rdcp deletes nothing "
+         "more from then on (the interlock); pending: rsync 3.5.0 turns deletion off only "
+         "once its sender's error arrives, and where the name comes late in its sorted list "
+         "it has deleted in directories before it (seed 3)"),
     Case("del.relative", D + ["-R"], ["src/./{dir}", "src/./{file}"], "dst/", "mirror",
          issue=29, note="-R with /./: dst/dir1 is cleaned, dst/ itself is not"),
     Case("del.relative-implied", D + ["-R"], ["src/{dir}"], "dst/", "nested", issue=29,
