@@ -401,10 +401,11 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		took(r, f, ret);
 		if (ret)
 			sink_fail(r, f, ret);
+		/* -R's and --files-from's implied directories: nothing deleted in them */
+		if (m->flags & RD_FF_IMPLIED)
+			root |= (int)RD_SINK_IMPLIED;
 		if (r->mirror &&
-		    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen,
-					 root | (m->flags & RD_FF_IMPLIED ? (int)RD_SINK_IMPLIED : 0),
-					 1, !ret))
+		    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen, root, 1, !ret))
 			return proto_err(r, rd_sink_err(r->sink)->msg);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;

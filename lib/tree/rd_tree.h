@@ -129,7 +129,7 @@ struct rd_tree_entry {
 	char pname[256];
 	struct rd_tree_seen seen;
 	uint8_t type;  /* enum rd_ftype */
-	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST, RD_FF_IMPLIED; -H: RD_FF_LINKED, RD_FF_LINK_LAST */
+	uint8_t flags; /* RD_FF_ROOT, RD_FF_POST, RD_FF_IMPLIED; -H: RD_FF_LINKED, _LINK_LAST */
 	uint32_t mode; /* st_mode */
 	uint32_t uid, gid;
 	uint64_t size; /* regular files: from fstat of fd; SPECIAL: the device number */
