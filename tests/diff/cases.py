@@ -321,11 +321,16 @@ C += [
          "ssh-pull: see dir.relative's note"),
     Case("del.F", D + ["-F"], issue=29,
          note="the merge files travel: rdcp deletes once a directory's files are in place, so "
-         "it reads the new ones (rsync --delete-during the old ones; the trees keep them "
-         "alike)"),
+         "it reads the new ones, as rsync --delete-after does (del.F-after); pending: rsync "
+         "--delete-during reads the old ones, and where the prior one differs (seed 24) it "
+         "deletes what the new one protects"),
+    Case("del.F-after", ["-a", "--delete-after", "-F"], issue=29,
+         note="rsync.1's advice for merge files that travel (PER-DIRECTORY RULES AND DELETE)"),
     Case("del.FF-after", ["-a", "--delete-after", "-FF"], issue=29,
          note="-FF: the merge files do not travel; the receiver reads its own"),
-    Case("del.dir-merge", D + ["--filter=: .rsync-filter"], issue=29),
+    Case("del.dir-merge", ["-a", "--delete-after", "--filter=: .rsync-filter"], issue=29,
+         note="--delete-after: rsync reads the merge files the transfer brought (as rdcp "
+         "does in every order: see del.F; rsync's --delete-delay reads the old ones too)"),
     Case("del.dir-merge-dst", D + ["--filter=: .keep"], dst_edit=keep_rules, issue=29,
          note="protect rules in merge files only the destination has (rsync.1, PER-DIRECTORY "
          "RULES AND DELETE)"),
@@ -522,7 +527,7 @@ SUPPORTED = {
     "del.files-from": M,
     "del.relative": M,
     "del.relative-implied": NOPULL,
-    "del.F": M,
+    "del.F-after": M,
     "del.FF-after": M,
     "del.dir-merge": M,
     "del.dir-merge-dst": M,
