@@ -306,9 +306,10 @@ static void test_dry_run(void **state)
 }
 
 /*
- * Making room (a directory where a file goes): the directory itself is not
- * counted by --max-delete, what is inside it is (rsync 3.5.0: "could not
- * make way for new regular file" once the limit is reached).
+ * Making room (a directory where a file goes): the directory itself is
+ * neither counted by --max-delete nor listed, what is inside it is (rsync
+ * 3.5.0: "could not make way for new regular file" once the limit is
+ * reached; -i lists "*deleting" for the contents only).
  */
 static void test_make_room(void **state)
 {
@@ -329,10 +330,17 @@ static void test_make_room(void **state)
 	assert_int_equal(rd_del_entry(d, g_fd, "empty", "empty"), 0);
 	assert_false(exists("empty")); /* an empty one goes whatever the limit */
 	rd_del_free(d);
+	l.n = 0;
 	d = new_del(&l, -1, 0);
 	assert_int_equal(rd_del_entry(d, g_fd, "full", "full"), 0);
 	assert_false(exists("full"));
-	assert_int_equal(rd_del_stats(d)->deleted, 4);
+	/* what was inside is listed and counted; the directory itself neither (rsync) */
+	assert_int_equal(rd_del_stats(d)->deleted, 3);
+	{
+		const char *want[] = {"deleting full/b/c", "deleting full/b/", "deleting full/a"};
+
+		expect_lines(&l, want, 3);
+	}
 	rd_del_free(d);
 }
 

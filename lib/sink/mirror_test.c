@@ -538,7 +538,8 @@ static void test_force(void **state)
 	expect_listing(tp(x, "dest/gone"), "a|b"); /* written, not committed: still there */
 	assert_int_equal(rd_sink_file_commit(f, 0), 0);
 	expect_content(tp(x, "dest/gone"), "new");
-	assert_string_equal(l.buf, "D gone/b|D gone/a|D gone/|");
+	/* its contents are listed, the directory making room is not (rsync -i) */
+	assert_string_equal(l.buf, "D gone/b|D gone/a|");
 	rd_sink_close(s);
 }
 

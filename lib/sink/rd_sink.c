@@ -25,6 +25,7 @@
 #include "lib/sink/rd_sink_priv.h"
 #include "lib/sink/rd_sink_mirror.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -173,6 +174,49 @@ static int dry_new(struct rd_sink *s, int ret)
 	return 0;
 }
 
+/* Does the directory name in pfd hold anything? 1, 0, or -errno. */
+static int dir_full(int pfd, const char *name)
+{
+	struct dirent *de;
+	DIR *dir;
+	int fd, full = 0;
+
+	fd = rd_openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		full = -errno;
+		close(fd);
+		return full;
+	}
+	while (!full && (de = readdir(dir)))
+		full = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(dir);
+	return full;
+}
+
+/*
+ * A dry run's not_a_dir: an empty directory would go; a full one too with
+ * --force (or any --delete*), its contents listed as they would be
+ * deleted, unless something inside would stay; else the entry fails as
+ * it would (rsync: "could not make way").
+ */
+static int dry_way(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
+{
+	int r = dir_full(pl->pfd, pl->name);
+
+	if (r < 0)
+		return sink_fail(s, -r, path, len, "read the directory in the way of");
+	if (!r)
+		return 0;
+	if (rd_sink__mirror_forces(s) && rd_sink__mirror_room(s, pl->pfd, pl->name, path, len) > 0)
+		return 0;
+	return rd_err_set(&s->err, RD_ESYS, 0,
+			  "%s: cannot delete the non-empty directory in its way",
+			  sink_esc(s, path, len));
+}
+
 /*
  * A non-directory goes where a directory is: rsync's rules remove an
  * empty one (what replaces it is new) and leave a full one ("cannot
@@ -192,7 +236,7 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 	if (!(s->flags & RD_SINK_RSYNC))
 		return rd_err_set(&s->err, RD_ESYS, EISDIR, "%s", sink_esc(s, path, len));
 	if (dry(s))
-		return 0; /* it would go, if empty */
+		return dry_way(s, pl, path, len);
 	if (s->cache_fd >= 0 && s->cache_fd != pl->pfd)
 		sink_cache_drop(s); /* it may be the directory going */
 	if (rd_unlinkat(pl->pfd, pl->name, AT_REMOVEDIR) == 0)
@@ -1148,6 +1192,11 @@ int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root)
  * Where path lands: *pfd gets a dup of its parent (the caller closes it),
  * name its last component. A directory under that name is refused.
  */
+int rd_sink__not_a_dir(struct rd_sink *s, int pfd, const char *name, const char *path, size_t len)
+{
+	return not_a_dir(s, &(struct place){.pfd = pfd, .name = name}, path, len, 1);
+}
+
 int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
 		   char name[NAME_MAX + 1])
 {

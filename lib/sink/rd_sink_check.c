@@ -158,6 +158,12 @@ int rd_sink_file_check(struct rd_sink *s, const char *path, size_t len, int root
 	if (sel->ignore_existing || out_of_size(sel, m))
 		return leave(s);
 	if (!S_ISREG(st.st_mode)) {
+		/* a dry run: would a directory there make room? (a real run makes it at the commit) */
+		if (S_ISDIR(st.st_mode) && rd_sink__dry(s)) {
+			ret = rd_sink__not_a_dir(s, pfd, name, path, len);
+			if (ret < 0)
+				return ret;
+		}
 		/* another type: replaced, whatever the dates (-u too); first by --link-dest & co. */
 		send_new(s);
 		ret = rd_sink__alt_file(s, pfd, name, &st, m, path, len);

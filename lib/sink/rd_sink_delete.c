@@ -453,7 +453,9 @@ static int remove_dir(struct rd_del *d, int dirfd, const char *name, const char 
 		problem(d, rel, -RD_ESYS, "cannot delete %s: %s", rel, strerror(r));
 		return -RD_ESYS;
 	}
-	deleted(d, rel, 1);
+	/* the entry in a replacement's way itself: rsync neither counts nor lists it */
+	if (!room)
+		deleted(d, rel, 1);
 	return 0;
 }
 
@@ -476,7 +478,8 @@ static int remove_one(struct rd_del *d, int dirfd, const char *name, const char 
 	if (!allowed(d, room))
 		return 0;
 	if (d->o.flags & RD_DEL_DRY_RUN) {
-		deleted(d, rel, 0);
+		if (!room)
+			deleted(d, rel, 0);
 		return 0;
 	}
 	if (d->o.ops.backup) {
@@ -494,7 +497,8 @@ static int remove_one(struct rd_del *d, int dirfd, const char *name, const char 
 		problem(d, rel, -RD_ESYS, "cannot delete %s: %s", rel, strerror(r));
 		return -RD_ESYS;
 	}
-	deleted(d, rel, 0);
+	if (!room)
+		deleted(d, rel, 0);
 	return 0;
 }
 

@@ -136,9 +136,10 @@ int rd_del_run(struct rd_del *d, int dirfd, const char *rel, const struct rd_del
 /*
  * Make room for a replacement of another type: remove name (at rel) in
  * dirfd whatever it is, a directory with everything in it (--force, or
- * any --delete*). Reports like rd_del_run; as in rsync 3.5.0 the entry
- * itself is not counted against max_delete, what is inside it is ("could
- * not make way" once the limit is reached).
+ * any --delete*). Reports what is inside like rd_del_run; as in rsync
+ * 3.5.0 the entry itself is neither counted against max_delete nor
+ * reported (deleted), what is inside it is ("could not make way" once the
+ * limit is reached).
  * 0 or the failure; a protected entry, or the limit, inside keeps the
  * directory (said, status 0): the caller checks whether the name is free.
  */

@@ -714,6 +714,8 @@ int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const cha
 	const char *sl = memrchr(path, '/', len);
 	struct mframe *pf;
 	struct rd_err err;
+	struct rd_del_stats before;
+	const struct rd_del_stats *after;
 	char *rel;
 	int ret;
 
@@ -737,10 +739,16 @@ int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const cha
 		free(rel);
 		return -RD_EPERM;
 	}
+	before = *rd_del_stats(m->d);
 	ret = rd_del_entry(m->d, pfd, name, rel);
 	free(rel);
 	if (ret < 0)
 		return ret;
+	/* a dry run removes nothing: what would stay inside says it would not go */
+	after = rd_del_stats(m->d);
+	if (m->o.dry_run && (after->kept != before.kept || after->skipped != before.skipped ||
+			     after->failed != before.failed))
+		return -RD_ESYS;
 	return 1;
 }
 

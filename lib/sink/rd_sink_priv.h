@@ -195,6 +195,12 @@ void rd_sink__tmp_name(char *out, const char *name);
 int rd_sink__open_dir(struct rd_sink *s, const char *path, size_t len, int root);
 int rd_sink__place(struct rd_sink *s, const char *path, size_t len, int root, int *pfd,
 		   char name[NAME_MAX + 1]);
+/*
+ * A non-directory (path) is to take name in pfd, where a directory may
+ * be: rsync's rules (an empty one goes; a full one with --force or any
+ * --delete*; a dry run says what would happen). 0, or < 0: it stays.
+ */
+int rd_sink__not_a_dir(struct rd_sink *s, int pfd, const char *name, const char *path, size_t len);
 int rd_sink__node_meta(struct rd_sink *s, int pfd, const char *name, const struct rd_sink_meta *m,
 		       const char *path, size_t len);
 int rd_sink__file_fd(const struct rd_sink_file *f);

@@ -20,6 +20,7 @@
 
 #include "lib/proto/rd_proto.h"
 #include "lib/sink/rd_sink.h"
+#include "lib/sink/rd_sink_mirror.h"
 #include "lib/sink/sink_testutil.h"
 
 #define R  RD_SINK_ROOT
@@ -615,6 +616,66 @@ static void test_dry_run(void **state)
 	expect_listing(tp(x, "dest"), "d|e|f|l");
 }
 
+static void said_cb(void *ctx, unsigned flags, const char *rel, size_t len, const char *text)
+{
+	char *said = ctx;
+	size_t n = strlen(said);
+
+	(void)text;
+	snprintf(said + n, 256 - n, "%s%.*s|", flags & RD_DLF_FAILED ? "F " : "", (int)len, rel);
+}
+
+/* A dry run's sink with deletion on (--delete, max_delete), reports into said[256]. */
+static struct rd_sink *dry_del_open(struct fx *x, const struct rd_sink_select *sel, int64_t max,
+				    char *said)
+{
+	struct rd_sink *s = sel_open(x, 0, sel);
+	struct rd_mirror_opts o;
+
+	memset(&o, 0, sizeof(o));
+	o.delete = o.force = o.dry_run = 1;
+	o.max_delete = max;
+	o.report = said_cb;
+	o.ctx = said;
+	said[0] = '\0';
+	assert_int_equal(rd_sink_mirror_start(s, &o), 0);
+	return s;
+}
+
+/*
+ * -n, a full directory where a file goes: the entry fails as the real run
+ * would (rsync: "could not make way"); with --delete its contents are
+ * listed as they would go, the directory itself not (rsync -n -i), unless
+ * something inside would stay (here --max-delete=0).
+ */
+static void test_dry_run_way(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink_select sel = quick;
+	struct rd_sink *s;
+	char said[256];
+
+	assert_int_equal(mkdir(tp(x, "dest/full"), 0755), 0);
+	put(tp(x, "dest/full/a"), "a");
+	assert_int_equal(mkdir(tp(x, "dest/empty"), 0755), 0);
+	sel.dry_run = 1;
+	s = sel_open(x, 0, &sel);
+	assert_int_equal(check(s, "empty", 3, 1000, 0), RD_SINK_SEND);
+	assert_int_equal(check(s, "full", 3, 1000, 0), -RD_ESYS);
+	assert_non_null(strstr(rd_sink_err(s)->msg, "non-empty directory in its way"));
+	rd_sink_close(s);
+	s = dry_del_open(x, &sel, -1, said);
+	assert_int_equal(check(s, "full", 3, 1000, 0), RD_SINK_SEND);
+	assert_string_equal(said, "full/a|");
+	rd_sink_close(s);
+	s = dry_del_open(x, &sel, 0, said);
+	assert_int_equal(check(s, "full", 3, 1000, 0), -RD_ESYS);
+	assert_string_equal(said, "F full|"); /* "cannot delete non-empty directory" */
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "empty|full");
+	expect_listing(tp(x, "dest/full"), "a");
+}
+
 static const unsigned fallback = RD_SINK_TEST_NO_OPENAT2 | RD_SINK_TEST_NO_TMPFILE;
 
 #define BOTH(t)                                              \
@@ -639,6 +700,7 @@ int main(void)
 	    BOTH(test_type_changes),
 	    BOTH(test_rules_every_type),
 	    BOTH(test_dry_run),
+	    BOTH(test_dry_run_way),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

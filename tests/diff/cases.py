@@ -303,7 +303,8 @@ C += [
     Case("del.ignore-errors", D + ["--ignore-errors"], issue=29),
     Case("del.force", ["-a", "--force"], issue=29),
     Case("del.dry-run-itemize", D + ["-n", "-i"], itemize=True, issue=29,
-         note="pending as report.itemize: the *deleting lines agree, other names do not"),
+         note="a full directory in a file's way: its contents are listed as deleted, the "
+         "directory itself not (rsync's make_way)"),
     Case("del.itemize", D + ["-i"], itemize=True, issue=29, note="as del.dry-run-itemize"),
     Case("del.files-from", D + ["-r", "--files-from={lists}/files"],
          lists={"files": files_list}, issue=29,
@@ -475,6 +476,7 @@ SUPPORTED = {
     # a daemon push keeps no setuid/setgid bits by design: -i says 'p' there
     "report.itemize": NODPUSH,
     "report.itemize-filter": NODPUSH,
+    "report.dry-run-itemize": NODPUSH,
     "xcheck.rsync-after-rdcp": M,
     "xcheck.rsync-after-rdcp-into": M,
     "xcheck.rsync-after-rdcp-new": M,
@@ -532,6 +534,9 @@ SUPPORTED = {
     "del.dir-merge": M,
     "del.dir-merge-dst": M,
     "del.dir-merge-dst-into": M,
+    # -i: a daemon push keeps no setuid/setgid bits by design (as report.itemize)
+    "del.itemize": NODPUSH,
+    "del.dry-run-itemize": NODPUSH,
     "backup.dir-delete": M,
 }
 
