@@ -77,6 +77,7 @@ static struct rd_sink *mopen(struct fx *x, struct log *l, enum rd_mirror_order o
 	o.ignore_errors = !!(opts & 1);
 	o.dry_run = !!(opts & 2);
 	o.allow_empty = !!(opts & 4);
+	o.late_room = !!(opts & 8);
 	o.protect = protect_log;
 	o.report = report;
 	o.ctx = l;
@@ -543,6 +544,96 @@ static void test_force(void **state)
 	rd_sink_close(s);
 }
 
+/*
+ * A file behind a full directory, --max-delete: commit it (verified) and
+ * run to the end with src/{gone (a file now), keep}.
+ */
+static struct rd_sink *room_run(struct fx *x, struct log *l, enum rd_mirror_order order,
+				int64_t max, unsigned opts)
+{
+	struct rd_sink_meta m = meta(S_IFREG | 0644, 3);
+	struct rd_sink_file *f;
+	struct rd_sink *s;
+
+	prior(x);
+	s = mopen(x, l, order, max, opts);
+	e_dir(s, "src", RC);
+	assert_int_equal(rd_sink_mirror_entry(s, ++id, "src/gone", 8, C, 0, 0), 0);
+	assert_int_equal(rd_sink_file_begin(s, "src/gone", 8, C, &m, &f), 0);
+	assert_int_equal(rd_sink_file_write(f, "new", 3, 0), 0);
+	assert_int_equal(rd_sink_file_commit(f, 0), 0);
+	if (opts & 8)
+		expect_listing(tp(x, "dest/gone"), "a|b"); /* waiting: nothing went yet */
+	e_file(s, "src/keep", C);
+	e_post(s, "src", C);
+	rd_sink_mirror_finish(s);
+	return s;
+}
+
+/*
+ * late_room: the room a file needs is made at the end, after its
+ * directory's extras, as rsync orders them: the limit falls on the same
+ * entries as rsync's (3.5.0: sub/old2 and sub/keep2 go; sub/, old and
+ * gone's contents are over; "could not make way": the file fails and its
+ * temporary goes, gone stays). Made at the commit instead, gone's
+ * contents would take the two.
+ */
+static void test_late_room(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s = room_run(x, &l, RD_MIRROR_DURING, 2, 8);
+
+	assert_string_equal(l.buf, "D sub/old2|D sub/keep2|F gone|F gone|S |");
+	assert_int_equal(rd_sink_mirror_stats(s)->unmade, 1);
+	assert_int_equal(rd_sink_mirror_stats(s)->skipped, 4);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|old|sub|x.log");
+	expect_listing(tp(x, "dest/gone"), "a|b");
+	expect_listing(tp(x, "dest/sub"), "");
+}
+
+/* rsync's --delete-after/-delay make room first, --delete-before deletes the extras first */
+static void test_late_room_orders(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s = room_run(x, &l, RD_MIRROR_AFTER, 2, 8);
+
+	/* sub keeps what is inside: "cannot delete non-empty directory" */
+	assert_string_equal(l.buf, "D gone/b|D gone/a|F sub|S |");
+	assert_int_equal(rd_sink_mirror_stats(s)->unmade, 0);
+	rd_sink_close(s);
+	expect_content(tp(x, "dest/gone"), "new");
+	expect_listing(tp(x, "dest/sub"), "keep2|old2");
+}
+
+static void test_late_room_before(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s = room_run(x, &l, RD_MIRROR_BEFORE, 2, 8);
+
+	assert_string_equal(l.buf, "D sub/old2|D sub/keep2|F gone|F gone|S |");
+	assert_int_equal(rd_sink_mirror_stats(s)->unmade, 1);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest/gone"), "a|b");
+}
+
+/* late_room with room enough: the file takes its name at the end */
+static void test_late_room_made(void **state)
+{
+	struct fx *x = *state;
+	struct log l;
+	struct rd_sink *s = room_run(x, &l, RD_MIRROR_DURING, 6, 8);
+
+	assert_string_equal(l.buf, "D sub/old2|D sub/keep2|D sub/|D old|D gone/b|D gone/a|");
+	assert_int_equal(rd_sink_mirror_stats(s)->unmade, 0);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|x.log");
+	expect_content(tp(x, "dest/gone"), "new");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -556,6 +647,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_not_placed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_order_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_room, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_room_made, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_room_orders, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_late_room_before, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_force, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_merge_files, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_merge_file_bad, setup, teardown),

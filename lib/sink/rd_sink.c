@@ -245,6 +245,9 @@ static int not_a_dir(struct rd_sink *s, const struct place *pl, const char *path
 	/* --force (or any --delete*): emptied first, its contents reported as deleted */
 	if ((e == ENOTEMPTY || e == EEXIST) && !room && rd_sink__mirror_forces(s))
 		return 0; /* at the file's commit, once it is verified */
+	/* a verified file (room 2) may wait for it until the end (--max-delete, rsync's order) */
+	if ((e == ENOTEMPTY || e == EEXIST) && room == 2 && rd_sink__mirror_late(s))
+		return 1;
 	if ((e == ENOTEMPTY || e == EEXIST) && room &&
 	    rd_sink__mirror_room(s, pl->pfd, pl->name, path, len) > 0 &&
 	    rd_fstatat(pl->pfd, pl->name, &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
@@ -1018,8 +1021,22 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 		if (ret < 0)
 			goto out;
 	}
+	/*
+	 * Room 2: a plain file (its temporary name beside the final one, no
+	 * backup, not the first of a link group whose links name it) may
+	 * wait for its room until the end.
+	 */
 	ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path, f->path_len,
-			1);
+			f->eff || f->part || f->rng || f->link_first ? 1 : 2);
+	if (ret == 1 && rd_sink__mirror_later(s, f->name, f->tmpname, f->path, f->path_len)) {
+		/* it waits, verified, under its temporary name; the mirror renames it or removes it */
+		f->named = 0;
+		ret = 0;
+		goto out;
+	}
+	if (ret == 1)
+		ret = not_a_dir(s, &(struct place){.pfd = f->pfd, .name = f->name}, f->path,
+				f->path_len, 1);
 	if (ret < 0)
 		goto out;
 	/* -b: the old entry keeps a second name before the new one takes this */

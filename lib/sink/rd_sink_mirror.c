@@ -47,6 +47,22 @@ struct pend {
 	struct rd_del_names extras;
 };
 
+/*
+ * A file verified under its temporary name in a directory of the
+ * transfer, waiting for the end (late_room, max_delete) to have the full
+ * directory in its way removed in rsync's order.
+ */
+struct room {
+	char *pwire; /* its directory, as placed */
+	size_t pwlen;
+	int proot;
+	dev_t dev;
+	ino_t ino;
+	size_t base;	    /* its directory's (merge files) */
+	char *dirrel, *rel; /* its directory and itself below the destination */
+	char name[NAME_MAX + 1], tmp[NAME_MAX + 1];
+};
+
 struct rd_sink_mir {
 	struct rd_mirror_opts o;
 	struct rd_mirror_stats st;
@@ -58,6 +74,8 @@ struct rd_sink_mir {
 	struct pend *pend;
 	size_t npend, pcap;
 	uint32_t last_failed; /* highest id that failed here (0: none) */
+	struct room *rooms;
+	size_t nrooms, rcap;
 	/* the roots of sources that named their contents ("dir/"): they land as "" */
 	unsigned ncroots;
 	char croots[RD_OPEN_PATHS_MAX][NAME_MAX + 1];
@@ -284,6 +302,13 @@ static int merge_enter(struct rd_sink_mir *m, const char *wire, size_t wlen, int
 	return ret;
 }
 
+static void room_free(struct room *r)
+{
+	free(r->pwire);
+	free(r->dirrel);
+	free(r->rel);
+}
+
 void rd_sink__mirror_free(struct rd_sink *s)
 {
 	struct rd_sink_mir *m = s->mir;
@@ -305,6 +330,10 @@ void rd_sink__mirror_free(struct rd_sink *s)
 	free(m->pend);
 	merge_leave(m, 0);
 	free(m->ent);
+	/* a run that ends early leaves such a file under its temporary name: nothing lost */
+	for (i = 0; i < m->nrooms; i++)
+		room_free(&m->rooms[i]);
+	free(m->rooms);
 	rd_del_free(m->d);
 	free(m);
 	s->mir = NULL;
@@ -644,48 +673,204 @@ static int pend_cmp(const void *a, const void *b)
 	return rsync_order(((const struct pend *)a)->rel, ((const struct pend *)b)->rel);
 }
 
+/* rsync's order of the files waiting for room: by directory, then by name (bytewise) */
+static int room_cmp(const void *a, const void *b)
+{
+	const struct room *x = a, *y = b;
+	int c = rsync_order(x->dirrel, y->dirrel);
+
+	return c ? c : strcmp(x->name, y->name);
+}
+
+/*
+ * A file's room at the end: the full directory in its way emptied (what
+ * is inside counts against max_delete, the directory itself not), then
+ * the file renamed over its name; else the file goes and the entry failed
+ * (rsync: "could not make way"). Its directory keeps the times it had.
+ */
+static void room_make(struct rd_sink_mir *m, struct room *r)
+{
+	struct timespec ts[2];
+	struct stat st, now;
+	struct rd_err err;
+	int fd, ok = 0;
+
+	fd = reopen(m, r->pwire, r->pwlen, r->proot, r->dev, r->ino);
+	if (fd < 0) {
+		/* its file stays under the temporary name: nothing lost, said */
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, r->rel, strlen(r->rel),
+				    "its directory is not the one placed there: not put in place");
+		m->st.failed++;
+		m->st.unmade++;
+		return;
+	}
+	if (fstat(fd, &st))
+		st.st_mtim.tv_nsec = UTIME_OMIT;
+	/* the merge files of its directories protect what is inside, as at a commit */
+	rd_err_clear(&err);
+	if (merge_enter(m, r->pwire, r->pwlen, r->proot, r->dirrel, r->base, fd, &err)) {
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, r->rel, strlen(r->rel), err.msg);
+	} else {
+		rd_del_entry(m->d, fd, r->name, r->rel);
+		if (rd_fstatat(fd, r->name, &now, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+		    rd_renameat(fd, r->tmp, fd, r->name) == 0)
+			ok = 1;
+	}
+	if (!ok) {
+		rd_unlinkat(fd, r->tmp, 0);
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, r->rel, strlen(r->rel),
+				    "could not make way for new regular file");
+		m->st.failed++;
+		m->st.unmade++;
+	}
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1] = st.st_mtim;
+	futimens(fd, ts);
+	if (ok && (rd_sink__flags(m->s) & RD_SINK_FSYNC))
+		fsync(fd);
+	close(fd);
+}
+
+/* The directory of the transfer at path (len), open or waiting for its POST, or NULL. */
+static struct mframe *frame_at(struct rd_sink_mir *m, const char *path, size_t len)
+{
+	struct mframe *f = open_at(m, path, len);
+
+	if (f)
+		return f;
+	for (f = m->qhead; f; f = f->next)
+		if (f->wlen == len && !memcmp(f->wire, path, len))
+			return f;
+	return NULL;
+}
+
+int rd_sink__mirror_late(const struct rd_sink *s)
+{
+	const struct rd_sink_mir *m = s->mir;
+
+	return m && m->o.delete && m->o.late_room && m->o.max_delete >= 0 && !m->o.dry_run &&
+	       !m->st.off;
+}
+
+int rd_sink__mirror_later(struct rd_sink *s, const char *name, const char *tmp, const char *path,
+			  size_t len)
+{
+	struct rd_sink_mir *m = s->mir;
+	const char *sl = memrchr(path, '/', len);
+	struct mframe *f;
+	struct room *r;
+	size_t rl;
+
+	if (!rd_sink__mirror_late(s) || !sl || !(f = frame_at(m, path, (size_t)(sl - path))) ||
+	    !f->placed || strlen(name) > NAME_MAX || strlen(tmp) > NAME_MAX)
+		return 0;
+	if (m->nrooms == m->rcap) {
+		size_t cap = m->rcap ? m->rcap * 2 : 8;
+		void *nr = realloc(m->rooms, cap * sizeof(*m->rooms));
+
+		if (!nr)
+			return 0;
+		m->rooms = nr;
+		m->rcap = cap;
+	}
+	r = &m->rooms[m->nrooms];
+	memset(r, 0, sizeof(*r));
+	rl = strlen(f->rel);
+	r->pwire = strndup(f->wire, f->wlen);
+	r->dirrel = strdup(f->rel);
+	r->rel = malloc(rl + strlen(name) + 2);
+	if (!r->pwire || !r->dirrel || !r->rel) {
+		room_free(r);
+		return 0;
+	}
+	snprintf(r->rel, rl + strlen(name) + 2, "%s%s%s", f->rel, rl ? "/" : "", name);
+	r->pwlen = f->wlen;
+	r->proot = f->root;
+	r->dev = f->dev;
+	r->ino = f->ino;
+	r->base = f->base;
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	snprintf(r->tmp, sizeof(r->tmp), "%s", tmp);
+	m->nrooms++;
+	return 1;
+}
+
+/* One directory's extras waiting for the end. */
+static void pend_run(struct rd_sink_mir *m, struct pend *p)
+{
+	uint64_t before = m->st.deleted;
+	struct rd_err err;
+	int fd;
+
+	fd = reopen(m, p->wire, p->wlen, p->root, p->dev, p->ino);
+	if (fd < 0) {
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel),
+				    "not the directory placed there: nothing deleted in it");
+		m->st.failed++;
+		return;
+	}
+	rd_err_clear(&err);
+	if (merge_enter(m, p->wire, p->wlen, p->root, p->rel, p->base, fd, &err)) {
+		if (m->o.report)
+			m->o.report(m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel), err.msg);
+		m->st.failed++;
+		close(fd);
+		return;
+	}
+	rd_del_run(m->d, fd, p->rel, &p->extras);
+	close(fd);
+	/* its times again, as its POST left them (rsync's touch-up) */
+	if (m->st.deleted != before && !m->o.dry_run)
+		rd_sink_dir_post(m->s, p->wire, p->wlen, p->root, &p->meta);
+}
+
+/*
+ * rsync's order of extras (pend[i] next) and rooms (rooms[j] next):
+ * --delete-during: directories in pre-order, in each its extras, then
+ * the room its files need, by name; --delete-before: every extra first;
+ * --delete-delay/-after: every room first. 1: the room is next.
+ */
+static int room_next(const struct rd_sink_mir *m, size_t i, size_t j)
+{
+	if (j == m->nrooms)
+		return 0;
+	if (i == m->npend || m->o.order == RD_MIRROR_AFTER)
+		return 1;
+	if (m->o.order == RD_MIRROR_BEFORE)
+		return 0;
+	return rsync_order(m->pend[i].rel, m->rooms[j].dirrel) > 0;
+}
+
 void rd_sink_mirror_finish(struct rd_sink *s)
 {
 	struct rd_sink_mir *m = s->mir;
-	struct rd_err err;
-	size_t i;
-	int fd;
+	size_t i = 0, j = 0;
 
 	if (!m || !m->o.delete)
 		return;
 	qsort(m->pend, m->npend, sizeof(*m->pend), pend_cmp);
-	for (i = 0; i < m->npend && !m->st.off; i++) {
-		struct pend *p = &m->pend[i];
-		uint64_t before = m->st.deleted;
-
-		fd = reopen(m, p->wire, p->wlen, p->root, p->dev, p->ino);
-		if (fd < 0) {
-			if (m->o.report)
-				m->o.report(
-				    m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel),
-				    "not the directory placed there: nothing deleted in it");
-			m->st.failed++;
-			continue;
-		}
-		rd_err_clear(&err);
-		if (merge_enter(m, p->wire, p->wlen, p->root, p->rel, p->base, fd, &err)) {
-			if (m->o.report)
-				m->o.report(m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel),
-					    err.msg);
-			m->st.failed++;
-			close(fd);
-			continue;
-		}
-		rd_del_run(m->d, fd, p->rel, &p->extras);
-		close(fd);
-		/* its times again, as its POST left them (rsync's touch-up) */
-		if (m->st.deleted != before && !m->o.dry_run)
-			rd_sink_dir_post(s, p->wire, p->wlen, p->root, &p->meta);
+	qsort(m->rooms, m->nrooms, sizeof(*m->rooms), room_cmp);
+	/* files get their room even when deletion was turned off meanwhile (as at a commit) */
+	while (i < m->npend || j < m->nrooms) {
+		if (room_next(m, i, j))
+			room_make(m, &m->rooms[j++]);
+		else if (!m->st.off)
+			pend_run(m, &m->pend[i++]);
+		else
+			i++;
 	}
 	for (i = 0; i < m->npend; i++)
 		pend_free(m, &m->pend[i]);
 	m->npend = 0;
 	merge_leave(m, 0);
+	for (j = 0; j < m->nrooms; j++)
+		room_free(&m->rooms[j]);
+	m->nrooms = 0;
 	if (rd_del_stats(m->d)->skipped && m->o.report) {
 		char text[64];
 

@@ -51,6 +51,14 @@ struct rd_mirror_opts {
 	int ignore_errors;
 	int allow_empty;
 	int dry_run;	/* find and report, change nothing */
+	/*
+	 * With max_delete: a file's room behind a full directory is made at
+	 * the end, in rsync's order with the extras (the file verified
+	 * waits under its temporary name), so the limit falls where rsync's
+	 * does. Only where nothing acts on an entry's success before the end
+	 * (a sender removing its sources would): a pull's receiver.
+	 */
+	int late_room;
 	size_t mem_max; /* 0: RD_DEL_MEM_MAX */
 	/*
 	 * 1: keep this entry (a receiver-side filter rule protects it).
@@ -86,6 +94,7 @@ struct rd_mirror_stats {
 	uint64_t deleted, skipped, failed;
 	int off;     /* deletion was turned off (a source error, memory, an empty source) */
 	int limited; /* max_delete stopped deletions (rsync's exit 25) */
+	uint64_t unmade; /* files (late_room) that had no room at the end: failed entries */
 };
 
 /* Turn deletion on for this sink (before the first entry). 0 or -RD_ENOMEM. */
@@ -127,6 +136,14 @@ const struct rd_mirror_stats *rd_sink_mirror_stats(const struct rd_sink *s);
 int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const char *path,
 			 size_t len);
 void rd_sink__mirror_free(struct rd_sink *s);
+/* rd_sink.c: does a file's room behind a full directory wait for the end (late_room)? */
+int rd_sink__mirror_late(const struct rd_sink *s);
+/*
+ * ... then the file path (name, verified under tmp in the same directory)
+ * waits for it: 1, or 0 (its room is made now after all).
+ */
+int rd_sink__mirror_later(struct rd_sink *s, const char *name, const char *tmp, const char *path,
+			  size_t len);
 /* --force or any --delete*: a full directory may make room (at a commit) */
 int rd_sink__mirror_forces(const struct rd_sink *s);
 
