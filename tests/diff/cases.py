@@ -478,6 +478,7 @@ SUPPORTED = {
     "report.itemize": NODPUSH,
     "report.itemize-filter": NODPUSH,
     "report.dry-run-itemize": NODPUSH,
+    "report.dry-run-itemize-new": M,
     "xcheck.rsync-after-rdcp": M,
     "xcheck.rsync-after-rdcp-into": M,
     "xcheck.rsync-after-rdcp-new": M,
