@@ -656,6 +656,9 @@ static int mirror_opts(const struct rdcp_opts *o, struct rd_client_opts *co, str
 	if (!(o->mir_flags & (RD_MF_DELETE | RD_MF_FORCE)))
 		return 0;
 	co->mir.flags = (uint16_t)o->mir_flags;
+	/* no source removed: a file may wait for its room, to count as rsync (a pull removes none) */
+	if (!o->remove_source)
+		co->mir.flags |= RD_MF_LATE_ROOM;
 	co->mir.max_delete = o->max_delete < 0 ? RD_MAX_DELETE_NONE : o->max_delete;
 	co->need_select = 1;
 	if (o->delete_excluded)

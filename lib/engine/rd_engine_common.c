@@ -380,6 +380,11 @@ void rd_engine_deleted(struct rd_engine *e, unsigned flags, const char *path, si
 	else if (flags & RD_DLF_SKIPPED) {
 		e->st.del_limited = 1;
 		e->st.del_skipped += text ? strtoull(text, NULL, 10) : 0;
+	} else if (flags & RD_DLF_UNMADE) {
+		/* an entry counted done had no room after all (late room): it failed */
+		e->st.files_failed++;
+		if (e->st.files_ok)
+			e->st.files_ok--;
 	} else if (flags & RD_DLF_FAILED)
 		e->st.del_failed++;
 	else

@@ -262,19 +262,6 @@ static void meta_of(struct rd_sink_meta *sm, const struct rd_msg_file *m)
 }
 
 /* --delete: send the reports gathered (waiting for credit): 0 or < 0. */
-/*
- * Files that waited for their room until the end (rd_mirror_opts.late_room)
- * and had none: failed entries after all (rsync: "could not make way").
- */
-static void unmade(struct receiver *r)
-{
-	const struct rd_mirror_stats *ms = rd_sink_mirror_stats(r->sink);
-	uint64_t n = ms ? ms->unmade : 0;
-
-	r->e->st.files_failed += n;
-	r->e->st.files_ok -= n < r->e->st.files_ok ? n : r->e->st.files_ok;
-}
-
 static int del_flush(struct receiver *r)
 {
 	struct rd_msg m;
@@ -1773,7 +1760,6 @@ static int recv_loop(struct receiver *r)
 		if (r->end_seen && !r->active && r->mirror && !r->mirror_done) {
 			rd_sink_mirror_finish(r->sink);
 			r->mirror_done = 1;
-			unmade(r);
 			ret = del_flush(r);
 			if (ret < 0)
 				return ret;

@@ -1931,7 +1931,10 @@ static void test_mirror(void **state)
 	/* what a client may not ask */
 	b_open_mir(&b, 0, RD_MF_DELETE, -1);
 	expect_refused(&b, "MIRROR without SELECT");
-	b_open_mir(&b, 1, 0x40, -1);
+	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_LATE_ROOM, 2);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.mir.flags, RD_MF_DELETE | RD_MF_LATE_ROOM);
+	b_open_mir(&b, 1, 0x80, -1);
 	expect_refused(&b, "unknown MIRROR flags");
 	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_DEL_BEFORE | RD_MF_DEL_AFTER, -1);
 	expect_refused(&b, "MIRROR: delete before and after");
@@ -1960,7 +1963,11 @@ static void test_mirror(void **state)
 	expect_refused(&b, "bad DELETED count");
 	b_deleted1(&b, RD_DEL_BATCH + 1, 0, "x", "");
 	expect_refused(&b, "bad DELETED count");
-	b_deleted1(&b, 1, 0x10, "x", "");
+	b_deleted1(&b, 1, RD_DLF_FAILED | RD_DLF_UNMADE, "x", "could not make way");
+	expect_ok(&b, &m);
+	b_deleted1(&b, 1, RD_DLF_UNMADE, "x", "");
+	expect_refused(&b, "DELETED UNMADE without FAILED");
+	b_deleted1(&b, 1, 0x20, "x", "");
 	expect_refused(&b, "unknown DELETED flags");
 	b_deleted1(&b, 1, 0, "x", "why");
 	expect_refused(&b, "DELETED text without FAILED, SKIPPED or OFF");

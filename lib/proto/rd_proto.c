@@ -200,6 +200,8 @@ static const char *deleted_check(const struct rd_msg_deleted *d)
 	for (i = 0; i < d->n; i++) {
 		if (d->flags[i] & ~RD_DLF_KNOWN)
 			return "unknown DELETED flags";
+		if ((d->flags[i] & RD_DLF_UNMADE) && !(d->flags[i] & RD_DLF_FAILED))
+			return "DELETED UNMADE without FAILED";
 		why = str_check(&d->path[i], RD_PATH_MAX, "deleted path too long");
 		if (!why)
 			why = str_check(&d->text[i], RD_MSG_TEXT_MAX, "message text too long");

@@ -244,8 +244,13 @@
  *			  non-directory), RD_MF_IGNORE_ERRORS 0x10 (a source
  *			  error does not turn deletion off), RD_MF_ALLOW_EMPTY
  *			  0x20 (an empty top-level source directory may
- *			  empty its destination); other bits, both BEFORE and
- *			  AFTER, or either without DELETE: refused
+ *			  empty its destination), RD_MF_LATE_ROOM 0x40 (the
+ *			  sender acts on no DONE before its FIN: it removes
+ *			  no source; with max_delete a file a full directory
+ *			  is in the way of may wait, verified, for its room
+ *			  until the end, to count in rsync's order); other
+ *			  bits, both BEFORE and AFTER, or either without
+ *			  DELETE: refused
  *	   s64 max_delete -1: no limit; 0..: entries the receiver may
  *			  delete in all (rsync's --max-delete); below -1 refused
  *			  A daemon refuses DELETE on a PUSH into a module
@@ -525,7 +530,11 @@
  *			   why), RD_DLF_SKIPPED 0x4 (--max-delete was reached:
  *			   once, path empty, text "N skipped"), RD_DLF_OFF 0x8
  *			   (deletion was turned off
- *			   for the rest of the run: text says why, path empty);
+ *			   for the rest of the run: text says why, path empty),
+ *			   RD_DLF_UNMADE 0x10 (with FAILED, only after
+ *			   RD_MF_LATE_ROOM: the entry at path, whose DONE said
+ *			   done, waited for its room and had none: it failed,
+ *			   "could not make way");
  *			   other bits refused
  *		 str path  0..RD_PATH_MAX bytes, below the destination (only
  *			   displayed, never used as a path)
@@ -1060,7 +1069,8 @@ enum rd_cmp {
 #define RD_MF_FORCE	    0x8u  /* --force */
 #define RD_MF_IGNORE_ERRORS 0x10u /* --ignore-errors */
 #define RD_MF_ALLOW_EMPTY   0x20u /* --allow-empty-source */
-#define RD_MF_KNOWN	    0x3fu
+#define RD_MF_LATE_ROOM	    0x40u /* no source removed: a file may wait for its room */
+#define RD_MF_KNOWN	    0x7fu
 #define RD_MAX_DELETE_NONE  (-1) /* MIRROR max_delete: no limit */
 /* DELETED */
 #define RD_DEL_BATCH   64    /* entries in one DELETED */
@@ -1068,7 +1078,8 @@ enum rd_cmp {
 #define RD_DLF_FAILED   0x2u  /* could not be deleted (text) */
 #define RD_DLF_SKIPPED  0x4u  /* --max-delete reached (text: how many) */
 #define RD_DLF_OFF      0x8u  /* deletion turned off for the run (text) */
-#define RD_DLF_KNOWN    0xfu
+#define RD_DLF_UNMADE	0x10u /* with FAILED: an entry done (DONE) had no room: it failed */
+#define RD_DLF_KNOWN	0x1fu
 enum rd_rules_kind { RD_RULES_FILTER = 1, RD_RULES_NAMES = 2 };
 
 /* META */

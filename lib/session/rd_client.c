@@ -634,8 +634,6 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (!ret && !o->push && (flags & RD_OF_MIRROR)) {
 		ret = rd_session_mirror(&mo, &o->mir, !!(o->sel.rules & RD_SEL_DRY_RUN), o->filter,
 					&fw, &cl->err);
-		/* no source is removed on a pull: a file may wait for its room (rsync's order) */
-		mo.late_room = 1;
 		cl->e.o.mirror_opts = ret ? NULL : &mo;
 	}
 	/* -n: a pull's receiver is ours; a push's must have agreed to the rules */

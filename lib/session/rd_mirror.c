@@ -46,6 +46,7 @@ int rd_session_mirror(struct rd_mirror_opts *mo, const struct rd_mirror *mir, in
 	mo->max_delete = mir->max_delete;
 	mo->ignore_errors = !!(mir->flags & RD_MF_IGNORE_ERRORS);
 	mo->allow_empty = !!(mir->flags & RD_MF_ALLOW_EMPTY);
+	mo->late_room = !!(mir->flags & RD_MF_LATE_ROOM);
 	mo->dry_run = dry_run;
 	if (f && mo->delete) {
 		if (rd_filter_walk_new(w, f, err))

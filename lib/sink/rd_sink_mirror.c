@@ -699,7 +699,7 @@ static void room_make(struct rd_sink_mir *m, struct room *r)
 	if (fd < 0) {
 		/* its file stays under the temporary name: nothing lost, said */
 		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, r->rel, strlen(r->rel),
+			m->o.report(m->o.ctx, RD_DLF_FAILED | RD_DLF_UNMADE, r->rel, strlen(r->rel),
 				    "its directory is not the one placed there: not put in place");
 		m->st.failed++;
 		m->st.unmade++;
@@ -721,7 +721,7 @@ static void room_make(struct rd_sink_mir *m, struct room *r)
 	if (!ok) {
 		rd_unlinkat(fd, r->tmp, 0);
 		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, r->rel, strlen(r->rel),
+			m->o.report(m->o.ctx, RD_DLF_FAILED | RD_DLF_UNMADE, r->rel, strlen(r->rel),
 				    "could not make way for new regular file");
 		m->st.failed++;
 		m->st.unmade++;

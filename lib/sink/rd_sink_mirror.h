@@ -56,7 +56,9 @@ struct rd_mirror_opts {
 	 * the end, in rsync's order with the extras (the file verified
 	 * waits under its temporary name), so the limit falls where rsync's
 	 * does. Only where nothing acts on an entry's success before the end
-	 * (a sender removing its sources would): a pull's receiver.
+	 * (a sender removing its sources would): RD_MF_LATE_ROOM. A file
+	 * left without room is reported FAILED | RD_DLF_UNMADE (the entry
+	 * failed after its DONE).
 	 */
 	int late_room;
 	size_t mem_max; /* 0: RD_DEL_MEM_MAX */

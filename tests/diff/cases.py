@@ -297,9 +297,8 @@ C += [
     Case("del.hide", D + ["--filter=H *.tmp"], issue=29),
     Case("del.max-delete", D + ["--max-delete=2"], issue=29,
          note="rsync stops at 2: exit 25; where a full directory is in a file's way (seed 9) "
-         "rsync counts each directory's extras first, then the room: a pull's receiver waits "
-         "with the room to count the same (exit 23); pending in push modes, whose receiver "
-         "makes room while it copies"),
+         "rsync counts each directory's extras first, then the room: rdcp's receiver lets the "
+         "verified file wait for the end to count the same (exit 23)"),
     Case("del.max-delete-1", D + ["--max-delete=1"], issue=29, note="as del.max-delete"),
     Case("del.ignore-errors", D + ["--ignore-errors"], issue=29),
     Case("del.force", ["-a", "--force"], issue=29),
@@ -537,9 +536,8 @@ SUPPORTED = {
     "del.dir-merge-dst": M,
     "del.dir-merge-dst-into": M,
     # -i: a daemon push keeps no setuid/setgid bits by design (as report.itemize)
-    # --max-delete with a full directory in a file's way: a pull's receiver only
-    "del.max-delete": ("pull", "ssh-pull"),
-    "del.max-delete-1": ("pull", "ssh-pull"),
+    "del.max-delete": M,
+    "del.max-delete-1": M,
     "del.itemize": NODPUSH,
     "del.dry-run-itemize": NODPUSH,
     "backup.dir-delete": M,

@@ -114,6 +114,33 @@ check "--max-delete=2 reached: exit 25" [ "$RC" -eq 25 ]
 check "  said as rsync says it" out_has "Deletions stopped due to --max-delete limit (2 skipped)"
 check "  two went, two stayed" [ "$(find "$T/modd/del" -name 'extra*' | wc -l)" -eq 1 ]
 
+# --max-delete and a full directory in a file's way: rsync counts the root's
+# extra (x) before the room the file needs (f/a, f/b): x goes, f stays a
+# directory, the file fails (could not make way, exit 23). The receiver lets
+# the verified file wait for the end to count so (RD_MF_LATE_ROOM)...
+room_prior() {
+	rm -rf "$T/rsrc" "$T/modd/room"
+	mkdir -p "$T/rsrc" "$T/modd/room/f"
+	echo data >"$T/rsrc/f"
+	echo a >"$T/modd/room/f/a"
+	echo b >"$T/modd/room/f/b"
+	echo x >"$T/modd/room/x"
+}
+room_prior
+run -a --delete --max-delete=1 "$T/rsrc/" "$S::md/room/"
+check "a full directory in a file's way, --max-delete=1: exit 23 (rsync's)" [ "$RC" -eq 23 ]
+check "  said: the directory kept, the file failed" \
+	sh -c 'grep -q "f: cannot delete non-empty directory" /tmp/out && grep -q "1 of 3 entries failed" /tmp/out'
+check "  the root's extra went first, the directory stayed whole" \
+	sh -c '[ ! -e "$1/x" ] && [ -f "$1/f/a" ] && [ -f "$1/f/b" ]' _ "$T/modd/room"
+check "  no temporary left" [ -z "$(find "$T/modd/room" -name '.rdcp*')" ]
+# ... but not for a sender that removes its sources at DONE: there the room is
+# made at the commit, and a source never goes whose copy has no name.
+room_prior
+run -a --delete --max-delete=1 --remove-source-files "$T/rsrc/" "$S::md/room/"
+check "  with --remove-source-files: no file lost" \
+	sh -c '[ -f "$1/rsrc/f" ] || [ "$(cat "$1/modd/room/f" 2>/dev/null)" = data ]' _ "$T"
+
 mkdir -p "$T/empty"
 prior "$T/modd/del"
 snap "$T/modd/del"
