@@ -504,6 +504,16 @@ static int reopen(struct rd_sink_mir *m, const char *wire, size_t wlen, int root
 	return fd;
 }
 
+#define NOT_PLACED "not the directory placed there: nothing deleted in it"
+
+/* Something at rel could not be done (flags: RD_DLF_* besides FAILED): said, counted. */
+static void failed_at(struct rd_sink_mir *m, unsigned flags, const char *rel, const char *msg)
+{
+	if (m->o.report)
+		m->o.report(m->o.ctx, RD_DLF_FAILED | flags, rel, strlen(rel), msg);
+	m->st.failed++;
+}
+
 /* Delete (or keep for the end) what f's directory holds besides its list. */
 static void clean(struct rd_sink_mir *m, struct mframe *f, const struct rd_sink_meta *meta, int now)
 {
@@ -526,10 +536,7 @@ static void clean(struct rd_sink_mir *m, struct mframe *f, const struct rd_sink_
 	}
 	fd = reopen(m, f->wire, f->wlen, f->root, f->dev, f->ino);
 	if (fd < 0) {
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, f->rel, strlen(f->rel),
-				    "not the directory placed there: nothing deleted in it");
-		m->st.failed++;
+		failed_at(m, 0, f->rel, NOT_PLACED);
 		return;
 	}
 	rd_del_names_sort(&f->names);
@@ -698,10 +705,8 @@ static void room_make(struct rd_sink_mir *m, struct room *r)
 	fd = reopen(m, r->pwire, r->pwlen, r->proot, r->dev, r->ino);
 	if (fd < 0) {
 		/* its file stays under the temporary name: nothing lost, said */
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED | RD_DLF_UNMADE, r->rel, strlen(r->rel),
-				    "its directory is not the one placed there: not put in place");
-		m->st.failed++;
+		failed_at(m, RD_DLF_UNMADE, r->rel,
+			  "its directory is not the one placed there: not put in place");
 		m->st.unmade++;
 		return;
 	}
@@ -710,8 +715,7 @@ static void room_make(struct rd_sink_mir *m, struct room *r)
 	/* the merge files of its directories protect what is inside, as at a commit */
 	rd_err_clear(&err);
 	if (merge_enter(m, r->pwire, r->pwlen, r->proot, r->dirrel, r->base, fd, &err)) {
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, r->rel, strlen(r->rel), err.msg);
+		failed_at(m, 0, r->rel, err.msg);
 	} else {
 		rd_del_entry(m->d, fd, r->name, r->rel);
 		if (rd_fstatat(fd, r->name, &now, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
@@ -720,10 +724,7 @@ static void room_make(struct rd_sink_mir *m, struct room *r)
 	}
 	if (!ok) {
 		rd_unlinkat(fd, r->tmp, 0);
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED | RD_DLF_UNMADE, r->rel, strlen(r->rel),
-				    "could not make way for new regular file");
-		m->st.failed++;
+		failed_at(m, RD_DLF_UNMADE, r->rel, "could not make way for new regular file");
 		m->st.unmade++;
 	}
 	ts[0].tv_sec = 0;
@@ -808,17 +809,12 @@ static void pend_run(struct rd_sink_mir *m, struct pend *p)
 
 	fd = reopen(m, p->wire, p->wlen, p->root, p->dev, p->ino);
 	if (fd < 0) {
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel),
-				    "not the directory placed there: nothing deleted in it");
-		m->st.failed++;
+		failed_at(m, 0, p->rel, NOT_PLACED);
 		return;
 	}
 	rd_err_clear(&err);
 	if (merge_enter(m, p->wire, p->wlen, p->root, p->rel, p->base, fd, &err)) {
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, p->rel, strlen(p->rel), err.msg);
-		m->st.failed++;
+		failed_at(m, 0, p->rel, err.msg);
 		close(fd);
 		return;
 	}
