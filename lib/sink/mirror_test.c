@@ -162,11 +162,15 @@ static void test_during(void **state)
 	prior(x);
 	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
 	walk(s);
+	/* found at each POST, deleted at the end (a later source error stops all) */
+	assert_string_equal(l.buf, "");
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_mirror_finish(s);
 	/*
-	 * The sub directory's POST first, then the root's; in each, rsync's
-	 * order backwards: directories (their contents first), then files
+	 * Directories in rsync's pre-order; in each, rsync's order backwards:
+	 * directories (their contents first), then files
 	 */
-	assert_string_equal(l.buf, "D sub/old2|D gone/b|D gone/a|D gone/|D old|");
+	assert_string_equal(l.buf, "D gone/b|D gone/a|D gone/|D old|D sub/old2|");
 	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|keep|sub|x.log");
 	expect_listing(tp(x, "dest/sub"), "keep2");
 	assert_int_equal(rd_sink_mirror_stats(s)->deleted, 5);
@@ -174,7 +178,7 @@ static void test_during(void **state)
 	rd_sink_close(s);
 }
 
-/* DURING: nothing goes before the POST is the oldest entry; BEFORE: at once */
+/* DURING (and AFTER): nothing goes before the end of the run; BEFORE: at once */
 static void test_when(void **state)
 {
 	struct fx *x = *state;
@@ -190,6 +194,8 @@ static void test_when(void **state)
 	assert_string_equal(l.buf, "");
 	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
 	e_post_done(s, p, "src", C);
+	assert_int_equal(access(tp(x, "dest/old"), F_OK), 0);
+	rd_sink_mirror_finish(s);
 	assert_int_not_equal(access(tp(x, "dest/old"), F_OK), 0);
 	rd_sink_close(s);
 
@@ -234,7 +240,7 @@ static void test_max_delete(void **state)
 	rd_sink_close(s);
 }
 
-/* A source error turns deletion off for the rest of the run, said once */
+/* A source error turns deletion off for the whole run, said once */
 static void test_source_error(void **state)
 {
 	struct fx *x = *state;
@@ -244,13 +250,15 @@ static void test_source_error(void **state)
 	prior(x);
 	s = mopen(x, &l, RD_MIRROR_DURING, -1, 0);
 	into_sub(s);
-	e_post(s, "src/sub", C); /* read whole before the error: cleaned */
+	e_post(s, "src/sub", C); /* read whole before the error: kept all the same */
 	rd_sink_mirror_source_error(s, 0);
 	rd_sink_mirror_source_error(s, 1);
 	e_post(s, "src", C);
-	assert_string_equal(l.buf, "D sub/old2|O |");
+	rd_sink_mirror_finish(s);
+	assert_string_equal(l.buf, "O |");
 	assert_true(rd_sink_mirror_stats(s)->off);
 	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|old|sub|x.log");
+	expect_listing(tp(x, "dest/sub"), "keep2|old2");
 	rd_sink_close(s);
 }
 
@@ -271,6 +279,7 @@ static void test_ignore_errors(void **state)
 	e_post(s, "src/sub", C);
 	rd_sink_mirror_source_error(s, 0); /* src/gone vanished, or could not be listed */
 	e_post(s, "src", C);
+	rd_sink_mirror_finish(s);
 	assert_string_equal(l.buf, "D sub/old2|");
 	assert_false(rd_sink_mirror_stats(s)->off);
 	expect_listing(tp(x, "dest/gone"), "a|b");
@@ -315,6 +324,7 @@ static void test_empty_source(void **state)
 	s = mopen(x, &l, RD_MIRROR_DURING, -1, 4);
 	e_dir(s, "src", RC);
 	e_post(s, "src", C);
+	rd_sink_mirror_finish(s);
 	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|x.log");
 	rd_sink_close(s);
 }
@@ -368,6 +378,7 @@ static void test_dry_run(void **state)
 	e_dir(s, "src", RC);
 	e_file(s, "src/keep", C);
 	e_post(s, "src", C);
+	rd_sink_mirror_finish(s);
 	assert_string_equal(l.buf,
 			    "D sub/old2|D sub/keep2|D sub/|D gone/b|D gone/a|D gone/|D old|");
 	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|gone|keep|old|sub|x.log");
@@ -514,6 +525,7 @@ static void test_merge_file_bad(void **state)
 	assert_int_equal(mkdir(tp(x, "dest/sub/.keep"), 0755), 0);
 	s = kopen(x, &l, &k, RD_MIRROR_DURING);
 	walk(s);
+	rd_sink_mirror_finish(s);
 	expect_listing(tp(x, "dest/sub"), ".keep|keep2|old2");
 	expect_listing(tp(x, "dest"), ".rdcp-partial.keep|keep|sub");
 	assert_int_equal(rd_sink_mirror_stats(s)->failed, 1);

@@ -644,7 +644,12 @@ void rd_sink_mirror_post(struct rd_sink *s, uint32_t id, const struct rd_sink_me
 	m->qhead = f->next;
 	if (!m->qhead)
 		m->qtail = NULL;
-	clean(m, f, meta, m->o.order != RD_MIRROR_AFTER && m->o.max_delete < 0);
+	/*
+	 * Found now, deleted at the end, in every order but BEFORE: a source
+	 * error anywhere in the run must stop every deletion (issue 29), and
+	 * only the end knows the source was read whole.
+	 */
+	clean(m, f, meta, 0);
 	frame_free(m, f);
 }
 

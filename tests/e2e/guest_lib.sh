@@ -203,10 +203,11 @@ kib_used() { du -k "$1" | cut -f1; }
 # rsync's exit (23; the oracle: rsync -a --delete --no-inc-recursive as
 # nobody on the same trees, which says "IO error encountered -- skipping
 # file deletion"), deletion turned off and said once, nothing deleted,
-# everything readable copied: rsync's tree. Then --delete-delay and
-# --delete-after with an extra in each readable sibling too (sub/deep0 and
-# sub/deep: one of them is listed before the errors): nothing deleted in
-# the whole run.
+# everything readable copied: rsync's tree. Then --delete, --delete-during,
+# --delete-delay and --delete-after with an extra in each readable sibling
+# too (sub/deep0 and sub/deep: one of them is listed before the errors):
+# nothing deleted in the whole run (rsync --delete's incremental recursion
+# would have cleaned the first: rdcp holds every deletion to the end).
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$UR/home" "$@"; }
 unreadable_case() {
 	UR=$1
@@ -214,7 +215,14 @@ unreadable_case() {
 	rm -rf "$UR" && mkdir -p "$UR/home" "$UR/mod"
 	# readable siblings made before and after the two: whatever order the
 	# file system lists them in, one of them comes before the errors
+	# (and 150 more each side, each with a file and, in the prior
+	# destination, an extra: enough entries before the errors that an rdcp
+	# deleting as it goes had cleaned some before it heard of them: more than
+	# the window of 256 entries in flight)
+	local i
+	for i in $(seq 100 249); do mkdir -p "$UR/src/sub/d$i" && echo "$i" >"$UR/src/sub/d$i/f"; done
 	mkdir -p "$UR/src/sub/deep0" "$UR/src/sub/locked/inner" "$UR/src/sub/wo" "$UR/src/sub/deep"
+	for i in $(seq 250 399); do mkdir -p "$UR/src/sub/d$i" && echo "$i" >"$UR/src/sub/d$i/f"; done
 	echo a >"$UR/src/a"
 	echo c0 >"$UR/src/sub/deep0/c0"
 	echo new-b >"$UR/src/sub/b"
@@ -231,6 +239,7 @@ unreadable_case() {
 	echo y >"$UR/prior/sub/extra2"
 	echo z >"$UR/prior/sub/locked/extra3"
 	echo v >"$UR/prior/sub/wo/extraw"
+	for i in $(seq 100 399); do echo e >"$UR/prior/sub/d$i/extra"; done
 	chown -R nobody: "$UR"
 	chmod 000 "$UR/src/sub/locked"
 	chmod 0300 "$UR/src/sub/wo"
@@ -273,8 +282,8 @@ unreadable_case() {
 		check "  nothing deleted, everything readable copied: rsync's tree" \
 			same_tree "$UR/rsync" "$dst"
 	done
-	# --delete-delay, --delete-after: the whole run, the siblings' extras too
-	for mode in --delete-delay --delete-after; do
+	# every mode but --delete-before: the whole run, the siblings' extras too
+	for mode in --delete --delete-during --delete-delay --delete-after; do
 		rm -rf "$UR/mod/dst"
 		cp -a "$UR/prior" "$UR/mod/dst"
 		echo s >"$UR/mod/dst/sub/deep/extra4"
@@ -284,7 +293,8 @@ unreadable_case() {
 		check "$mode, a push as nobody: exit 23, nothing deleted in the whole run" \
 			eval '[ "$RC" -eq 23 ] && [ -f "$UR/mod/dst/sub/deep/extra4" ] &&
 			[ -f "$UR/mod/dst/sub/deep0/extra5" ] &&
-			[ -f "$UR/mod/dst/extra1" ] && [ -f "$UR/mod/dst/sub/extra2" ]'
+			[ -f "$UR/mod/dst/extra1" ] && [ -f "$UR/mod/dst/sub/extra2" ] &&
+			[ "$(ls "$UR"/mod/dst/sub/d*/extra | wc -l)" -eq 300 ]'
 	done
 	if over_rdma; then
 		sed 's/^/    ur| /' /tmp/ur.log | grep 'over \|via '
