@@ -758,7 +758,7 @@ int rd_sink__mirror_late(const struct rd_sink *s)
 {
 	const struct rd_sink_mir *m = s->mir;
 
-	return m && m->o.delete && m->o.late_room && m->o.max_delete >= 0 && !m->o.dry_run &&
+	return m && m->o.delete &&m->o.late_room && m->o.max_delete >= 0 && !m->o.dry_run &&
 	       !m->st.off;
 }
 
