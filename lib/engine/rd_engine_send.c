@@ -241,7 +241,8 @@ static void win_close(struct sender *s, struct swin *w)
 {
 	unsigned i;
 
-	for (i = 0; i < s->nbufs; i++)
+	/* read-ahead only of a file asked for (start_ra): none for most entries */
+	for (i = 0; s->n_ra && w->asked_hi && i < s->nbufs; i++)
 		if (s->bufs[i].ra && s->bufs[i].job.w == w) {
 			ra_drop(s, &s->bufs[i]); /* ready: jobs is 0 */
 			s->e->st.chunks_ra_wasted++;
@@ -541,7 +542,10 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		return proto_err(s, d->has_items ? "DONE with items not agreed"
 						 : "DONE without the items agreed");
 	rd_engine_progress(s->e);
-	snprintf(msg, sizeof(msg), "%.*s", (int)d->text.len, d->text.ptr ? d->text.ptr : "");
+	/* mostly none (DONES carry no text) */
+	msg[0] = '\0';
+	if (d->text.len && d->text.ptr)
+		snprintf(msg, sizeof(msg), "%.*s", (int)d->text.len, d->text.ptr);
 	if (d->status) {
 		s->e->st.files_failed++;
 		if (s->e->report)
@@ -1259,7 +1263,8 @@ static int emit_entry(struct sender *s)
 					 r == RD_TREE_SKIP ? rd_tree_err(s->t)->msg : s->ent.note);
 		}
 	}
-	memset(&m, 0, sizeof(m));
+	/* the header and the member used: not the whole union (2 KiB) per entry */
+	memset(&m.hdr, 0, sizeof(m.hdr));
 	if ((s->tree_done && !s->have_ent) || s->ent_skip) {
 		/* END and NOTEs come after the entries gathered */
 		r = flush_files(s);
@@ -1270,6 +1275,7 @@ static int emit_entry(struct sender *s)
 		if (s->outstanding)
 			return 0; /* END after the last DONE keeps FIN simple */
 		m.hdr.type = RD_MSG_END;
+		memset(&m.u.end, 0, sizeof(m.u.end));
 		m.u.end.nfiles = s->next_id - 1;
 		r = rd_engine_send_msg(s->c, &m, &s->e->err);
 		if (r)
@@ -1280,6 +1286,7 @@ static int emit_entry(struct sender *s)
 	if (s->ent_skip) {
 		/* a skip (code: why it failed) or an entry left out (code 0: a note) */
 		m.hdr.type = RD_MSG_NOTE;
+		memset(&m.u.note, 0, sizeof(m.u.note));
 		m.u.note.code = (uint16_t)s->skip_code;
 		m.u.note.path.ptr = s->ent.path;
 		m.u.note.path.len = (uint16_t)(s->ent.path_len > RD_PATH_MAX ? RD_PATH_MAX
@@ -1308,6 +1315,7 @@ static int emit_entry(struct sender *s)
 	if (w->used)
 		return 0;
 	m.hdr.type = RD_MSG_FILE;
+	memset(&m.u.file, 0, sizeof(m.u.file));
 	m.u.file.id = s->next_id;
 	m.u.file.type = s->ent.type;
 	m.u.file.flags = s->ent.flags | (s->ent.nmeta ? RD_FF_MORE : 0);
