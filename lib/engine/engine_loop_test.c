@@ -1524,6 +1524,7 @@ static void test_pack_not_agreed(void **state)
 
 struct batch_watch {
 	unsigned file, files, done, dones;
+	int delay_first; /* ms the first FILES waits (the later ones wait behind it) */
 };
 
 static enum rd_loop_action watch_batches(void *ctx, struct rd_loop_event *ev)
@@ -1532,8 +1533,10 @@ static enum rd_loop_action watch_batches(void *ctx, struct rd_loop_event *ev)
 
 	if (ev->side == 0 && ev->type == RD_MSG_FILE)
 		w->file++;
-	if (ev->side == 0 && ev->type == RD_MSG_FILES)
-		w->files++;
+	if (ev->side == 0 && ev->type == RD_MSG_FILES && !w->files++ && w->delay_first) {
+		ev->delay_ms = w->delay_first;
+		return RD_LOOP_DELAY;
+	}
 	if (ev->side == 1 && ev->type == RD_MSG_DONE)
 		w->done++;
 	if (ev->side == 1 && ev->type == RD_MSG_DONES)
@@ -1574,6 +1577,32 @@ static void test_batch_copy(void **state)
 	/* the files, the top directory and its POST entry */
 	assert_int_equal(r.se.st.files_ok, NSMALL + 4);
 	assert_int_equal(r.re.st.files_ok, NSMALL + 4);
+}
+
+/*
+ * Entries done more than a batch at a time (three FILES that arrive
+ * together, empty files: done at once) are confirmed in full DONES, none
+ * alone in a DONE of its own (issue 28: a message more per 64 entries).
+ */
+static void test_batch_dones_full(void **state)
+{
+	struct batch_watch w = {.delay_first = 300};
+	struct run r = {.eo.window = 4 * RD_BATCH_MAX};
+	char name[32];
+	unsigned i;
+
+	for (i = 0; i < 2 * RD_BATCH_MAX; i++) {
+		snprintf(name, sizeof(name), "e%03u", i);
+		put_file(g_src, name, 0, i);
+	}
+	batch_run(&r, &w);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	print_message("%u entries: %u FILES, %u DONES, %u DONE\n", 2 * RD_BATCH_MAX + 2, w.files,
+		      w.dones, w.done);
+	assert_int_equal(w.done, 0);
+	assert_int_equal(w.dones, 3); /* 130 entries, 64 a batch */
+	assert_int_equal(r.re.st.files_ok, 2 * RD_BATCH_MAX + 2);
 }
 
 /* Failures go out alone (DONE with the reason), the others in DONES: each counted once. */
@@ -1984,6 +2013,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pack_not_agreed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pack_threads2_tcp, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_copy, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_batch_dones_full, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_items, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_items_not_agreed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_batch_failure_alone, setup, teardown),

@@ -1678,9 +1678,20 @@ static int settle(struct receiver *r)
 			f->items = 0;
 		m.u.done.has_items = (uint8_t) !!r->e->o.items;
 		m.u.done.items = (uint16_t)(r->e->o.items ? f->items & RD_IT_KNOWN : 0);
-		if (r->e->o.batch && !m.u.done.status && !m.u.done.text.len &&
-		    r->dones.n < RD_BATCH_MAX) {
-			/* batched: goes out with the others (flush_dones) */
+		if (r->e->o.batch && !m.u.done.status && !m.u.done.text.len) {
+			/*
+			 * batched: goes out with the others (flush_dones); a full
+			 * batch goes first, and this one starts the next (not a
+			 * DONE of its own: a message more per 64 entries when
+			 * the receiver settles more than one FILES at a time)
+			 */
+			if (r->dones.n == RD_BATCH_MAX) {
+				ret = flush_dones(r);
+				if (ret < 0)
+					return ret;
+				if (ret)
+					break;
+			}
 			r->dones.has_items = m.u.done.has_items;
 			r->dones.id[r->dones.n] = f->id;
 			r->dones.items[r->dones.n] = m.u.done.items;
