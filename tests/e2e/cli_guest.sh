@@ -337,11 +337,11 @@ check "  the same modes" eval '[ "$(cd "$T/rmod/chm" && find . -printf "%m %p\n"
 NOTREE=1 both_to chm2 "two --chmod, octal" push -ai --chmod=D775 --chmod=F664
 check "  the same modes" eval '[ "$(cd "$T/rmod/chm2" && find . -printf "%m %p\n" | sort)" = \
 	"$(cd "$T/mod/o/chm2" && find . -printf "%m %p\n" | sort)" ]'
-# (rsync -a leaves a directory it made with the time it got if the source's
-# is in the same second (it compares whole seconds there): the pulls below
-# flaked when the tree was made in the second of the copy. Old times on the
-# source's directories keep rsync, the oracle, setting them.)
-find "$T/xsrc/src" -type d -exec touch -d @1500000000.25 {} +
+# (rsync -a leaves a directory or symlink it made with the time it got if
+# the source's is in the same second (it compares whole seconds there): the
+# pulls below flaked when the tree was made in the second of the copy. Old
+# times on every source entry keep rsync, the oracle, setting them.)
+find "$T/xsrc/src" -exec touch -h -d @1500000000.25 {} +
 both_to chm3 "--chmod with special bits" pull -ai --chmod=Dg+s,ug+w,Fo-w,+X
 both_to chm4 "two --chmod, octal" pull -ai --chmod=D2775 --chmod=F664
 both_to cl "-L: what the links point to" push -aiL
