@@ -870,14 +870,12 @@ int rdcp_copy(const struct rdcp_opts *o, int nargs, char **args)
 	/* a pull's sink takes them at its quick check: only with rsync's rules (version 11) */
 	if (o->nalt && !co.push)
 		co.need_select = 1;
+	/* a pull's sources are the server's: it removes them (OPEN's MIRROR block) */
 	if (o->remove_source && !co.push) {
-		/* the server would remove them: it would need a protocol change */
-		code = error_out("--remove-source-files is for pushes: "
-				 "the sources of a pull are the server's",
-				 RD_EUSAGE);
-		goto out;
+		co.mir.flags |= RD_MF_REMOVE_SRC;
+		co.need_select = 1;
 	}
-	co.eo.remove_source = o->remove_source;
+	co.eo.remove_source = o->remove_source && co.push;
 	co.eo.chunk_size = (uint32_t)o->chunk_size;
 	if (o->bwlimit) {
 		/* --bwlimit: this side's chunks paced; a chunk moves in <= 0.25 s */

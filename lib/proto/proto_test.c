@@ -1872,11 +1872,12 @@ static void test_listing(void **state)
 	assert_string_equal(rd_msg_type_name(RD_MSG_LIST), "LIST");
 }
 
-/* OPEN with RD_OF_SELECT (and RD_OF_MIRROR when sel is 2, or MIRROR alone when 0). */
-static void b_open_mir(struct bld *b, int sel, uint16_t flags, int64_t max_delete)
+/* OPEN (mode) with RD_OF_SELECT (and RD_OF_MIRROR when sel is 2, or MIRROR alone when 0). */
+static void b_open_mir_in(struct bld *b, uint8_t mode, int sel, uint16_t flags,
+			  int64_t max_delete)
 {
 	b_hdr(b, RD_MSG_OPEN);
-	b_u8(b, RD_MODE_PUSH);
+	b_u8(b, mode);
 	b_u32(b, RD_OF_RECURSIVE | RD_OF_MIRROR | (sel ? RD_OF_SELECT : 0));
 	b_u32(b, RD_CHUNK_DEFAULT);
 	b_strz(b, "");
@@ -1896,6 +1897,11 @@ static void b_open_mir(struct bld *b, int sel, uint16_t flags, int64_t max_delet
 	b_u16(b, flags);
 	b_u64(b, (uint64_t)max_delete);
 	b_fix(b);
+}
+
+static void b_open_mir(struct bld *b, int sel, uint16_t flags, int64_t max_delete)
+{
+	b_open_mir_in(b, RD_MODE_PUSH, sel, flags, max_delete);
 }
 
 static void b_deleted1(struct bld *b, uint16_t n, uint8_t flags, const char *path, const char *text)
@@ -1934,8 +1940,16 @@ static void test_mirror(void **state)
 	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_LATE_ROOM, 2);
 	expect_ok(&b, &m);
 	assert_int_equal(m.u.open.mir.flags, RD_MF_DELETE | RD_MF_LATE_ROOM);
-	b_open_mir(&b, 1, 0x80, -1);
+	b_open_mir(&b, 1, 0x100, -1);
 	expect_refused(&b, "unknown MIRROR flags");
+	/* --remove-source-files for the server: a pull's only, never with late room */
+	b_open_mir_in(&b, RD_MODE_PULL, 1, RD_MF_REMOVE_SRC, -1);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.open.mir.flags, RD_MF_REMOVE_SRC);
+	b_open_mir(&b, 1, RD_MF_REMOVE_SRC, -1);
+	expect_refused(&b, "MIRROR: remove sources but on a pull, or with late room");
+	b_open_mir_in(&b, RD_MODE_PULL, 1, RD_MF_DELETE | RD_MF_LATE_ROOM | RD_MF_REMOVE_SRC, -1);
+	expect_refused(&b, "MIRROR: remove sources but on a pull, or with late room");
 	b_open_mir(&b, 1, RD_MF_DELETE | RD_MF_DEL_BEFORE | RD_MF_DEL_AFTER, -1);
 	expect_refused(&b, "MIRROR: delete before and after");
 	b_open_mir(&b, 1, RD_MF_DEL_AFTER, -1);

@@ -187,6 +187,9 @@ static const char *mirror_check(const struct rd_msg_open *o)
 		return "MIRROR: a deletion order without DELETE";
 	if (x->max_delete < RD_MAX_DELETE_NONE)
 		return "bad MIRROR max_delete";
+	if ((x->flags & RD_MF_REMOVE_SRC) &&
+	    (o->mode != RD_MODE_PULL || (x->flags & RD_MF_LATE_ROOM)))
+		return "MIRROR: remove sources but on a pull, or with late room";
 	return NULL;
 }
 

@@ -248,7 +248,13 @@
  *			  sender acts on no DONE before its FIN: it removes
  *			  no source; with max_delete a file a full directory
  *			  is in the way of may wait, verified, for its room
- *			  until the end, to count in rsync's order); other
+ *			  until the end, to count in rsync's order),
+ *			  RD_MF_REMOVE_SRC 0x80 (PULL only, never with
+ *			  LATE_ROOM: --remove-source-files, the server as
+ *			  sender removes each source file once the receiver
+ *			  confirmed it, as a push's client does; a daemon
+ *			  needs the module's delete permission, else it
+ *			  refuses at OPEN); other
  *			  bits, both BEFORE and AFTER, or either without
  *			  DELETE: refused
  *	   s64 max_delete -1: no limit; 0..: entries the receiver may
@@ -1070,7 +1076,8 @@ enum rd_cmp {
 #define RD_MF_IGNORE_ERRORS 0x10u /* --ignore-errors */
 #define RD_MF_ALLOW_EMPTY   0x20u /* --allow-empty-source */
 #define RD_MF_LATE_ROOM	    0x40u /* no source removed: a file may wait for its room */
-#define RD_MF_KNOWN	    0x7fu
+#define RD_MF_REMOVE_SRC    0x80u /* PULL: the server removes sources confirmed */
+#define RD_MF_KNOWN	    0xffu
 #define RD_MAX_DELETE_NONE  (-1) /* MIRROR max_delete: no limit */
 /* DELETED */
 #define RD_DEL_BATCH   64    /* entries in one DELETED */

@@ -64,7 +64,7 @@ static void sample_open(struct rd_msg_open *o, int variant)
 	}
 	o->sel.nrules = RD_RULES_MAX;
 	o->sel.nnames = RD_NAMES_MAX;
-	o->mir.flags = RD_MF_KNOWN & ~RD_MF_DEL_BEFORE;
+	o->mir.flags = RD_MF_KNOWN & ~(RD_MF_DEL_BEFORE | RD_MF_REMOVE_SRC);
 	o->mir.max_delete = INT64_MAX;
 }
 

@@ -631,7 +631,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 				 cl->info.peer);
 	cl->e.o.mirror = !ret && (ok.flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE);
 	/* a pull's receiver is ours: we delete, by our own rules */
-	if (!ret && !o->push && (flags & RD_OF_MIRROR)) {
+	if (!ret && !o->push && (o->mir.flags & (RD_MF_DELETE | RD_MF_FORCE))) {
 		ret = rd_session_mirror(&mo, &o->mir, !!(o->sel.rules & RD_SEL_DRY_RUN), o->filter,
 					&fw, &cl->err);
 		cl->e.o.mirror_opts = ret ? NULL : &mo;

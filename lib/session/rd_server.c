@@ -825,6 +825,8 @@ static int serve_fixed(const struct rd_server_cfg *cfg, struct rd_conn *c, struc
 		ret = refuse_err(c, err, ret);
 		goto out;
 	}
+	if (t)
+		rd_tree_keep_parents(t, e->o.remove_source);
 	ret = server_mirror(c, e, o, filter, &mo, &fw, NULL, names->n ? 0 : cfg->nfixed,
 			    cfg->fixed_paths, err);
 	if (!ret)
@@ -856,7 +858,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	struct names names = {NULL, 0, 0};
 	struct rd_mirror_opts mo;
 	struct rd_filter_walk *fw = NULL;
-	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i, relative, deletes;
+	int nsrcs = 0, modfd = -1, wantfd = -1, ret, i, relative, deletes, rmsrc;
 
 	memset(&e, 0, sizeof(e));
 	snprintf(summary, sumlen, "no request");
@@ -907,6 +909,11 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	 * RD_FF_IMPLIED)
 	 */
 	deletes = (o->flags & RD_OF_MIRROR) && (o->mir.flags & (RD_MF_DELETE | RD_MF_FORCE));
+	rmsrc = (o->flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_REMOVE_SRC);
+	if (rmsrc && (o->flags & RD_OF_RANGES)) {
+		ret = refuse(c, err, RD_EUSAGE, "--remove-source-files does not work with ranges");
+		goto out;
+	}
 	if ((o->flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE) &&
 	    (!(o->flags & RD_OF_RECURSIVE) || (o->flags & RD_OF_RANGES))) {
 		ret = refuse(c, err, RD_EUSAGE, "--delete needs -r, and no ranges");
@@ -938,6 +945,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	e.o.select = !!(honoured(cfg, o) & RD_OF_SELECT);
 	e.o.dry_run = e.o.select && (o->sel.rules & RD_SEL_DRY_RUN);
 	e.o.mirror = (o->flags & RD_OF_MIRROR) && (o->mir.flags & RD_MF_DELETE);
+	/* --remove-source-files on a pull: ours to do as the sender (never in a dry run) */
+	e.o.remove_source = rmsrc && !e.o.dry_run;
 	/* the window: the client's offer, at most ours (cfg->eo.window) */
 	if (!(honoured(cfg, o) & RD_OF_WINDOW))
 		e.o.window = RD_WINDOW_FILES;
@@ -989,6 +998,15 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			ret = refuse(c, err, RD_EPERM,
 				     "module '%s' does not allow deleting (--delete, --force): "
 				     "its delete setting is no for you",
+				     mod->name);
+			goto out;
+		}
+		/* so is removing a pull's sources (rsync: a read-only module refuses it) */
+		if (o->mode == RD_MODE_PULL && rmsrc &&
+		    (!cfg->may_delete || !cfg->may_delete(cfg->auth_ctx, mod))) {
+			ret = refuse(c, err, RD_EPERM,
+				     "module '%s' does not allow removing its files "
+				     "(--remove-source-files): its delete setting is no for you",
 				     mod->name);
 			goto out;
 		}
@@ -1088,6 +1106,8 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 			ret = refuse_err(c, err, ret);
 			goto out;
 		}
+		/* each source's directory, to remove it once confirmed */
+		rd_tree_keep_parents(t, e.o.remove_source);
 	}
 	ret = server_mirror(c, &e, o, filter, &mo, &fw, srcs, nsrcs, NULL, err);
 	if (!ret)

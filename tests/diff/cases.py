@@ -541,6 +541,10 @@ SUPPORTED = {
     "del.itemize": NODPUSH,
     "del.dry-run-itemize": NODPUSH,
     "backup.dir-delete": M,
+    # issue 29 point 3 (a pull: the server removes, its module allowing it)
+    "move.remove-source-files": M,
+    "move.remove-source-files-new": M,
+    "move.remove-source-files-into": M,
 }
 
 

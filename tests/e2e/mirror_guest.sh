@@ -3,7 +3,8 @@
 # and pulls against it.
 #   1. --remove-source-files: what arrived goes from the source, what
 #      changed while it was sent stays (exit 23), a source named through a
-#      symlink stays, directories stay
+#      symlink stays, directories stay; a pull: the server removes them,
+#      only in a module with delete = yes (else refused, exit 5)
 #   2. --delete and its interlocks: a module's delete permission, -n, an
 #      empty source, --max-delete, a source error (a file vanishes in the
 #      walk: RDCP_VANISH, the LD_PRELOAD shim), --ignore-errors, a failure
@@ -64,9 +65,20 @@ check "a source named through a symlink: exit 23" [ "$RC" -eq 23 ]
 check "  it stays, and so does the file" [ -L "$T/src/alias.txt" -a -f "$T/src/real.txt" ]
 check "  said so" out_has "not removed: named through a symlink"
 
+# A pull: the server removes its files, where its module lets it delete.
 run --remove-source-files "$S::m/move/one" "$T/pulled"
-check "--remove-source-files on a pull: a usage error (exit 1)" [ "$RC" -eq 1 ]
+check "--remove-source-files, a pull from a module without delete = yes: refused (exit 5)" \
+	[ "$RC" -eq 5 ]
+check "  naming the module" out_has "module 'm' does not allow removing its files"
 check "  and the server's file stays" [ -f "$T/mod/move/one" ]
+cp -a "$T/keep/move" "$T/modd/pmove"
+run -aH --remove-source-files "$S::md/pmove" "$T/pulled/"
+check "--remove-source-files, a pull of a tree from a module with delete = yes: exit 0" \
+	[ "$RC" -eq 0 ]
+check "  it arrived whole" same_tree "$T/keep/move" "$T/pulled/pmove"
+check "  every non-directory left the server's module" [ -z "$(find "$T/modd/pmove" ! -type d)" ]
+check "  its directories stayed" [ -d "$T/modd/pmove/d" ]
+rm -rf "$T/modd/pmove" "$T/pulled"
 
 # --- 2. --delete ---
 PRELOAD=${CLI_PRELOAD:?the LD_PRELOAD shim tests/e2e/vanish_preload.so}
