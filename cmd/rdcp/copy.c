@@ -491,6 +491,13 @@ static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
 	struct stat st;
 
 	co->sel.compare = (uint8_t)o->sel.compare;
+	/*
+	 * --remove-source-files: a file the receiver already has goes from the
+	 * source only once its contents were compared, never on the word of
+	 * a size and a date (rsync removes it): the quick check becomes -c's
+	 */
+	if (o->remove_source && co->sel.compare == RD_CMP_QUICK)
+		co->sel.compare = RD_CMP_CHECKSUM;
 	co->sel.modify_window = o->sel.modify_window;
 	co->sel.min_size = o->sel.min_size;
 	co->sel.max_size = o->sel.max_size;
@@ -508,7 +515,8 @@ static int select_rules(const struct rdcp_opts *o, struct rd_client_opts *co,
 		 * one file goes to a name and only the quick check (or -c,
 		 * which an older server does anyway) decides.
 		 */
-		co->need_select = dest_dir || o->mkpath || rd_selopt_any(&o->sel);
+		co->need_select =
+		    dest_dir || o->mkpath || rd_selopt_any(&o->sel) || o->remove_source;
 		for (i = 0; i < co->nlocal; i++)
 			if (rd_path_names_contents(co->local[i]) ||
 			    (!stat(co->local[i], &st) && S_ISDIR(st.st_mode)))

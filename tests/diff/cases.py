@@ -368,11 +368,16 @@ C += [
 
 # --- issue 29 point 3: moving --------------------------------------------
 C += [
-    Case("move.remove-source-files", ["-a", "--remove-source-files"], issue=29),
+    # (without m_same_stat: a file the destination has with the source's size
+    # and mtime but other bytes is compared, and fixed, before its source
+    # goes, where rsync removes it on the quick check's word; mirror_guest.sh
+    # checks that difference)
+    Case("move.remove-source-files", ["-a", "--remove-source-files"], without=["m_same_stat"],
+         issue=29),
     Case("move.remove-source-files-new", ["-a", "--remove-source-files"], prior="none",
          issue=29),
     Case("move.remove-source-files-into", ["-a", "--remove-source-files"], ["src"], "dst/",
-         "nested", issue=29),
+         "nested", without=["m_same_stat"], issue=29),
 ]
 
 # --- one kind of prior-destination change at a time ----------------------

@@ -79,6 +79,21 @@ check "  it arrived whole" same_tree "$T/keep/move" "$T/pulled/pmove"
 check "  every non-directory left the server's module" [ -z "$(find "$T/modd/pmove" ! -type d)" ]
 check "  its directories stayed" [ -d "$T/modd/pmove/d" ]
 rm -rf "$T/modd/pmove" "$T/pulled"
+# A file the receiver has with the same size and time but other bytes: its
+# contents are compared before its source goes (rsync would remove it as is).
+mkdir -p "$T/modd/same" "$T/samedst" "$T/src/same" "$T/modd/samepush"
+echo aaaa >"$T/modd/same/f"
+echo bbbb >"$T/samedst/f"
+echo aaaa >"$T/src/same/f"
+echo bbbb >"$T/modd/samepush/f"
+touch -d '2020-01-01' "$T/modd/same/f" "$T/samedst/f" "$T/src/same/f" "$T/modd/samepush/f"
+run -a --remove-source-files "$S::md/same/" "$T/samedst/"
+check "--remove-source-files, a pull onto a file of the same size and time, other bytes: compared first" \
+	eval '[ "$RC" -eq 0 ] && [ "$(cat "$T/samedst/f")" = aaaa ] && [ ! -e "$T/modd/same/f" ]'
+run -a --remove-source-files "$T/src/same/" "$S::md/samepush/"
+check "  and a push" \
+	eval '[ "$RC" -eq 0 ] && [ "$(cat "$T/modd/samepush/f")" = aaaa ] && [ ! -e "$T/src/same/f" ]'
+rm -rf "$T/modd/same" "$T/samedst" "$T/src/same" "$T/modd/samepush"
 
 # --- 2. --delete ---
 PRELOAD=${CLI_PRELOAD:?the LD_PRELOAD shim tests/e2e/vanish_preload.so}
