@@ -220,4 +220,30 @@ stop_daemon dk
 # through an rdcpd nobody started (over RDMA here; guest_lib.sh; the TCP
 # version is in mirror_guest.sh): this rig boot is already paid for.
 unreadable_case /tmp/unread 18741
+
+# --remove-source-files over RDMA (mirror_guest.sh has the rest over TCP): a
+# push and a pull of a tree, each source gone once its copy arrived, the
+# server's only from a module with delete = yes; a file the receiver has
+# with the same size and time, other bytes, compared before its source goes.
+M=/tmp/rsf
+rm -rf "$M" && mkdir -p "$M/mod" "$M/src"
+make_tree "$M/src/t"
+cp -a "$M/src/t" "$M/keep"
+start_daemon rsf --port 18742 --module "m=$M/mod,delete" || exit 1
+run -a --remove-source-files "$M/src/t" "rdcp://$S:18742/m/"
+check "--remove-source-files, a push over RDMA: exit 0, the tree arrived, no file left in the source" \
+	eval '[ "$RC" -eq 0 ] && same_tree "$M/keep" "$M/mod/t" && [ -z "$(find "$M/src/t" ! -type d)" ]'
+mkdir -p "$M/back"
+run -a --remove-source-files "rdcp://$S:18742/m/t/" "$M/back/t/"
+check "  pulled back with --remove-source-files: exit 0, the tree whole, the module's files gone" \
+	eval '[ "$RC" -eq 0 ] && same_tree "$M/keep" "$M/back/t" && [ -z "$(find "$M/mod/t" ! -type d)" ]'
+mkdir -p "$M/mod/s" "$M/back/s"
+echo aaaa >"$M/mod/s/same"
+echo bbbb >"$M/back/s/same"
+touch -d '2020-01-01' "$M/mod/s/same" "$M/back/s/same"
+run -a --remove-source-files "rdcp://$S:18742/m/s/" "$M/back/s/"
+check "  a file there with the same size and time, other bytes: compared, fixed, then its source removed" \
+	eval '[ "$RC" -eq 0 ] && [ "$(cat "$M/back/s/same")" = aaaa ] && [ ! -e "$M/mod/s/same" ]'
+over_rdma && check "  all over RDMA" eval '[ "$(grep -c "over rdma" /tmp/rsf.log)" -ge 3 ]'
+stop_daemon rsf
 finish
