@@ -570,7 +570,8 @@ static int on_done(struct sender *s, const struct rd_msg_done *d)
 		if (s->e->report)
 			s->e->report(s->e->report_ctx, w->path, w->plen, 0, msg[0] ? msg : NULL);
 	}
-	if (!d->status && s->e->o.remove_source && w->type != RD_FT_DIR)
+	/* -n: the receiver confirmed what it would do; nothing arrived */
+	if (!d->status && s->e->o.remove_source && !s->e->o.dry_run && w->type != RD_FT_DIR)
 		remove_source(s, w);
 	entry_done(s, w, d);
 	if (!(w->flags & RD_FF_POST))

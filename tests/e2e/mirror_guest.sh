@@ -30,6 +30,15 @@ ln -s one "$T/src/move/link"
 ln "$T/src/move/one" "$T/src/move/hard"
 mkfifo "$T/src/move/fifo"
 cp -a "$T/src/move" "$T/keep/move"
+# -n changes nothing, the sources least of all (a push and a pull)
+run -an --remove-source-files "$T/src/move" "$S::m/"
+check "-n --remove-source-files, a push: exit 0, every source still there" \
+	eval '[ "$RC" -eq 0 ] && same_tree "$T/keep/move" "$T/src/move" && [ ! -e "$T/mod/move" ]'
+cp -a "$T/keep/move" "$T/modd/nmove"
+run -an --remove-source-files "$S::md/nmove" "$T/npulled/"
+check "  and a pull: the server's files still there" \
+	eval '[ "$RC" -eq 0 ] && same_tree "$T/keep/move" "$T/modd/nmove" && [ ! -e "$T/npulled" ]'
+rm -rf "$T/modd/nmove"
 run -aH --remove-source-files "$T/src/move" "$S::m/"
 check "--remove-source-files, a push of a tree: exit 0" [ "$RC" -eq 0 ]
 check "  it arrived whole" same_tree "$T/keep/move" "$T/mod/move"
