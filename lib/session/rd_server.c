@@ -992,22 +992,18 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 				goto out;
 			}
 		}
-		/* deleting in a module is a permission of its own (rdcpd.conf's delete) */
-		if (o->mode == RD_MODE_PUSH && deletes &&
+		/*
+		 * Deleting in a module is a permission of its own (rdcpd.conf's
+		 * delete), and so is removing a pull's sources (rsync: a
+		 * read-only module refuses it)
+		 */
+		if (((o->mode == RD_MODE_PUSH && deletes) || (o->mode == RD_MODE_PULL && rmsrc)) &&
 		    (!cfg->may_delete || !cfg->may_delete(cfg->auth_ctx, mod))) {
 			ret = refuse(c, err, RD_EPERM,
-				     "module '%s' does not allow deleting (--delete, --force): "
-				     "its delete setting is no for you",
-				     mod->name);
-			goto out;
-		}
-		/* so is removing a pull's sources (rsync: a read-only module refuses it) */
-		if (o->mode == RD_MODE_PULL && rmsrc &&
-		    (!cfg->may_delete || !cfg->may_delete(cfg->auth_ctx, mod))) {
-			ret = refuse(c, err, RD_EPERM,
-				     "module '%s' does not allow removing its files "
-				     "(--remove-source-files): its delete setting is no for you",
-				     mod->name);
+				     "module '%s' does not allow %s: its delete setting is no for you",
+				     mod->name,
+				     rmsrc ? "removing its files (--remove-source-files)"
+					   : "deleting (--delete, --force)");
 			goto out;
 		}
 		if (modfd >= 0)
