@@ -544,9 +544,7 @@ static void clean(struct rd_sink_mir *m, struct mframe *f, const struct rd_sink_
 	rd_err_clear(&err);
 	if (merge_enter(m, f->wire, f->wlen, f->root, f->rel, f->base, fd, &err)) {
 		/* its rules unknown: nothing deleted in it */
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, f->rel, strlen(f->rel), err.msg);
-		m->st.failed++;
+		failed_at(m, 0, f->rel, err.msg);
 		goto out;
 	}
 	if (rd_del_find(m->d, fd, f->rel, &f->names, &extras, &err)) {
@@ -919,9 +917,7 @@ int rd_sink__mirror_room(struct rd_sink *s, int pfd, const char *name, const cha
 	if (m->o.enter && !pf)
 		merge_leave(m, 0);
 	if (pf && merge_enter(m, pf->wire, pf->wlen, pf->root, pf->rel, pf->base, pfd, &err)) {
-		if (m->o.report)
-			m->o.report(m->o.ctx, RD_DLF_FAILED, rel, strlen(rel), err.msg);
-		m->st.failed++;
+		failed_at(m, 0, rel, err.msg);
 		free(rel);
 		return -RD_EPERM;
 	}
