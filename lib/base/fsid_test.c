@@ -102,10 +102,35 @@ static void test_identity(void **state)
 	close(dfd);
 }
 
+/* rd_dir_holds: a full directory, an empty one, dirfd itself, what is not one */
+static void test_dir_holds(void **state)
+{
+	char p[128];
+	int dfd;
+
+	(void)state;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_int_equal(mkdirat(dfd, "empty", 0755), 0);
+	assert_int_equal(mkdirat(dfd, "full", 0755), 0);
+	snprintf(p, sizeof(p), "%s/full/f", dir);
+	close(open(p, O_CREAT | O_WRONLY, 0644));
+	assert_int_equal(symlinkat("full", dfd, "link"), 0);
+	assert_int_equal(rd_dir_holds(dfd, "empty"), 0);
+	assert_int_equal(rd_dir_holds(dfd, "full"), 1);
+	assert_int_equal(rd_dir_holds(dfd, NULL), 1);
+	assert_int_equal(rd_dir_holds(dfd, "missing"), -ENOENT);
+	/* a link to a full directory: never followed (O_DIRECTORY | O_NOFOLLOW: ENOTDIR) */
+	assert_int_equal(rd_dir_holds(dfd, "link"), -ENOTDIR);
+	assert_int_equal(rd_dir_holds(dfd, "full/f"), -ENOTDIR);
+	close(dfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_identity),
+	    cmocka_unit_test(test_dir_holds),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

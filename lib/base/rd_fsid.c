@@ -5,6 +5,7 @@
  * time. A call is a small record the caller fills, hands over under the
  * mutex and waits on; the executor runs it and wakes the caller.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -378,4 +379,26 @@ int rd_fsetxattr(int fd, const char *name, const void *value, size_t size, int f
 	    .op = OP_FSETXATTR, .fd1 = fd, .p1 = name, .cbuf = value, .len = size, .flags = flags};
 
 	return bound ? (int)call(&c) : fsetxattr(fd, name, value, size, flags);
+}
+
+int rd_dir_holds(int dirfd, const char *name)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, holds = 0;
+
+	fd = name ? rd_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
+		  : rd_openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		holds = -errno;
+		close(fd);
+		return holds;
+	}
+	while (!holds && (de = readdir(d)))
+		holds = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return holds;
 }

@@ -70,4 +70,11 @@ int rd_fchmodat(int dirfd, const char *path, mode_t mode, int flags);
 /* xattrs and ACLs (system.posix_acl_*): the owner's or a writer's to set. */
 int rd_fsetxattr(int fd, const char *name, const void *value, size_t size, int flags);
 
+/*
+ * Does the directory name in dirfd (NULL: dirfd itself) hold any entry?
+ * 1, 0 (empty), or -errno (not a directory we can read; name is opened
+ * O_NOFOLLOW). Through the wrapped open.
+ */
+int rd_dir_holds(int dirfd, const char *name);
+
 #endif

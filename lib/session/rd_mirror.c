@@ -7,7 +7,6 @@
 #include "lib/session/rd_session.h"
 #include "lib/session/rd_session_priv.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -63,24 +62,6 @@ int rd_session_mirror(struct rd_mirror_opts *mo, const struct rd_mirror *mir, in
 
 int rd_session_dir_empty(int dirfd, const char *name)
 {
-	struct dirent *de;
-	DIR *d;
-	int fd, empty = 1;
-
-	fd = name ? rd_openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0)
-		  : rd_openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return 0; /* not a directory we can read: the walk says what it is */
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return 0;
-	}
-	while ((de = readdir(d)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
-			empty = 0;
-			break;
-		}
-	closedir(d);
-	return empty;
+	/* not a directory we can read (< 0): not empty, the walk says what it is */
+	return rd_dir_holds(dirfd, name) == 0;
 }

@@ -25,7 +25,6 @@
 #include "lib/sink/rd_sink_priv.h"
 #include "lib/sink/rd_sink_mirror.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -174,28 +173,6 @@ static int dry_new(struct rd_sink *s, int ret)
 	return 0;
 }
 
-/* Does the directory name in pfd hold anything? 1, 0, or -errno. */
-static int dir_full(int pfd, const char *name)
-{
-	struct dirent *de;
-	DIR *dir;
-	int fd, full = 0;
-
-	fd = rd_openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		full = -errno;
-		close(fd);
-		return full;
-	}
-	while (!full && (de = readdir(dir)))
-		full = strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(dir);
-	return full;
-}
-
 /*
  * A dry run's not_a_dir: an empty directory would go; a full one too with
  * --force (or any --delete*), its contents listed as they would be
@@ -204,7 +181,7 @@ static int dir_full(int pfd, const char *name)
  */
 static int dry_way(struct rd_sink *s, const struct place *pl, const char *path, size_t len)
 {
-	int r = dir_full(pl->pfd, pl->name);
+	int r = rd_dir_holds(pl->pfd, pl->name);
 
 	if (r < 0)
 		return sink_fail(s, -r, path, len, "read the directory in the way of");
