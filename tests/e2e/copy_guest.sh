@@ -456,8 +456,14 @@ a:1)
 	# The differential test against rsync (tests/diff/README.md) over RDMA:
 	# a few of its supported cases, pushes and pulls to its own daemon and
 	# over ssh (the host runs them all over TCP: diff_tcp_host_test).
+	# (issue 29's too: --max-delete in rsync's order, --delete with
+	# --files-from, the destination's merge files, -n -i where a directory is
+	# in a file's way, --remove-source-files both ways: ~20 s)
+	RIG_DIFF_CASES=dir.contents,qc.default,filter.rules,xcheck.rsync-after-rdcp
+	RIG_DIFF_CASES+=,del.max-delete,del.files-from,del.dir-merge,del.dry-run-itemize
+	RIG_DIFF_CASES+=,move.remove-source-files
 	if over_rdma; then
-		DIFF_ARGS="--case ${DIFF_CASES:-dir.contents,qc.default,filter.rules,xcheck.rsync-after-rdcp} --seeds 1" \
+		DIFF_ARGS="--case ${DIFF_CASES:-$RIG_DIFF_CASES} --seeds 1" \
 			check "rdcp and rsync leave the same trees, over RDMA (tests/diff)" \
 			bash "$(dirname "$0")/../diff/diff_guest.sh" "$RDCP" "$RDCPD"
 	fi
