@@ -119,6 +119,13 @@ struct rd_engine_opts {
 	 */
 	int batch;
 	/*
+	 * RD_OF_WIDE agreed (with batch): the sender announces in FILEZ, both
+	 * sides gather up to half the window (at most RD_BATCH_WIDE) per
+	 * batch (rd_proto.h, Wide batches). 0: a FILEZ, or a DONES of more
+	 * than RD_BATCH_MAX, is a protocol error.
+	 */
+	int wide;
+	/*
 	 * rsync's --chmod, applied by this side to the permissions of every
 	 * entry but symlinks as though the source had them: a sender to what
 	 * it announces, a receiver to what it is told (the side where rdcp

@@ -11,6 +11,15 @@
 #include <sys/mman.h>
 #include <time.h>
 
+unsigned rd_engine_batch(const struct rd_engine *e)
+{
+	unsigned b = e->o.window / 2;
+
+	if (!e->o.wide || b < RD_BATCH_MAX)
+		return RD_BATCH_MAX;
+	return b > RD_BATCH_WIDE ? RD_BATCH_WIDE : b;
+}
+
 int rd_engine_init(struct rd_engine *e, const struct rd_engine_opts *o)
 {
 	int ret;

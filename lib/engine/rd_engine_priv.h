@@ -8,6 +8,8 @@
 uint64_t rd_nchunks(uint64_t size, uint32_t chunk);
 /* CLOCK_MONOTONIC in ns (the walk and sync timers of rd_engine_stats). */
 uint64_t rd_engine_now_ns(void);
+/* Entries in one FILES/FILEZ or DONES as agreed: half the window with RD_OF_WIDE. */
+unsigned rd_engine_batch(const struct rd_engine *e);
 /*
  * Memory to register: page-aligned and zeroed, so that a peer can only
  * ever see bytes it sent itself, never what the heap held before (another

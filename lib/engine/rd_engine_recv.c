@@ -148,6 +148,7 @@ struct receiver {
 	uint64_t sealed_ms; /* since when sealed files wait for publish(), or 0 */
 	int pace_ms;	    /* schedule() held back by pacing: poll this long */
 	struct rd_msg_dones dones; /* RD_OF_BATCH: confirmations not sent yet */
+	struct rd_filez fz;	   /* RD_OF_WIDE: the FILEZ being read */
 	struct rd_sink_acl acl[RD_ACL_MAX];
 	struct rd_wpool *pool;
 	/* --delete (rd_sink_mirror.h): the sink deletes; its reports go out in DELETED */
@@ -1177,16 +1178,24 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 	switch (m->hdr.type) {
 	case RD_MSG_FILE:
 		return on_file(r, &m->u.file);
-	case RD_MSG_FILES: {
+	case RD_MSG_FILES:
+	case RD_MSG_FILEZ: {
 		struct rd_msg_file f;
 		size_t off = 0;
 		unsigned i;
-		int ret;
+		int ret, z = m->hdr.type == RD_MSG_FILEZ;
 
 		if (!r->e->o.batch)
 			return proto_err(r, "FILES without batches agreed");
+		/* FILEZ exactly when wide batches were agreed (rd_proto.h) */
+		if (z != !!r->e->o.wide)
+			return proto_err(r, z ? "FILEZ without wide batches agreed"
+					      : "FILES where FILEZ was agreed");
+		if (z)
+			rd_filez_start(&r->fz);
 		for (i = 0; i < m->u.files.n; i++) {
-			if (rd_files_next(&m->u.files, &off, &f))
+			if (z ? rd_filez_next(&m->u.files, &off, &r->fz, &f)
+			      : rd_files_next(&m->u.files, &off, &f))
 				return proto_err(r, "bad FILES entry");
 			ret = on_file(r, &f);
 			if (ret)
@@ -1685,7 +1694,7 @@ static int settle(struct receiver *r)
 			 * DONE of its own: a message more per 64 entries when
 			 * the receiver settles more than one FILES at a time)
 			 */
-			if (r->dones.n == RD_BATCH_MAX) {
+			if (r->dones.n >= rd_engine_batch(r->e)) {
 				ret = flush_dones(r);
 				if (ret < 0)
 					return ret;

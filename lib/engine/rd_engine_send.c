@@ -157,9 +157,10 @@ struct sender {
 	int corrupt_every;   /* test hook: corrupt every DATA */
 	unsigned data_sent;
 	/* RD_OF_BATCH: FILE payloads not sent yet (one FILES) */
-	uint8_t fbat[RD_MSG_MAX - RD_HDR_LEN - 2];
+	uint8_t fbat[RD_MSG_MAX - RD_HDR_LEN - 6];
 	size_t fbat_len;
 	unsigned fbat_n;
+	struct rd_filez fz; /* RD_OF_WIDE: what the next FILEZ entry may keep */
 };
 
 static void on_sent(void *ctx, uint64_t cookie)
@@ -421,6 +422,8 @@ static int on_msg(struct sender *s, const struct rd_msg *m)
 
 		if (!s->e->o.batch)
 			return proto_err(s, "DONES without batches agreed");
+		if (m->u.dones.n > RD_BATCH_MAX && !s->e->o.wide)
+			return proto_err(s, "DONES wider than agreed");
 		memset(&d, 0, sizeof(d));
 		d.has_items = m->u.dones.has_items;
 		for (i = 0; i < m->u.dones.n; i++) {
@@ -1192,8 +1195,9 @@ static int flush_files(struct sender *s)
 	if (!s->fbat_n)
 		return 0;
 	memset(&m.hdr, 0, sizeof(m.hdr));
-	m.hdr.type = RD_MSG_FILES;
+	m.hdr.type = s->e->o.wide ? RD_MSG_FILEZ : RD_MSG_FILES;
 	m.u.files.n = (uint16_t)s->fbat_n;
+	m.u.files.id = s->fz.id;
 	m.u.files.raw = s->fbat;
 	m.u.files.rawlen = s->fbat_len;
 	r = rd_engine_send_msg(s->c, &m, &s->e->err);
@@ -1201,7 +1205,16 @@ static int flush_files(struct sender *s)
 		return r < 0 ? r : 1;
 	s->fbat_n = 0;
 	s->fbat_len = 0;
+	rd_filez_start(&s->fz);
 	return 0;
+}
+
+/* f's entry appended to the batch, FILES' or FILEZ's form: 0, or < 0 (no room). */
+static int batch_put(struct sender *s, const struct rd_msg_file *f)
+{
+	if (s->e->o.wide)
+		return rd_filez_put(&s->fz, s->fbat, sizeof(s->fbat), &s->fbat_len, f);
+	return rd_files_put(s->fbat, sizeof(s->fbat), &s->fbat_len, f);
 }
 
 /* FILE f: sent now, or (batches) added to the next FILES. 0, 1 (not now), or < 0. */
@@ -1211,12 +1224,11 @@ static int put_file_msg(struct sender *s, struct rd_msg *m)
 
 	if (!s->e->o.batch)
 		return rd_engine_send_msg(s->c, m, &s->e->err);
-	if (s->fbat_n == RD_BATCH_MAX ||
-	    rd_files_put(s->fbat, sizeof(s->fbat), &s->fbat_len, &m->u.file)) {
+	if (s->fbat_n >= rd_engine_batch(s->e) || batch_put(s, &m->u.file)) {
 		r = flush_files(s); /* full: that one first */
 		if (r)
 			return r;
-		if (rd_files_put(s->fbat, sizeof(s->fbat), &s->fbat_len, &m->u.file))
+		if (batch_put(s, &m->u.file))
 			return rd_err_set(&s->e->err, RD_EUSAGE, 0, "cannot encode a FILE");
 	}
 	s->fbat_n++;

@@ -1176,9 +1176,19 @@ static void test_batches(void **state)
 	b_u16(&b, 0);
 	b_fix(&b);
 	expect_refused(&b, "bad batch entry count");
+	/* more than RD_BATCH_MAX: the engine refuses it without RD_OF_WIDE */
 	b_hdr(&b, RD_MSG_DONES);
 	b_u16(&b, RD_BATCH_MAX + 1);
 	for (i = 0; i < RD_BATCH_MAX + 1; i++) {
+		b_u32(&b, i);
+		b_u64(&b, 0);
+	}
+	b_fix(&b);
+	expect_ok(&b, &m);
+	assert_int_equal(m.u.dones.n, RD_BATCH_MAX + 1);
+	b_hdr(&b, RD_MSG_DONES);
+	b_u16(&b, RD_BATCH_WIDE + 1);
+	for (i = 0; i < RD_BATCH_WIDE + 1; i++) {
 		b_u32(&b, i);
 		b_u64(&b, 0);
 	}

@@ -16,6 +16,7 @@
 
 #include "lib/base/rd_err.h"
 #include "lib/proto/rd_proto_buf.h"
+#include "lib/proto/rd_proto_filez.h"
 #include "lib/proto/rd_proto_want.h"
 
 #define NSEC_PER_SEC 1000000000u
@@ -311,6 +312,11 @@ static const char *file_check(const struct rd_msg_file *f)
 	return NULL;
 }
 
+const char *rd_proto__file_check(const struct rd_msg_file *f)
+{
+	return file_check(f);
+}
+
 struct rd_acl_ent rd_meta_acl(const struct rd_msg_meta *m, unsigned i)
 {
 	struct rd_acl_ent a = {0, 0, 0};
@@ -469,7 +475,8 @@ static const char *dones_check(const struct rd_msg_dones *m)
 {
 	unsigned i;
 
-	if (m->n == 0 || m->n > RD_BATCH_MAX)
+	/* more than RD_BATCH_MAX only with RD_OF_WIDE: the engine knows */
+	if (m->n == 0 || m->n > RD_BATCH_WIDE)
 		return "bad batch entry count";
 	for (i = 0; m->has_items && i < m->n; i++)
 		if (m->items[i] & ~RD_IT_KNOWN)
@@ -636,6 +643,8 @@ static const char *msg_check(const struct rd_msg *m)
 		return meta_check(&m->u.meta);
 	case RD_MSG_FILES:
 		return files_check(&m->u.files);
+	case RD_MSG_FILEZ:
+		return rd_proto__filez_check(&m->u.files);
 	case RD_MSG_DONES:
 		return dones_check(&m->u.dones);
 	case RD_MSG_WANT:
@@ -860,12 +869,17 @@ static void put_payload(struct rd_wcur *w, const struct rd_msg *m)
 		rd_put_u16(w, m->u.files.n);
 		rd_put_bytes(w, m->u.files.raw, m->u.files.rawlen);
 		break;
+	case RD_MSG_FILEZ:
+		rd_put_u16(w, m->u.files.n);
+		rd_put_u32(w, m->u.files.id);
+		rd_put_bytes(w, m->u.files.raw, m->u.files.rawlen);
+		break;
 	case RD_MSG_WANT:
 		rd_proto__want_put(w, &m->u.want);
 		break;
 	case RD_MSG_DONES:
 		rd_put_u16(w, m->u.dones.n);
-		for (i = 0; i < m->u.dones.n && i < RD_BATCH_MAX; i++) {
+		for (i = 0; i < m->u.dones.n && i < RD_BATCH_WIDE; i++) {
 			rd_put_u32(w, m->u.dones.id[i]);
 			rd_put_u64(w, m->u.dones.bytes[i]);
 			if (m->u.dones.has_items)
@@ -1190,12 +1204,18 @@ static void get_payload(struct rd_rcur *r, struct rd_msg *m)
 		m->u.files.rawlen = r->why ? 0 : rd_rcur_left(r);
 		m->u.files.raw = rd_rcur_take(r, m->u.files.rawlen); /* checked in files_check */
 		break;
+	case RD_MSG_FILEZ:
+		m->u.files.n = rd_get_u16(r);
+		m->u.files.id = rd_get_u32(r);
+		m->u.files.rawlen = r->why ? 0 : rd_rcur_left(r);
+		m->u.files.raw = rd_rcur_take(r, m->u.files.rawlen); /* rd_proto__filez_check */
+		break;
 	case RD_MSG_WANT:
 		rd_proto__want_get(r, &m->u.want);
 		break;
 	case RD_MSG_DONES:
 		m->u.dones.n = rd_get_u16(r);
-		if (!r->why && (m->u.dones.n == 0 || m->u.dones.n > RD_BATCH_MAX)) {
+		if (!r->why && (m->u.dones.n == 0 || m->u.dones.n > RD_BATCH_WIDE)) {
 			rd_rcur_fail(r, "bad batch entry count");
 			break;
 		}

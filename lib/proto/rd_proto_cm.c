@@ -210,7 +210,7 @@ static const char *const msg_type_names[RD_MSG_TYPE_MAX] = {
     [RD_MSG_TLS] = "TLS",	[RD_MSG_META] = "META",	      [RD_MSG_FILES] = "FILES",
     [RD_MSG_DONES] = "DONES",	[RD_MSG_RAILS] = "RAILS",     [RD_MSG_LANES] = "LANES",
     [RD_MSG_RULES] = "RULES",
-    [RD_MSG_LIST] = "LIST",	[RD_MSG_MODULES] = "MODULES", [RD_MSG_DELETED] = "DELETED",
+    [RD_MSG_LIST] = "LIST",	[RD_MSG_MODULES] = "MODULES", [RD_MSG_DELETED] = "DELETED", [RD_MSG_FILEZ] = "FILEZ",
 };
 
 const char *rd_msg_type_name(uint8_t type)

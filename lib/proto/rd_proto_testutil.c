@@ -158,11 +158,49 @@ static void sample_files(struct rd_msg_files *m, int variant)
 	m->rawlen = len;
 }
 
+/*
+ * FILEZ: variant 0 one entry; 1: the long variant-1 FILE (a target), then
+ * 3 that keep most of its path and fields, one with a 64-bit size
+ */
+static void sample_filez(struct rd_msg_files *m, int variant)
+{
+	static uint8_t raw[RD_MSG_MAX];
+	static char path[3][3010];
+	struct rd_msg_file f;
+	struct rd_filez z;
+	size_t len = 0;
+	unsigned i;
+
+	rd_filez_start(&z);
+	memset(&f, 0, sizeof(f));
+	sample_file(&f, variant);
+	if (variant)
+		f.id = 0xffffffffu - 3; /* the last one's id is the highest */
+	rd_filez_put(&z, raw, sizeof(raw), &len, &f);
+	for (i = 0; variant && i < 3; i++) {
+		f.type = RD_FT_REG;
+		f.flags = 0;
+		memcpy(path[i], f.path.ptr, f.path.len);
+		path[i][f.path.len - 1] = (char)('a' + i);
+		f.path.ptr = path[i];
+		f.id++;
+		f.target.len = 0;
+		f.target.ptr = NULL;
+		f.size = i == 1 ? UINT64_MAX : i;
+		f.mtime_nsec = i;
+		rd_filez_put(&z, raw, sizeof(raw), &len, &f);
+	}
+	m->n = (uint16_t)z.n;
+	m->id = z.id;
+	m->raw = raw;
+	m->rawlen = len;
+}
+
 static void sample_dones(struct rd_msg_dones *m, int variant)
 {
 	unsigned i;
 
-	m->n = variant ? RD_BATCH_MAX : 1;
+	m->n = variant ? RD_BATCH_WIDE : 1;
 	for (i = 0; i < m->n; i++) {
 		m->id[i] = variant ? 0xffffffffu - i : 9;
 		m->bytes[i] = variant ? UINT64_MAX - i : 4096;
@@ -263,6 +301,9 @@ static void sample_payload(struct rd_msg *m, int v)
 		break;
 	case RD_MSG_FILES:
 		sample_files(&m->u.files, v);
+		break;
+	case RD_MSG_FILEZ:
+		sample_filez(&m->u.files, v);
 		break;
 	case RD_MSG_DONES:
 		sample_dones(&m->u.dones, v);
@@ -460,6 +501,10 @@ bool rd_msg_equal(const struct rd_msg *a, const struct rd_msg *b)
 		return meta_eq(&a->u.meta, &b->u.meta);
 	case RD_MSG_FILES:
 		return a->u.files.n == b->u.files.n && a->u.files.rawlen == b->u.files.rawlen &&
+		       !memcmp(a->u.files.raw, b->u.files.raw, a->u.files.rawlen);
+	case RD_MSG_FILEZ:
+		return a->u.files.n == b->u.files.n && a->u.files.id == b->u.files.id &&
+		       a->u.files.rawlen == b->u.files.rawlen &&
 		       !memcmp(a->u.files.raw, b->u.files.raw, a->u.files.rawlen);
 	case RD_MSG_DONES:
 		return a->u.dones.n == b->u.dones.n &&

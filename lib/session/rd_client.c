@@ -546,6 +546,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 		flags |= RD_OF_PACK;
 	if (rd_conn_info(c)->version >= RD_PROTO_BATCH)
 		flags |= RD_OF_BATCH;
+	/* compact entries, batches of half the window (version 14) */
+	if (rd_conn_info(c)->version >= RD_PROTO_WIDE)
+		flags |= RD_OF_WIDE;
 	if (o->wants)
 		flags |= RD_OF_RANGES;
 	/* a wider window (version 6): offered when ours is wider than the old one */
@@ -608,7 +611,9 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	if (getenv("RDCP_TEST_NO_PACK"))
 		flags &= ~RD_OF_PACK;
 	if (getenv("RDCP_TEST_NO_BATCH"))
-		flags &= ~RD_OF_BATCH;
+		flags &= ~(RD_OF_BATCH | RD_OF_WIDE);
+	if (getenv("RDCP_TEST_NO_WIDE")) /* as with a server of protocol 13 */
+		flags &= ~RD_OF_WIDE;
 	if (getenv("RDCP_TEST_NO_ITEMS")) /* as with a server of protocol 6 */
 		flags &= ~RD_OF_ITEMS;
 #endif
@@ -619,6 +624,7 @@ int rd_client_run(struct rd_client *cl, const struct rd_client_opts *o)
 	ret = await_open_ok(cl, c, o->eo.digest, flags, &ok);
 	cl->e.o.pack = !ret && (ok.flags & RD_OF_PACK);
 	cl->e.o.batch = !ret && (ok.flags & RD_OF_BATCH);
+	cl->e.o.wide = cl->e.o.batch && (ok.flags & RD_OF_WIDE);
 	cl->e.o.select = !ret && (ok.flags & RD_OF_SELECT);
 	cl->e.o.window = !ret && (ok.flags & RD_OF_WINDOW) ? ok.window : RD_WINDOW_FILES;
 	cl->e.o.items = !ret && (ok.flags & RD_OF_ITEMS);

@@ -444,6 +444,8 @@ static uint32_t honoured(const struct rd_server_cfg *cfg, const struct rd_msg_op
 		f &= ~RD_OF_COPY_LINKS;
 	if (o->mode == RD_MODE_PUSH)
 		f &= ~(RD_OF_ONE_FS | RD_OF_ONE_FS2);
+	if (!(f & RD_OF_BATCH)) /* wide batches are batches */
+		f &= ~RD_OF_WIDE;
 	return f;
 }
 
@@ -546,6 +548,8 @@ static const char *too_new(const struct rd_msg_open *o, unsigned version)
 		return "rsync's rules";
 	if ((o->flags & RD_OF_DESTS) && version < RD_PROTO_MIRROR)
 		return "snapshots and backups";
+	if ((o->flags & RD_OF_WIDE) && version < RD_PROTO_WIDE)
+		return "wide batches";
 	return NULL;
 }
 
@@ -936,6 +940,7 @@ int rd_server_serve(const struct rd_server_cfg *cfg, struct rd_conn *c, char *su
 	}
 	e.o.pack = !!(honoured(cfg, o) & RD_OF_PACK);
 	e.o.batch = !!(honoured(cfg, o) & RD_OF_BATCH);
+	e.o.wide = !!(honoured(cfg, o) & RD_OF_WIDE);
 	e.o.items = !!(honoured(cfg, o) & RD_OF_ITEMS);
 	e.o.list_sizes = !!(honoured(cfg, o) & RD_OF_LIST);
 	/* -H as agreed; link groups named from protocol 10 on (rd_proto.h, FILE) */

@@ -33,6 +33,9 @@
 #   RERUN_SSH=1 RERUN_MEM=1536 (MiB per VM) RERUN_CACHE=/var/cache/rdcp-rerun
 #   RERUN_BUILD=1 (bazel build first) RERUN_RDCP/RERUN_RDCPD (other binaries)
 #   RERUN_TIMEOUT (rig seconds; default 1800 + FILES/50)
+#   RERUN_BASE_RDCP and RERUN_BASE_RDCPD: another build (say main before a
+#   change), measured in the same boot as "base push" and "base pull",
+#   interleaved with the others; its own rdcpd on port 18741
 # Exit: 0 every rerun stat-only, 1 a rerun moved or read data, 2 a step
 # failed, 3 missing host tool or build failure, 124/125 from the rig.
 set -uo pipefail
@@ -77,6 +80,10 @@ guest_b() {
 	mkdir -p /root/.ssh /tmp/ssh && chmod 700 /root/.ssh
 	start_daemon rdcpd --module "m=$RIG_DISK" --port "$RDPORT" || { echo fail >"$S/b-ready"; return 2; }
 	DPID=$(cat /tmp/rdcpd.pid)
+	if [ -n "$RDCPD0" ]; then
+		DAEMON_BIN=$RDCPD0 start_daemon rdcpd0 --module "m=$RIG_DISK" --port "$((RDPORT + 1))" ||
+			{ echo fail >"$S/b-ready"; return 2; }
+	fi
 	printf 'use chroot = no\nuid = root\ngid = root\n[m]\npath = %s\nread only = no\n' \
 		"$RIG_DISK" >/tmp/rsyncd.conf
 	rsync --daemon --no-detach --config /tmp/rsyncd.conf --port "$RSPORT" 2>/tmp/rsyncd.log &
@@ -101,6 +108,7 @@ guest_b() {
 		counters >"$S/ack.$n.tmp" && mv "$S/ack.$n.tmp" "$S/ack.$n"
 	done
 	stop_daemon rdcpd
+	[ -z "$RDCPD0" ] || stop_daemon rdcpd0
 	return 0
 }
 
@@ -121,6 +129,8 @@ tool_cmd() {
 	case $1 in
 	rdcp_push) CMD=("$RDCP" -a --json --port "$RDPORT" "$t/" "$peer::m/tree/") ;;
 	rdcp_pull) CMD=("$RDCP" -a --json --port "$RDPORT" "$peer::m/tree/" "$t/") ;;
+	base_push) CMD=("$RDCP0" -a --json --port "$((RDPORT + 1))" "$t/" "$peer::m/tree/") ;;
+	base_pull) CMD=("$RDCP0" -a --json --port "$((RDPORT + 1))" "$peer::m/tree/" "$t/") ;;
 	rsync_push) CMD=(rsync -a "$t/" "rsync://$peer:$RSPORT/m/tree/") ;;
 	rsync_pull) CMD=(rsync -a "rsync://$peer:$RSPORT/m/tree/" "$t/") ;;
 	rsync_ssh) CMD=(rsync -a -e "ssh -p $SSHPORT -i /tmp/ssh/id -o StrictHostKeyChecking=no \
@@ -144,7 +154,7 @@ run_tool() {
 		FAILED=1
 		return 1
 	fi
-	case $1 in rdcp_*)
+	case $1 in rdcp_* | base_*)
 		j=$(<"/tmp/out.json")
 		moved=$(sed -n 's/.*"bytes_moved": \([0-9]*\).*/\1/p' <<<"$j")
 		xf=$(sed -n 's/.*"transferred": \([0-9]*\).*/\1/p' <<<"$j")
@@ -171,6 +181,7 @@ guest_a() {
 	FAILED=0
 	BAD=0
 	tools="rdcp_push rdcp_pull rsync_push rsync_pull"
+	[ -z "$RDCP0" ] || tools="$tools base_push base_pull"
 	mkdir -p /tmp/ssh
 	if [ "${RERUN_SSH:-1}" = 1 ]; then
 		ssh-keygen -q -t ed25519 -N '' -f /tmp/ssh/id
@@ -229,16 +240,20 @@ guest_a() {
 	files=$(rsync -ani "$RIG_DISK/tree/" "rsync://$RIG_PEER_IP:$RSPORT/m/tree/" | wc -l)
 	echo "rsync -ani a -> b after all runs: $files lines (0: nothing to do)"
 	[ "$files" = 0 ] || BAD=1
-	local rp rl sp sl
+	local rp rl sp sl bp bl
 	rp=$(median <<<"${WARM[rdcp_push]:-}")
 	rl=$(median <<<"${WARM[rdcp_pull]:-}")
 	sp=$(median <<<"${WARM[rsync_push]:-}")
 	sl=$(median <<<"${WARM[rsync_pull]:-}")
+	bp=$(median <<<"${WARM[base_push]:-}")
+	bl=$(median <<<"${WARM[base_pull]:-}")
 	echo
 	awk -v rp="$rp" -v rl="$rl" -v sp="$sp" -v sl="$sl" -v cp="${COLD[rdcp_push]:-0}" \
-		-v cs="${COLD[rsync_push]:-0}" -v cl="${COLD[rdcp_pull]:-0}" -v csl="${COLD[rsync_pull]:-0}" 'BEGIN {
+		-v cs="${COLD[rsync_push]:-0}" -v cl="${COLD[rdcp_pull]:-0}" -v csl="${COLD[rsync_pull]:-0}" \
+		-v bp="$bp" -v bl="$bl" 'BEGIN {
 		if (sp > 0) printf "ratio push rdcp / rsync daemon (warm medians): %.2f (issue: <= 1.2)\n", rp / sp
 		if (sl > 0) printf "ratio pull rdcp / rsync daemon (warm medians): %.2f (issue: <= 1.2)\n", rl / sl
+		if (sp > 0 && bp > 0) printf "base build: push %.2f, pull %.2f x rsync daemon\n", bp / sp, bl / sl
 		if (cs > 0) printf "ratio push, cold: %.2f; ", cp / cs
 		if (csl > 0) printf "pull, cold: %.2f\n", cl / csl }'
 	ask_b quit || true
@@ -251,6 +266,8 @@ guest_a() {
 if [ "${1:-}" = --guest ]; then
 	RDCP=$2
 	RDCPD=$3
+	RDCP0=${4:-}
+	RDCPD0=${5:-}
 	declare -A COLD
 	# shellcheck source=tests/e2e/guest_lib.sh
 	. "$repo/tests/e2e/guest_lib.sh"
@@ -291,14 +308,21 @@ run=$(mktemp -d "$cache/run.XXXXXX") || exit 3
 trap 'rm -rf "$run"' EXIT
 cp -p "${RERUN_RDCP:-$repo/bazel-bin/cmd/rdcp/rdcp}" "$run/rdcp" &&
 	cp -p "${RERUN_RDCPD:-$repo/bazel-bin/cmd/rdcpd/rdcpd}" "$run/rdcpd" || exit 3
+base=()
+if [ -n "${RERUN_BASE_RDCP:-}" ]; then
+	cp -p "$RERUN_BASE_RDCP" "$run/base-rdcp" && cp -p "${RERUN_BASE_RDCPD:?with RERUN_BASE_RDCP}" \
+		"$run/base-rdcpd" || exit 3
+	base=("$run/base-rdcp" "$run/base-rdcpd")
+fi
 mkdir -p "$here/results"
 printf -v cmd '%q ' env RERUN_FILES="$FILES" RERUN_MB="$MB" RERUN_DIRS="$DIRS" RERUN_RUNS="$RUNS" \
 	RERUN_SSH="${RERUN_SSH:-1}" RERUN_MEM="${RERUN_MEM:-1536}" \
-	bash "$here/rerun_rig.sh" --guest "$run/rdcp" "$run/rdcpd"
+	bash "$here/rerun_rig.sh" --guest "$run/rdcp" "$run/rdcpd" "${base[@]}"
 {
 	echo "rerun_rig.sh: $(date -u '+%Y-%m-%d %H:%M UTC'), $(sed -n 's/^model name[[:space:]]*: //p' \
 		/proc/cpuinfo | head -n1), $(nproc) CPUs; git $(git -C "$repo" rev-parse --short HEAD)"
 	echo "rdcp $(sha256sum "$run/rdcp" | cut -c1-12), built $(date -u -r "$run/rdcp" '+%F %T')"
+	[ -z "${base[*]}" ] || echo "base rdcp $(sha256sum "$run/base-rdcp" | cut -c1-12)"
 	bash "$repo/tests/rig/rig.sh" run2 --timeout "${RERUN_TIMEOUT:-$((1800 + FILES / 50))}" \
 		--mem "${RERUN_MEM:-1536}" --disk-a "$img" --disk-b "$img" --disk-snapshot \
 		--a "$cmd" --b "$cmd" 2>&1
