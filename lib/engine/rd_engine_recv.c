@@ -1459,8 +1459,12 @@ static void commit(struct receiver *r, struct rfile *f, int keep)
 	int ret = rd_sink_file_commit(f->f, keep);
 
 	f->items = file_items(f->items, keep);
-	/* -c: compared chunk by chunk, and the contents differed (rsync's 'c') */
-	if (!keep && f->check && rd_sink_checksums(r->sink))
+	/*
+	 * -c: a file that was there and is sent gets rsync's 'c', whether its
+	 * chunks were compared or its size already differed (rsync's
+	 * generator: ITEM_REPORT_CHANGE on every transfer under -c)
+	 */
+	if (!keep && !(f->items & RD_IT_NEW) && rd_sink_checksums(r->sink))
 		f->items |= RD_IT_CHANGE;
 	f->f = NULL;
 	if (ret) {

@@ -245,6 +245,7 @@ C += [
          itemize=True),
     Case("report.itemize", ["-a", "-i"], itemize=True),
     Case("report.itemize-checksum", ["-a", "-c", "-i"], itemize=True),
+    Case("report.dry-run-itemize-checksum", ["-a", "-n", "-c", "-i"], itemize=True),
     Case("report.itemize-filter", ["-a", "-i", "--exclude=*.tmp"], itemize=True),
 ]
 
