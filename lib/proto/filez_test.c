@@ -750,6 +750,19 @@ static void test_put_refusals(void **state)
 	}
 	plain(&e, 11, "b");
 	assert_int_equal(rd_filez_put(&z, raw, sizeof(raw), &len, &e.f), 0);
+	/* up to the highest id, not past it: after UINT32_MAX comes a new message, not 0 */
+	rd_filez_start(&z);
+	len = 0;
+	plain(&e, UINT32_MAX - 1, "a");
+	assert_int_equal(rd_filez_put(&z, raw, sizeof(raw), &len, &e.f), 0);
+	plain(&e, UINT32_MAX, "b");
+	assert_int_equal(rd_filez_put(&z, raw, sizeof(raw), &len, &e.f), 0);
+	plain(&e, 0, "c");
+	put_refused(&z, sizeof(raw), &len, &e.f);
+	assert_true(encode_batch(RD_MSG_FILEZ, (uint16_t)z.n, z.id, raw, len) > 0);
+	rd_filez_start(&z);
+	len = 0;
+	assert_int_equal(rd_filez_put(&z, raw, sizeof(raw), &len, &e.f), 0);
 
 	/* RD_BATCH_WIDE entries and no more; those go out as one FILEZ */
 	rd_filez_start(&z);

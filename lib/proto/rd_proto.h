@@ -1503,7 +1503,8 @@ void rd_filez_start(struct rd_filez *z);
 /*
  * Append f compacted at buf + *len (cap in all; the first entry's id is
  * z->id, for the message's header): 0, or -RD_EUSAGE (no room, more than
- * RD_BATCH_WIDE, an id out of turn, or not a valid FILE), z unchanged then.
+ * RD_BATCH_WIDE, an id out of turn or past UINT32_MAX, or not a valid FILE),
+ * z unchanged then.
  */
 int rd_filez_put(struct rd_filez *z, uint8_t *buf, size_t cap, size_t *len,
 		 const struct rd_msg_file *f);

@@ -38,7 +38,8 @@ int rd_filez_put(struct rd_filez *z, uint8_t *buf, size_t cap, size_t *len,
 
 	if (*len > cap || z->n >= RD_BATCH_WIDE || rd_proto__file_check(f))
 		return -RD_EUSAGE;
-	if (z->n && f->id != z->id + z->n)
+	/* ids consecutive, never past UINT32_MAX (z->id + z->n would wrap to 0) */
+	if (z->n && (z->id > UINT32_MAX - z->n || f->id != z->id + z->n))
 		return -RD_EUSAGE;
 	if (!z->n)
 		have = RD_FZ_FIRST;
