@@ -646,6 +646,79 @@ out:
 	return ret;
 }
 
+int rd_sink_file_compare(struct rd_sink *s, const char *path, size_t len, int root,
+			 const struct rd_sink_meta *m, struct rd_sink_file **out)
+{
+	struct rd_sink_file *f = NULL;
+	struct place pl;
+	struct stat st;
+	int ret, fd = -1;
+
+	*out = NULL;
+	if (!dry(s))
+		return rd_err_set(&s->err, RD_EUSAGE, 0, "%s: a comparison only in a dry run",
+				  sink_esc(s, path, len));
+	if (s->flags & (RD_SINK_READONLY | RD_SINK_FRESH))
+		return 1; /* refused or nothing compared there, as rd_sink_file_begin */
+	ret = sink_resolve(s, path, len, (unsigned)root, &pl);
+	if (ret < 0 && s->absent) {
+		rd_err_clear(&s->err); /* a parent would be made: nothing there */
+		return 1;
+	}
+	if (ret < 0)
+		return ret;
+	/*
+	 * What rd_sink_file_begin compares: a regular file of the same size,
+	 * opened read only and never followed (nothing else is opened).
+	 */
+	if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 1 : sink_fail(s, errno, path, len, "stat");
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m->size)
+		return 1;
+	fd = rd_openat(pl.pfd, pl.name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
+		       0);
+	if (fd < 0 && (errno == ENOENT || errno == ELOOP))
+		return 1; /* gone, or a symlink now */
+	if (fd < 0)
+		return sink_fail(s, errno, path, len, "open");
+	if (fstat(fd, &st) < 0) {
+		ret = sink_fail(s, errno, path, len, "stat");
+		goto out;
+	}
+	ret = 1; /* replaced meanwhile */
+	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != m->size)
+		goto out;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		ret = sink_fail(s, ENOMEM, path, len, "open");
+		goto out;
+	}
+	f->s = s;
+	f->tmpfd = f->ppfd = f->pfd = -1;
+	f->exfd = fd;
+	f->ex_size = (uint64_t)st.st_size;
+	f->compare = 1;
+	f->m = *m;
+	f->items = rd_sink__attr_items(s, &st, m);
+	memcpy(f->path, path, len);
+	f->path[len] = '\0';
+	f->path_len = len;
+	*out = f;
+	fd = -1;
+	ret = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
+
+/* A compare-only handle (rd_sink_file_compare) writes nothing: what tried to is refused. */
+static int compare_only(struct rd_sink_file *f)
+{
+	return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: a dry run writes no file",
+			  sink_esc(f->s, f->path, f->path_len));
+}
+
 unsigned rd_sink_file_items(const struct rd_sink_file *f)
 {
 	return f ? f->items : 0;
@@ -778,6 +851,8 @@ int rd_sink_file_write(struct rd_sink_file *f, const void *buf, size_t len, uint
 	const char *p = buf;
 	ssize_t r;
 
+	if (f->compare)
+		return compare_only(f);
 	if (range_ok(f, len, off) < 0)
 		return -RD_EPROTO;
 	while (len) {
@@ -800,6 +875,8 @@ int rd_sink_file_pwrite(struct rd_sink_file *f, const void *buf, size_t len, uin
 	size_t left = len;
 	ssize_t r;
 
+	if (f->compare)
+		return -EBADF; /* a dry run's comparison writes nothing */
 	if (past_end(f, len, off))
 		return -ERANGE;
 	while (left) {
@@ -833,6 +910,8 @@ int rd_sink_file_copy_existing(struct rd_sink_file *f, uint64_t off, size_t len)
 	ssize_t r;
 	int ret;
 
+	if (f->compare)
+		return compare_only(f);
 	if (f->exfd < 0)
 		return rd_err_set(&f->s->err, RD_EUSAGE, 0, "%s: no existing file",
 				  sink_esc(f->s, f->path, f->path_len));
@@ -921,6 +1000,8 @@ static int seal(struct rd_sink_file *f, int fsync_now)
 {
 	int ret;
 
+	if (f->compare)
+		return compare_only(f);
 	/* a range is sealed by rd_sink_file_commit (its record), never sized or named */
 	if (f->sealed || (f->rng && !rd_sink__range_is_commit(f->rng)))
 		return 0;
@@ -957,6 +1038,10 @@ int rd_sink_file_commit(struct rd_sink_file *f, int keep_existing)
 	struct rd_sink *s = f->s;
 	int batched = f->sealed, ret;
 
+	if (f->compare) {
+		ret = compare_only(f); /* nor is the existing file's metadata changed */
+		goto out;
+	}
 	if (f->rng && !rd_sink__range_is_commit(f->rng)) {
 		ret = rd_sink__range_seal(f->rng, f->tmpfd);
 		if (ret)

@@ -301,6 +301,18 @@ int rd_sink_file_begin(struct rd_sink *s, const char *path, size_t len, int root
 		       const struct rd_sink_meta *m, struct rd_sink_file **out);
 int rd_sink_file_has_existing(const struct rd_sink_file *f);
 /*
+ * A dry run with -c (issue 28): a handle on the regular file of m->size
+ * bytes under the final name, to compare its chunks with the sender's
+ * (rd_sink_file_pread, existing = 1), and nothing else: no temporary, no
+ * partial, no directory; it writes, copies and commits nothing (those
+ * calls fail) and rd_sink_file_abort() only closes it. 0 (*out set),
+ * 1 when there is no such file to compare (it would be sent whole:
+ * nothing there, another type or size, a parent that would be made, a
+ * write-only module), or < 0. Only in a dry run.
+ */
+int rd_sink_file_compare(struct rd_sink *s, const char *path, size_t len, int root,
+			 const struct rd_sink_meta *m, struct rd_sink_file **out);
+/*
  * What committing f changes, judged at begin against what was under the
  * final name (RD_IT_* as rd_sink_items(): NEW when no regular file was
  * there, else SIZE, TIME, PERMS, OWNER, GROUP); the caller adds XFER.

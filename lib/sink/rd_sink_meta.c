@@ -165,6 +165,8 @@ int rd_sink_file_xattr(struct rd_sink_file *f, const char *name, size_t nlen, co
 	size_t len;
 	const char *p = rd_sink__file_path(f, &len);
 
+	if (rd_sink__dry(rd_sink__file_sink(f)))
+		return 0; /* a dry run sets no xattr or ACL */
 	return set_xattr(rd_sink__file_sink(f), rd_sink__file_fd(f), p, len, name, nlen, val,
 			 vlen);
 }
@@ -174,6 +176,8 @@ int rd_sink_file_acl(struct rd_sink_file *f, int type, const struct rd_sink_acl 
 	size_t len;
 	const char *p = rd_sink__file_path(f, &len);
 
+	if (rd_sink__dry(rd_sink__file_sink(f)))
+		return 0; /* a dry run sets no xattr or ACL */
 	if (type != RD_SINK_ACL_ACCESS)
 		return note(rd_sink__file_sink(f), p, len, "default ACL on a file skipped", 0);
 	return set_acl(rd_sink__file_sink(f), rd_sink__file_fd(f), p, len, type, a, n);

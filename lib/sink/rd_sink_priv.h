@@ -127,6 +127,7 @@ struct rd_sink_file {
 	unsigned items;		 /* rd_sink_file_items() */
 	char *eff;		 /* with backups: its path below the destination */
 	struct rd_range *rng;	 /* a range, or a COMMIT (rd_sink_range.c) */
+	int compare;		 /* rd_sink_file_compare(): exfd alone, nothing written */
 };
 
 int rd_sink__ffail(struct rd_sink_file *f, int errnum, const char *what);

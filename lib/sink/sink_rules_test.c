@@ -676,6 +676,76 @@ static void test_dry_run_way(void **state)
 	expect_listing(tp(x, "dest/full"), "a");
 }
 
+/*
+ * -n -c: rd_sink_file_compare() gives a handle that reads the regular
+ * file of the same size under the name and nothing else: writes, copies
+ * and the commit (keep too: no attribute changes) fail; what is not such
+ * a file (another size or type, a symlink, nothing, beneath a directory
+ * that would be made) is 1 (it would be sent); only in a dry run.
+ */
+static void test_dry_run_compare(void **state)
+{
+	struct fx *x = *state;
+	struct rd_sink_select sel = quick;
+	struct rd_sink_meta m = meta(S_IFREG | 0600, 4);
+	struct rd_sink_file *f = NULL;
+	struct rd_sink *s;
+	struct stat a, b, fa, fb;
+	char buf[8] = "";
+
+	put(tp(x, "dest/f"), "file");
+	set_mtime(tp(x, "dest/f"), 1000, 0);
+	assert_int_equal(mkdir(tp(x, "dest/d"), 0755), 0);
+	assert_int_equal(symlink("f", tp(x, "dest/l")), 0);
+	assert_int_equal(mkfifo(tp(x, "dest/p"), 0644), 0);
+	assert_int_equal(stat(tp(x, "dest"), &a), 0);
+	assert_int_equal(stat(tp(x, "dest/f"), &fa), 0);
+	sel.compare = RD_SINK_CMP_CHECKSUM;
+	s = sel_open(x, RD_SINK_PRESERVE_MODE, &sel);
+	assert_int_equal(rd_sink_file_compare(s, "f", 1, R, &m, &f), -RD_EUSAGE);
+	assert_null(f);
+	rd_sink_close(s);
+	sel.dry_run = 1;
+	s = sel_open(x, RD_SINK_PRESERVE_MODE, &sel);
+	assert_int_equal(rd_sink_file_compare(s, "f", 1, R, &m, &f), 0);
+	assert_non_null(f);
+	assert_true(rd_sink_file_has_existing(f));
+	assert_int_equal(rd_sink_file_items(f), RD_IT_TIME | RD_IT_PERMS);
+	assert_int_equal(rd_sink_file_pread(f, 1, buf, 4, 0), 0);
+	assert_memory_equal(buf, "file", 4);
+	/* no partial; no chunking set */
+	assert_int_equal(rd_sink_file_pread(f, 0, buf, 4, 0), -EBADF);
+	assert_int_equal(rd_sink_file_chunk_src(f, 0), RD_SINK_CHUNK_NONE);
+	assert_true(rd_sink_file_write(f, "FILE", 4, 0) < 0);
+	assert_int_equal(rd_sink_file_pwrite(f, "FILE", 4, 0), -EBADF);
+	assert_true(rd_sink_file_copy_existing(f, 0, 4) < 0);
+	assert_true(rd_sink_file_seal(f) < 0);
+	assert_true(rd_sink_file_commit(f, 1) < 0); /* frees it */
+	assert_int_equal(rd_sink_file_compare(s, "f", 1, R, &m, &f), 0);
+	rd_sink_file_abort(f);
+	m.size = 9;
+	assert_int_equal(rd_sink_file_compare(s, "f", 1, R, &m, &f), 1);
+	m.size = 1;
+	assert_int_equal(rd_sink_file_compare(s, "l", 1, R, &m, &f), 1);
+	m.size = 0;
+	assert_int_equal(rd_sink_file_compare(s, "p", 1, R, &m, &f), 1);
+	assert_int_equal(rd_sink_file_compare(s, "d", 1, R, &m, &f), 1);
+	assert_int_equal(rd_sink_file_compare(s, "none", 4, R, &m, &f), 1);
+	assert_int_equal(mk(s, "nd", R), 0); /* would be made */
+	assert_int_equal(rd_sink_file_compare(s, "nd/x", 4, 0, &m, &f), 1);
+	assert_null(f);
+	rd_sink_close(s);
+	expect_listing(tp(x, "dest"), "d|f|l|p");
+	expect_content(tp(x, "dest/f"), "file");
+	assert_int_equal(stat(tp(x, "dest"), &b), 0);
+	assert_int_equal(stat(tp(x, "dest/f"), &fb), 0);
+	assert_memory_equal(&a.st_mtim, &b.st_mtim, sizeof(a.st_mtim));
+	assert_memory_equal(&a.st_ctim, &b.st_ctim, sizeof(a.st_ctim));
+	assert_memory_equal(&fa.st_ctim, &fb.st_ctim, sizeof(fa.st_ctim));
+	assert_int_equal(fb.st_mtime, 1000);
+	assert_int_equal((int)(fb.st_mode & 07777), (int)(fa.st_mode & 07777));
+}
+
 static const unsigned fallback = RD_SINK_TEST_NO_OPENAT2 | RD_SINK_TEST_NO_TMPFILE;
 
 #define BOTH(t)                                              \
@@ -701,6 +771,7 @@ int main(void)
 	    BOTH(test_rules_every_type),
 	    BOTH(test_dry_run),
 	    BOTH(test_dry_run_way),
+	    BOTH(test_dry_run_compare),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
