@@ -92,6 +92,7 @@ struct rfile {
 	int abort_later;     /* failed while working: abort when they end */
 	int check;	     /* comparing against an existing file of the same size */
 	int all_same;	     /* every chunk so far identical */
+	int dry;	     /* -n -c: compared only (rd_sink_file_compare), nothing written */
 	int failed;
 	int status;
 	size_t tlen;	/* of target */
@@ -319,6 +320,57 @@ static void del_report(void *ctx, unsigned flags, const char *rel, size_t len, c
 static int on_file_entry(struct receiver *r, const struct rd_msg_file *m);
 
 /*
+ * rsync's Y of a regular file: its data was "transferred" ('<'/'>') unless
+ * it was kept as it was and rsync's quick check would have left it alone
+ * (same size and mtime; -c: the same contents, whatever the mtime): then
+ * only its attributes changed ('.'). -c: a file that was there and is
+ * sent gets rsync's 'c', whether its chunks were compared or its size
+ * already differed (rsync's generator: ITEM_REPORT_CHANGE on every
+ * transfer under -c).
+ */
+static unsigned file_items(struct receiver *r, unsigned items, int keep)
+{
+	int sum = rd_sink_checksums(r->sink);
+
+	if (!keep || (!sum && (items & (RD_IT_NEW | RD_IT_SIZE | RD_IT_TIME))))
+		items |= RD_IT_XFER;
+	if (!keep && !(items & RD_IT_NEW) && sum)
+		items |= RD_IT_CHANGE;
+	return items;
+}
+
+/*
+ * -n -c (issue 28): a file of the same size that is there is compared
+ * chunk by chunk (GET SUM) as a real run compares it, through a handle
+ * that only reads it (rd_sink_file_compare): nothing is created or
+ * written. The first chunk that differs ends it (reported as sent, no
+ * DATA asked); every chunk equal: reported as kept (settle). 0: being
+ * compared (f->dry), 1: not to compare (it would be sent whole), < 0:
+ * failed (f done). Without a digest to compare (checksum none) or with
+ * -I (every file rewritten) it would be sent: 1.
+ */
+static int dry_compare(struct receiver *r, struct rfile *f, int root)
+{
+	int ret;
+
+	if (!rd_sink_checksums(r->sink) || rd_sink_rewrites(r->sink) || !r->e->dg->size ||
+	    !r->e->dg->sum_size || (f->items & RD_IT_NEW))
+		return 1;
+	ret = rd_sink_file_compare(r->sink, f->path, f->plen, root, &f->meta, &f->f);
+	if (ret < 0) {
+		f->f = NULL;
+		sink_fail(r, f, ret);
+		f->state = RF_DONE;
+		return ret;
+	}
+	if (ret)
+		return 1;
+	f->dry = f->check = f->all_same = 1;
+	f->nchunks = rd_nchunks(f->meta.size, r->e->o.chunk_size);
+	return 0;
+}
+
+/*
  * One entry; a sink failure that is the destination's rather than the
  * entry's (rd_sink_fatal) ends the session: said once, to both sides.
  */
@@ -458,7 +510,11 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		ret = rd_sink_file_check(r->sink, f->path, f->plen, root, &f->meta);
 		took(r, f, ret);
 		if (ret == RD_SINK_SEND && r->e->o.dry_run) {
-			f->items |= RD_IT_XFER; /* it would be sent: nothing else happens */
+			ret = dry_compare(r, f, root);
+			if (ret <= 0)
+				return 0; /* being compared, or it failed */
+			/* it would be sent: nothing else happens */
+			f->items = file_items(r, f->items, 0);
 			ret = RD_SINK_LEAVE;
 		}
 		if (ret < 0 || ret == RD_SINK_SAME || ret == RD_SINK_LEAVE) {
@@ -643,8 +699,8 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 		 */
 		if (!f->failed)
 			ret = rd_sink_file_restart(f->f);
-	} else if (f->failed) {
-		/* nothing to apply it to */
+	} else if (f->failed || f->dry) {
+		/* nothing to apply it to (a dry run sets no xattr or ACL) */
 	} else if (m->kind == RD_META_XATTR) {
 		if (f->type == RD_FT_REG)
 			ret = rd_sink_file_xattr(f->f, m->name.ptr, m->name.len, m->value, m->vlen);
@@ -828,8 +884,8 @@ static int sum_done(struct receiver *r, struct rjob *j)
 		goto out;
 	}
 	if (j->same) {
-		/* Same chunk: nothing to move; copy it only once the file differs. */
-		if (!f->all_same && j->existing)
+		/* Same chunk: nothing to move; copy it only once the file differs (a real run). */
+		if (!f->all_same && j->existing && !f->dry)
 			ret = rd_sink_file_copy_existing(f->f, off, want);
 		if (ret) {
 			sink_fail(r, f, ret);
@@ -839,6 +895,12 @@ static int sum_done(struct receiver *r, struct rjob *j)
 				rd_sink_file_chunk_done(f->f, chunk, 1);
 			kept(r, f, want);
 		}
+		slot_release(r, s, f);
+		goto out;
+	}
+	if (f->dry) {
+		/* -n -c: it would be sent; nothing more is asked (settle) */
+		f->all_same = 0;
 		slot_release(r, s, f);
 		goto out;
 	}
@@ -1361,7 +1423,8 @@ static int schedule(struct receiver *r)
 	for (k = 0; k < win_span(r); k++) {
 		struct rfile *f = win_of(r, r->oldest + k);
 
-		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more)
+		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more ||
+		    (f->dry && !f->all_same))
 			continue;
 		/* --bwlimit / max rate: the next chunk waits its turn */
 		if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size)))
@@ -1442,30 +1505,19 @@ static int schedule(struct receiver *r)
 }
 
 /*
- * rsync's Y of a regular file: its data was "transferred" ('<'/'>') unless
- * it was kept as it was and rsync's quick check (same size and mtime)
- * would have left it alone; then only its attributes changed ('.').
+ * Rename a complete file into place (or keep the identical one): done.
+ * A dry run's comparison (f->dry) only closes its handle: what it found
+ * is reported as a real run would report it.
  */
-static unsigned file_items(unsigned items, int keep)
-{
-	if (!keep || (items & (RD_IT_NEW | RD_IT_SIZE | RD_IT_TIME)))
-		items |= RD_IT_XFER;
-	return items;
-}
-
-/* Rename a complete file into place (or keep the identical one): done. */
 static void commit(struct receiver *r, struct rfile *f, int keep)
 {
-	int ret = rd_sink_file_commit(f->f, keep);
+	int ret = 0;
 
-	f->items = file_items(f->items, keep);
-	/*
-	 * -c: a file that was there and is sent gets rsync's 'c', whether its
-	 * chunks were compared or its size already differed (rsync's
-	 * generator: ITEM_REPORT_CHANGE on every transfer under -c)
-	 */
-	if (!keep && !(f->items & RD_IT_NEW) && rd_sink_checksums(r->sink))
-		f->items |= RD_IT_CHANGE;
+	if (f->dry)
+		rd_sink_file_abort(f->f);
+	else
+		ret = rd_sink_file_commit(f->f, keep);
+	f->items = file_items(r, f->items, keep);
 	f->f = NULL;
 	if (ret) {
 		f->failed = 1;
@@ -1606,11 +1658,12 @@ static int settle(struct receiver *r)
 		f = win_of(r, r->oldest + k);
 		if (!f)
 			break;
+		/* -n -c: a chunk differed (or a sparse map came): no more to compare */
 		if (f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed && !f->more &&
-		    f->done == f->nchunks && !f->inflight) {
+		    (f->done == f->nchunks || (f->dry && !f->all_same)) && !f->inflight) {
 			int keep = f->check && f->all_same;
 
-			if (!keep && rd_sink_wants_sync(r->sink)) {
+			if (!keep && !f->dry && rd_sink_wants_sync(r->sink)) {
 				ret = rd_sink_file_seal(f->f);
 				if (ret)
 					sink_fail(r, f, ret);

@@ -38,6 +38,8 @@ struct rec {
 static struct rec recs[NREC];
 static int nrec;
 static char base[PATH_MAX];
+/* copy(): -c (RD_CMP_CHECKSUM), and named temporaries (their traces show) */
+static int checksum;
 
 static void on_item(void *ctx, const struct rd_item *it)
 {
@@ -101,7 +103,7 @@ static void sh(const char *cmd)
 	assert_int_equal(system(buf), 0);
 }
 
-/* Every entry beneath dir: type, mode, size, mtime, ctime (ns), link target. */
+/* Every entry beneath dir: type, inode, mode, size, mtime, ctime (ns), link target. */
 static char *manifest(const char *dir)
 {
 	char cmd[PATH_MAX * 2], *buf = calloc(1, 1 << 16);
@@ -110,7 +112,7 @@ static char *manifest(const char *dir)
 
 	assert_non_null(buf);
 	snprintf(cmd, sizeof(cmd),
-		 "cd '%s' && find . -printf '%%y %%m %%s %%T@ %%C@ %%p %%l\\n' | LC_ALL=C sort",
+		 "cd '%s' && find . -printf '%%y %%i %%m %%s %%T@ %%C@ %%p %%l\\n' | LC_ALL=C sort",
 		 dir);
 	p = popen(cmd, "r");
 	assert_non_null(p);
@@ -141,6 +143,10 @@ static int copy(const char *src, const char *dst, uint16_t rules)
 	o.umask = 022;
 	o.sel.rules = (uint16_t)(rules | RD_SEL_DEST_DIR);
 	o.need_select = 1;
+	if (checksum) {
+		o.sel.compare = RD_CMP_CHECKSUM;
+		o.sink_flags |= RD_SINK_TEST_NO_TMPFILE;
+	}
 	o.eo.chunk_size = 4096;
 	o.eo.pool_bytes = 1 << 20;
 	o.eo.depth = 4;
@@ -270,11 +276,101 @@ static void test_dry_run_changes(void **state)
 			fail_msg("%s: 0x%x after the real run", recs[i].path, recs[i].items);
 }
 
+/* content of n bytes: a pattern, with byte at (if < n) changed */
+static void put_big(const char *rel, size_t n, size_t at, long mtime)
+{
+	char *b = malloc(n + 1);
+	size_t i;
+
+	assert_non_null(b);
+	for (i = 0; i < n; i++)
+		b[i] = (char)('a' + i % 23);
+	if (at < n)
+		b[at] = '#';
+	b[n] = '\0';
+	put(rel, b, mtime);
+	free(b);
+}
+
+/*
+ * -n -c (issue 28, rsync -anci): contents decide. A file of the same
+ * size whose bytes differ (in any chunk) is listed as to be sent, with
+ * rsync's 'c'; an identical one is not (another mtime: its time only, no
+ * transfer); one of another size is sent with 'c'. The destination keeps
+ * every inode, byte, mtime and ctime (named temporaries: one made and
+ * removed would change its directory's), and the real -c run then does
+ * exactly what the dry one said.
+ */
+static void test_dry_run_checksum(void **state)
+{
+	static const char *const names[] = {"csrc/f1",	 "csrc/b/f2", "csrc/g", "csrc/big1",
+					    "csrc/big2", "csrc/big3", "csrc/e2"};
+	unsigned want[7], i;
+	const struct rec *r;
+	char dst[PATH_MAX + 8], *before, *after;
+
+	(void)state;
+	checksum = 1;
+	snprintf(dst, sizeof(dst), "%s/", bp("cdst"));
+	sh("mkdir -p '@/csrc/b'");
+	put("csrc/f1", "one", 1500000000);
+	put("csrc/b/f2", "two two", 1500000000);
+	put("csrc/g", "gggg", 1500000000);
+	put_big("csrc/big1", 3 * 4096 + 100, (size_t)-1, 1500000000);
+	put_big("csrc/big2", 3 * 4096 + 100, (size_t)-1, 1500000000);
+	put_big("csrc/big3", 2 * 4096, (size_t)-1, 1500000000);
+	put("csrc/e2", "", 1500000000);
+	assert_int_equal(copy(bp("csrc/"), dst, 0), 0);
+	/* same size and mtime, other bytes: the quick check would miss them */
+	put("cdst/f1", "ONE", 1500000000);
+	put_big("cdst/big1", 3 * 4096 + 100, 3 * 4096 + 7, 1500000000); /* last chunk */
+	put_big("cdst/big3", 2 * 4096, 5, 1500000000);			/* first chunk */
+	/* the same bytes, another mtime; another size */
+	put("cdst/g", "gggg", 1400000000);
+	put("cdst/b/f2", "two", 1500000000);
+	before = manifest(bp("cdst"));
+	assert_int_equal(copy(bp("csrc/"), dst, RD_SEL_DRY_RUN), 0);
+	after = manifest(bp("cdst"));
+	assert_string_equal(before, after);
+	assert_null(strstr(after, ".rdcp"));
+	want[0] = RD_IT_XFER | RD_IT_CHANGE;
+	want[1] = RD_IT_XFER | RD_IT_CHANGE | RD_IT_SIZE;
+	want[2] = RD_IT_TIME;
+	want[3] = RD_IT_XFER | RD_IT_CHANGE;
+	want[4] = 0;
+	want[5] = RD_IT_XFER | RD_IT_CHANGE;
+	want[6] = 0;
+	for (i = 0; i < 7; i++) {
+		r = rec_of(names[i]);
+		assert_non_null(r);
+		assert_true(r->dry);
+		assert_int_equal(r->status, 0);
+		if (r->items != want[i])
+			fail_msg("-n -c %s: 0x%x, not 0x%x", names[i], r->items, want[i]);
+	}
+	free(before);
+	free(after);
+	/* the real run does what the dry one said, and then there is nothing left */
+	assert_int_equal(copy(bp("csrc/"), dst, 0), 0);
+	for (i = 0; i < 7; i++) {
+		r = rec_of(names[i]);
+		assert_non_null(r);
+		if (r->items != want[i])
+			fail_msg("-c %s: 0x%x, not 0x%x", names[i], r->items, want[i]);
+	}
+	assert_int_equal(copy(bp("csrc/"), dst, RD_SEL_DRY_RUN), 0);
+	for (i = 0; i < (unsigned)nrec; i++)
+		if (recs[i].items)
+			fail_msg("%s: 0x%x after the real run", recs[i].path, recs[i].items);
+	checksum = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_dry_run_new),
 	    cmocka_unit_test(test_dry_run_changes),
+	    cmocka_unit_test(test_dry_run_checksum),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

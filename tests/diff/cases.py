@@ -486,6 +486,7 @@ SUPPORTED = {
     "report.itemize": NODPUSH,
     "report.itemize-filter": NODPUSH,
     "report.dry-run-itemize": NODPUSH,
+    "report.dry-run-itemize-checksum": NODPUSH,
     "report.dry-run-itemize-new": M,
     "xcheck.rsync-after-rdcp": M,
     "xcheck.rsync-after-rdcp-into": M,
