@@ -303,8 +303,15 @@ int rd_sink_mkdir(struct rd_sink *s, const char *path, size_t len, int root,
 	if (rd_fstatat(pl.pfd, pl.name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return sink_fail(s, errno, path, len, "mkdir");
 	if (S_ISDIR(st.st_mode)) {
-		/* as rsync: what the directory's own metadata will change, judged now */
-		s->items = rd_sink__attr_items(s, &st, m);
+		/*
+		 * as rsync: what the directory's own metadata will change,
+		 * judged now; a contents root whose destination this run made
+		 * (decide) is new, rsync's "cd+++++++++ ./"
+		 */
+		if ((root & RD_SINK_ROOT) && (root & RD_SINK_CONTENTS) && s->dest_made)
+			s->items = rd_sink__alt_dir_items(s, m, RD_IT_NEW | RD_IT_LOCAL);
+		else
+			s->items = rd_sink__attr_items(s, &st, m);
 		return 0;
 	}
 	ret = not_a_nondir(s, &pl, &st, path, len);

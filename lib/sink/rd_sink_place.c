@@ -367,9 +367,10 @@ static int decide(struct rd_sink *s, int is_dir)
 		}
 		goto opened;
 	}
-	if (rd_mkdirat(s->dest_fd, s->dest_base, 0777 & ~s->umask) == 0)
+	if (rd_mkdirat(s->dest_fd, s->dest_base, 0777 & ~s->umask) == 0) {
 		sink_dir_note(s, s->dest_fd, s->dest_base);
-	else if (errno != EEXIST)
+		s->dest_made = 1;
+	} else if (errno != EEXIST)
 		return rd_err_set(&s->err, sink_status(errno), errno, "mkdir destination %s",
 				  s->dest_esc);
 	fd = sink_open_dir(s, s->dest_fd, s->dest_base, 0);

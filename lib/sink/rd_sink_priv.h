@@ -53,6 +53,7 @@ struct rd_sink {
 	 * because a parent would be made (or replaced) first.
 	 */
 	int dry_void, absent;
+	int dest_made; /* decide() made the destination directory (rsync's "cd+++" ./) */
 	/* RD_SINK_RSYNC pushes: top-level names of contents sources (hard links) */
 	unsigned ncroots;
 	char croots[SINK_ROOTS_MAX][NAME_MAX + 1];

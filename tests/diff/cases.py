@@ -245,6 +245,8 @@ C += [
          itemize=True),
     Case("report.itemize", ["-a", "-i"], itemize=True),
     Case("report.itemize-checksum", ["-a", "-c", "-i"], itemize=True),
+    Case("report.itemize-new", ["-a", "-i"], ["src/"], "dst/", "none", itemize=True),
+    Case("report.itemize-new-into", ["-a", "-i"], ["src"], "dst/", "none", itemize=True),
     Case("report.dry-run-itemize-checksum", ["-a", "-n", "-c", "-i"], itemize=True),
     Case("report.itemize-filter", ["-a", "-i", "--exclude=*.tmp"], itemize=True),
 ]
@@ -448,6 +450,8 @@ SUPPORTED = {
     "qc.whole-file": M,
     "opt.z": M,
     "report.itemize-checksum": NODPUSH,
+    "report.itemize-new": M,
+    "report.itemize-new-into": M,
     "qc.size-only": M,
     "qc.ignore-times": M,
     "qc.update": M,
