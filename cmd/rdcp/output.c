@@ -205,6 +205,14 @@ static void shown_name(const struct rdcp_out *ro, struct rd_item *it)
 	skip = rd_path_first_skip(it->path, it->len);
 	it->path = skip < it->len ? it->path + skip : ".";
 	it->len = skip < it->len ? it->len - skip : 1;
+	/* a hard link's target is a wire path of the same source: shown alike */
+	if (it->type != RD_FT_HLINK || !it->target || !it->tlen)
+		return;
+	skip = rd_path_first_skip(it->target, it->tlen);
+	if (skip < it->tlen) {
+		it->target += skip;
+		it->tlen -= skip;
+	}
 }
 
 void rdcp_out_item(void *ctx, const struct rd_item *item)
