@@ -250,6 +250,10 @@ void run_copy(struct run *r)
 		r->se.o.batch = 0;
 	if (r->recv_no_batch)
 		r->re.o.batch = 0;
+	if (r->send_no_wide)
+		r->se.o.wide = 0;
+	if (r->recv_no_wide)
+		r->re.o.wide = 0;
 	r->se.o.pace = r->send_pace;
 	r->re.o.pace = r->recv_pace;
 	if (r->send_no_items)
@@ -338,17 +342,32 @@ int small_set_copied(void)
 enum rd_loop_action watch_batches(void *ctx, struct rd_loop_event *ev)
 {
 	struct batch_watch *w = ctx;
+	unsigned n = 0;
+	int first;
 
+	/* FILES, FILEZ and DONES: the payload starts with u16 n */
+	if (ev->len >= RD_HDR_LEN + 2)
+		n = (unsigned)ev->msg[RD_HDR_LEN] << 8 | ev->msg[RD_HDR_LEN + 1];
 	if (ev->side == 0 && ev->type == RD_MSG_FILE)
 		w->file++;
-	if (ev->side == 0 && ev->type == RD_MSG_FILES && !w->files++ && w->delay_first) {
-		ev->delay_ms = w->delay_first;
-		return RD_LOOP_DELAY;
+	if (ev->side == 0 && (ev->type == RD_MSG_FILES || ev->type == RD_MSG_FILEZ)) {
+		first = !w->files && !w->filez;
+		if (ev->type == RD_MSG_FILES)
+			w->files++;
+		else
+			w->filez++;
+		w->max_files_n = n > w->max_files_n ? n : w->max_files_n;
+		if (first && w->delay_first) {
+			ev->delay_ms = w->delay_first;
+			return RD_LOOP_DELAY;
+		}
 	}
 	if (ev->side == 1 && ev->type == RD_MSG_DONE)
 		w->done++;
-	if (ev->side == 1 && ev->type == RD_MSG_DONES)
+	if (ev->side == 1 && ev->type == RD_MSG_DONES) {
 		w->dones++;
+		w->max_dones_n = n > w->max_dones_n ? n : w->max_dones_n;
+	}
 	return RD_LOOP_PASS;
 }
 

@@ -59,6 +59,7 @@ struct run {
 	char last_note[256];		  /* the sender's last report with status 0 and a text */
 	int send_no_pack;		  /* the sender's eo.pack 0 whatever r->eo says */
 	int send_no_batch, recv_no_batch; /* one side's eo.batch 0 */
+	int send_no_wide, recv_no_wide;	  /* one side's eo.wide 0 */
 	struct rd_pace *send_pace, *recv_pace; /* one side's eo.pace */
 	int send_no_items;		       /* the sender's eo.items 0 */
 	/* the receiver's quick check and rules (times kept), or none */
@@ -96,11 +97,13 @@ void run_copy(struct run *r);
 void make_small_set(void);
 int small_set_copied(void);
 
-/* --- batches (RD_OF_BATCH, issue 13): many entries per FILES / DONES --- */
+/* --- batches (RD_OF_BATCH, issue 13; RD_OF_WIDE): many entries per FILES / FILEZ / DONES --- */
 
 struct batch_watch {
-	unsigned file, files, done, dones;
-	int delay_first; /* ms the first FILES waits (the later ones wait behind it) */
+	unsigned file, files, filez, done, dones;
+	unsigned max_files_n; /* the most entries in one FILES or FILEZ */
+	unsigned max_dones_n; /* in one DONES */
+	int delay_first; /* ms the first FILES or FILEZ waits (the later ones wait behind it) */
 };
 
 /* The hook that counts them (ctx: a struct batch_watch). */

@@ -552,6 +552,146 @@ static void test_send_undecodable(void **state)
 	expect_proto_err(&p, "broke the protocol");
 }
 
+/* --- wide batches (protocol 14, RD_OF_WIDE): FILEZ and DONES as agreed --- */
+
+static const struct rd_engine_opts batch_eo = {
+    .chunk_size = CH, .pool_bytes = 8 * CH, .depth = 4, .batch = 1};
+
+/* FILES (wide 0) or FILEZ of one entry: file_msg(id 1, a directory, ROOT, "x") */
+static struct rd_msg one_entry_batch(int wide, uint8_t *raw, size_t cap)
+{
+	struct rd_msg m = simple(wide ? RD_MSG_FILEZ : RD_MSG_FILES);
+	struct rd_msg f = file_msg(1, RD_FT_DIR, RD_FF_ROOT, 0, "x");
+	struct rd_filez z;
+	size_t len = 0;
+
+	rd_filez_start(&z);
+	if (wide)
+		assert_int_equal(rd_filez_put(&z, raw, cap, &len, &f.u.file), 0);
+	else
+		assert_int_equal(rd_files_put(raw, cap, &len, &f.u.file), 0);
+	m.u.files.n = 1;
+	m.u.files.id = 1;
+	m.u.files.raw = raw;
+	m.u.files.rawlen = len;
+	return m;
+}
+
+static void test_recv_filez_not_agreed(void **state)
+{
+	uint8_t raw[256];
+	struct peer p;
+	struct rd_msg m = one_entry_batch(1, raw, sizeof(raw));
+
+	start_with(&p, 0, batch_eo, 0);
+	say(&p, &m);
+	expect_proto_err(&p, "FILEZ without wide batches agreed");
+}
+
+static void test_recv_files_where_filez(void **state)
+{
+	struct rd_engine_opts eo = batch_eo;
+	uint8_t raw[256];
+	struct peer p;
+	struct rd_msg m = one_entry_batch(0, raw, sizeof(raw));
+
+	eo.wide = 1;
+	start_with(&p, 0, eo, 0);
+	say(&p, &m);
+	expect_proto_err(&p, "FILES where FILEZ was agreed");
+}
+
+/* A message by hand: big-endian fields appended (len bytes of v), strings. */
+struct bytes {
+	uint8_t b[256];
+	size_t n;
+};
+
+static void be(struct bytes *x, uint64_t v, unsigned len)
+{
+	while (len--)
+		x->b[x->n++] = (uint8_t)(v >> (8 * len));
+}
+
+static void be_str(struct bytes *x, const char *s)
+{
+	be(x, strlen(s), 2);
+	memcpy(x->b + x->n, s, strlen(s));
+	x->n += strlen(s);
+}
+
+/*
+ * A FILEZ whose second path, rebuilt from what it keeps of the first
+ * ("..b") and its rest ("/x"), is "../x": refused whole, nothing made
+ * beside the receiver's directory.
+ */
+static void test_recv_filez_keep_escapes(void **state)
+{
+	struct rd_engine_opts eo = batch_eo;
+	struct bytes x = {.n = 0};
+	char up[600];
+	struct peer p;
+
+	be(&x, RD_MSG_FILEZ, 1);
+	be(&x, 0, 3); /* 0, credits */
+	be(&x, 0, 4); /* the length, below */
+	be(&x, 2, 2); /* n */
+	be(&x, 1, 4); /* id */
+	be(&x, RD_FT_DIR << 16 | RD_FF_ROOT << 8 | RD_FZ_FIRST, 3);
+	be(&x, 040755, 4);
+	be(&x, 0, 4 + 4 + 8); /* uid, gid, mtime_sec */
+	be(&x, 0, 2);	      /* keep */
+	be_str(&x, "..b");
+	be(&x, RD_FT_DIR << 16, 3); /* no flags, the same fields */
+	be(&x, 2, 2);		    /* keep ".." */
+	be_str(&x, "/x");
+	x.b[7] = (uint8_t)(x.n - RD_HDR_LEN);
+	eo.wide = 1;
+	start_with(&p, 0, eo, 0);
+	/* the receiver's directory's parent, named without it (gone after the test) */
+	snprintf(up, sizeof(up), "%.*s/x", (int)(strrchr(g_root, '/') - g_root), g_root);
+	assert_int_equal(rd_conn_send(p.me, x.b, x.n), 0);
+	expect_proto_err(&p, "'..' path component");
+	assert_int_equal(access(up, F_OK), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+/* A DONES of n entries, ids 1..n */
+static struct rd_msg dones_msg(unsigned n)
+{
+	struct rd_msg m = simple(RD_MSG_DONES);
+	unsigned i;
+
+	m.u.dones.n = (uint16_t)n;
+	for (i = 0; i < n; i++)
+		m.u.dones.id[i] = i + 1;
+	return m;
+}
+
+/* More than RD_BATCH_MAX confirmations at once only with RD_OF_WIDE. */
+static void test_send_dones_wider_than_agreed(void **state)
+{
+	struct peer p;
+	struct rd_msg m = dones_msg(RD_BATCH_MAX + 1);
+
+	start_with(&p, 1, batch_eo, 3 * CH);
+	say(&p, &m);
+	expect_proto_err(&p, "DONES wider than agreed");
+}
+
+/* With it, the same DONES is read (and refused for what it names: no entry 2). */
+static void test_send_dones_wide(void **state)
+{
+	struct rd_engine_opts eo = batch_eo;
+	struct peer p;
+	struct rd_msg m = dones_msg(RD_BATCH_MAX + 1);
+
+	eo.wide = 1;
+	start_with(&p, 1, eo, 0);
+	say(&p, &m);
+	expect_proto_err(&p, "DONE for an unknown entry");
+}
+
 /* --- issue 27: hard links as agreed, what GETs may make a sender do --- */
 
 /* The test directory and the engine's state, once its thread ended. */
@@ -780,6 +920,11 @@ int main(void)
 	    cmocka_unit_test(test_send_fin_early),
 	    cmocka_unit_test(test_send_unexpected),
 	    cmocka_unit_test(test_send_undecodable),
+	    cmocka_unit_test(test_recv_filez_not_agreed),
+	    cmocka_unit_test(test_recv_files_where_filez),
+	    cmocka_unit_test(test_recv_filez_keep_escapes),
+	    cmocka_unit_test(test_send_dones_wider_than_agreed),
+	    cmocka_unit_test(test_send_dones_wide),
 	    cmocka_unit_test(test_recv_hlink_not_agreed),
 	    cmocka_unit_test(test_recv_link_flags_not_agreed),
 	    cmocka_unit_test(test_recv_implied_not_agreed),
