@@ -209,6 +209,7 @@ client() {
 	check "  saying so" out_has "this server exports no modules"
 	meta "$S"
 	many_small "$S"
+	wide_interop "$S"
 	# RATES=0: a variant of the suite that adds nothing to the rate checks
 	# (the IPv6-only wire) skips their ~40 s.
 	[ "${RATES:-1}" = 0 ] || rates "$S"
@@ -368,6 +369,77 @@ many_small() {
 	check "  pulled back byte for byte, no packs" same_tree /tmp/src/small/d01 /tmp/pull/nopack
 	check "  none said" not out_has "packs"
 	rm -rf /tmp/pull/nopack /tmp/src/small
+}
+
+# Protocol 14 (RD_OF_WIDE: entries in FILEZ, batches of half the window)
+# against what came before, over the real session layer: this client against
+# an rdcpd that speaks 13 at most (RDCP_TEST_PROTO_MAX), and a client that
+# does not ask for wide batches (RDCP_TEST_NO_WIDE, as against a server of 13)
+# against this rdcpd; then both new. Each: a push and a pull of 300 files,
+# trees identical, each rerun moves 0 bytes; -v names the protocol agreed,
+# and the wide path shows in --json's control bytes: a rerun's entries in
+# FILEZ take a third of what FILES take. (engine_wide_test counts the FILEZ
+# and DONES.)
+# Host only (TCP): the batches are the same over RDMA, and the rig's time
+# is dear.
+# shellcheck disable=SC2016 # expanded by check's eval
+wide_interop() {
+	local S=$1 how url want d t0=$EPOCHREALTIME
+	local -A ctl urls=([old]="rdcp://$S:18715/m13" [nowide]="$S::m/nowide" [wide]="$S::m/wide")
+	over_rdma && return 0
+	mkdir -p /tmp/mod13 /tmp/src/wide
+	for d in 1 2 3; do
+		mkdir -p "/tmp/src/wide/d$d"
+		head -c $((100 * 300)) /dev/urandom | split -b 300 -a 2 - "/tmp/src/wide/d$d/f"
+	done
+	RDCP_TEST_PROTO_MAX=13 start_daemon d13 --port 18715 --module m13=/tmp/mod13 || return 1
+	for how in old nowide wide; do
+		url=${urls[$how]}
+		want=14
+		[ "$how" = old ] && want=13
+		unset RDCP_TEST_NO_WIDE
+		[ "$how" = nowide ] && export RDCP_TEST_NO_WIDE=1
+		wrun -v -r /tmp/src/wide/ "$url/"
+		check "$how: push of 300 files, protocol $want agreed (-v)" \
+			eval '[ "$RC" -eq 0 ] && out_has "protocol $want$"'
+		wrun --json -r /tmp/src/wide/ "$url/"
+		check "  $how: the rerun moves 0 bytes" \
+			eval '[ "$RC" -eq 0 ] && out_has "\"bytes_moved\": 0,"'
+		ctl[$how]=$(json_num bytes_sent /tmp/out)
+		wrun -v -r "$url/" "/tmp/pull/wide-$how"
+		check "  $how: pulled back, protocol $want, the trees identical" \
+			eval '[ "$RC" -eq 0 ] && out_has "protocol $want$" &&
+				same_tree /tmp/src/wide "/tmp/pull/wide-$how"'
+		wrun --json -r "$url/" "/tmp/pull/wide-$how"
+		check "  $how: the rerun of the pull moves 0 bytes" \
+			eval '[ "$RC" -eq 0 ] && out_has "\"bytes_moved\": 0,"'
+		ctl[$how]="${ctl[$how]} $(json_num bytes_received /tmp/out)"
+	done
+	unset RDCP_TEST_NO_WIDE
+	# The reruns' entries are nearly all the control bytes: the push's sent,
+	# the pull's received (--json), FILEZ's compact entries a third of FILES'
+	echo "    control bytes of the reruns (push sent, pull received): old ${ctl[old]}," \
+		"nowide ${ctl[nowide]}, wide ${ctl[wide]}"
+	# shellcheck disable=SC2086 # two numbers each
+	check "both new: the reruns' entries took under half the bytes (FILEZ, not FILES)" \
+		awk -v o="${ctl[old]}" -v n="${ctl[nowide]}" -v w="${ctl[wide]}" 'BEGIN {
+			split(o, a); split(n, b); split(w, c)
+			exit !(c[1] > 0 && c[2] > 0 && 2 * c[1] < a[1] && 2 * c[1] < b[1] &&
+				2 * c[2] < a[2] && 2 * c[2] < b[2]) }'
+	check "the protocol-13 daemon still alive" daemon_alive d13
+	stop_daemon d13
+	rm -rf /tmp/src/wide /tmp/pull/wide-* /tmp/mod13 /tmp/mod/nowide /tmp/mod/wide
+	echo "    (protocol 13 and 14 side by side: $(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }') s)"
+}
+
+# wrun ARGS...: run, its output only in /tmp/out but for the protocol
+# agreed (-v) and the last line
+wrun() {
+	run "$@" >/dev/null
+	{
+		grep -m1 'protocol [0-9]*$' /tmp/out
+		tail -1 /tmp/out
+	} | sed 's/^/    | /'
 }
 
 # Issue 13: rsync's metadata flags. The server built the same tree as ms/meta.

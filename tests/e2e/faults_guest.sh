@@ -24,7 +24,6 @@ KILLS=${KILLS:-3}
 # The daemon's receive window bounds what a kill -9 of it wastes (chunks in
 # flight): 4 MiB here, with 1 MiB chunks for the kill loop.
 DOPTS="--pool-size 4M --module m=/tmp/mod --module ro=/tmp/ro,ro --module small=/tmp/small"
-json_num() { grep -o "\"$1\": *[0-9]*" "$2" | grep -o '[0-9]*$'; }
 
 server() {
 	mkdir -p /tmp/mod /tmp/ro /tmp/small

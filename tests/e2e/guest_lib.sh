@@ -125,6 +125,8 @@ run() {
 }
 
 out_has() { grep -q -- "$1" /tmp/out; }
+# json_num NAME FILE: the number NAME of rdcp --json's output in FILE
+json_num() { grep -o "\"$1\": *[0-9]*" "$2" | grep -o '[0-9]*$'; }
 not() { ! "$@"; }
 
 # make_meta_tree DIR: what -aHXAS keeps (issue 13), the same bytes every time
