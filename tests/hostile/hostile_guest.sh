@@ -206,6 +206,36 @@ if timeout 60 "$RDCP" -r --exclude x --timeout 10 "$IP::m/rules/" /tmp/rules.bac
 else
 	fail "  a pull with good rules after the hostile ones: $(tail -3 $LOGS/rules.out)"
 fi
+# Protocol 14's wide batches (RD_OF_WIDE): a FILEZ whose kept prefix makes
+# "../evil-wide", bad counts and prefixes, FILEZ or FILES against what was
+# agreed (protocol 13 too), a pull's DONES of 65 without wide batches: each
+# refused with its reason, nothing lands, the daemon serves on. The control
+# (pull-wide): a wide pull of m/wide is answered in FILEZ of more than 64.
+t0=$(date +%s.%N)
+mkdir -p /tmp/mod/wide
+i=0
+while [ $i -lt 200 ]; do
+	: >/tmp/mod/wide/w$i
+	i=$((i + 1))
+done
+if "$EVIL" wide "$IP" $DPORT m >$LOGS/wide.out 2>&1 &&
+	[ "$(grep -c ': refused: ' $LOGS/wide.out)" -ge 14 ]; then
+	pass "hostile wide batches: each refused with its reason; a wide pull is served in FILEZ"
+else
+	fail "hostile wide batches: $(cat $LOGS/wide.out)"
+fi
+sed 's/^/    /' $LOGS/wide.out
+check_absent /tmp/evil-wide "wide: a FILEZ path rebuilt as ../evil-wide"
+check_absent /tmp/mod/evil-wide-u "wide: an entry of a FILEZ not agreed"
+check_no_stray /tmp/mod "wide"
+if [ "$(find /tmp/mod -name '*evil-w*' | wc -l)" -eq 0 ]; then
+	pass "wide: no entry of a refused batch in the module"
+else
+	fail "wide: in the module: $(find /tmp/mod -name '*evil-w*' | tr '\n' ' ')"
+fi
+still_running $DPID "wide: rdcpd"
+rm -rf /tmp/mod/wide
+echo "    (wide batches: $(echo "$t0 $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }') s)"
 # Issue 7 item 4: rdcp -p keeps modes and times, never owners (and so no
 # setuid/setgid); -o -g keep them, as root.
 cp -p /tmp/own/suid /tmp/mod/suid2

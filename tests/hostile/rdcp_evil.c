@@ -68,6 +68,11 @@
  *	Hostile filter rules for a pull (rdcp_evil_rules.c): exit 0 only if
  *	rdcpd refused every case with the reason expected.
  *
+ *   rdcp_evil wide HOST PORT MODULE
+ *	Hostile wide batches (protocol 14: FILEZ, DONES of more than 64;
+ *	rdcp_evil_wide.c): exit 0 only if rdcpd refused every case with the
+ *	reason expected and answered a wide pull in FILEZ of more than 64.
+ *
  *   rdcp_evil swap DIR A B SECONDS
  *	A hostile local user: exchange DIR/A and DIR/B (renameat2
  *	RENAME_EXCHANGE) in a tight loop for SECONDS; prints the count.
@@ -337,37 +342,6 @@ static const char *type_name(uint8_t t)
 }
 
 /* --- raw FILE encoder ------------------------------------------------- */
-
-struct wr {
-	uint8_t *b;
-	size_t cap, off;
-	int full;
-};
-
-static void put(struct wr *w, uint64_t v, unsigned n)
-{
-	unsigned i;
-
-	if (w->full || w->cap - w->off < n) {
-		w->full = 1;
-		return;
-	}
-	for (i = 0; i < n; i++)
-		w->b[w->off + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-	w->off += n;
-}
-
-static void put_bytes(struct wr *w, const char *p, size_t n)
-{
-	put(w, n, 2);
-	if (w->full || w->cap - w->off < n) {
-		w->full = 1;
-		return;
-	}
-	if (n)
-		memcpy(w->b + w->off, p, n);
-	w->off += n;
-}
 
 static void fill_file(struct rd_msg *m, uint32_t id, const struct ent *e, int64_t now)
 {
@@ -1448,7 +1422,8 @@ static void usage(void)
 		"       rdcp_evil sum-flood HOST PORT MODULE/FILE [COUNT]\n"
 		"       rdcp_evil sum-drip HOST PORT MODULE/FILE SECONDS\n"
 		"       rdcp_evil link-tree DIR OUTSIDE N [DEPTH]\n"
-		"       rdcp_evil rules HOST PORT MODULE/PATH\n" RDCP_EVIL_PREAUTH_USAGE);
+		"       rdcp_evil rules HOST PORT MODULE/PATH\n"
+		"       rdcp_evil wide HOST PORT MODULE\n" RDCP_EVIL_PREAUTH_USAGE);
 }
 
 int main(int argc, char **argv)
@@ -1478,6 +1453,8 @@ int main(int argc, char **argv)
 		return evil_flood(argv[2], argv[3], atoi(argv[4]), atof(argv[5]));
 	if (argc == 5 && !strcmp(argv[1], "rules"))
 		return evil_rules(argv[2], argv[3], argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "wide"))
+		return evil_wide(argv[2], argv[3], argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "swap"))
 		return swap_loop(argv[2], argv[3], argv[4], argv[5]);
 	r = rdcp_evil_preauth(argc, argv);

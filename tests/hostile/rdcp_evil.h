@@ -3,10 +3,50 @@
 #ifndef RDCP_TESTS_HOSTILE_RDCP_EVIL_H
 #define RDCP_TESTS_HOSTILE_RDCP_EVIL_H
 
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "lib/base/rd_err.h"
 #include "lib/xport/rd_xport.h"
 
 #define CASE_TIMEOUT_S 20
+
+/*
+ * Messages by hand, as rd_proto.h lays them out (rd_msg_encode refuses what
+ * is bad, as it should): big-endian fields of n bytes, strings with their
+ * u16 length, into b; full once one did not fit.
+ */
+struct wr {
+	uint8_t *b;
+	size_t cap, off;
+	int full;
+};
+
+static inline void put(struct wr *w, uint64_t v, unsigned n)
+{
+	unsigned i;
+
+	if (w->full || w->cap - w->off < n) {
+		w->full = 1;
+		return;
+	}
+	for (i = 0; i < n; i++)
+		w->b[w->off + i] = (uint8_t)(v >> (8 * (n - 1 - i)));
+	w->off += n;
+}
+
+static inline void put_bytes(struct wr *w, const char *p, size_t n)
+{
+	put(w, n, 2);
+	if (w->full || w->cap - w->off < n) {
+		w->full = 1;
+		return;
+	}
+	if (n)
+		memcpy(w->b + w->off, p, n);
+	w->off += n;
+}
 
 /* Monotonic seconds. */
 double now_s(void);
@@ -20,6 +60,8 @@ int evil_join(const char *host, const char *port);
 int evil_flood(const char *host, const char *port, int n, double secs);
 /* rdcp_evil rules HOST PORT MODULE/PATH (rdcp_evil_rules.c) */
 int evil_rules(const char *host, const char *port, const char *path);
+/* rdcp_evil wide HOST PORT MODULE (rdcp_evil_wide.c) */
+int evil_wide(const char *host, const char *port, const char *module);
 
 /* rdcp_evil_data.c: a receiver that only asks for SUMs (see rdcp_evil.c's usage). */
 int sum_flood(const char *host, const char *port, const char *path, int count);
