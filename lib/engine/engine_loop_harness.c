@@ -66,22 +66,26 @@ uint8_t *slurp(const char *path, size_t *len)
 	return b;
 }
 
+/* Files a and b hold the same bytes. */
+int same_paths(const char *a, const char *b)
+{
+	size_t la = 0, lb = 0;
+	uint8_t *x = slurp(a, &la), *y = slurp(b, &lb);
+	int same = x && y && la == lb && !memcmp(x, y, la);
+
+	free(x);
+	free(y);
+	return same;
+}
+
 /* dst/<top>/name equals src/name byte for byte */
 int same_file(const char *name)
 {
 	char a[700], b[700];
-	size_t la = 0, lb = 0;
-	uint8_t *x, *y;
-	int same;
 
 	snprintf(a, sizeof(a), "%s/%s", g_src, name);
 	snprintf(b, sizeof(b), "%s/src/%s", g_dst, name);
-	x = slurp(a, &la);
-	y = slurp(b, &lb);
-	same = x && y && la == lb && !memcmp(x, y, la);
-	free(x);
-	free(y);
-	return same;
+	return same_paths(a, b);
 }
 
 /* The received file holds what put_file(size, seed) made: a version of the source. */
@@ -271,8 +275,10 @@ void run_copy(struct run *r)
 	    rd_tree_open_paths(&r->t, srcs, r->extra_src ? 2 : 1, RD_TREE_RECURSIVE, &err), 0);
 	dfd = open(g_dst, O_RDONLY | O_DIRECTORY);
 	assert_true(dfd >= 0);
-	assert_int_equal(
-	    rd_sink_open(&sink, dfd, "", r->sel ? RD_SINK_PRESERVE_TIMES : 0, 022, &err), 0);
+	assert_int_equal(rd_sink_open(&sink, dfd, "",
+				      r->sink_flags | (r->sel ? RD_SINK_PRESERVE_TIMES : 0), 022,
+				      &err),
+			 0);
 	close(dfd);
 	if (r->sel)
 		rd_sink_set_select(sink, r->sel);

@@ -28,6 +28,8 @@ uint8_t *made_bytes(size_t size, unsigned seed);
 void put_file(const char *dir, const char *name, size_t size, unsigned seed);
 /* A file's bytes (malloc'd, *len of them), or NULL. */
 uint8_t *slurp(const char *path, size_t *len);
+/* Files a and b hold the same bytes. */
+int same_paths(const char *a, const char *b);
 /* dst/<top>/name equals src/name byte for byte */
 int same_file(const char *name);
 /* The received file holds what put_file(size, seed) made: a version of the source. */
@@ -64,6 +66,7 @@ struct run {
 	int send_no_items;		       /* the sender's eo.items 0 */
 	/* the receiver's quick check and rules (times kept), or none */
 	const struct rd_sink_select *sel;
+	unsigned sink_flags; /* RD_SINK_* the receiver's sink has besides */
 	/* items (rd_item) each side reported: path and RD_IT_* */
 	unsigned nitems[2];
 	struct {

@@ -6,13 +6,18 @@
  * per DONES, everything arrives; a side that did not agree refuses what
  * the other sends.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "lib/engine/engine_loop_harness.h"
@@ -114,6 +119,141 @@ static void test_wide_window_max(void **state)
 	wide_case(600, RD_WINDOW_MAX, RD_BATCH_WIDE);
 }
 
+/*
+ * What a FILEZ entry keeps of the one before and what it says anew: modes,
+ * seconds and nanoseconds that change from file to file, symlink targets,
+ * paths of 100-byte names that share long prefixes (one past 2,500 bytes),
+ * directories announced twice. Each arrives as the source has it (mode,
+ * mtime to the ns, target, bytes), and the rerun moves nothing.
+ */
+#define LONG_NAME "long-" /* and 95 more bytes of its depth's digit */
+
+/* p grown by depth directories of 100-byte names, made when make says so */
+static void long_dir(char *p, size_t cap, unsigned depth, int make)
+{
+	size_t n = strlen(p);
+	unsigned i;
+
+	for (i = 0; i < depth && n + 102 < cap; i++) {
+		if (make && mkdir(p, 0755) && errno != EEXIST)
+			fail_msg("mkdir %s: %s", p, strerror(errno));
+		snprintf(p + n, cap - n, "/%s%095u", LONG_NAME, i);
+		n = strlen(p);
+	}
+}
+
+static const char *const mixed_dirs[] = {"", "/a", "/a/b", "/a/c", "/long"};
+#define MIXED_PER_DIR 60
+
+/* the directory of mixed_dirs[k] under top (made when make says so) */
+static void mixed_dir(char *p, size_t cap, const char *top, unsigned k, int make)
+{
+	snprintf(p, cap, "%s%s", top, mixed_dirs[k]);
+	if (k == 4)
+		long_dir(p, cap, 25, make);
+	if (make && mkdir(p, 0755) && errno != EEXIST)
+		fail_msg("mkdir %s: %s", p, strerror(errno));
+}
+
+/* put_file's bytes at a path longer than it takes */
+static void put_long(const char *path, size_t size, unsigned seed)
+{
+	uint8_t *b = made_bytes(size, seed);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, b, size), (ssize_t)size);
+	close(fd);
+	free(b);
+}
+
+static void make_mixed(void)
+{
+	char d[4096], f[4200], t[64];
+	struct timespec ts[2];
+	unsigned k, i;
+
+	for (k = 0; k < 5; k++) {
+		mixed_dir(d, sizeof(d), g_src, k, 1);
+		for (i = 0; i < MIXED_PER_DIR; i++) {
+			snprintf(f, sizeof(f), "%s/e%03u", d, i);
+			if (i % 10 == 9) {
+				snprintf(t, sizeof(t), "../target-%u", i);
+				assert_int_equal(symlink(t, f), 0);
+				continue;
+			}
+			put_long(f, i % 4 ? i * 13 : 0, k * 100 + i);
+			assert_int_equal(chmod(f, i % 3 ? 0644 : i % 2 ? 0600 : 0755), 0);
+			ts[0].tv_sec = ts[1].tv_sec = 1600000000 + (i / 7) * 86400;
+			ts[0].tv_nsec = ts[1].tv_nsec = i % 5 ? 0 : i * 1000 + 1;
+			assert_int_equal(utimensat(AT_FDCWD, f, ts, 0), 0);
+		}
+	}
+}
+
+/* Every entry of make_mixed as the source has it: 0, or the number of differences. */
+static unsigned mixed_differ(void)
+{
+	char d[4096], e[4096], f[4200], g[4200], ta[64], tb[64];
+	struct stat a, b;
+	unsigned k, i, bad = 0;
+	ssize_t la, lb;
+
+	for (k = 0; k < 5; k++) {
+		char top[400];
+
+		mixed_dir(d, sizeof(d), g_src, k, 0);
+		snprintf(top, sizeof(top), "%s/src", g_dst);
+		mixed_dir(e, sizeof(e), top, k, 0);
+		for (i = 0; i < MIXED_PER_DIR; i++) {
+			snprintf(f, sizeof(f), "%s/e%03u", d, i);
+			snprintf(g, sizeof(g), "%s/e%03u", e, i);
+			if (lstat(f, &a) || lstat(g, &b)) {
+				bad++;
+				continue;
+			}
+			if (S_ISLNK(a.st_mode)) {
+				la = readlink(f, ta, sizeof(ta));
+				lb = readlink(g, tb, sizeof(tb));
+				bad += !S_ISLNK(b.st_mode) || la != lb || la < 0 ||
+				       memcmp(ta, tb, (size_t)la);
+				continue;
+			}
+			bad += a.st_mode != b.st_mode || a.st_size != b.st_size ||
+			       a.st_mtim.tv_sec != b.st_mtim.tv_sec ||
+			       a.st_mtim.tv_nsec != b.st_mtim.tv_nsec || !same_paths(f, g);
+		}
+	}
+	return bad;
+}
+
+static void test_wide_mixed_tree(void **state)
+{
+	struct batch_watch w = {0}, again = {0};
+	struct run r = {.eo.wide = 1,
+			.eo.window = 256,
+			.sel = &quick,
+			.sink_flags = RD_SINK_PRESERVE_MODE},
+		   r2 = r;
+	/* 5 directories, the long one's 24 above it, each announced twice */
+	const unsigned n = 5 * MIXED_PER_DIR + 2 * (1 + 4 + 25);
+
+	make_mixed();
+	batch_run(&r, &w);
+	assert_int_equal(r.sret, 0);
+	assert_int_equal(r.rret, 0);
+	assert_int_equal(mixed_differ(), 0);
+	assert_int_equal(r.re.st.files_ok, n);
+	assert_int_equal(w.files, 0);
+	assert_true(w.filez >= 1);
+	batch_run(&r2, &again);
+	assert_int_equal(r2.rret, 0);
+	assert_int_equal(r2.se.st.bytes_data, 0);
+	assert_int_equal(r2.re.st.files_ok, n);
+	print_message("%u entries: %u FILEZ, rerun %u FILEZ (at most %u)\n", n, w.filez,
+		      again.filez, again.max_files_n);
+}
+
 /* The sender wide, the receiver not: it refuses the first FILEZ, nothing hangs. */
 static void test_wide_sender_only(void **state)
 {
@@ -152,6 +292,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_wide_copy, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wide_window_min, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wide_window_max, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_wide_mixed_tree, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wide_sender_only, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_wide_receiver_only, setup, teardown),
 	};
