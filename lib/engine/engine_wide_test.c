@@ -95,6 +95,9 @@ static void wide_case(unsigned n, unsigned window, unsigned batch)
 	assert_int_equal(again.max_dones_n, batch);
 	assert_true(again.filez <= most);
 	assert_true(again.dones <= most);
+	/* fewer than batches of RD_BATCH_MAX (protocol 13) could carry */
+	if (batch > RD_BATCH_MAX)
+		assert_true(most < (n + 2 + RD_BATCH_MAX - 1) / RD_BATCH_MAX);
 }
 
 /*
