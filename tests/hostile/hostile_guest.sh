@@ -235,7 +235,7 @@ else
 fi
 still_running $DPID "wide: rdcpd"
 rm -rf /tmp/mod/wide
-echo "    (wide batches: $(echo "$t0 $(date +%s.%N)" | awk '{ printf "%.1f", $2 - $1 }') s)"
+echo "    (wide batches: $(echo "$t0 $(date +%s.%N)" | awk '{ printf "%.2f", $2 - $1 }') s)"
 # Issue 7 item 4: rdcp -p keeps modes and times, never owners (and so no
 # setuid/setgid); -o -g keep them, as root.
 cp -p /tmp/own/suid /tmp/mod/suid2
