@@ -367,7 +367,6 @@ static void fill_file(struct rd_msg *m, uint32_t id, const struct ent *e, int64_
 static int raw_file(uint8_t *b, size_t cap, const struct rd_msg_file *f)
 {
 	struct wr w = {.b = b, .cap = cap};
-	size_t plen;
 
 	put(&w, RD_MSG_FILE, 1);
 	put(&w, 0, 1);
@@ -384,14 +383,7 @@ static int raw_file(uint8_t *b, size_t cap, const struct rd_msg_file *f)
 	put(&w, f->mtime_nsec, 4);
 	put_bytes(&w, f->path.ptr, f->path.len);
 	put_bytes(&w, f->target.ptr, f->target.len);
-	if (w.full)
-		return -1;
-	plen = w.off - RD_HDR_LEN;
-	b[4] = (uint8_t)(plen >> 24);
-	b[5] = (uint8_t)(plen >> 16);
-	b[6] = (uint8_t)(plen >> 8);
-	b[7] = (uint8_t)plen;
-	return (int)w.off;
+	return wr_end(&w);
 }
 
 /* The raw encoder must agree with the real one wherever the real one works. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "lib/base/rd_err.h"
+#include "lib/proto/rd_proto.h"
 #include "lib/xport/rd_xport.h"
 
 #define CASE_TIMEOUT_S 20
@@ -46,6 +47,29 @@ static inline void put_bytes(struct wr *w, const char *p, size_t n)
 	if (n)
 		memcpy(w->b + w->off, p, n);
 	w->off += n;
+}
+
+/* The message in w (from its header on) done: the header's length set. Its length, or -1. */
+static inline int wr_end(struct wr *w)
+{
+	size_t plen = w->off - RD_HDR_LEN;
+
+	if (w->full || w->off < RD_HDR_LEN)
+		return -1;
+	w->b[4] = (uint8_t)(plen >> 24);
+	w->b[5] = (uint8_t)(plen >> 16);
+	w->b[6] = (uint8_t)(plen >> 8);
+	w->b[7] = (uint8_t)plen;
+	return (int)w->off;
+}
+
+/*
+ * The exit status of cases run one after another (0 as wanted, 1 the server
+ * took what it must refuse, 2 a case went wrong): 1 outranks 2, 2 outranks 0.
+ */
+static inline int worst_of(int worst, int r)
+{
+	return r == 1 || (r == 2 && worst == 0) ? r : worst;
 }
 
 /* Monotonic seconds. */

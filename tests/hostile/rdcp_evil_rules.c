@@ -184,13 +184,10 @@ static int one_case(const char *host, const char *port, const char *path, const 
 
 int evil_rules(const char *host, const char *port, const char *path)
 {
-	int worst = 0, r;
+	int worst = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		r = one_case(host, port, path, &cases[i]);
-		if (r == 1 || (r == 2 && worst == 0))
-			worst = r;
-	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		worst = worst_of(worst, one_case(host, port, path, &cases[i]));
 	return worst;
 }

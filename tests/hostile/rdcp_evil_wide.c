@@ -107,7 +107,6 @@ static int build(const struct wcase *wc, uint8_t *b, size_t cap)
 {
 	struct wr w = {.b = b, .cap = cap};
 	const uint8_t reg = RD_FT_REG, root = RD_FF_ROOT;
-	size_t plen;
 	unsigned i;
 
 	put(&w,
@@ -168,14 +167,7 @@ static int build(const struct wcase *wc, uint8_t *b, size_t cap)
 	default:
 		return -1;
 	}
-	if (w.full)
-		return -1;
-	plen = w.off - RD_HDR_LEN;
-	b[4] = (uint8_t)(plen >> 24);
-	b[5] = (uint8_t)(plen >> 16);
-	b[6] = (uint8_t)(plen >> 8);
-	b[7] = (uint8_t)plen;
-	return (int)w.off;
+	return wr_end(&w);
 }
 
 /* A session at most at version proto, its OPEN sent: 0, or -1 (printed). */
@@ -387,13 +379,10 @@ static int one_case(const char *host, const char *port, const char *module, cons
 
 int evil_wide(const char *host, const char *port, const char *module)
 {
-	int worst = 0, r;
+	int worst = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		r = one_case(host, port, module, &cases[i]);
-		if (r == 1 || (r == 2 && worst == 0))
-			worst = r;
-	}
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		worst = worst_of(worst, one_case(host, port, module, &cases[i]));
 	return worst;
 }
