@@ -1311,7 +1311,8 @@ static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
 {
 	struct rd_msg m;
 
-	memset(&m, 0, sizeof(m));
+	memset(&m.hdr, 0, sizeof(m.hdr));
+	memset(&m.u.get, 0, sizeof(m.u.get));
 	m.hdr.type = RD_MSG_GET;
 	m.u.get.id = s->id;
 	m.u.get.kind = s->kind;
@@ -1733,7 +1734,9 @@ static int settle(struct receiver *r)
 		/* The oldest is done: report it and free its place. */
 		if (!rd_conn_can_send(r->c))
 			break;
-		memset(&m, 0, sizeof(m));
+		/* the header and DONE: not the whole union (3.6 KiB) per entry */
+		memset(&m.hdr, 0, sizeof(m.hdr));
+		memset(&m.u.done, 0, sizeof(m.u.done));
 		m.hdr.type = RD_MSG_DONE;
 		m.u.done.id = f->id;
 		m.u.done.status = (uint16_t)(f->failed ? (f->status ? f->status : RD_ESYS) : 0);
