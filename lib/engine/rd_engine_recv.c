@@ -35,6 +35,7 @@
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
+#include "lib/engine/rd_engine_recv_priv.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -42,122 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* RF_SEALED: complete, waiting for the batch's sync (rd_sink_file_seal) */
-enum rstate { RF_FREE = 0, RF_ACTIVE, RF_SEALED, RF_DONE };
-enum sstate { SL_FREE = 0, SL_BUSY, SL_RETRY, SL_WORK };
-
-struct rfile;
-
-/* One chunk's verify-and-write; a worker reads only these and f's map. */
-struct rjob {
-	struct rd_job j; /* first: the pool hands this back */
-	struct rfile *f;
-	struct rd_sink_file *sf;
-	unsigned slot;
-	struct rd_chunk_ref ref;
-	uint8_t *buf;
-	uint32_t cs;
-	int verify;
-	uint8_t tag[RD_DIGEST_MAX];
-	int vret, werr; /* verify: 0, -RD_ECORRUPT or < 0 (err); write: 0 or -errno */
-	/*
-	 * A SUM answer (resume, existing file): read our copy of the chunk
-	 * (existing = 1: the final file, 0: the partial) into the slot,
-	 * digest it and compare with tag; same = 1 if equal. werr: the read
-	 * failed (-errno); vret: the digest failed.
-	 */
-	int sum, existing, same;
-	struct rd_err err;
-	/* a PACK (f, sf unused): its files, their sink files (NULL: failed) and sizes */
-	unsigned npack;
-	struct rfile *pf[RD_PACK_FILES_MAX];
-	struct rd_sink_file *psf[RD_PACK_FILES_MAX];
-	uint32_t plen[RD_PACK_FILES_MAX];
-	int pwerr[RD_PACK_FILES_MAX];
-};
-
-struct rfile {
-	enum rstate state;
-	uint32_t id;
-	uint8_t type, flags;
-	struct rd_sink_meta meta;
-	size_t plen;
-	struct rd_sink_file *f;
-	uint64_t nchunks;
-	uint64_t next;	     /* next chunk to request (SUM or DATA) */
-	uint64_t done;	     /* chunks verified and placed */
-	unsigned inflight;   /* slots referring to this file */
-	unsigned working;    /* of them, with a worker now */
-	int abort_later;     /* failed while working: abort when they end */
-	int check;	     /* comparing against an existing file of the same size */
-	int all_same;	     /* every chunk so far identical */
-	int dry;	     /* -n -c: compared only (rd_sink_file_compare), nothing written */
-	int failed;
-	int status;
-	size_t tlen;	/* of target */
-	unsigned items; /* RD_IT_*: what it changed here (DONE's items) */
-	uint64_t bytes;
-	int more;    /* RD_FF_MORE: META until RD_MF_LAST; nothing else happens */
-	int kept;    /* a regular file the quick check (1) or a transfer rule (2) left */
-	int batch;   /* named by the latest publish() */
-	int range;   /* RD_FF_RANGE or RD_FF_COMMIT: begun at its META RANGE */
-	int has_map; /* -S: only these extents move; the rest are holes */
-	unsigned nmap;
-	/*
-	 * The buffers (13 KiB) last: a new entry clears only what is above
-	 * (RFILE_CLEAR) and empties the strings. Clearing all of it cost a
-	 * no-change rerun a sixth of the receiver's time (issue 28).
-	 */
-	char path[RD_PATH_MAX + 1];
-	char msg[RD_MSG_TEXT_MAX];    /* why it failed; else notes, or "" */
-	char target[RD_PATH_MAX + 1]; /* HLINK: the first of its group; SYMLINK: the target */
-	struct rd_extent map[RD_SPARSE_MAX]; /* nmap of them */
-};
-
-#define RFILE_CLEAR offsetof(struct rfile, path)
-
-struct rslot {
-	enum sstate state;
-	uint8_t kind;
-	uint8_t src; /* SUM: RD_SINK_CHUNK_PARTIAL or _EXISTING */
-	uint32_t id;
-	uint64_t chunk;
-	uint64_t seq; /* of the GET in flight */
-	unsigned tries;
-	struct rd_regbuf rb; /* registered for remote write when first used */
-	struct rjob job;
-};
-
-struct receiver {
-	struct rd_engine *e;
-	struct rd_conn *c;
-	struct rd_sink *sink;
-	struct rfile *win;  /* wn entries: id N in win[N % wn] */
-	unsigned wn;	    /* the window agreed (rd_engine_opts.window) */
-	uint32_t next_id;   /* next FILE id expected */
-	uint32_t oldest;    /* oldest id not yet finished */
-	unsigned active;
-
-	struct rslot *slots;
-	unsigned nslots;
-	struct rd_regset rs; /* the slots' registration: at most the pool */
-	uint64_t seq;	    /* last GET's sequence number */
-
-	int end_seen, fin_sent, fin_seen;
-	uint32_t end_nfiles;
-	uint64_t sealed_ms; /* since when sealed files wait for publish(), or 0 */
-	int pace_ms;	    /* schedule() held back by pacing: poll this long */
-	struct rd_msg_dones dones; /* RD_OF_BATCH: confirmations not sent yet */
-	struct rd_filez fz;	   /* RD_OF_WIDE: the FILEZ being read */
-	struct rd_sink_acl acl[RD_ACL_MAX];
-	struct rd_wpool *pool;
-	/* --delete (rd_sink_mirror.h): the sink deletes; its reports go out in DELETED */
-	int mirror, mirror_done, del_ret;
-	struct rd_msg_deleted del; /* not sent yet; strings in delbuf */
-	size_t delused;
-	char delbuf[RD_MSG_MAX];
-};
 
 /* a session ending early waits this long for the chunks on workers (ms) */
 #define FINISH_JOBS_MS 5000
@@ -173,20 +58,7 @@ static uint64_t mono_ms(void)
 	return (uint64_t)t.tv_sec * 1000u + (uint64_t)t.tv_nsec / 1000000u;
 }
 
-/* Entries announced and not yet freed (oldest..next_id - 1): at most wn. */
-static unsigned win_span(const struct receiver *r)
-{
-	return r->next_id - r->oldest;
-}
-
-static struct rfile *win_of(struct receiver *r, uint32_t id)
-{
-	struct rfile *f = &r->win[id % r->wn];
-
-	return f->state != RF_FREE && f->id == id ? f : NULL;
-}
-
-static int proto_err(struct receiver *r, const char *what)
+int rd_recv__proto_err(struct receiver *r, const char *what)
 {
 	rd_err_set(&r->e->err, RD_EPROTO, 0, "%s broke the protocol: %s",
 		   rd_conn_info(r->c)->peer, what);
@@ -195,10 +67,7 @@ static int proto_err(struct receiver *r, const char *what)
 }
 
 /* Mark a file failed; the temporary goes away now, DONE goes out later. */
-static void fail_file(struct receiver *r, struct rfile *f, int status, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void fail_file(struct receiver *r, struct rfile *f, int status, const char *fmt, ...)
+void rd_recv__fail_file(struct receiver *r, struct rfile *f, int status, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -217,9 +86,9 @@ static void fail_file(struct receiver *r, struct rfile *f, int status, const cha
 	f->f = NULL;
 }
 
-static void sink_fail(struct receiver *r, struct rfile *f, int ret)
+void rd_recv__sink_fail(struct receiver *r, struct rfile *f, int ret)
 {
-	fail_file(r, f, ret, "%s", rd_sink_err(r->sink)->msg);
+	rd_recv__fail_file(r, f, ret, "%s", rd_sink_err(r->sink)->msg);
 }
 
 /* A note (metadata not kept): appended to msg, which DONE carries with status 0. */
@@ -240,7 +109,7 @@ static void add_note(struct rfile *f, const char *text)
 static void sink_result(struct receiver *r, struct rfile *f, int ret)
 {
 	if (ret < 0)
-		sink_fail(r, f, ret);
+		rd_recv__sink_fail(r, f, ret);
 	else if (ret == RD_SINK_NOTE)
 		add_note(f, rd_sink_err(r->sink)->msg);
 }
@@ -359,7 +228,7 @@ static int dry_compare(struct receiver *r, struct rfile *f, int root)
 	ret = rd_sink_file_compare(r->sink, f->path, f->plen, root, &f->meta, &f->f);
 	if (ret < 0) {
 		f->f = NULL;
-		sink_fail(r, f, ret);
+		rd_recv__sink_fail(r, f, ret);
 		f->state = RF_DONE;
 		return ret;
 	}
@@ -391,29 +260,29 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	int root = sink_how(m->flags), ret;
 
 	if (r->end_seen)
-		return proto_err(r, "FILE after END");
+		return rd_recv__proto_err(r, "FILE after END");
 	f = win_of(r, r->next_id - 1);
 	if (f && f->more)
-		return proto_err(r, "FILE before the previous entry's META ended");
+		return rd_recv__proto_err(r, "FILE before the previous entry's META ended");
 	if (m->id != r->next_id)
-		return proto_err(r, "FILE ids out of order");
+		return rd_recv__proto_err(r, "FILE ids out of order");
 	f = &r->win[m->id % r->wn];
 	if (f->state != RF_FREE)
-		return proto_err(r, "more entries outstanding than the window allows");
+		return rd_recv__proto_err(r, "more entries outstanding than the window allows");
 	if ((m->flags & RD_FF_POST) && m->type != RD_FT_DIR)
-		return proto_err(r, "POST flag on a non-directory");
+		return rd_recv__proto_err(r, "POST flag on a non-directory");
 	/* a listing's directories carry their size (RD_OF_LIST) */
 	if (m->type != RD_FT_REG && m->type != RD_FT_SPECIAL && m->size &&
 	    !(m->type == RD_FT_DIR && r->e->o.list))
-		return proto_err(r, "size on a non-regular entry");
+		return rd_recv__proto_err(r, "size on a non-regular entry");
 	/* hard links only as agreed (-H); link groups named only from version 10 */
 	if (m->type == RD_FT_HLINK && !r->e->o.hardlinks)
-		return proto_err(r, "hard link without -H agreed");
+		return rd_recv__proto_err(r, "hard link without -H agreed");
 	if (m->type != RD_FT_DIR && (m->flags & (RD_FF_LINKED | RD_FF_LINK_LAST)) &&
 	    !r->e->o.link_marks)
-		return proto_err(r, "link group flags without -H on protocol 10");
+		return rd_recv__proto_err(r, "link group flags without -H on protocol 10");
 	if (m->type == RD_FT_DIR && (m->flags & RD_FF_IMPLIED) && !r->e->o.mirror)
-		return proto_err(r, "an implied directory's flag without --delete agreed");
+		return rd_recv__proto_err(r, "an implied directory's flag without --delete agreed");
 	memset(f, 0, RFILE_CLEAR);
 	f->msg[0] = '\0';
 	f->target[0] = '\0';
@@ -438,7 +307,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	}
 	rd_engine_progress(r->e);
 	if (r->e->o.accept && r->e->o.accept(r->e->o.hook_ctx, m))
-		return proto_err(r, "an entry that was not asked for");
+		return rd_recv__proto_err(r, "an entry that was not asked for");
 	if (r->e->o.list) {
 		/* only listing: confirmed at once (after its META, if any) */
 		r->e->o.list(r->e->o.hook_ctx, m);
@@ -450,10 +319,10 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	/* --delete: the name joins its directory's list; a POST closes one */
 	if (r->mirror && (m->flags & RD_FF_POST) &&
 	    rd_sink_mirror_post_seen(r->sink, m->id, f->path, f->plen, root))
-		return proto_err(r, rd_sink_err(r->sink)->msg);
+		return rd_recv__proto_err(r, rd_sink_err(r->sink)->msg);
 	if (r->mirror && m->type != RD_FT_DIR &&
 	    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen, root, 0, 0))
-		return proto_err(r, rd_sink_err(r->sink)->msg);
+		return rd_recv__proto_err(r, rd_sink_err(r->sink)->msg);
 
 	switch (m->type) {
 	case RD_FT_DIR:
@@ -462,13 +331,13 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		ret = rd_sink_mkdir(r->sink, f->path, f->plen, root, &f->meta);
 		took(r, f, ret);
 		if (ret)
-			sink_fail(r, f, ret);
+			rd_recv__sink_fail(r, f, ret);
 		/* -R's and --files-from's implied directories: nothing deleted in them */
 		if (m->flags & RD_FF_IMPLIED)
 			root |= (int)RD_SINK_IMPLIED;
 		if (r->mirror &&
 		    rd_sink_mirror_entry(r->sink, m->id, f->path, f->plen, root, 1, !ret))
-			return proto_err(r, rd_sink_err(r->sink)->msg);
+			return rd_recv__proto_err(r, rd_sink_err(r->sink)->msg);
 		if (!f->more) /* else done at its last META */
 			f->state = RF_DONE;
 		return 0;
@@ -481,7 +350,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	case RD_FT_HLINK:
 		/* made once every earlier entry is done (settle) */
 		if (m->target.len > RD_PATH_MAX)
-			return proto_err(r, "hard link target too long");
+			return rd_recv__proto_err(r, "hard link target too long");
 		memcpy(f->target, m->target.ptr, m->target.len);
 		f->target[m->target.len] = '\0';
 		f->tlen = m->target.len;
@@ -491,7 +360,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 				      &f->meta);
 		took(r, f, ret);
 		if (ret)
-			sink_fail(r, f, ret);
+			rd_recv__sink_fail(r, f, ret);
 		if (m->target.len <= RD_PATH_MAX) { /* for the report: "-> target" */
 			memcpy(f->target, m->target.ptr, m->target.len);
 			f->target[m->target.len] = '\0';
@@ -502,7 +371,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 	case RD_FT_REG:
 		if (m->flags & (RD_FF_RANGE | RD_FF_COMMIT)) {
 			if (!r->e->o.ranges)
-				return proto_err(r, "a range entry without ranges agreed");
+				return rd_recv__proto_err(r, "a range entry without ranges agreed");
 			f->range = 1; /* its sink file comes with its META RANGE */
 			return 0;
 		}
@@ -519,7 +388,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		}
 		if (ret < 0 || ret == RD_SINK_SAME || ret == RD_SINK_LEAVE) {
 			if (ret < 0)
-				sink_fail(r, f, ret);
+				rd_recv__sink_fail(r, f, ret);
 			else
 				f->kept = ret == RD_SINK_SAME ? 1 : 2;
 			/* a group's first file left as it is: its links name it all the same */
@@ -535,7 +404,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 		ret = rd_sink_file_begin(r->sink, f->path, f->plen, root, &f->meta, &f->f);
 		if (ret) {
 			f->f = NULL;
-			sink_fail(r, f, ret);
+			rd_recv__sink_fail(r, f, ret);
 			f->state = RF_DONE;
 			return 0;
 		}
@@ -559,7 +428,7 @@ static int on_file_entry(struct receiver *r, const struct rd_msg_file *m)
 			add_note(f, rd_sink_file_note(f->f));
 		return 0;
 	default:
-		return proto_err(r, "unknown entry type");
+		return rd_recv__proto_err(r, "unknown entry type");
 	}
 }
 
@@ -574,12 +443,12 @@ static int on_range(struct receiver *r, struct rfile *f, const struct rd_msg_met
 	uint32_t cs = r->e->o.chunk_size;
 
 	if (!f->range || f->f || f->failed || f->state != RF_ACTIVE)
-		return proto_err(r, "RANGE for an entry that is not a range, or twice");
+		return rd_recv__proto_err(r, "RANGE for an entry that is not a range, or twice");
 	if (commit ? m->off || m->len != f->meta.size
 		   : !m->len || m->off > f->meta.size || m->len > f->meta.size - m->off)
-		return proto_err(r, "RANGE outside its file");
+		return rd_recv__proto_err(r, "RANGE outside its file");
 	if (!commit && !(m->flags & RD_MF_LAST))
-		return proto_err(r, "META after a range entry's RANGE");
+		return rd_recv__proto_err(r, "META after a range entry's RANGE");
 	if (commit)
 		ret =
 		    rd_sink_range_commit(r->sink, f->path, f->plen, root, &f->meta, m->job, &f->f);
@@ -588,7 +457,7 @@ static int on_range(struct receiver *r, struct rfile *f, const struct rd_msg_met
 					  m->len, &f->f);
 	if (ret < 0) {
 		f->f = NULL;
-		sink_fail(r, f, ret);
+		rd_recv__sink_fail(r, f, ret);
 		f->state = RF_DONE;
 		return 0;
 	}
@@ -650,7 +519,7 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 	unsigned i;
 
 	if (!f || !f->more || m->id != r->next_id - 1)
-		return proto_err(r, "META for an entry that announced none");
+		return rd_recv__proto_err(r, "META for an entry that announced none");
 	if (r->e->o.list) {
 		if (m->flags & RD_MF_LAST) {
 			f->more = 0;
@@ -675,18 +544,19 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 		return 0;
 	}
 	if (f->range && !f->f && !f->failed && f->state == RF_ACTIVE && m->kind != RD_META_RANGE)
-		return proto_err(r, "a range entry's first META is not its RANGE");
+		return rd_recv__proto_err(r, "a range entry's first META is not its RANGE");
 	if (m->kind == RD_META_RANGE) {
 		ret = on_range(r, f, m);
 		if (ret < 0)
 			return ret;
 	} else if (f->range && !(f->flags & RD_FF_COMMIT)) {
-		return proto_err(r, "META other than RANGE for a range entry");
+		return rd_recv__proto_err(r, "META other than RANGE for a range entry");
 	} else if (m->kind == RD_META_SPARSE) {
 		struct rd_extent last = m->n ? rd_meta_extent(m, m->n - 1u) : (struct rd_extent){0, 0};
 
 		if (f->type != RD_FT_REG || f->has_map || last.off + last.len > f->meta.size)
-			return proto_err(r, "sparse map on a non-file, twice, or past its end");
+			return rd_recv__proto_err(
+			    r, "sparse map on a non-file, twice, or past its end");
 		for (i = 0; i < m->n; i++)
 			f->map[i] = rd_meta_extent(m, i);
 		f->nmap = m->n;
@@ -721,518 +591,6 @@ static int on_meta(struct receiver *r, const struct rd_msg_meta *m)
 	return 0;
 }
 
-static struct rslot *slot_for(struct receiver *r, uint32_t slot, uint32_t id, uint64_t chunk)
-{
-	struct rslot *s;
-
-	if (slot >= r->nslots)
-		return NULL;
-	s = &r->slots[slot];
-	if (s->state != SL_BUSY || s->id != id || s->chunk != chunk)
-		return NULL;
-	return s;
-}
-
-static void slot_release(struct receiver *r, struct rslot *s, struct rfile *f)
-{
-	s->state = SL_FREE;
-	if (f)
-		f->inflight--;
-}
-
-/* A chunk we held was equal to the sender's: counted as kept, not moved. */
-static void kept(struct receiver *r, struct rfile *f, uint32_t len)
-{
-	f->done++;
-	rd_stat_add(&r->e->st.bytes_resumed, len);
-	if (f->id == r->oldest)
-		rd_stat_add(&r->e->st.cur_done, len);
-}
-
-static void rjob_run(struct rd_job *jj, struct rd_digest *dg);
-
-/* The job for the answer d in slot s, one chunk of f (npack 0); the caller says what to do. */
-static struct rjob *chunk_job(struct receiver *r, struct rslot *s, struct rfile *f,
-			      const struct rd_msg_data *d, uint32_t want)
-{
-	struct rjob *j = &s->job;
-
-	memset(j, 0, offsetof(struct rjob, pf));
-	j->j.run = rjob_run;
-	j->f = f;
-	j->sf = f->f;
-	j->slot = (unsigned)(s - r->slots);
-	j->ref = (struct rd_chunk_ref){d->id, d->chunk, want, d->seq};
-	j->buf = s->rb.p;
-	j->cs = r->e->o.chunk_size;
-	memcpy(j->tag, d->digest, d->dlen); /* d points into a receive buffer */
-	return j;
-}
-
-/* Hand the job to a worker: its slot is SL_WORK until it comes back. */
-static void job_submit(struct receiver *r, struct rslot *s, struct rfile *f, struct rjob *j)
-{
-	s->state = SL_WORK;
-	f->working++;
-	rd_wpool_submit(r->pool, &j->j);
-}
-
-/* A file that failed while jobs of it ran: its temporary goes once the last ends. */
-static void abort_if_idle(struct rfile *f)
-{
-	if (!f->working && f->abort_later) {
-		f->abort_later = 0;
-		rd_sink_file_abort(f->f);
-		f->f = NULL;
-	}
-}
-
-/*
- * A SUM answer: the comparison (read our copy, digest it) is a job for a
- * worker, so that with several slots in flight the receiver's digests
- * run beside the sender's instead of one by one on the loop; the slot's
- * buffer, reserved for the data in case it differs, holds our copy.
- */
-static int on_sum(struct receiver *r, struct rfile *f, struct rslot *s,
-		  const struct rd_msg_data *d)
-{
-	uint32_t want = rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
-	struct rjob *j = &s->job;
-	uint64_t c;
-
-	/* Answers come in the order of the GETs: the oldest SUM in flight. */
-	for (c = 0; c < r->nslots; c++) {
-		const struct rslot *o = &r->slots[c];
-
-		if (o->state == SL_BUSY && o->kind == RD_GET_SUM && o->id == f->id &&
-		    o->chunk < d->chunk)
-			return proto_err(r, "SUM answer out of order");
-	}
-	if (d->len != want || d->dlen != r->e->dg->sum_size)
-		return proto_err(r, "SUM answer out of order or of the wrong size");
-	if (want > s->rb.cap)
-		return proto_err(r, "SUM answer longer than its slot");
-	chunk_job(r, s, f, d, want);
-	j->sum = 1;
-	j->existing = s->src != RD_SINK_CHUNK_PARTIAL;
-	job_submit(r, s, f, j);
-	return 0;
-}
-
-/* Is chunk of f still being compared (its SUM asked for or on a worker)? */
-static int sum_pending(const struct receiver *r, const struct rfile *f, uint64_t chunk)
-{
-	unsigned i;
-
-	for (i = 0; i < r->nslots; i++) {
-		const struct rslot *o = &r->slots[i];
-
-		if ((o->state == SL_BUSY || o->state == SL_WORK) && o->kind == RD_GET_SUM &&
-		    o->id == f->id && o->chunk == chunk)
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * The first chunk of an existing file that differs (f->all_same ends):
- * the chunks found equal so far were only counted, so copy them into the
- * temporary now. Comparisons end out of order on several workers, so
- * those are every chunk asked for so far but this one and the ones still
- * being compared, whose own answers will copy or send them.
- */
-static int copy_settled(struct receiver *r, struct rfile *f, uint64_t chunk)
-{
-	uint64_t cs = r->e->o.chunk_size, c, start = 0, end;
-	int ret = 0;
-
-	for (c = 0; c <= f->next && !ret; c++) {
-		if (c < f->next && c != chunk && !sum_pending(r, f, c))
-			continue;
-		end = c * cs < f->meta.size ? c * cs : f->meta.size;
-		if (end > start * cs)
-			ret = rd_sink_file_copy_existing(f->f, start * cs, end - start * cs);
-		for (; !ret && start < c; start++)
-			rd_sink_file_chunk_done(f->f, start, 1);
-		start = c + 1;
-	}
-	return ret;
-}
-
-/* A SUM comparison came back: keep the chunk, or ask for its data. */
-static int sum_done(struct receiver *r, struct rjob *j)
-{
-	struct rslot *s = &r->slots[j->slot];
-	struct rfile *f = j->f;
-	uint64_t chunk = j->ref.chunk, off = chunk * j->cs;
-	uint32_t want = j->ref.len;
-	int ret = 0;
-
-	f->working--;
-	s->state = SL_BUSY;
-	if (f->failed) {
-		slot_release(r, s, f);
-		goto out;
-	}
-	if (j->vret) {
-		ret = rd_err_copy(&r->e->err, &j->err);
-		goto out;
-	}
-	if (j->werr) {
-		sink_fail(r, f, rd_sink_file_read_error(f->f, j->existing, -j->werr));
-		slot_release(r, s, f);
-		goto out;
-	}
-	if (j->same) {
-		/* Same chunk: nothing to move; copy it only once the file differs (a real run). */
-		if (!f->all_same && j->existing && !f->dry)
-			ret = rd_sink_file_copy_existing(f->f, off, want);
-		if (ret) {
-			sink_fail(r, f, ret);
-			ret = 0;
-		} else {
-			if (!f->all_same)
-				rd_sink_file_chunk_done(f->f, chunk, 1);
-			kept(r, f, want);
-		}
-		slot_release(r, s, f);
-		goto out;
-	}
-	if (f->dry) {
-		/* -n -c: it would be sent; nothing more is asked (settle) */
-		f->all_same = 0;
-		slot_release(r, s, f);
-		goto out;
-	}
-	if (!j->existing)
-		rd_sink_file_chunk_done(f->f, chunk, 0);
-	if (f->all_same) {
-		f->all_same = 0;
-		ret = copy_settled(r, f, chunk);
-		if (ret) {
-			sink_fail(r, f, ret);
-			slot_release(r, s, f);
-			ret = 0;
-			goto out;
-		}
-	}
-	/* Differs: the reserved slot now asks for the data. */
-	s->kind = RD_GET_DATA;
-	s->state = SL_RETRY;
-out:
-	abort_if_idle(f);
-	return ret;
-}
-
-/*
- * -S: each data piece of the chunk at its offset; holes stay unwritten.
- * On a worker: 0 or -errno (rd_sink_file_pwrite).
- */
-static int write_packed(const struct rfile *f, struct rd_sink_file *sf, uint32_t cs,
-			const uint8_t *buf, uint64_t chunk)
-{
-	uint64_t off, n;
-	size_t at = 0;
-	unsigned i;
-	int ret;
-
-	for (i = 0; i < f->nmap; i++) {
-		n = rd_sparse_piece(&f->map[i], cs, chunk, f->meta.size, &off);
-		if (!n)
-			continue;
-		ret = rd_sink_file_pwrite(sf, buf + at, (size_t)n, off);
-		if (ret)
-			return ret;
-		at += (size_t)n;
-	}
-	return 0;
-}
-
-/* A worker: verify the chunk in its slot, then write it where it belongs. */
-static void rjob_run(struct rd_job *jj, struct rd_digest *dg)
-{
-	struct rjob *j = (struct rjob *)jj;
-	uint8_t mine[RD_DIGEST_MAX];
-
-	if (j->sum) {
-		j->werr = rd_sink_file_pread(j->sf, j->existing, j->buf, j->ref.len,
-					     j->ref.chunk * j->cs);
-		if (j->werr)
-			return;
-		j->vret = rd_digest_compute(dg, j->buf, j->ref.len, mine);
-		if (j->vret)
-			rd_err_copy(&j->err, &dg->err);
-		else
-			j->same = !memcmp(mine, j->tag, dg->sum_size);
-		return;
-	}
-	if (j->verify) {
-		j->vret = rd_digest_verify(dg, &j->ref, j->buf, j->ref.len, j->tag);
-		if (j->vret && j->vret != -RD_ECORRUPT)
-			rd_err_copy(&j->err, &dg->err);
-		if (j->vret)
-			return;
-	}
-	if (j->npack) {
-		size_t at = 0;
-		unsigned i;
-
-		for (i = 0; i < j->npack; i++) {
-			if (j->psf[i])
-				j->pwerr[i] = rd_sink_file_pwrite(j->psf[i], j->buf + at, j->plen[i], 0);
-			at += j->plen[i];
-		}
-	} else if (j->f->has_map)
-		j->werr = write_packed(j->f, j->sf, j->cs, j->buf, j->ref.chunk);
-	else
-		j->werr = rd_sink_file_pwrite(j->sf, j->buf, j->ref.len, j->ref.chunk * j->cs);
-}
-
-/* A pack's slot is free again: none of its files waits for it. */
-static void pack_release(struct receiver *r, struct rslot *s)
-{
-	uint64_t i;
-
-	s->state = SL_FREE;
-	for (i = 0; i < s->chunk; i++) {
-		struct rfile *f = win_of(r, s->id + (uint32_t)i);
-
-		if (f)
-			f->inflight--;
-	}
-}
-
-/* DATA of a PACK: verify it whole, then write each of its live files (a worker). */
-static int on_pack(struct receiver *r, struct rslot *s, const struct rd_msg_data *d)
-{
-	struct rjob *j = &s->job;
-	unsigned i, live = 0;
-	uint64_t want = 0;
-
-	for (i = 0; i < s->chunk; i++)
-		want += win_of(r, d->id + i)->meta.size; /* held by inflight */
-	if (d->len != want)
-		return proto_err(r, "PACK DATA of the wrong length");
-	if (d->dlen != r->e->dg->size)
-		return proto_err(r, "DATA digest of the wrong length");
-	if (want > s->rb.cap)
-		return proto_err(r, "DATA longer than its slot");
-	memset(j, 0, offsetof(struct rjob, pf));
-	j->npack = (unsigned)s->chunk;
-	for (i = 0; i < j->npack; i++) {
-		struct rfile *f = win_of(r, d->id + i);
-
-		j->pf[i] = f;
-		j->psf[i] = f->failed ? NULL : f->f;
-		j->plen[i] = (uint32_t)f->meta.size;
-		j->pwerr[i] = 0;
-		if (!f->failed) {
-			f->working++;
-			live++;
-		}
-	}
-	if (!live) {
-		pack_release(r, s);
-		return 0;
-	}
-	j->j.run = rjob_run;
-	j->slot = (unsigned)(s - r->slots);
-	j->ref = (struct rd_chunk_ref){d->id, d->chunk, (uint32_t)want, d->seq};
-	j->buf = s->rb.p;
-	j->cs = r->e->o.chunk_size;
-	j->verify = r->e->dg->size > 0;
-	memcpy(j->tag, d->digest, d->dlen);
-	s->state = SL_WORK;
-	rd_wpool_submit(r->pool, &j->j);
-	return 0;
-}
-
-/* A pack's job came back: every live file written and done, or the pack asked again. */
-static int pack_done(struct receiver *r, struct rjob *j)
-{
-	struct rslot *s = &r->slots[j->slot];
-	unsigned i;
-	int ret = 0, again = 0;
-
-	s->state = SL_BUSY;
-	for (i = 0; i < j->npack; i++)
-		if (j->psf[i])
-			j->pf[i]->working--;
-	if (j->vret == -RD_ECORRUPT) {
-		r->e->st.chunks_retried++;
-		again = ++s->tries <= r->e->o.max_retries;
-	} else if (j->vret) {
-		ret = rd_err_copy(&r->e->err, &j->err);
-	}
-	for (i = 0; !ret && !again && i < j->npack; i++) {
-		struct rfile *f = j->pf[i];
-
-		if (!j->psf[i] || f->failed)
-			continue;
-		if (j->vret) {
-			fail_file(r, f, RD_ECORRUPT,
-				  "pack of %u files failed %s verification %u times; giving up",
-				  j->npack, r->e->dg->name, s->tries);
-		} else if (j->pwerr[i]) {
-			sink_fail(r, f, rd_sink_file_write_error(f->f, -j->pwerr[i]));
-		} else {
-			rd_sink_file_chunk_done(f->f, 0, 1);
-			f->done++;
-			f->bytes += j->plen[i];
-			rd_stat_add(&r->e->st.bytes_data, j->plen[i]);
-			if (f->id == r->oldest)
-				rd_stat_add(&r->e->st.cur_done, j->plen[i]);
-		}
-	}
-	if (again) {
-		s->state = SL_RETRY; /* asked again by schedule() */
-	} else if (!ret) {
-		if (!j->vret) {
-			r->e->st.packs++;
-			r->e->st.files_packed += j->npack;
-		}
-		pack_release(r, s);
-	}
-	for (i = 0; i < j->npack; i++) {
-		struct rfile *f = j->pf[i];
-
-		if (j->psf[i])
-			abort_if_idle(f);
-	}
-	return ret;
-}
-
-static int on_data(struct receiver *r, const struct rd_msg_data *d)
-{
-	struct rslot *s = slot_for(r, d->slot, d->id, d->chunk);
-	struct rfile *f;
-	struct rjob *j;
-	uint32_t want;
-
-	if (!s || s->kind != d->kind || s->seq != d->seq)
-		return proto_err(r, "DATA for a slot that was not requested");
-	rd_engine_progress(r->e); /* an answer to one of our requests */
-	if (d->kind == RD_GET_PACK)
-		return on_pack(r, s, d);
-	f = win_of(r, d->id);
-	if (!f || f->type != RD_FT_REG)
-		return proto_err(r, "DATA for an unknown file");
-	if (f->failed) {
-		slot_release(r, s, f);
-		return 0;
-	}
-	if (d->kind == RD_GET_SUM)
-		return on_sum(r, f, s, d);
-	want = f->has_map ? rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, d->chunk,
-					  f->meta.size)
-			  : rd_chunk_len(f->meta.size, r->e->o.chunk_size, d->chunk);
-	if (d->len != want) {
-		fail_file(r, f, RD_ESYS, "size changed on the sender while copying");
-		slot_release(r, s, f);
-		return 0;
-	}
-	if (d->dlen != r->e->dg->size)
-		return proto_err(r, "DATA digest of the wrong length");
-	if (want > s->rb.cap)
-		return proto_err(r, "DATA longer than its slot");
-	j = chunk_job(r, s, f, d, want);
-	j->verify = r->e->dg->size > 0;
-	job_submit(r, s, f, j);
-	return 0;
-}
-
-/* A job came back: its slot's chunk is good and written, or not. */
-static int job_done(struct receiver *r, struct rjob *j)
-{
-	struct rslot *s = &r->slots[j->slot];
-	struct rfile *f = j->f;
-	uint32_t want = j->ref.len;
-	int ret = 0;
-
-	f->working--;
-	s->state = SL_BUSY;
-	if (f->failed) {
-		slot_release(r, s, f);
-	} else if (j->vret == -RD_ECORRUPT) {
-		r->e->st.chunks_retried++;
-		if (++s->tries > r->e->o.max_retries) {
-			fail_file(r, f, RD_ECORRUPT,
-				  "chunk %llu failed %s verification %u times; giving up",
-				  (unsigned long long)j->ref.chunk, r->e->dg->name, s->tries);
-			slot_release(r, s, f);
-		} else {
-			s->state = SL_RETRY; /* asked again by schedule() */
-		}
-	} else if (j->vret) {
-		ret = rd_err_copy(&r->e->err, &j->err);
-	} else if (j->werr) {
-		sink_fail(r, f, rd_sink_file_write_error(f->f, -j->werr));
-		slot_release(r, s, f);
-	} else {
-		rd_sink_file_chunk_done(f->f, j->ref.chunk, 1);
-		f->done++;
-		f->bytes += want;
-		rd_stat_add(&r->e->st.bytes_data, want);
-		if (f->id == r->oldest)
-			rd_stat_add(&r->e->st.cur_done, want);
-		slot_release(r, s, f);
-	}
-	abort_if_idle(f);
-	return ret;
-}
-
-static int reap_jobs(struct receiver *r)
-{
-	struct rd_job *j, *next;
-	int n = 0, ret = 0;
-
-	for (j = rd_wpool_reap(r->pool); j; j = next) {
-		struct rjob *rj = (struct rjob *)j;
-
-		next = j->next;
-		if (!ret)
-			ret = rj->npack ? pack_done(r, rj)
-			      : rj->sum ? sum_done(r, rj)
-					: job_done(r, rj);
-		n++;
-	}
-	return ret < 0 ? ret : n;
-}
-
-static int on_chunk_err(struct receiver *r, const struct rd_msg_chunk_err *m)
-{
-	struct rfile *f = win_of(r, m->id);
-	unsigned i;
-
-	if (!f || f->type != RD_FT_REG)
-		return proto_err(r, "CHUNK_ERR for an unknown file");
-	for (i = 0; i < r->nslots; i++) {
-		struct rslot *s = &r->slots[i];
-
-		if (s->state == SL_BUSY && s->id == m->id && s->chunk == m->chunk) {
-			if (r->mirror)
-				rd_sink_mirror_source_error(r->sink, 1);
-			slot_release(r, s, f);
-			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
-				  (int)m->text.len, m->text.ptr);
-			return 0;
-		}
-	}
-	/* a file of a pack in flight: it fails alone; the pack's DATA follows */
-	for (i = 0; !m->chunk && i < r->nslots; i++) {
-		struct rslot *s = &r->slots[i];
-
-		if (s->state == SL_BUSY && s->kind == RD_GET_PACK && m->id - s->id < s->chunk) {
-			if (r->mirror)
-				rd_sink_mirror_source_error(r->sink, 1);
-			fail_file(r, f, m->code ? m->code : RD_ESYS, "sender: %.*s",
-				  (int)m->text.len, m->text.ptr);
-			return 0;
-		}
-	}
-	return proto_err(r, "CHUNK_ERR for a chunk that was not requested");
-}
-
 static int on_msg(struct receiver *r, const struct rd_msg *m)
 {
 	char path[RD_PATH_MAX + 1], text[RD_MSG_TEXT_MAX + 1];
@@ -1248,17 +606,17 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 		int ret, z = m->hdr.type == RD_MSG_FILEZ;
 
 		if (!r->e->o.batch)
-			return proto_err(r, "FILES without batches agreed");
+			return rd_recv__proto_err(r, "FILES without batches agreed");
 		/* FILEZ exactly when wide batches were agreed (rd_proto.h) */
 		if (z != !!r->e->o.wide)
-			return proto_err(r, z ? "FILEZ without wide batches agreed"
-					      : "FILES where FILEZ was agreed");
+			return rd_recv__proto_err(r, z ? "FILEZ without wide batches agreed"
+						       : "FILES where FILEZ was agreed");
 		if (z)
 			rd_filez_start(&r->fz);
 		for (i = 0; i < m->u.files.n; i++) {
 			if (z ? rd_filez_next(&m->u.files, &off, &r->fz, &f)
 			      : rd_files_next(&m->u.files, &off, &f))
-				return proto_err(r, "bad FILES entry");
+				return rd_recv__proto_err(r, "bad FILES entry");
 			ret = on_file(r, &f);
 			if (ret)
 				return ret;
@@ -1266,9 +624,9 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 		return 0;
 	}
 	case RD_MSG_DATA:
-		return on_data(r, &m->u.data);
+		return rd_recv__on_data(r, &m->u.data);
 	case RD_MSG_CHUNK_ERR:
-		return on_chunk_err(r, &m->u.chunk_err);
+		return rd_recv__on_chunk_err(r, &m->u.chunk_err);
 	case RD_MSG_META:
 		return on_meta(r, &m->u.meta);
 	case RD_MSG_NOTE:
@@ -1292,41 +650,19 @@ static int on_msg(struct receiver *r, const struct rd_msg *m)
 		return 0;
 	case RD_MSG_END:
 		if (r->end_seen || m->u.end.nfiles != r->next_id - 1)
-			return proto_err(r, "END does not match the entries sent");
+			return rd_recv__proto_err(r, "END does not match the entries sent");
 		r->end_seen = 1;
 		return 0;
 	case RD_MSG_FIN:
 		if (!r->fin_sent)
-			return proto_err(r, "FIN before ours");
+			return rd_recv__proto_err(r, "FIN before ours");
 		r->fin_seen = 1;
 		return 0;
 	case RD_MSG_ERROR:
 		return rd_engine_fail_remote(&r->e->err, &m->u.error, rd_conn_info(r->c)->peer);
 	default:
-		return proto_err(r, "unexpected message from the sender");
+		return rd_recv__proto_err(r, "unexpected message from the sender");
 	}
-}
-
-static int send_get(struct receiver *r, unsigned slot, struct rslot *s)
-{
-	struct rd_msg m;
-
-	memset(&m.hdr, 0, sizeof(m.hdr));
-	memset(&m.u.get, 0, sizeof(m.u.get));
-	m.hdr.type = RD_MSG_GET;
-	m.u.get.id = s->id;
-	m.u.get.kind = s->kind;
-	m.u.get.slot = slot;
-	m.u.get.chunk = s->chunk;
-	m.u.get.addr = (uint64_t)(uintptr_t)s->rb.p;
-	m.u.get.rkey = s->rb.mr.rkey;
-	/* over several rails (RDMA), the slot's key on each */
-	m.u.get.nx = (uint8_t)(s->rb.mr.nx < RD_RAILS_MAX ? s->rb.mr.nx : 0);
-	memcpy(m.u.get.xrkey, s->rb.mr.xrkey, m.u.get.nx * sizeof(m.u.get.xrkey[0]));
-	m.u.get.len = s->rb.cap;
-	m.u.get.seq = ++r->seq;
-	s->seq = m.u.get.seq;
-	return rd_engine_send_msg(r->c, &m, &r->e->err);
 }
 
 static struct rd_regbuf *slot_at(void *ctx, unsigned i)
@@ -1337,172 +673,6 @@ static struct rd_regbuf *slot_at(void *ctx, unsigned i)
 static int slot_busy(void *ctx, unsigned i)
 {
 	return ((struct receiver *)ctx)->slots[i].state != SL_FREE;
-}
-
-/* A free slot for a chunk of len bytes (rd_regset_get): 0, 1, or < 0. */
-static int slot_get(struct receiver *r, uint32_t len, unsigned *out)
-{
-	return rd_regset_get(&r->rs, len, out);
-}
-
-/* Can f travel in a pack (RD_OF_PACK; rd_proto.h, Packs)? Its one chunk, unasked. */
-static int packable(struct receiver *r, const struct rfile *f)
-{
-	return f && f->state == RF_ACTIVE && f->type == RD_FT_REG && !f->failed && !f->more &&
-	       !f->range && !f->check && !f->has_map && f->next == 0 && f->nchunks == 1 &&
-	       f->meta.size <= RD_PACK_FILE_MAX &&
-	       rd_sink_file_chunk_src(f->f, 0) == RD_SINK_CHUNK_NONE;
-}
-
-/*
- * The run of packable files from window position k on, as one GET PACK
- * (at least two; as many as fit a chunk). 1 = sent, 0 = no pack here,
- * 2 = no slot free now, or < 0.
- */
-static int send_pack(struct receiver *r, unsigned k)
-{
-	uint64_t sum = 0;
-	unsigned n = 0, i, slot;
-	struct rslot *s;
-	int ret;
-
-	while (k + n < win_span(r) && n < RD_PACK_FILES_MAX) {
-		struct rfile *f = win_of(r, r->oldest + k + n);
-
-		if (!packable(r, f) || sum + f->meta.size > r->e->o.chunk_size)
-			break;
-		sum += f->meta.size;
-		n++;
-	}
-	if (n < 2)
-		return 0;
-	ret = slot_get(r, (uint32_t)sum, &slot);
-	if (ret)
-		return ret < 0 ? ret : 2;
-	s = &r->slots[slot];
-	s->id = r->oldest + k;
-	s->chunk = n;
-	s->kind = RD_GET_PACK;
-	s->src = RD_SINK_CHUNK_NONE;
-	s->tries = 0;
-	ret = send_get(r, slot, s);
-	if (ret)
-		return ret < 0 ? ret : 2;
-	rd_pace_charge(r->e->o.pace, sum);
-	s->state = SL_BUSY;
-	for (i = 0; i < n; i++) {
-		struct rfile *f = win_of(r, s->id + i);
-
-		f->inflight++;
-		f->next = 1;
-	}
-	return 1;
-}
-
-/* Issue requests: retries first, then the oldest files' next chunks. */
-static int schedule(struct receiver *r)
-{
-	unsigned i, k, n = 0;
-	int ret;
-
-	r->pace_ms = 0;
-	for (i = 0; i < r->nslots; i++) {
-		struct rslot *s = &r->slots[i];
-
-		if (s->state != SL_RETRY)
-			continue;
-		if (s->kind != RD_GET_SUM && (r->pace_ms = rd_pace_wait(r->e->o.pace, s->rb.cap)))
-			return (int)n;
-		ret = send_get(r, i, s);
-		if (ret)
-			return ret < 0 ? ret : (int)n;
-		if (s->kind != RD_GET_SUM)
-			rd_pace_charge(r->e->o.pace, s->rb.cap);
-		s->state = SL_BUSY;
-		n++;
-	}
-	for (k = 0; k < win_span(r); k++) {
-		struct rfile *f = win_of(r, r->oldest + k);
-
-		if (!f || f->state != RF_ACTIVE || f->type != RD_FT_REG || f->failed || f->more ||
-		    (f->dry && !f->all_same))
-			continue;
-		/* --bwlimit / max rate: the next chunk waits its turn */
-		if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size)))
-			return (int)n;
-		if (r->e->o.pack && packable(r, f)) {
-			ret = send_pack(r, k);
-			if (ret < 0)
-				return ret;
-			if (ret == 2)
-				return (int)n; /* oldest first: wait for a slot */
-			if (ret == 1) {
-				n++;
-				continue;
-			}
-		}
-		while (f->next < f->nchunks) {
-			struct rslot *s;
-			int src = rd_sink_file_chunk_src(f->f, f->next);
-
-			if (src == RD_SINK_CHUNK_TRUSTED) {
-				/* --trust-partial with checksum none: kept unasked */
-				kept(r, f, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next));
-				f->next++;
-				n++;
-				continue;
-			}
-			/*
-			 * Nothing to compare without a digest; nor for -S, whose
-			 * chunks carry only their data pieces: a SUM of those is
-			 * not a SUM of our chunk, and where the source has a hole
-			 * our copy may hold data a comparison would not see. Its
-			 * data pieces are asked for again (the holes never move).
-			 */
-			if (!r->e->dg->sum_size || f->has_map)
-				src = RD_SINK_CHUNK_NONE;
-
-			if (f->has_map && !rd_sparse_len(f->map, f->nmap, r->e->o.chunk_size, f->next,
-							 f->meta.size)) {
-				f->next++; /* all hole: nothing to ask for */
-				f->done++;
-				n++; /* progress: settle may commit it now */
-				continue;
-			}
-			ret = slot_get(r, rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next),
-				       &i);
-			if (ret < 0)
-				return ret;
-			if (ret)
-				return (int)n; /* oldest first: wait for a slot */
-			s = &r->slots[i];
-			s->id = f->id;
-			s->chunk = f->next;
-			s->kind = f->check || src != RD_SINK_CHUNK_NONE ? RD_GET_SUM : RD_GET_DATA;
-			s->src = (uint8_t)(f->check ? RD_SINK_CHUNK_EXISTING : src);
-			s->tries = 0;
-			ret = send_get(r, i, s);
-			if (ret)
-				return ret < 0 ? ret : (int)n;
-			if (s->kind == RD_GET_DATA) {
-				/* the chunk's bytes (a slot may be larger than its chunk) */
-				rd_pace_charge(
-				    r->e->o.pace,
-				    rd_chunk_len(f->meta.size, r->e->o.chunk_size, f->next));
-				if ((r->pace_ms = rd_pace_wait(r->e->o.pace, r->e->o.chunk_size))) {
-					s->state = SL_BUSY;
-					f->inflight++;
-					f->next++;
-					return (int)n + 1;
-				}
-			}
-			s->state = SL_BUSY;
-			f->inflight++;
-			f->next++;
-			n++;
-		}
-	}
-	return (int)n;
 }
 
 /*
@@ -1574,7 +744,7 @@ static void publish(struct receiver *r)
 		if (!f || f->state != RF_SEALED)
 			continue;
 		if (ret) {
-			sink_fail(r, f, ret);
+			rd_recv__sink_fail(r, f, ret);
 			f->state = RF_DONE;
 		} else {
 			commit(r, f, 0);
@@ -1667,7 +837,7 @@ static int settle(struct receiver *r)
 			if (!keep && !f->dry && rd_sink_wants_sync(r->sink)) {
 				ret = rd_sink_file_seal(f->f);
 				if (ret)
-					sink_fail(r, f, ret);
+					rd_recv__sink_fail(r, f, ret);
 				f->state = ret ? RF_DONE : RF_SEALED;
 			} else {
 				commit(r, f, keep);
@@ -1712,7 +882,7 @@ static int settle(struct receiver *r)
 					       f->target, f->tlen, !!(f->flags & RD_FF_LINK_LAST));
 			took(r, f, ret);
 			if (ret)
-				sink_fail(r, f, ret);
+				rd_recv__sink_fail(r, f, ret);
 			f->state = RF_DONE;
 		}
 		if (f->state == RF_ACTIVE && f->failed && !f->inflight)
@@ -1726,7 +896,7 @@ static int settle(struct receiver *r)
 					       &f->meta);
 			took(r, f, ret);
 			if (ret)
-				sink_fail(r, f, ret);
+				rd_recv__sink_fail(r, f, ret);
 			f->state = RF_DONE;
 		}
 		if (f->state != RF_DONE || k != 0)
@@ -1814,7 +984,7 @@ static int on_msg_cb(void *ctx, const struct rd_msg *m)
 
 static int proto_err_cb(void *ctx, const char *why)
 {
-	return proto_err(ctx, why);
+	return rd_recv__proto_err(ctx, why);
 }
 
 static int drain_msgs(struct receiver *r)
@@ -1833,7 +1003,7 @@ static int recv_loop(struct receiver *r)
 		progress = drain_msgs(r);
 		if (progress < 0)
 			return progress;
-		ret = reap_jobs(r); /* inline jobs (one thread) are back already */
+		ret = rd_recv__reap_jobs(r); /* inline jobs (one thread) are back already */
 		if (ret < 0)
 			return ret;
 		progress += ret;
@@ -1841,7 +1011,7 @@ static int recv_loop(struct receiver *r)
 		if (ret < 0)
 			return ret;
 		progress += ret;
-		ret = schedule(r);
+		ret = rd_recv__schedule(r);
 		if (ret < 0)
 			return ret;
 		progress += ret;
@@ -1896,7 +1066,7 @@ static void finish_jobs(struct receiver *r)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
-		if (reap_jobs(r) < 0 || !rd_wpool_busy(r->pool))
+		if (rd_recv__reap_jobs(r) < 0 || !rd_wpool_busy(r->pool))
 			return;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 >=
