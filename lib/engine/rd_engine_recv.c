@@ -32,6 +32,9 @@
  * (not free, not in flight), and the loop takes the result (retry, fail
  * the file, or mark the chunk done) when the job comes back. A file that
  * fails while jobs of it run keeps its temporary until they end.
+ *
+ * This file: entries (FILE, META), settle, DONE, the loop. The slots,
+ * GETs, answers and jobs: rd_engine_recv_chunks.c.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"

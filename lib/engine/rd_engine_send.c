@@ -37,6 +37,9 @@
  * be opened as the walk saw it (gone: RD_EVANISHED; replaced, changed,
  * a symlink: "changed while walking") gets a CHUNK_ERR with that status
  * for every chunk asked of it (or its file of a pack), and fails alone.
+ *
+ * This file: the walk, FILE and META out, GETs and DONEs in, the loop.
+ * The buffers, jobs, read-ahead and answers: rd_engine_send_chunks.c.
  */
 #include "lib/engine/rd_engine.h"
 #include "lib/engine/rd_engine_priv.h"
