@@ -228,6 +228,13 @@ void rdcp_out_item(void *ctx, const struct rd_item *item)
 		return; /* said by rdcp_out_report */
 	rd_report_item(&ro->rep, item);
 	shown_name(ro, &shown);
+	/* several "dir/" sources land in one directory: rsync lists its "./" once */
+	if ((it->flags & (RD_FF_CONTENTS | RD_FF_ROOT)) == (RD_FF_CONTENTS | RD_FF_ROOT) &&
+	    it->type == RD_FT_DIR && !ro->o->relative) {
+		if (ro->root_shown)
+			return;
+		ro->root_shown = 1;
+	}
 	if (it->items & RD_IT_SKIPPED)
 		return; /* a transfer rule left it (--existing, -u...): rsync names none */
 	if (ro->fmt && named(ro, it, ro->fmt_i)) {

@@ -134,6 +134,7 @@ struct rdcp_out {
 	struct rd_report_fold fold; /* one cause, one message */
 	uint64_t deleted[2];	    /* --delete: non-directories, directories (--stats) */
 	int del_off;		    /* deletion was turned off (a source error, ...) */
+	int root_shown; /* a "dir/" source's root listed: "./" once, as rsync */
 	long pid;		    /* getpid() once, for %p (not per entry) */
 };
 /* --delete's reports (rd_engine_deleted_fn): *deleting lines, counts, warnings */

@@ -317,14 +317,15 @@ both_to() {
 }
 # -H -i of "dir/" sources: a hard link's target is shown relative to the
 # transfer's root, as rsync shows it (it travels as "s1/a"), and a root whose
-# destination the run made is new ("cd+++", as rsync). (Which name of a
+# destination the run made is new ("cd+++", as rsync), listed once for the
+# two sources as rsync lists "./" once. (Which name of a
 # group is sent and which linked differs from rsync, which picks by its
 # sorted file list: the first source's file is rdcp's here.)
 mkdir -p "$T/hsrc/s1" "$T/hsrc/s2" && echo h >"$T/hsrc/s1/a" && ln "$T/hsrc/s1/a" "$T/hsrc/s2/b"
 "$RDCP" -aHi "$T/hsrc/s1/" "$T/hsrc/s2/" "$T/hsrc/rd/" >"$T/rd.out" 2>&1
 lines_of "$T/rd.out" >"$T/rd.lines"
-check "-aHi of dir/ sources: 'hf+++++++++ b => a' and 'cd+++++++++ ./'" eval \
-	'grep -qx "hf+++++++++ b => a" "$T/rd.lines" && grep -qx "cd+++++++++ \./" "$T/rd.lines" &&
+check "-aHi of dir/ sources: 'hf+++++++++ b => a' and 'cd+++++++++ ./' once" eval \
+	'grep -qx "hf+++++++++ b => a" "$T/rd.lines" && [ "$(grep -cx "cd+++++++++ \./" "$T/rd.lines")" = 1 ] &&
 	! grep -q "s1/" "$T/rd.lines"'
 sed 's/^/    = /' "$T/rd.lines"
 mkdir -p "$T/xsrc/src/dir/sub" "$T/xsrc/src/mnt" "$T/xsrc/outside"
