@@ -530,10 +530,12 @@ a:1)
 	# over ssh (the host runs them all over TCP: diff_tcp_host_test).
 	# (issue 29's too: --max-delete in rsync's order, --delete with
 	# --files-from, the destination's merge files, -n -i where a directory is
-	# in a file's way, --remove-source-files both ways: ~20 s)
+	# in a file's way, --remove-source-files both ways: ~20 s; and -n -c
+	# comparing chunks with SUM over RDMA, -i of a destination the run makes)
 	RIG_DIFF_CASES=dir.contents,qc.default,filter.rules,xcheck.rsync-after-rdcp
 	RIG_DIFF_CASES+=,del.max-delete,del.files-from,del.dir-merge,del.dry-run-itemize
-	RIG_DIFF_CASES+=,move.remove-source-files
+	RIG_DIFF_CASES+=,move.remove-source-files,report.dry-run-itemize-checksum
+	RIG_DIFF_CASES+=,report.itemize-new
 	if over_rdma; then
 		DIFF_ARGS="--case ${DIFF_CASES:-$RIG_DIFF_CASES} --seeds 1" \
 			check "rdcp and rsync leave the same trees, over RDMA (tests/diff)" \
